@@ -1,0 +1,12 @@
+//! Analysis: rows in, statistics out. Per-point summaries are one lazy
+//! polars query (group by run and point); curve-level results (plateau,
+//! saturation sizes, roofline fractions) are pure functions in [`stats`] on
+//! the summarized points. Rates are derived here and only here:
+//! `gbps_*` = bytes / median seconds per operation / 10^9.
+
+pub mod specs;
+pub mod stats;
+pub mod summary;
+
+pub use specs::{Spec, SpecBook};
+pub use summary::{curves, point_stats, saturation, summarize_lazy, Curve, PointStat, Saturation};

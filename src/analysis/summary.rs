@@ -1,0 +1,240 @@
+//! Per-point statistics (one polars lazy query) and curves of points.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+use serde::Serialize;
+
+use super::stats;
+use crate::error::{Error, Result};
+
+/// Parameter columns carried through from the rows (constant within a point).
+const PARAMS: [&str; 21] = [
+    "bench", "backend", "device", "host", "op", "variant", "dtype", "size_bytes", "m", "n", "k", "threads",
+    "ranks", "peer", "bytes_copied", "bytes_moved", "flops", "bw_factor", "timer", "note", "source",
+];
+
+/// The lazy per-point summary of measured rows: one row per (run, rank,
+/// point) with sample statistics of seconds per operation and derived rates.
+pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
+    let spo = || col("seconds_per_op");
+    let mut aggs: Vec<Expr> = PARAMS.iter().map(|c| col(*c).first()).collect();
+    aggs.extend([
+        spo().len().alias("samples"),
+        spo().min().alias("min_seconds"),
+        spo().quantile(lit(0.2), QuantileMethod::Linear).alias("p20_seconds"),
+        spo().median().alias("median_seconds"),
+        spo().quantile(lit(0.8), QuantileMethod::Linear).alias("p80_seconds"),
+        spo().max().alias("max_seconds"),
+        spo().mean().alias("mean_seconds"),
+        spo().std(1).alias("std_seconds"),
+        col("iterations").sum().alias("iterations"),
+    ]);
+    let f = |c: &str| col(c).cast(DataType::Float64);
+    rows.filter(col("status").eq(lit("measured")))
+        .with_column((col("seconds") / f("iterations")).alias("seconds_per_op"))
+        .group_by([col("run_id"), col("rank"), col("point")])
+        .agg(aggs)
+        .with_columns([
+            (col("std_seconds").fill_null(lit(0.0)) / col("mean_seconds")).alias("cv"),
+            (f("bytes_copied") / col("median_seconds") / lit(1e9)).alias("gbps_copied"),
+            (f("bytes_moved") / col("median_seconds") / lit(1e9)).alias("gbps_moved"),
+            (f("bytes_moved") / col("min_seconds") / lit(1e9)).alias("best_gbps_moved"),
+            (col("flops") / col("median_seconds") / lit(1e9)).alias("gflops"),
+            (col("flops") / col("min_seconds") / lit(1e9)).alias("best_gflops"),
+        ])
+        .sort(["run_id", "rank", "point"], SortMultipleOptions::default())
+}
+
+/// One summarized point, for charts and report contexts.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PointStat {
+    pub run_id: String,
+    pub point: u32,
+    pub bench: String,
+    pub backend: String,
+    pub device: String,
+    pub op: String,
+    pub variant: Option<String>,
+    pub dtype: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub m: Option<u64>,
+    pub n: Option<u64>,
+    pub k: Option<u64>,
+    pub threads: Option<u32>,
+    pub note: Option<String>,
+    pub samples: u32,
+    pub iterations: u64,
+    pub summary: stats::Summary,
+    pub gbps_copied: Option<f64>,
+    pub gbps_moved: Option<f64>,
+    pub best_gbps_moved: Option<f64>,
+    pub gflops: Option<f64>,
+    pub best_gflops: Option<f64>,
+}
+
+/// Collect the lazy summary into [`PointStat`]s.
+pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
+    let df = summarize_lazy(rows).collect().map_err(Error::analysis)?;
+    let e = Error::analysis;
+    let s = |n: &str| -> Result<Vec<Option<String>>> {
+        Ok(df.column(n).map_err(e)?.str().map_err(e)?.iter().map(|o| o.map(String::from)).collect())
+    };
+    let u = |n: &str| -> Result<Vec<Option<u64>>> {
+        let c = df.column(n).map_err(e)?.cast(&DataType::UInt64).map_err(e)?;
+        Ok(c.u64().map_err(e)?.iter().collect())
+    };
+    let f = |n: &str| -> Result<Vec<Option<f64>>> {
+        let c = df.column(n).map_err(e)?.cast(&DataType::Float64).map_err(e)?;
+        Ok(c.f64().map_err(e)?.iter().collect())
+    };
+    let (run_id, bench, backend, device, op) = (s("run_id")?, s("bench")?, s("backend")?, s("device")?, s("op")?);
+    let (variant, dtype, note) = (s("variant")?, s("dtype")?, s("note")?);
+    let (point, size, m, n, k, threads) = (u("point")?, u("size_bytes")?, u("m")?, u("n")?, u("k")?, u("threads")?);
+    let (samples, iterations) = (u("samples")?, u("iterations")?);
+    let cols: Vec<Vec<Option<f64>>> = [
+        "min_seconds", "p20_seconds", "median_seconds", "p80_seconds", "max_seconds", "mean_seconds",
+        "std_seconds", "cv", "gbps_copied", "gbps_moved", "best_gbps_moved", "gflops", "best_gflops",
+    ]
+    .iter()
+    .map(|c| f(c))
+    .collect::<Result<_>>()?;
+    let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    Ok((0..df.height())
+        .map(|i| PointStat {
+            run_id: run_id[i].clone().unwrap_or_default(),
+            point: point[i].unwrap_or(0) as u32,
+            bench: bench[i].clone().unwrap_or_default(),
+            backend: backend[i].clone().unwrap_or_default(),
+            device: device[i].clone().unwrap_or_default(),
+            op: op[i].clone().unwrap_or_default(),
+            variant: variant[i].clone(),
+            dtype: dtype[i].clone(),
+            size_bytes: size[i],
+            m: m[i],
+            n: n[i],
+            k: k[i],
+            threads: threads[i].map(|t| t as u32),
+            note: note[i].clone(),
+            samples: samples[i].unwrap_or(0) as u32,
+            iterations: iterations[i].unwrap_or(0),
+            summary: stats::Summary {
+                count: samples[i].unwrap_or(0) as usize,
+                min: nan(cols[0][i]),
+                p20: nan(cols[1][i]),
+                median: nan(cols[2][i]),
+                p80: nan(cols[3][i]),
+                max: nan(cols[4][i]),
+                mean: nan(cols[5][i]),
+                std_dev: cols[6][i].unwrap_or(0.0),
+                cv: nan(cols[7][i]),
+            },
+            gbps_copied: cols[8][i],
+            gbps_moved: cols[9][i],
+            best_gbps_moved: cols[10][i],
+            gflops: cols[11][i],
+            best_gflops: cols[12][i],
+        })
+        .collect())
+}
+
+/// Points that share everything but their size: one line on a chart.
+#[derive(Debug, Clone, Serialize)]
+pub struct Curve {
+    /// `memcpy copy, 4 threads`.
+    pub label: String,
+    pub run_id: String,
+    pub bench: String,
+    pub op: String,
+    pub threads: Option<u32>,
+    pub dtype: Option<String>,
+    pub device: String,
+    pub points: Vec<PointStat>,
+}
+
+impl Curve {
+    /// (size, GB/s) pairs under a byte convention (`moved` or `copied`).
+    pub fn gbps(&self, moved: bool) -> Vec<(u64, f64)> {
+        self.points
+            .iter()
+            .filter_map(|p| Some((p.size_bytes?, if moved { p.gbps_moved? } else { p.gbps_copied? })))
+            .collect()
+    }
+}
+
+/// Group size-swept points into curves, ordered by (run, bench, op, threads).
+pub fn curves(points: &[PointStat]) -> Vec<Curve> {
+    let mut map: BTreeMap<(String, String, String, Option<u32>, Option<String>, Option<String>), Vec<PointStat>> =
+        BTreeMap::new();
+    for p in points.iter().filter(|p| p.size_bytes.is_some()) {
+        map.entry((p.run_id.clone(), p.bench.clone(), p.op.clone(), p.threads, p.dtype.clone(), p.variant.clone()))
+            .or_default()
+            .push(p.clone());
+    }
+    map.into_iter()
+        .map(|((run_id, bench, op, threads, dtype, _), mut pts)| {
+            pts.sort_by_key(|p| p.size_bytes);
+            let mut label = format!("{bench} {op}");
+            if let Some(t) = threads {
+                label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
+            }
+            Curve {
+                label,
+                device: pts[0].device.clone(),
+                run_id,
+                bench,
+                op,
+                threads,
+                dtype,
+                points: pts,
+            }
+        })
+        .collect()
+}
+
+/// Where a bandwidth curve saturates.
+#[derive(Debug, Clone, Serialize)]
+pub struct Saturation {
+    pub label: String,
+    /// Highest median rate (bytes moved), and the size it happened at.
+    pub peak_gbps: f64,
+    pub peak_size_bytes: u64,
+    /// Median rate of the largest sizes (bytes moved).
+    pub plateau_gbps: f64,
+    /// Smallest size reaching 50/80/90 % of the plateau.
+    pub plateau_50: Option<u64>,
+    pub plateau_80: Option<u64>,
+    pub plateau_90: Option<u64>,
+    /// The roofline (bytes moved), and the smallest size reaching 50/80/90 % of it.
+    pub roofline_gbps: Option<f64>,
+    pub roofline_50: Option<u64>,
+    pub roofline_80: Option<u64>,
+    pub roofline_90: Option<u64>,
+    /// plateau / roofline, and peak / roofline.
+    pub plateau_fraction: Option<f64>,
+    pub peak_fraction: Option<f64>,
+}
+
+/// Saturation of one curve, against an optional roofline in GB/s (bytes moved).
+pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
+    let pts = curve.gbps(true);
+    let (peak_size, peak) = pts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let plateau = stats::plateau(&pts)?;
+    let roof = roofline_gbps.filter(|r| *r > 0.0);
+    let at = |reference: f64, f: f64| stats::saturation_size(&pts, reference, f);
+    Some(Saturation {
+        label: curve.label.clone(),
+        peak_gbps: peak,
+        peak_size_bytes: peak_size,
+        plateau_gbps: plateau,
+        plateau_50: at(plateau, 0.5),
+        plateau_80: at(plateau, 0.8),
+        plateau_90: at(plateau, 0.9),
+        roofline_gbps: roof,
+        roofline_50: roof.and_then(|r| at(r, 0.5)),
+        roofline_80: roof.and_then(|r| at(r, 0.8)),
+        roofline_90: roof.and_then(|r| at(r, 0.9)),
+        plateau_fraction: roof.map(|r| plateau / r),
+        peak_fraction: roof.map(|r| peak / r),
+    })
+}

@@ -1,0 +1,13 @@
+//! The archive: a directory (`data/` by default) holding `runs/<run-id>/`
+//! with `results.parquet` (the rows, see [`schema`]) and `manifest.json`
+//! (see [`manifest`]), plus `specs/` (hardware rooflines). Writing is
+//! atomic per file and repeated after every point; reading checks versions.
+
+pub mod manifest;
+pub mod schema;
+pub mod store;
+pub mod verify;
+
+pub use manifest::{Manifest, RunStatus};
+pub use store::{Archive, RunDir, RunWriter, MANIFEST_FILE, RESULTS_FILE};
+pub use verify::{verify_run, Finding};

@@ -1,0 +1,244 @@
+//! Runs on disk. [`RunWriter`] rewrites `results.parquet` and
+//! `manifest.json` after every point, each through a temporary file, fsync
+//! and rename, so at every instant both files on disk are complete: a run
+//! killed at any moment keeps every finished point.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::manifest::{now_rfc3339, Counts, FileEntry, Manifest, RunStatus};
+use super::schema;
+use crate::bench::RowSink;
+use crate::error::{Error, IoContext, Result};
+use crate::rows::{Row, Status};
+
+pub const RESULTS_FILE: &str = "results.parquet";
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// Write `data` to `path` atomically: temp file in the same directory,
+/// fsync, rename over the target.
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    let mut f = fs::File::create(&tmp).at(&tmp)?;
+    f.write_all(data).at(&tmp)?;
+    f.sync_all().at(&tmp)?;
+    drop(f);
+    fs::rename(&tmp, path).at(path)?;
+    Ok(())
+}
+
+/// An archive root.
+#[derive(Debug, Clone)]
+pub struct Archive {
+    pub root: PathBuf,
+}
+
+/// One run's directory.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub id: String,
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    pub fn manifest_path(&self) -> PathBuf {
+        self.path.join(MANIFEST_FILE)
+    }
+    pub fn results_path(&self) -> PathBuf {
+        self.path.join(RESULTS_FILE)
+    }
+
+    /// Read and parse the manifest, refusing unknown versions.
+    pub fn manifest(&self) -> Result<Manifest> {
+        let path = self.manifest_path();
+        let text = fs::read_to_string(&path).at(&path)?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Manifest {
+            path: path.clone(),
+            message: format!("line {}, column {}: {e}", e.line(), e.column()),
+        })?;
+        if let Some(v) = value.get("schema_version").and_then(|v| v.as_u64()) {
+            if !schema::READABLE_VERSIONS.contains(&(v as u32)) {
+                return Err(Error::SchemaVersion {
+                    path,
+                    found: v.to_string(),
+                    supported: schema::READABLE_VERSIONS.map(|v| v.to_string()).join(", "),
+                });
+            }
+        }
+        serde_json::from_value(value).map_err(|e| Error::Manifest {
+            path,
+            message: e.to_string(),
+        })
+    }
+
+    /// The run's rows as a DataFrame (version-checked).
+    pub fn dataframe(&self) -> Result<polars::prelude::DataFrame> {
+        schema::read_parquet(&self.results_path())
+    }
+
+    /// The run's rows.
+    pub fn rows(&self) -> Result<Vec<Row>> {
+        schema::from_dataframe(&self.dataframe()?)
+    }
+}
+
+impl Archive {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Archive { root: root.into() }
+    }
+
+    pub fn runs_dir(&self) -> PathBuf {
+        self.root.join("runs")
+    }
+
+    /// Every run directory, sorted by id (ids start with their UTC start time).
+    pub fn runs(&self) -> Result<Vec<RunDir>> {
+        let dir = self.runs_dir();
+        if !dir.exists() {
+            return Ok(Vec::new());
+        }
+        let mut runs: Vec<RunDir> = fs::read_dir(&dir)
+            .at(&dir)?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join(MANIFEST_FILE).exists())
+            .map(|e| RunDir {
+                id: e.file_name().to_string_lossy().into_owned(),
+                path: e.path(),
+            })
+            .collect();
+        runs.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(runs)
+    }
+
+    /// Find a run by exact id, unique prefix, or `latest`.
+    pub fn resolve(&self, query: &str) -> Result<RunDir> {
+        let runs = self.runs()?;
+        if query == "latest" {
+            return runs.last().cloned().ok_or_else(|| Error::RunNotFound {
+                query: query.into(),
+                archive: self.root.clone(),
+                hint: "The archive has no runs yet; `benchbook run quick` makes one.".into(),
+            });
+        }
+        if let Some(r) = runs.iter().find(|r| r.id == query) {
+            return Ok(r.clone());
+        }
+        let matches: Vec<&RunDir> = runs.iter().filter(|r| r.id.starts_with(query) || r.id.contains(query)).collect();
+        match matches.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(Error::RunNotFound {
+                query: query.into(),
+                archive: self.root.clone(),
+                hint: if runs.is_empty() {
+                    "The archive has no runs yet; `benchbook run quick` makes one.".into()
+                } else {
+                    "`benchbook list` shows the runs there; pass --archive DIR for another archive.".into()
+                },
+            }),
+            many => Err(Error::AmbiguousRun {
+                query: query.into(),
+                candidates: many.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", "),
+            }),
+        }
+    }
+
+    /// Create the directory of a new run and write its first manifest.
+    pub fn create_run(&self, manifest: Manifest) -> Result<RunWriter> {
+        let path = self.runs_dir().join(&manifest.run_id);
+        if path.exists() {
+            return Err(Error::config("run id", format!("{} already exists", path.display())));
+        }
+        fs::create_dir_all(&path).at(&path)?;
+        let mut w = RunWriter {
+            dir: RunDir {
+                id: manifest.run_id.clone(),
+                path,
+            },
+            manifest,
+            rows: Vec::new(),
+            extra_files: Vec::new(),
+        };
+        w.flush()?;
+        Ok(w)
+    }
+}
+
+/// Writes one run, durably after every point.
+pub struct RunWriter {
+    pub dir: RunDir,
+    pub manifest: Manifest,
+    rows: Vec<Row>,
+    /// Other files of the run (imported logs, ...) with their hashes.
+    extra_files: Vec<FileEntry>,
+}
+
+impl RunWriter {
+    /// Rows written so far.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+
+    /// Store an extra file (e.g. an imported tool's original log) in the run.
+    pub fn add_file(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        write_atomic(&self.dir.path.join(name), data)?;
+        self.extra_files.retain(|f| f.path != name);
+        self.extra_files.push(FileEntry::of(name, data));
+        Ok(())
+    }
+
+    /// Rewrite results and manifest from what is held now.
+    pub fn flush(&mut self) -> Result<()> {
+        let results = self.dir.results_path();
+        let tmp = results.with_extension("parquet.tmp");
+        schema::write_parquet(&tmp, &self.rows)?;
+        fs::File::open(&tmp).and_then(|f| f.sync_all()).at(&tmp)?;
+        fs::rename(&tmp, &results).at(&results)?;
+        let data = fs::read(&results).at(&results)?;
+        let mut files = vec![FileEntry::of(RESULTS_FILE, &data)];
+        files.extend(self.extra_files.iter().cloned());
+        self.manifest.files = files;
+        let mut counts = Counts {
+            rows: self.rows.len() as u64,
+            ..Counts::default()
+        };
+        let mut last_point = None;
+        for r in &self.rows {
+            if last_point != Some((r.rank, r.point)) {
+                last_point = Some((r.rank, r.point));
+                counts.points += 1;
+                match r.status {
+                    Status::Measured => counts.measured += 1,
+                    Status::Skipped => counts.skipped += 1,
+                    Status::Failed => counts.failed += 1,
+                }
+            }
+        }
+        self.manifest.counts = counts;
+        self.write_manifest()
+    }
+
+    fn write_manifest(&self) -> Result<()> {
+        let json = serde_json::to_vec_pretty(&self.manifest).expect("a manifest always serializes");
+        write_atomic(&self.dir.manifest_path(), &json)
+    }
+
+    /// Mark the run finished with `status` and write everything one last time.
+    pub fn finish(mut self, status: RunStatus, detail: Option<String>) -> Result<RunDir> {
+        self.manifest.status = status;
+        self.manifest.status_detail = detail;
+        self.manifest.ended_at = Some(now_rfc3339());
+        self.flush()?;
+        Ok(self.dir)
+    }
+}
+
+impl RowSink for RunWriter {
+    fn write_point(&mut self, rows: Vec<Row>) -> Result<()> {
+        self.rows.extend(rows);
+        self.flush()
+    }
+}

@@ -1,0 +1,81 @@
+//! `verify`: re-hash every file a manifest lists and say exactly what
+//! changed: a missing file, a new size, and which 64 KiB blocks differ,
+//! plus files in the run directory the manifest does not know.
+
+use std::fs;
+
+use super::manifest::{FileEntry, HASH_BLOCK_BYTES};
+use super::store::{RunDir, MANIFEST_FILE};
+use crate::error::Result;
+
+/// One discrepancy between a run directory and its manifest.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    Missing { path: String },
+    SizeChanged { path: String, expected: u64, actual: u64 },
+    /// Same size, different content, in these byte ranges.
+    ContentChanged { path: String, ranges: Vec<(u64, u64)> },
+    Unlisted { path: String },
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Finding::Missing { path } => write!(f, "{path}: missing"),
+            Finding::SizeChanged { path, expected, actual } => {
+                write!(f, "{path}: size changed from {expected} to {actual} bytes")
+            }
+            Finding::ContentChanged { path, ranges } => {
+                let r: Vec<String> = ranges.iter().map(|(a, b)| format!("{a}..{b}")).collect();
+                write!(f, "{path}: content changed in bytes {}", r.join(", "))
+            }
+            Finding::Unlisted { path } => write!(f, "{path}: not listed in the manifest"),
+        }
+    }
+}
+
+fn check(dir: &RunDir, entry: &FileEntry) -> Option<Finding> {
+    let path = entry.path.clone();
+    let Ok(data) = fs::read(dir.path.join(&entry.path)) else {
+        return Some(Finding::Missing { path });
+    };
+    if data.len() as u64 != entry.bytes {
+        return Some(Finding::SizeChanged {
+            path,
+            expected: entry.bytes,
+            actual: data.len() as u64,
+        });
+    }
+    let now = FileEntry::of(&entry.path, &data);
+    if now.sha256 == entry.sha256 {
+        return None;
+    }
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for (i, (a, b)) in now.block_sha256.iter().zip(&entry.block_sha256).enumerate() {
+        if a != b {
+            let start = (i * HASH_BLOCK_BYTES) as u64;
+            let end = (start + HASH_BLOCK_BYTES as u64).min(entry.bytes);
+            match ranges.last_mut() {
+                Some(last) if last.1 == start => last.1 = end,
+                _ => ranges.push((start, end)),
+            }
+        }
+    }
+    Some(Finding::ContentChanged { path, ranges })
+}
+
+/// Everything that differs from the manifest; empty means the run verifies.
+pub fn verify_run(dir: &RunDir) -> Result<Vec<Finding>> {
+    let manifest = dir.manifest()?;
+    let mut findings: Vec<Finding> = manifest.files.iter().filter_map(|e| check(dir, e)).collect();
+    if let Ok(entries) = fs::read_dir(&dir.path) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name != MANIFEST_FILE && !name.ends_with(".tmp") && !manifest.files.iter().any(|f| f.path == name) {
+                findings.push(Finding::Unlisted { path: name });
+            }
+        }
+    }
+    Ok(findings)
+}

@@ -1,0 +1,200 @@
+//! The resolved, validated run configuration and the named presets. Raw CLI
+//! flags are turned into a [`BenchConfig`] once (in `cli`), and the config is
+//! stored verbatim in the manifest so a run can be repeated exactly.
+
+use serde::{Deserialize, Serialize};
+
+use super::sampler::StopRule;
+use crate::error::{Error, Result};
+
+/// Benchmarks the CPU backend knows.
+pub const CPU_BENCHES: [&str; 3] = ["memcpy", "stream", "gemm"];
+
+/// Everything a run needs to know, after flags, presets and defaults.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchConfig {
+    /// The preset the run started from.
+    pub preset: String,
+    /// Benchmarks to run, in order.
+    pub benches: Vec<String>,
+    /// memcpy: bytes copied per operation.
+    pub memcpy_sizes: Vec<u64>,
+    /// stream: bytes per array (three arrays are allocated).
+    pub stream_sizes: Vec<u64>,
+    /// Thread counts for CPU benchmarks.
+    pub threads: Vec<u32>,
+    /// gemm: (m, n, k) shapes.
+    pub gemm_shapes: Vec<[u64; 3]>,
+    /// gemm: element types (`f32`, `f64`).
+    pub gemm_dtypes: Vec<String>,
+    pub stop: StopRule,
+}
+
+/// Named starting points for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Preset {
+    /// About a minute: memcpy 4 KiB..256 MiB, STREAM at three sizes, small GEMMs.
+    Quick,
+    /// The seed write-ups' sweeps: memcpy 4 KiB..2 GiB, every thread count, larger GEMMs.
+    Full,
+}
+
+impl Preset {
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Quick => "quick",
+            Preset::Full => "full",
+        }
+    }
+}
+
+fn default_threads(all: bool) -> Vec<u32> {
+    let n = crate::host::logical_cpus().max(1) as u32;
+    let mut t: Vec<u32> = if all {
+        (0..).map(|i| 1u32 << i).take_while(|&t| t < n).collect()
+    } else {
+        vec![1]
+    };
+    t.push(n);
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
+impl BenchConfig {
+    /// The configuration a preset stands for on this machine.
+    pub fn preset(p: Preset) -> Self {
+        let pow2 = |lo: u32, hi: u32| (lo..=hi).map(|e| 1u64 << e).collect::<Vec<_>>();
+        match p {
+            Preset::Quick => BenchConfig {
+                preset: p.name().into(),
+                benches: CPU_BENCHES.iter().map(|s| s.to_string()).collect(),
+                memcpy_sizes: pow2(12, 28),
+                stream_sizes: vec![1 << 23, 1 << 26, 1 << 28],
+                threads: default_threads(false),
+                gemm_shapes: vec![[256, 256, 256], [512, 512, 512], [1024, 1024, 1024]],
+                gemm_dtypes: vec!["f32".into(), "f64".into()],
+                stop: StopRule {
+                    warmup_seconds: 0.05,
+                    min_samples: 10,
+                    min_seconds: 0.1,
+                    max_seconds: 0.5,
+                    ..StopRule::default()
+                },
+            },
+            Preset::Full => BenchConfig {
+                preset: p.name().into(),
+                benches: CPU_BENCHES.iter().map(|s| s.to_string()).collect(),
+                // The seeds sweep powers of two up to the Llama-3 embedding
+                // table (2_101_346_304 bytes), i.e. up to 1 GiB; 2 GiB is the
+                // issue's "4 KiB .. 2 GiB".
+                memcpy_sizes: pow2(12, 31),
+                stream_sizes: pow2(20, 30),
+                threads: default_threads(true),
+                gemm_shapes: vec![
+                    [256, 256, 256],
+                    [512, 512, 512],
+                    [1024, 1024, 1024],
+                    [2048, 2048, 2048],
+                    [4096, 4096, 4096],
+                ],
+                gemm_dtypes: vec!["f32".into(), "f64".into()],
+                stop: StopRule::default(),
+            },
+        }
+    }
+
+    /// Check what flags cannot check one by one.
+    pub fn validate(&self) -> Result<()> {
+        for b in &self.benches {
+            if !CPU_BENCHES.contains(&b.as_str()) {
+                return Err(Error::config(
+                    "BENCH",
+                    format!("unknown benchmark `{b}`; known: {}", CPU_BENCHES.join(", ")),
+                ));
+            }
+        }
+        if self.threads.iter().any(|&t| t == 0) {
+            return Err(Error::config("--threads", "thread counts must be at least 1"));
+        }
+        for d in &self.gemm_dtypes {
+            if d != "f32" && d != "f64" {
+                return Err(Error::config(
+                    "--dtypes",
+                    format!("`{d}` is not a CPU GEMM type; use f32 or f64"),
+                ));
+            }
+        }
+        let s = &self.stop;
+        if !(s.target_rsd > 0.0) {
+            return Err(Error::config("--target-rsd", "must be a positive fraction, e.g. 0.005 for 0.5 %"));
+        }
+        if s.max_seconds < s.min_seconds {
+            return Err(Error::config(
+                "--max-time",
+                format!("{} s is below --min-time {} s", s.max_seconds, s.min_seconds),
+            ));
+        }
+        if s.min_samples == 0 {
+            return Err(Error::config("--min-samples", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Parse `MxNxK` or `N` (a cube) shape lists: `1024,4096x4096x1024`.
+pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let dims: Vec<&str> = part.split(['x', 'X']).collect();
+        let parse = |s: &str| {
+            crate::units::parse_size(s)
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or_else(|| Error::config("--shapes", format!("`{part}`: `{s}` is not a positive integer; write N or MxNxK")))
+        };
+        let shape = match dims.as_slice() {
+            [n] => {
+                let n = parse(n)?;
+                [n, n, n]
+            }
+            [m, n, k] => [parse(m)?, parse(n)?, parse(k)?],
+            _ => return Err(Error::config("--shapes", format!("`{part}`: write N or MxNxK"))),
+        };
+        out.push(shape);
+    }
+    if out.is_empty() {
+        return Err(Error::config("--shapes", "no shapes given; write e.g. 1024,4096x4096x1024"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_validate() {
+        BenchConfig::preset(Preset::Quick).validate().unwrap();
+        BenchConfig::preset(Preset::Full).validate().unwrap();
+        assert_eq!(*BenchConfig::preset(Preset::Full).memcpy_sizes.last().unwrap(), 2 << 30);
+    }
+
+    #[test]
+    fn shapes_parse() {
+        assert_eq!(parse_shapes("8").unwrap(), vec![[8, 8, 8]]);
+        assert_eq!(parse_shapes("2x3x4, 1K").unwrap(), vec![[2, 3, 4], [1024, 1024, 1024]]);
+        let e = parse_shapes("2x3").unwrap_err().to_string();
+        assert!(e.contains("--shapes") && e.contains("MxNxK"), "{e}");
+    }
+
+    #[test]
+    fn bad_config_names_the_flag() {
+        let mut c = BenchConfig::preset(Preset::Quick);
+        c.benches.push("nope".into());
+        assert!(c.validate().unwrap_err().to_string().contains("unknown benchmark `nope`"));
+        let mut c = BenchConfig::preset(Preset::Quick);
+        c.gemm_dtypes = vec!["bf16".into()];
+        assert!(c.validate().unwrap_err().to_string().starts_with("--dtypes"));
+    }
+}

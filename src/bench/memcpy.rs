@@ -1,0 +1,96 @@
+//! Host `memcpy`: one buffer copied into another by 1..N threads, each
+//! thread copying its own contiguous chunk with the C library's memcpy.
+//!
+//! Byte counting: one operation *copies* `size` bytes (`bytes_copied`) and
+//! *moves* `2 × size` bytes through memory (`bytes_moved`: read + written).
+//! The seed scripts divide `size` by the time, i.e. bytes copied once.
+
+use std::hint::black_box;
+
+use super::team::{chunk, with_team};
+use super::{memory_check, try_alloc, BenchConfig, Benchmark, Outcome, Sampler, SharedPtr};
+use crate::rows::Point;
+
+/// The memcpy points for a size × thread sweep (shared with future backends).
+pub fn points(cfg: &BenchConfig) -> Vec<Point> {
+    let mut out = Vec::new();
+    for &size in &cfg.memcpy_sizes {
+        for &t in &cfg.threads {
+            out.push(Point {
+                bench: "memcpy".into(),
+                op: "copy".into(),
+                variant: Some("warm".into()),
+                size_bytes: Some(size),
+                threads: Some(t),
+                bytes_copied: Some(size),
+                bytes_moved: Some(2 * size),
+                ..Point::default()
+            });
+        }
+    }
+    out
+}
+
+/// Host memcpy on the CPU backend. Keeps its buffers between points of the
+/// same size so a thread sweep does not reallocate gigabytes.
+#[derive(Default)]
+pub struct CpuMemcpy {
+    buffers: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Benchmark for CpuMemcpy {
+    fn name(&self) -> &'static str {
+        "memcpy"
+    }
+
+    fn points(&self, cfg: &BenchConfig) -> Vec<Point> {
+        points(cfg)
+    }
+
+    fn run(&mut self, p: &Point, sampler: &Sampler) -> Outcome {
+        let (Some(size), Some(threads)) = (p.size_bytes, p.threads) else {
+            return Outcome::Failed("memcpy point without size or threads".into());
+        };
+        let Ok(len) = usize::try_from(size) else {
+            return Outcome::Skipped(format!("{size} bytes do not fit this machine's address space"));
+        };
+        if self.buffers.as_ref().map(|(s, _)| s.len()) != Some(len) {
+            self.buffers = None; // free the old pair before allocating the new
+            if let Some(why) = memory_check(2 * size) {
+                return Outcome::Skipped(why);
+            }
+            let src = match try_alloc(len, 0u8) {
+                Ok(v) => v,
+                Err(e) => return Outcome::Skipped(e),
+            };
+            let dst = match try_alloc(len, 0u8) {
+                Ok(v) => v,
+                Err(e) => return Outcome::Skipped(e),
+            };
+            self.buffers = Some((src, dst));
+        }
+        let (src, dst) = self.buffers.as_mut().expect("allocated above");
+        // A pattern that a short or misplaced copy cannot reproduce.
+        for (i, b) in src.iter_mut().enumerate() {
+            *b = (i.wrapping_mul(31) ^ (i >> 12)) as u8;
+        }
+        dst.fill(0);
+        let t = threads as usize;
+        let s = SharedPtr(src.as_mut_ptr());
+        let d = SharedPtr(dst.as_mut_ptr());
+        let work = move |tid: usize, n: u64| {
+            let r = chunk(len, t, tid, 64);
+            for _ in 0..n {
+                // black_box keeps the optimiser from merging repeated copies.
+                let (sp, dp) = (black_box(s), black_box(d));
+                unsafe { std::ptr::copy_nonoverlapping(sp.0.add(r.start), dp.0.add(r.start), r.len()) };
+            }
+        };
+        let result = with_team(t, &work, |timed| sampler.measure(&mut |n| Ok(timed(n))));
+        match result {
+            Ok(m) if src == dst => Outcome::Measured(m),
+            Ok(_) => Outcome::Failed("destination differs from source after the copy".into()),
+            Err(e) => Outcome::Failed(e),
+        }
+    }
+}

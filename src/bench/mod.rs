@@ -1,0 +1,78 @@
+//! Benchmarks: what to measure (axes → points) and how (the sampler), never
+//! where the numbers go. A [`Benchmark`] turns a [`BenchConfig`] into points
+//! and measures one point at a time; the [`runner`] turns outcomes into
+//! [`Row`]s and hands them to a [`RowSink`] after every point, so an
+//! interrupted run loses at most the point in flight.
+
+pub mod config;
+pub mod gemm;
+pub mod memcpy;
+pub mod runner;
+pub mod sampler;
+pub mod stream;
+pub mod team;
+
+pub use config::{BenchConfig, Preset};
+pub use runner::{run_benchmarks, RowMeta, RowSink, RunOutcome};
+pub use sampler::{Measurement, Sampler, StopReason, StopRule};
+
+use crate::rows::Point;
+
+/// The result of measuring one point.
+#[derive(Debug)]
+pub enum Outcome {
+    Measured(Measurement),
+    /// The point cannot run here (too little memory, no device, ...).
+    Skipped(String),
+    /// The point ran but its result was wrong or an API call failed.
+    Failed(String),
+}
+
+/// A benchmark on one backend and device.
+pub trait Benchmark {
+    /// Name as typed on the command line and stored in `bench`.
+    fn name(&self) -> &'static str;
+    /// The clock samples are timed with (stored in `timer`).
+    fn timer(&self) -> &'static str {
+        "steady_clock"
+    }
+    /// The points this configuration asks for, in the order they run.
+    fn points(&self, cfg: &BenchConfig) -> Vec<Point>;
+    /// Measure one point.
+    fn run(&mut self, point: &Point, sampler: &Sampler) -> Outcome;
+}
+
+/// A pointer that may cross into team threads. Each thread touches only its
+/// own chunk, which is what makes sharing it sound.
+#[derive(Clone, Copy)]
+pub(crate) struct SharedPtr<T>(pub *mut T);
+unsafe impl<T> Send for SharedPtr<T> {}
+unsafe impl<T> Sync for SharedPtr<T> {}
+
+/// Allocate `len` elements filled with `value`, or say why not.
+pub(crate) fn try_alloc<T: Clone>(len: usize, value: T) -> Result<Vec<T>, String> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|e| {
+        format!(
+            "could not allocate {}: {e}",
+            crate::units::format_bytes((len * std::mem::size_of::<T>()) as u64)
+        )
+    })?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// Skip reason when `bytes` would not fit in available memory (keeping 10 %
+/// headroom so the benchmark never pushes the machine into swap or OOM).
+pub(crate) fn memory_check(bytes: u64) -> Option<String> {
+    let avail = crate::host::available_memory_bytes()?;
+    if bytes as f64 > 0.9 * avail as f64 {
+        Some(format!(
+            "needs {} of buffers, only {} of memory is available",
+            crate::units::format_bytes(bytes),
+            crate::units::format_bytes(avail)
+        ))
+    } else {
+        None
+    }
+}

@@ -1,0 +1,158 @@
+//! Drives benchmarks point by point: measure, turn the outcome into rows,
+//! hand them to the sink at once. The sink (the archive's run writer) makes
+//! them durable before the next point starts, which is the whole of
+//! benchbook's "nothing lost when a run is interrupted" promise.
+
+use indicatif::ProgressBar;
+
+use super::sampler::{interrupt_requested, StopReason};
+use super::{BenchConfig, Benchmark, Outcome, Sampler};
+use crate::error::Result;
+use crate::rows::{Point, Row, Status};
+
+/// Where the rows of a run go: called once per finished point.
+pub trait RowSink {
+    fn write_point(&mut self, rows: Vec<Row>) -> Result<()>;
+}
+
+impl RowSink for Vec<Row> {
+    fn write_point(&mut self, rows: Vec<Row>) -> Result<()> {
+        self.extend(rows);
+        Ok(())
+    }
+}
+
+/// The columns every row of one backend/device shares.
+#[derive(Debug, Clone)]
+pub struct RowMeta {
+    pub run_id: String,
+    pub backend: String,
+    pub device: String,
+    pub host: String,
+    pub rank: u32,
+}
+
+/// Counts after a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RunOutcome {
+    pub points: u32,
+    pub measured: u32,
+    pub skipped: u32,
+    pub failed: u32,
+    pub interrupted: bool,
+}
+
+impl RunOutcome {
+    pub fn add(&mut self, o: RunOutcome) {
+        self.points += o.points;
+        self.measured += o.measured;
+        self.skipped += o.skipped;
+        self.failed += o.failed;
+        self.interrupted |= o.interrupted;
+    }
+}
+
+/// The rows of one point's outcome.
+pub fn outcome_rows(meta: &RowMeta, index: u32, point: &Point, timer: &str, outcome: &Outcome) -> Vec<Row> {
+    let base = |status, note: Option<String>| Row {
+        run_id: meta.run_id.clone(),
+        backend: meta.backend.clone(),
+        device: meta.device.clone(),
+        host: meta.host.clone(),
+        rank: meta.rank,
+        point: index,
+        params: point.clone(),
+        sample: None,
+        iterations: None,
+        seconds: None,
+        timer: None,
+        status,
+        note,
+        source: "native".into(),
+    };
+    match outcome {
+        Outcome::Measured(m) => {
+            let note = m.note();
+            m.samples
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Row {
+                    sample: Some(i as u32),
+                    iterations: Some(s.iterations),
+                    seconds: Some(s.seconds),
+                    timer: Some(timer.to_string()),
+                    ..base(Status::Measured, Some(note.clone()))
+                })
+                .collect()
+        }
+        Outcome::Skipped(why) => vec![base(Status::Skipped, Some(why.clone()))],
+        Outcome::Failed(why) => vec![base(Status::Failed, Some(why.clone()))],
+    }
+}
+
+/// A short label for progress output: `memcpy copy 64 MiB ×2`.
+pub fn point_label(p: &Point) -> String {
+    let mut s = format!("{} {}", p.bench, p.op);
+    if let Some(d) = &p.dtype {
+        s += &format!(" {d}");
+    }
+    if let (Some(m), Some(n), Some(k)) = (p.m, p.n, p.k) {
+        s += &format!(" {m}×{n}×{k}");
+    } else if let Some(b) = p.size_bytes {
+        s += &format!(" {}", crate::units::format_bytes(b));
+    }
+    if let Some(t) = p.threads {
+        s += &format!(" {t}T");
+    }
+    s
+}
+
+/// Run every point of `benches`, numbering points from `first_point`.
+/// Stops early (and says so) when an interrupt is requested.
+pub fn run_benchmarks(
+    benches: &mut [Box<dyn Benchmark>],
+    cfg: &BenchConfig,
+    meta: &RowMeta,
+    first_point: u32,
+    sink: &mut dyn RowSink,
+    progress: &ProgressBar,
+) -> Result<RunOutcome> {
+    let sampler = Sampler::new(cfg.stop.clone());
+    let plan: Vec<(usize, Point)> = benches
+        .iter()
+        .enumerate()
+        .flat_map(|(i, b)| b.points(cfg).into_iter().map(move |p| (i, p)))
+        .collect();
+    progress.set_length(progress.length().unwrap_or(0) + plan.len() as u64);
+    let mut out = RunOutcome::default();
+    for (bench_index, point) in plan {
+        if interrupt_requested() {
+            out.interrupted = true;
+            break;
+        }
+        progress.set_message(point_label(&point));
+        let bench = &mut benches[bench_index];
+        let outcome = bench.run(&point, &sampler);
+        match &outcome {
+            Outcome::Measured(m) if m.stop == StopReason::Interrupted => {
+                // A point cut short is not a measurement of that point.
+                out.interrupted = true;
+                break;
+            }
+            Outcome::Measured(_) => out.measured += 1,
+            Outcome::Skipped(why) => {
+                out.skipped += 1;
+                progress.println(format!("skipped {}: {why}", point_label(&point)));
+            }
+            Outcome::Failed(why) => {
+                out.failed += 1;
+                progress.println(format!("FAILED {}: {why}", point_label(&point)));
+            }
+        }
+        let rows = outcome_rows(meta, first_point + out.points, &point, bench.timer(), &outcome);
+        out.points += 1;
+        sink.write_point(rows)?;
+        progress.inc(1);
+    }
+    Ok(out)
+}

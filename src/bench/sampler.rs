@@ -1,0 +1,262 @@
+//! The measurement engine: time-based warm-up, batching so one sample is
+//! long enough to time, and nvbench's noise-based stopping rule: keep taking
+//! samples until their relative standard deviation falls under a target,
+//! after a minimum count and measured time, with a maximum time per point.
+//! Every sample is returned; nothing is averaged away here.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::stats::rel_std_dev;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Ask every running sampler to stop after its current sample (Ctrl-C).
+pub fn request_interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether an interrupt was requested.
+pub fn interrupt_requested() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// When to stop sampling a point. Defaults follow nvbench: stop when the
+/// relative standard deviation is under 0.5 % and at least 0.5 s was measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StopRule {
+    /// Untimed warm-up per point, in seconds.
+    pub warmup_seconds: f64,
+    /// Never stop before this many samples.
+    pub min_samples: usize,
+    /// Never stop (on noise) before this many seconds were measured.
+    pub min_seconds: f64,
+    /// Always stop after this many wall seconds on one point.
+    pub max_seconds: f64,
+    /// Stop once rel. std. dev. of the per-operation times is at most this.
+    pub target_rsd: f64,
+    /// Batch enough operations that one sample lasts about this long.
+    pub sample_seconds: f64,
+    /// Hard cap on samples per point.
+    pub max_samples: usize,
+}
+
+impl Default for StopRule {
+    fn default() -> Self {
+        StopRule {
+            warmup_seconds: 0.2,
+            min_samples: 10,
+            min_seconds: 0.5,
+            max_seconds: 5.0,
+            target_rsd: 0.005,
+            sample_seconds: 0.001,
+            max_samples: 10_000,
+        }
+    }
+}
+
+impl StopRule {
+    /// Human-readable one-liner for reports and `--help`.
+    pub fn describe(&self) -> String {
+        format!(
+            "warm-up {:.2} s; then samples of ≥ {:.1} ms each until the relative standard deviation is ≤ {:.2} % \
+             with ≥ {} samples and ≥ {:.2} s measured, or {:.1} s have passed",
+            self.warmup_seconds,
+            self.sample_seconds * 1e3,
+            self.target_rsd * 100.0,
+            self.min_samples,
+            self.min_seconds,
+            self.max_seconds
+        )
+    }
+}
+
+/// Why sampling of a point stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Converged,
+    MaxTime,
+    MaxSamples,
+    Interrupted,
+}
+
+/// One timed sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub iterations: u64,
+    pub seconds: f64,
+}
+
+/// All samples of one point and why sampling stopped.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    pub samples: Vec<Sample>,
+    pub stop: StopReason,
+    /// Relative std. dev. of per-operation times when sampling stopped.
+    pub rsd: f64,
+}
+
+impl Measurement {
+    /// The note stored with every row of the point.
+    pub fn note(&self) -> String {
+        let why = match self.stop {
+            StopReason::Converged => "converged",
+            StopReason::MaxTime => "stopped at max time",
+            StopReason::MaxSamples => "stopped at max samples",
+            StopReason::Interrupted => "interrupted",
+        };
+        format!("{why}; rsd {:.3} %", self.rsd * 100.0)
+    }
+}
+
+/// Runs the stopping rule over a timed closure.
+#[derive(Debug, Clone, Default)]
+pub struct Sampler {
+    pub rule: StopRule,
+}
+
+impl Sampler {
+    pub fn new(rule: StopRule) -> Self {
+        Sampler { rule }
+    }
+
+    /// Measure `timed`, which runs `n` operations and returns the seconds
+    /// they took by its own clock (a CPU steady clock, or device events).
+    /// An `Err` from `timed` aborts the point with that message.
+    pub fn measure(
+        &self,
+        timed: &mut dyn FnMut(u64) -> Result<f64, String>,
+    ) -> Result<Measurement, String> {
+        let r = &self.rule;
+        // Warm-up: double the batch until one batch is sample-sized, and keep
+        // going until the warm-up time is spent. The last batch calibrates.
+        let start = Instant::now();
+        let mut iters: u64 = 1;
+        let mut per_op;
+        loop {
+            let t = timed(iters)?;
+            per_op = t / iters as f64;
+            if t < r.sample_seconds && iters < (1 << 40) {
+                iters *= 2;
+            }
+            if start.elapsed().as_secs_f64() >= r.warmup_seconds || interrupt_requested() {
+                break;
+            }
+        }
+        let batch = if per_op > 0.0 {
+            ((r.sample_seconds / per_op).round() as u64).max(1)
+        } else {
+            iters
+        };
+
+        let start = Instant::now();
+        let mut samples = Vec::new();
+        let mut per_op_times = Vec::new();
+        let mut measured = 0.0;
+        let stop = loop {
+            if interrupt_requested() {
+                break StopReason::Interrupted;
+            }
+            let t = timed(batch)?;
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(format!("the timer returned {t} seconds"));
+            }
+            measured += t;
+            samples.push(Sample {
+                iterations: batch,
+                seconds: t,
+            });
+            per_op_times.push(t / batch as f64);
+            let n = samples.len();
+            if n >= r.min_samples
+                && measured >= r.min_seconds
+                && rel_std_dev(&per_op_times) <= r.target_rsd
+            {
+                break StopReason::Converged;
+            }
+            if start.elapsed().as_secs_f64() >= r.max_seconds && n >= 2.min(r.min_samples) {
+                break StopReason::MaxTime;
+            }
+            if n >= r.max_samples {
+                break StopReason::MaxSamples;
+            }
+        };
+        let rsd = rel_std_dev(&per_op_times);
+        Ok(Measurement { samples, stop, rsd })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule() -> StopRule {
+        StopRule {
+            warmup_seconds: 0.0,
+            min_samples: 5,
+            min_seconds: 0.0,
+            max_seconds: 10.0,
+            target_rsd: 0.01,
+            sample_seconds: 0.001,
+            max_samples: 1000,
+        }
+    }
+
+    #[test]
+    fn a_steady_timer_converges_at_min_samples_and_batches() {
+        // A fake clock: each op takes 1 µs exactly.
+        let mut calls = Vec::new();
+        let m = Sampler::new(rule())
+            .measure(&mut |n| {
+                calls.push(n);
+                Ok(n as f64 * 1e-6)
+            })
+            .unwrap();
+        assert_eq!(m.stop, StopReason::Converged);
+        assert_eq!(m.samples.len(), 5);
+        // 1 ms per sample at 1 µs per op.
+        assert!(m.samples.iter().all(|s| s.iterations == 1000), "{:?}", m.samples);
+        assert_eq!(m.rsd, 0.0);
+    }
+
+    #[test]
+    fn a_noisy_timer_runs_to_max_samples() {
+        let mut k = 0u64;
+        let mut r = rule();
+        r.max_samples = 50;
+        let m = Sampler::new(r)
+            .measure(&mut |n| {
+                k += 1;
+                Ok(n as f64 * if k % 2 == 0 { 1e-6 } else { 2e-6 })
+            })
+            .unwrap();
+        assert_eq!(m.stop, StopReason::MaxSamples);
+        assert_eq!(m.samples.len(), 50);
+        assert!(m.rsd > 0.1);
+    }
+
+    #[test]
+    fn timer_errors_abort_the_point() {
+        let e = Sampler::new(rule()).measure(&mut |_| Err("boom".into())).unwrap_err();
+        assert_eq!(e, "boom");
+    }
+
+    #[test]
+    fn max_time_bounds_a_point() {
+        let mut r = rule();
+        r.max_seconds = 0.05;
+        r.target_rsd = 0.0; // never converges
+        let mut k = 0u64;
+        let m = Sampler::new(r)
+            .measure(&mut |n| {
+                k += 1;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                Ok(n as f64 * (1.0 + (k % 3) as f64) * 1e-3)
+            })
+            .unwrap();
+        assert_eq!(m.stop, StopReason::MaxTime);
+    }
+}

@@ -1,0 +1,97 @@
+//! Typed errors for the library. Every variant names what the user touched
+//! (a file, a flag, a run id) and, where there is one, the fix. `main` wraps
+//! these in `anyhow` for printing; the library never does.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong inside benchbook's library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{path}: not a readable benchbook Parquet file ({message}). If it was damaged, `benchbook verify` on its run says which bytes changed.")]
+    Parquet { path: PathBuf, message: String },
+
+    #[error("{path}: schema version {found} is not one this benchbook reads (it reads {supported}). Upgrade benchbook, or re-import the run.")]
+    SchemaVersion {
+        path: PathBuf,
+        found: String,
+        supported: String,
+    },
+
+    #[error("{path}: invalid manifest: {message}")]
+    Manifest { path: PathBuf, message: String },
+
+    #[error("no run matches `{query}` in {archive}. {hint}")]
+    RunNotFound {
+        query: String,
+        archive: PathBuf,
+        hint: String,
+    },
+
+    #[error("`{query}` matches several runs: {candidates}. Give more of the run id.")]
+    AmbiguousRun { query: String, candidates: String },
+
+    #[error("{flag}: {message}")]
+    Config { flag: String, message: String },
+
+    #[error("{path}:{line}: {message}")]
+    Spec {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+
+    #[error("template `{name}`: {message}")]
+    Template { name: String, message: String },
+
+    #[error("chart `{name}`: {message}")]
+    Plot { name: String, message: String },
+
+    #[error("analysis: {0}")]
+    Analysis(String),
+
+    #[error("the run was interrupted")]
+    Interrupted,
+}
+
+/// Library result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An I/O error tied to the path it happened on.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A bad command-line value: names the flag and what it expects.
+    pub fn config(flag: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Config {
+            flag: flag.into(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn analysis(e: impl std::fmt::Display) -> Self {
+        Error::Analysis(e.to_string())
+    }
+}
+
+/// Extension to attach a path to `std::io::Result`s.
+pub(crate) trait IoContext<T> {
+    fn at(self, path: impl Into<PathBuf>) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: impl Into<PathBuf>) -> Result<T> {
+        self.map_err(|e| Error::io(path, e))
+    }
+}

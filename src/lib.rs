@@ -1,0 +1,50 @@
+//! # benchbook
+//!
+//! Reproducible GPU/HPC benchmarks as one workflow, and one library that the
+//! CLI, the tests and the notebooks share:
+//!
+//! **bench → rows → archive → analysis → plot + report**
+//!
+//! - [`bench`]: axes → points, the sampler (warm-up, noise-based stopping),
+//!   CPU benchmarks (`memcpy`, `stream`, `gemm`); [`backend`]: where they run.
+//! - [`rows`]: the long-format row every stage shares.
+//! - [`archive`]: runs on disk: versioned Parquet rows + `manifest.json`,
+//!   written atomically after every point; `verify`.
+//! - [`analysis`]: polars summaries, saturation, rooflines ([`analysis::specs`]).
+//! - [`plot`]: plotters charts with an embedded font; [`report`]: tera
+//!   Markdown → self-contained HTML.
+//!
+//! ```no_run
+//! use benchbook::prelude::*;
+//! let archive = Archive::new("data");
+//! let run = archive.resolve("latest")?;
+//! let stats = point_stats(run.dataframe()?.lazy())?;
+//! println!("{} points", stats.len());
+//! # Ok::<(), benchbook::Error>(())
+//! ```
+
+pub mod analysis;
+pub mod archive;
+pub mod backend;
+pub mod bench;
+pub mod cli;
+pub mod error;
+pub mod host;
+pub mod plot;
+pub mod report;
+pub mod rows;
+pub mod session;
+pub mod units;
+
+pub use error::{Error, Result};
+
+/// The names a notebook or script usually needs.
+pub mod prelude {
+    pub use crate::analysis::{curves, point_stats, saturation, summarize_lazy, Curve, PointStat, SpecBook};
+    pub use crate::archive::{verify_run, Archive, Manifest, RunDir, RunStatus};
+    pub use crate::bench::{BenchConfig, Preset, StopRule};
+    pub use crate::report::{Format, ReportOptions};
+    pub use crate::rows::{Point, Row, Status};
+    pub use crate::session::{run, RunResult};
+    pub use polars::prelude::IntoLazy;
+}

@@ -1,0 +1,28 @@
+//! The `benchbook` binary: parse flags, install the Ctrl-C handler, hand
+//! over to the library, print errors, exit with a meaningful code.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = benchbook::cli::Cli::parse();
+    // First Ctrl-C (or SIGTERM): finish the current sample, archive what is
+    // done, mark the run interrupted. A second one exits at once; the files
+    // on disk are complete either way (they are replaced atomically).
+    let _ = ctrlc::set_handler(|| {
+        if benchbook::bench::sampler::interrupt_requested() {
+            std::process::exit(130);
+        }
+        benchbook::bench::sampler::request_interrupt();
+        eprintln!("\ninterrupt: stopping after the current sample; finished points are already saved (press Ctrl-C again to quit now)");
+    });
+    match benchbook::cli::main_with(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let e = anyhow::Error::from(e);
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Log-log rate-vs-size chart with an optional dashed roofline, the chart
+//! of the seed memcpy write-ups.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{plot_err, pow10_ticks, pow2_ticks, Chart, COLORS, FONT};
+use crate::error::Result;
+use crate::units::{format_bytes, format_sig3};
+
+/// One series: (size in bytes, rate) points.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The bandwidth chart's content.
+pub struct BandwidthChart {
+    pub name: String,
+    pub title: String,
+    pub y_label: String,
+    pub lines: Vec<Line>,
+    pub roofline: Option<(String, f64)>,
+}
+
+/// Build a bandwidth chart; points with non-positive values are dropped
+/// (a log axis cannot show them).
+pub fn bandwidth_chart(name: &str, title: &str, y_label: &str, lines: Vec<Line>, roofline: Option<(String, f64)>) -> BandwidthChart {
+    let lines = lines
+        .into_iter()
+        .map(|l| Line {
+            points: l.points.into_iter().filter(|(x, y)| *x > 0.0 && *y > 0.0 && y.is_finite()).collect(),
+            ..l
+        })
+        .filter(|l| !l.points.is_empty())
+        .collect();
+    BandwidthChart {
+        name: name.into(),
+        title: title.into(),
+        y_label: y_label.into(),
+        lines,
+        roofline: roofline.filter(|(_, v)| *v > 0.0),
+    }
+}
+
+impl BandwidthChart {
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
+        let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let xs = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+        let ys = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+        let (xmin, xmax) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+        let (mut ymin, mut ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+        if let Some((_, r)) = &self.roofline {
+            ymax = ymax.max(*r);
+            ymin = ymin.min(*r);
+        }
+        if xmin > xmax {
+            // No data: an empty frame that says so.
+            root.draw(&Text::new("no measured points", (20, 20), (FONT, 18).into_font())).map_err(|x| e(&x))?;
+            return root.present().map_err(|x| e(&x));
+        }
+        let (xlo, xhi) = (xmin / 1.5, xmax * 1.5);
+        let (ylo, yhi) = (ymin / 2.0, ymax * 2.0);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&self.title, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                (xlo..xhi).log_scale().with_key_points(pow2_ticks(xlo, xhi)),
+                (ylo..yhi).log_scale().with_key_points(pow10_ticks(ylo, yhi)),
+            )
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .x_desc("size (bytes, log scale)")
+            .y_desc(self.y_label.as_str())
+            .x_label_formatter(&|v| format_bytes(*v as u64))
+            .y_label_formatter(&|v| format_sig3(*v))
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(|x| e(&x))?;
+        for (i, line) in self.lines.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            chart
+                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
+                .map_err(|x| e(&x))?
+                .label(line.label.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart
+                .draw_series(line.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .map_err(|x| e(&x))?;
+        }
+        if let Some((label, r)) = &self.roofline {
+            let style = BLACK.stroke_width(1);
+            // Dashes by hand: plotters 0.3 has no dashed line style for log axes.
+            let mut dashes = Vec::new();
+            let steps = 60;
+            for s in 0..steps {
+                if s % 2 == 0 {
+                    let a = xlo * (xhi / xlo).powf(s as f64 / steps as f64);
+                    let b = xlo * (xhi / xlo).powf((s + 1) as f64 / steps as f64);
+                    dashes.push(PathElement::new(vec![(a, *r), (b, *r)], style));
+                }
+            }
+            chart.draw_series(dashes).map_err(|x| e(&x))?.label(label.as_str()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 6, y), (x + 12, y)], BLACK.stroke_width(1))
+            });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .label_font((FONT, 13))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))
+    }
+}
+
+impl Chart for BandwidthChart {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> Result<()> {
+        self.draw(root)
+    }
+    fn draw_png(&self, root: DrawingArea<BitMapBackend, Shift>) -> Result<()> {
+        self.draw(root)
+    }
+}

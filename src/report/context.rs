@@ -1,0 +1,478 @@
+//! The report context: a Serialize struct built from a run's manifest and
+//! its analysed rows. Templates only format what is here; every sentence of
+//! "observations" is computed from the data, so a report never says more
+//! than its numbers back.
+
+use serde::Serialize;
+
+use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
+use crate::archive::manifest::Manifest;
+use crate::rows::Row;
+use crate::units::{format_bytes, format_seconds, format_sig3};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyValue {
+    pub key: String,
+    pub value: String,
+}
+
+fn kv(key: &str, value: impl Into<String>) -> KeyValue {
+    KeyValue {
+        key: key.into(),
+        value: value.into(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSection {
+    pub id: String,
+    pub status: String,
+    pub status_detail: Option<String>,
+    pub label: Option<String>,
+    pub source: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub command: String,
+    pub preset: Option<String>,
+    pub points: u32,
+    pub measured: u32,
+    pub skipped: u32,
+    pub failed: u32,
+    pub rows: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RooflineRef {
+    pub name: String,
+    pub gbps: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SatRow {
+    pub label: String,
+    pub peak_gbps: String,
+    pub peak_size: String,
+    pub plateau_gbps: String,
+    pub p50: String,
+    pub p80: String,
+    pub p90: String,
+    pub roofline_pct: String,
+    pub roofline_90: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BwRow {
+    pub label: String,
+    pub size: String,
+    pub median_time: String,
+    pub gbps_copied: String,
+    pub gbps_moved: String,
+    pub cv_pct: String,
+    pub samples: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BandwidthSection {
+    pub chart: String,
+    pub roofline: Option<RooflineRef>,
+    pub observations: Vec<String>,
+    pub saturation: Vec<SatRow>,
+    pub table: Vec<BwRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GemmRow {
+    pub dtype: String,
+    pub shape: String,
+    pub threads: String,
+    pub gflops: String,
+    pub best_gflops: String,
+    pub median_time: String,
+    pub cv_pct: String,
+    pub samples: u32,
+    pub peak_pct: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GemmSection {
+    pub chart: String,
+    pub observations: Vec<String>,
+    pub table: Vec<GemmRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedRow {
+    pub bench: String,
+    pub point: String,
+    pub status: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Methodology {
+    pub timers: String,
+    pub stop_rule: String,
+    pub converged: usize,
+    pub stopped_early: usize,
+    pub median_cv_pct: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileRow {
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// Everything a run report template can use.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportContext {
+    pub title: String,
+    pub generated_at: String,
+    pub benchbook_version: String,
+    pub benchbook_commit: String,
+    pub run: RunSection,
+    pub system: Vec<KeyValue>,
+    pub memcpy: Option<BandwidthSection>,
+    pub stream: Option<BandwidthSection>,
+    pub gemm: Option<GemmSection>,
+    pub skipped: Vec<SkippedRow>,
+    pub methodology: Methodology,
+    pub files: Vec<FileRow>,
+    pub env: Vec<KeyValue>,
+}
+
+fn opt_size(s: Option<u64>) -> String {
+    s.map(format_bytes).unwrap_or_else(|| "not reached".into())
+}
+
+fn pct(f: f64) -> String {
+    format!("{} %", format_sig3(f * 100.0))
+}
+
+/// Quote an argv the way a shell would need it.
+pub fn shell_join(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn roofline_of(spec: Option<&Spec>) -> Option<(RooflineRef, f64)> {
+    let s = spec?;
+    let m = s.memory.as_ref()?;
+    Some((
+        RooflineRef {
+            name: s.name.clone(),
+            gbps: format_sig3(m.bandwidth_gbps),
+            source: m.source.clone(),
+        },
+        m.bandwidth_gbps,
+    ))
+}
+
+fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
+    curves
+        .iter()
+        .flat_map(|c| {
+            c.points.iter().map(move |p| BwRow {
+                label: c.label.clone(),
+                size: opt_size(p.size_bytes),
+                median_time: format_seconds(p.summary.median),
+                gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
+                gbps_moved: p.gbps_moved.map(format_sig3).unwrap_or_default(),
+                cv_pct: pct(p.summary.cv),
+                samples: p.samples,
+            })
+        })
+        .collect()
+}
+
+fn sat_row(s: &Saturation) -> SatRow {
+    SatRow {
+        label: s.label.clone(),
+        peak_gbps: format_sig3(s.peak_gbps),
+        peak_size: format_bytes(s.peak_size_bytes),
+        plateau_gbps: format_sig3(s.plateau_gbps),
+        p50: opt_size(s.plateau_50),
+        p80: opt_size(s.plateau_80),
+        p90: opt_size(s.plateau_90),
+        roofline_pct: s.plateau_fraction.map(pct).unwrap_or_else(|| "no roofline".into()),
+        roofline_90: if s.roofline_gbps.is_some() { opt_size(s.roofline_90) } else { "no roofline".into() },
+    }
+}
+
+/// Observations on a family of size-swept curves (memcpy, or one stream op).
+fn bandwidth_observations(curves: &[Curve], sats: &[Saturation], roof: Option<&(RooflineRef, f64)>, what: &str) -> Vec<String> {
+    let mut obs = Vec::new();
+    let Some((best_i, best)) = sats.iter().enumerate().max_by(|a, b| a.1.plateau_gbps.total_cmp(&b.1.plateau_gbps)) else {
+        return obs;
+    };
+    let curve = &curves[best_i];
+    let peak_point = curve.points.iter().find(|p| p.size_bytes == Some(best.peak_size_bytes));
+    obs.push(format!(
+        "The highest median bandwidth of {what} is {} GB/s counting bytes read + written ({} GB/s counting bytes copied once), at {} ({}).",
+        format_sig3(best.peak_gbps),
+        peak_point.and_then(|p| p.gbps_copied).map(format_sig3).unwrap_or_else(|| "n/a".into()),
+        format_bytes(best.peak_size_bytes),
+        curve.label
+    ));
+    let mut largest: Vec<String> = curve.points.iter().rev().take(3).filter_map(|p| p.size_bytes).map(format_bytes).collect();
+    largest.reverse();
+    obs.push(format!(
+        "At the largest sizes ({}) it settles at a plateau of {} GB/s (read + written).",
+        largest.join(", "),
+        format_sig3(best.plateau_gbps)
+    ));
+    if best.peak_gbps > 1.25 * best.plateau_gbps {
+        obs.push(format!(
+            "Mid-size transfers run up to {}× faster than the plateau (peak at {}), where the working set is small enough to be served from caches rather than main memory.",
+            format_sig3(best.peak_gbps / best.plateau_gbps),
+            format_bytes(best.peak_size_bytes)
+        ));
+    }
+    obs.push(format!(
+        "50 % of the plateau is first reached at {}, 80 % at {}, 90 % at {}.",
+        opt_size(best.plateau_50),
+        opt_size(best.plateau_80),
+        opt_size(best.plateau_90)
+    ));
+    if let Some(small) = curve.points.first() {
+        if let (Some(size), Some(g)) = (small.size_bytes, small.gbps_moved) {
+            let fraction = g / best.plateau_gbps;
+            obs.push(format!(
+                "The smallest size, {}, takes {} per operation and reaches {} of the plateau{}.",
+                format_bytes(size),
+                format_seconds(small.summary.median),
+                pct(fraction),
+                if fraction < 0.5 { ": at this size fixed per-operation costs, not bandwidth, set the time" } else { "" }
+            ));
+        }
+    }
+    let by_threads: Vec<(u32, f64)> = curves.iter().zip(sats).filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps))).collect();
+    if let (Some(one), Some(most)) = (by_threads.iter().find(|(t, _)| *t == 1), by_threads.iter().max_by_key(|(t, _)| *t)) {
+        if most.0 > 1 {
+            obs.push(format!(
+                "With {} threads the plateau is {}× the single-thread plateau.",
+                most.0,
+                format_sig3(most.1 / one.1)
+            ));
+        }
+    }
+    match roof {
+        Some((r, gbps)) => obs.push(format!(
+            "The plateau is {} of the {} memory roofline ({} GB/s, read + write); 90 % of the roofline is {}.",
+            pct(best.plateau_gbps / gbps),
+            r.name,
+            r.gbps,
+            best.roofline_90.map(|s| format!("first reached at {}", format_bytes(s))).unwrap_or_else(|| "never reached".into())
+        )),
+        None => obs.push(format!(
+            "No memory roofline is known for {}; add a spec file under the archive's specs/ folder (or pass --spec) to see the fraction of peak.",
+            curve.device
+        )),
+    }
+    obs
+}
+
+fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRef, f64)>) -> Option<BandwidthSection> {
+    let cs: Vec<Curve> = curves(stats).into_iter().filter(|c| c.bench == bench).collect();
+    if cs.is_empty() {
+        return None;
+    }
+    let sats: Vec<Saturation> = cs.iter().filter_map(|c| saturation(c, roof.map(|r| r.1))).collect();
+    let mut observations = Vec::new();
+    if bench == "stream" {
+        let mut ops: Vec<&str> = cs.iter().map(|c| c.op.as_str()).collect();
+        ops.dedup();
+        for op in ops {
+            let s: Vec<&Saturation> = cs.iter().zip(&sats).filter(|(c, _)| c.op == op).map(|(_, s)| s).collect();
+            if let Some(best) = s.iter().max_by(|a, b| a.plateau_gbps.total_cmp(&b.plateau_gbps)) {
+                observations.push(format!(
+                    "{op}: plateau {} GB/s (BabelStream counting), peak {} GB/s at {} arrays ({}).",
+                    format_sig3(best.plateau_gbps),
+                    format_sig3(best.peak_gbps),
+                    format_bytes(best.peak_size_bytes),
+                    best.label
+                ));
+            }
+        }
+    } else {
+        observations = bandwidth_observations(&cs, &sats, roof, bench);
+    }
+    Some(BandwidthSection {
+        chart: format!("{bench}.svg"),
+        roofline: roof.map(|r| r.0.clone()),
+        observations,
+        saturation: sats.iter().map(sat_row).collect(),
+        table: bw_rows(&cs),
+    })
+}
+
+fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection> {
+    let pts: Vec<&PointStat> = stats.iter().filter(|p| p.bench == "gemm").collect();
+    if pts.is_empty() {
+        return None;
+    }
+    let shape = |p: &PointStat| format!("{}×{}×{}", p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
+    let table: Vec<GemmRow> = pts
+        .iter()
+        .map(|p| {
+            let dtype = p.dtype.clone().unwrap_or_default();
+            GemmRow {
+                shape: shape(p),
+                threads: p.threads.map(|t| t.to_string()).unwrap_or_default(),
+                gflops: p.gflops.map(format_sig3).unwrap_or_default(),
+                best_gflops: p.best_gflops.map(format_sig3).unwrap_or_default(),
+                median_time: format_seconds(p.summary.median),
+                cv_pct: pct(p.summary.cv),
+                samples: p.samples,
+                peak_pct: match (spec.and_then(|s| s.peak_tflops(&dtype)), p.gflops) {
+                    (Some(peak), Some(g)) => pct(g / (peak * 1e3)),
+                    _ => "no spec".into(),
+                },
+                dtype,
+            }
+        })
+        .collect();
+    let mut observations = Vec::new();
+    let mut dtypes: Vec<String> = pts.iter().filter_map(|p| p.dtype.clone()).collect();
+    dtypes.sort();
+    dtypes.dedup();
+    let mut best_by_dtype = Vec::new();
+    for d in &dtypes {
+        let of: Vec<&&PointStat> = pts.iter().filter(|p| p.dtype.as_ref() == Some(d)).collect();
+        let gf = |p: &PointStat| p.gflops.unwrap_or(0.0);
+        if let Some(best) = of.iter().max_by(|a, b| gf(a).total_cmp(&gf(b))) {
+            let avg = of.iter().map(|p| gf(p)).sum::<f64>() / of.len() as f64;
+            observations.push(format!(
+                "{d}: peak {} GFLOP/s at {} with {} thread(s); average over the {} measured points {} GFLOP/s.",
+                format_sig3(gf(best)),
+                shape(best),
+                best.threads.unwrap_or(1),
+                of.len(),
+                format_sig3(avg)
+            ));
+            best_by_dtype.push((d.clone(), gf(best)));
+        }
+    }
+    if let (Some(f32b), Some(f64b)) = (
+        best_by_dtype.iter().find(|(d, _)| d == "f32"),
+        best_by_dtype.iter().find(|(d, _)| d == "f64"),
+    ) {
+        if f64b.1 > 0.0 {
+            observations.push(format!("Peak f32 throughput is {}× peak f64 throughput.", format_sig3(f32b.1 / f64b.1)));
+        }
+    }
+    Some(GemmSection {
+        chart: "gemm.svg".into(),
+        observations,
+        table,
+    })
+}
+
+/// Build the context of a run report.
+pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spec: Option<&Spec>) -> ReportContext {
+    let roof = roofline_of(spec);
+    let h = &manifest.host;
+    let mut system = vec![
+        kv("Host", h.hostname.clone()),
+        kv("CPU", format!("{} ({} logical CPUs)", h.cpu_model, h.logical_cpus)),
+        kv("Memory", h.memory_bytes.map(format_bytes).unwrap_or_else(|| "unknown".into())),
+        kv("OS / kernel", format!("{} / {}", h.os, h.kernel)),
+        kv("Architecture", h.arch.clone()),
+    ];
+    for b in &manifest.backends {
+        let v = match &b.probe {
+            crate::backend::Probe::Available { devices } => format!("available: {}", devices.join("; ")),
+            crate::backend::Probe::Unavailable { reason } => format!("unavailable: {reason}"),
+        };
+        system.push(kv(&format!("Backend {}", b.name), v));
+    }
+    if let Some(s) = spec {
+        system.push(kv("Roofline spec", s.name.clone()));
+    }
+    let converged = stats.iter().filter(|p| p.note.as_deref().is_some_and(|n| n.starts_with("converged"))).count();
+    let mut cvs: Vec<f64> = stats.iter().map(|p| p.summary.cv).filter(|c| c.is_finite()).collect();
+    cvs.sort_by(f64::total_cmp);
+    let mut timers: Vec<String> = Vec::new();
+    for p in stats {
+        let t = if p.backend == "cpu" { "steady_clock (CLOCK_MONOTONIC via std::time::Instant)" } else { p.backend.as_str() };
+        if !timers.iter().any(|x| x == t) {
+            timers.push(t.to_string());
+        }
+    }
+    let stop_rule = manifest
+        .config
+        .get("stop")
+        .and_then(|v| serde_json::from_value::<crate::bench::StopRule>(v.clone()).ok())
+        .map(|r| r.describe())
+        .unwrap_or_else(|| "not recorded (imported run)".into());
+    let c = &manifest.counts;
+    ReportContext {
+        title: match &manifest.label {
+            Some(l) => format!("benchbook report: {l}"),
+            None => format!("benchbook report: {}", manifest.run_id),
+        },
+        generated_at: crate::archive::manifest::now_rfc3339(),
+        benchbook_version: manifest.tool.version.clone(),
+        benchbook_commit: match (&manifest.tool.git_commit, manifest.tool.git_dirty) {
+            (Some(c), Some(true)) => format!("{c} (with uncommitted changes)"),
+            (Some(c), _) => c.clone(),
+            (None, _) => "unknown".into(),
+        },
+        run: RunSection {
+            id: manifest.run_id.clone(),
+            status: manifest.effective_status().as_str().into(),
+            status_detail: manifest.status_detail.clone(),
+            label: manifest.label.clone(),
+            source: manifest.source.clone(),
+            started_at: manifest.started_at.clone(),
+            ended_at: manifest.ended_at.clone(),
+            command: shell_join(&manifest.argv),
+            preset: manifest.config.get("preset").and_then(|v| v.as_str()).map(String::from),
+            points: c.points,
+            measured: c.measured,
+            skipped: c.skipped,
+            failed: c.failed,
+            rows: c.rows,
+        },
+        system,
+        memcpy: bandwidth_section(stats, "memcpy", roof.as_ref()),
+        stream: bandwidth_section(stats, "stream", roof.as_ref()),
+        gemm: gemm_section(stats, spec),
+        skipped: not_measured
+            .iter()
+            .map(|r| SkippedRow {
+                bench: r.params.bench.clone(),
+                point: crate::bench::runner::point_label(&r.params),
+                status: r.status.as_str().into(),
+                reason: r.note.clone().unwrap_or_default(),
+            })
+            .collect(),
+        methodology: Methodology {
+            timers: if timers.is_empty() { "none (no measured points)".into() } else { timers.join("; ") },
+            stop_rule,
+            converged,
+            stopped_early: stats.len() - converged,
+            median_cv_pct: if cvs.is_empty() { "n/a".into() } else { pct(crate::analysis::stats::quantile_sorted(&cvs, 0.5)) },
+        },
+        files: manifest
+            .files
+            .iter()
+            .map(|f| FileRow {
+                path: f.path.clone(),
+                bytes: f.bytes,
+                sha256: f.sha256.clone(),
+            })
+            .collect(),
+        env: manifest.env.iter().map(|(k, v)| kv(k, v.clone())).collect(),
+    }
+}

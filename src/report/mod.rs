@@ -1,0 +1,216 @@
+//! Reports: analysis results → a [`ReportContext`] → tera Markdown →
+//! pulldown-cmark HTML, self-contained (CSS and SVG charts inline).
+//! Templates are embedded from `templates/`; a same-named file in a user's
+//! template folder overrides one (mdBook's model). In `.md` templates every
+//! `{{ value }}` is escaped for Markdown unless a template says `| safe`.
+
+pub mod context;
+pub mod markdown;
+
+pub use context::ReportContext;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use crate::analysis::{curves, point_stats, SpecBook};
+use crate::archive::schema::from_dataframe;
+use crate::archive::store::write_atomic;
+use crate::archive::RunDir;
+use crate::error::{Error, Result};
+use crate::plot::{self, bandwidth_chart, bar_chart, Chart, Line};
+
+/// Built-in templates (name, content).
+pub const TEMPLATES: [(&str, &str); 3] = [
+    ("run.md", include_str!("../../templates/run.md")),
+    ("page.html", include_str!("../../templates/page.html")),
+    ("style.css", include_str!("../../templates/style.css")),
+];
+
+/// Which files a report writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Format {
+    Md,
+    Html,
+    #[default]
+    Both,
+}
+
+/// Options of `benchbook report`.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    pub format: Format,
+    /// Spec id to use as roofline (default: matched from the device name).
+    pub spec: Option<String>,
+    /// Also write PNG charts.
+    pub png: bool,
+    /// A folder whose files override the built-in templates.
+    pub templates: Option<PathBuf>,
+}
+
+/// The tera engine with benchbook's templates, filters and escaping.
+pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
+    let mut t = tera::Tera::default();
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for (name, builtin) in TEMPLATES {
+        let text = match overrides.map(|d| d.join(name)).filter(|p| p.exists()) {
+            Some(p) => std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?,
+            None => builtin.to_string(),
+        };
+        sources.push((name.to_string(), text));
+    }
+    t.add_raw_templates(sources).map_err(|e| Error::Template {
+        name: "templates".into(),
+        message: tera_message(&e),
+    })?;
+    t.autoescape_on(vec![".md"]);
+    t.set_escape_fn(markdown::escape_markdown);
+    t.register_filter("html_escape", |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
+        let s = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
+        Ok(tera::Value::String(markdown::escape_html(&s)))
+    });
+    t.register_filter("fenced", |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
+        let s = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
+        Ok(tera::Value::String(markdown::fenced(&s)))
+    });
+    Ok(t)
+}
+
+fn tera_message(e: &tera::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg += &format!(": {s}");
+        src = s.source();
+    }
+    msg
+}
+
+/// Render the Markdown of a run report.
+pub fn render_markdown(engine: &tera::Tera, ctx: &ReportContext) -> Result<String> {
+    let c = tera::Context::from_serialize(ctx).map_err(|e| Error::Template {
+        name: "run.md".into(),
+        message: tera_message(&e),
+    })?;
+    engine.render("run.md", &c).map_err(|e| Error::Template {
+        name: "run.md".into(),
+        message: tera_message(&e),
+    })
+}
+
+/// Wrap rendered Markdown into a self-contained HTML page.
+pub fn render_html(engine: &tera::Tera, title: &str, markdown: &str, svgs: &BTreeMap<String, String>) -> Result<String> {
+    let body = markdown::to_html(markdown, svgs);
+    let mut c = tera::Context::new();
+    c.insert("title", title);
+    c.insert("body", &body);
+    c.insert("css", TEMPLATES[2].1);
+    engine.render("page.html", &c).map_err(|e| Error::Template {
+        name: "page.html".into(),
+        message: tera_message(&e),
+    })
+}
+
+/// A run's analysed report, before it is written.
+pub struct Report {
+    pub context: ReportContext,
+    pub charts: Vec<Box<dyn Chart>>,
+}
+
+/// Analyse a run and build its report context and charts.
+pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<Report> {
+    let manifest = run.manifest()?;
+    let df = run.dataframe()?;
+    let stats = point_stats(df.clone().lazy())?;
+    let not_measured = from_dataframe(
+        &df.lazy()
+            .filter(col("status").neq(lit("measured")))
+            .collect()
+            .map_err(Error::analysis)?,
+    )?;
+    let book = SpecBook::load(archive_root)?;
+    let spec = match &opts.spec {
+        Some(id) => Some(book.specs.get(id).ok_or_else(|| {
+            Error::config(
+                "--spec",
+                format!("no spec `{id}`; known: {}", book.specs.keys().cloned().collect::<Vec<_>>().join(", ")),
+            )
+        })?),
+        None => stats.first().and_then(|p| book.find(&p.device)),
+    };
+    let context = context::build(&manifest, &stats, &not_measured, spec);
+    let roof = spec.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps));
+    let mut charts: Vec<Box<dyn Chart>> = Vec::new();
+    let all = curves(&stats);
+    for bench in ["memcpy", "stream"] {
+        let lines: Vec<Line> = all
+            .iter()
+            .filter(|c| c.bench == bench)
+            .map(|c| Line {
+                label: c.label.clone(),
+                points: c.gbps(true).into_iter().map(|(s, g)| (s as f64, g)).collect(),
+            })
+            .collect();
+        if !lines.is_empty() {
+            charts.push(Box::new(bandwidth_chart(
+                bench,
+                &format!("{bench} bandwidth on {}", stats[0].device),
+                "GB/s (bytes read + written)",
+                lines,
+                roof.clone(),
+            )));
+        }
+    }
+    let gemm: Vec<(String, f64)> = stats
+        .iter()
+        .filter(|p| p.bench == "gemm")
+        .filter_map(|p| {
+            Some((
+                format!("{} {}×{}×{} {}T", p.dtype.as_deref()?, p.m?, p.n?, p.k?, p.threads.unwrap_or(1)),
+                p.gflops?,
+            ))
+        })
+        .collect();
+    if !gemm.is_empty() {
+        charts.push(Box::new(bar_chart("gemm", "GEMM throughput", "GFLOP/s", gemm)));
+    }
+    Ok(Report { context, charts })
+}
+
+/// Write a report into `out`: Markdown, HTML, SVG (and PNG) charts.
+/// Returns the paths written.
+pub fn write(report: &Report, out: &Path, opts: &ReportOptions) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    let engine = engine(opts.templates.as_deref())?;
+    let md = render_markdown(&engine, &report.context)?;
+    let mut svgs = BTreeMap::new();
+    let mut written = Vec::new();
+    for chart in &report.charts {
+        let svg = plot::to_svg(chart.as_ref())?;
+        let name = format!("{}.svg", chart.name());
+        if opts.format != Format::Html {
+            let p = out.join(&name);
+            write_atomic(&p, svg.as_bytes())?;
+            written.push(p);
+        }
+        if opts.png {
+            let p = out.join(format!("{}.png", chart.name()));
+            plot::to_png(chart.as_ref(), &p)?;
+            written.push(p);
+        }
+        svgs.insert(name, svg);
+    }
+    if opts.format != Format::Html {
+        let p = out.join("report.md");
+        write_atomic(&p, md.as_bytes())?;
+        written.push(p);
+    }
+    if opts.format != Format::Md {
+        let html = render_html(&engine, &report.context.title, &md, &svgs)?;
+        let p = out.join("report.html");
+        write_atomic(&p, html.as_bytes())?;
+        written.push(p);
+    }
+    Ok(written)
+}

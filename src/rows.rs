@@ -1,0 +1,104 @@
+//! The row: one timed sample (or one skipped/failed point) in long format.
+//! This is the vocabulary every stage shares: benchmarks and importers make
+//! rows, the archive stores them (see `archive::schema` for the Parquet
+//! mapping and its version), analysis reads them back.
+//!
+//! Accounting is *per operation*: `bytes_copied`, `bytes_moved` and `flops`
+//! describe one operation, `iterations` how many ran in the sample and
+//! `seconds` how long the whole sample took. Rates are derived, never stored.
+
+use serde::Serialize;
+
+/// Whether a row holds a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// A timed sample.
+    Measured,
+    /// The point could not run here; `note` says why.
+    Skipped,
+    /// The point ran and failed (e.g. the copied data did not validate).
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Measured => "measured",
+            Status::Skipped => "skipped",
+            Status::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "measured" => Some(Status::Measured),
+            "skipped" => Some(Status::Skipped),
+            "failed" => Some(Status::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// The parameters and per-operation accounting of one benchmark point.
+/// Fields that do not apply stay `None` (null in Parquet).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Point {
+    /// Benchmark name: `memcpy`, `stream`, `gemm`, ...
+    pub bench: String,
+    /// Operation: `copy`, `scale`, `add`, `triad`, `gemm`, `all_reduce`, ...
+    pub op: String,
+    /// Mode, e.g. `warm`, `cold`, `in-place`.
+    pub variant: Option<String>,
+    pub dtype: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub m: Option<u64>,
+    pub n: Option<u64>,
+    pub k: Option<u64>,
+    pub threads: Option<u32>,
+    pub ranks: Option<u32>,
+    pub peer: Option<String>,
+    /// Bytes one operation copies, counted once (the payload).
+    pub bytes_copied: Option<u64>,
+    /// Bytes one operation moves through memory: read + written.
+    pub bytes_moved: Option<u64>,
+    /// Floating-point operations of one operation.
+    pub flops: Option<f64>,
+    /// nccl-tests' bus-bandwidth factor for collectives.
+    pub bw_factor: Option<f64>,
+}
+
+/// One row of the archive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub run_id: String,
+    pub backend: String,
+    pub device: String,
+    pub host: String,
+    pub rank: u32,
+    /// Index of the point within its run; all samples of a point share it.
+    pub point: u32,
+    #[serde(flatten)]
+    pub params: Point,
+    /// Index of the sample within its point; None for skipped/failed rows.
+    pub sample: Option<u32>,
+    pub iterations: Option<u64>,
+    /// Wall (or device-event) seconds for the whole sample.
+    pub seconds: Option<f64>,
+    /// The clock that timed the sample, e.g. `steady_clock`, `cuda_event`.
+    pub timer: Option<String>,
+    pub status: Status,
+    pub note: Option<String>,
+    /// `native`, or `import:<tool>:<file>`.
+    pub source: String,
+}
+
+impl Row {
+    /// Seconds per operation for a measured row.
+    pub fn seconds_per_op(&self) -> Option<f64> {
+        match (self.seconds, self.iterations) {
+            (Some(s), Some(i)) if i > 0 => Some(s / i as f64),
+            _ => None,
+        }
+    }
+}

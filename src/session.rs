@@ -1,0 +1,121 @@
+//! A whole run: probe backends, create the run in the archive, measure
+//! every point of every available backend into it, and finish it with the
+//! right status. This is what `benchbook run` does, as a library call.
+
+use indicatif::ProgressBar;
+
+use crate::archive::manifest::BackendInfo;
+use crate::archive::{Archive, Manifest, RunDir, RunStatus};
+use crate::backend::{self, Probe};
+use crate::bench::{run_benchmarks, BenchConfig, RowMeta, RowSink, RunOutcome};
+use crate::error::Result;
+use crate::rows::{Point, Status};
+
+/// What a finished (or interrupted) run left in the archive.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub run: RunDir,
+    pub status: RunStatus,
+    pub outcome: RunOutcome,
+}
+
+/// Run `cfg` into `archive`, labelled `label`.
+pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: &ProgressBar) -> Result<RunResult> {
+    cfg.validate()?;
+    let backends = backend::all();
+    let probes: Vec<Probe> = backends.iter().map(|b| b.probe()).collect();
+    let infos = backends
+        .iter()
+        .zip(&probes)
+        .map(|(b, p)| BackendInfo {
+            name: b.name().into(),
+            probe: p.clone(),
+        })
+        .collect();
+    let run_id = crate::archive::manifest::new_run_id(label.unwrap_or(&cfg.preset));
+    let config = serde_json::to_value(cfg).expect("a config always serializes");
+    let mut manifest = Manifest::begin(&run_id, "native", config, infos);
+    manifest.label = label.map(String::from);
+    let mut writer = archive.create_run(manifest)?;
+    let host = crate::host::hostname();
+    let mut outcome = RunOutcome::default();
+    for (b, probe) in backends.iter().zip(&probes) {
+        let result = match probe {
+            Probe::Available { devices } => {
+                let mut r = Ok(RunOutcome::default());
+                for (i, device) in devices.iter().enumerate() {
+                    let mut benches = b.benchmarks(&cfg.benches, i);
+                    let meta = RowMeta {
+                        run_id: run_id.clone(),
+                        backend: b.name().into(),
+                        device: device.clone(),
+                        host: host.clone(),
+                        rank: 0,
+                    };
+                    r = run_benchmarks(&mut benches, cfg, &meta, outcome.points, &mut writer, progress);
+                    match &r {
+                        Ok(o) => outcome.add(*o),
+                        Err(_) => break,
+                    }
+                    if outcome.interrupted {
+                        break;
+                    }
+                }
+                r.map(|_| ())
+            }
+            Probe::Unavailable { reason } => {
+                // Record, as data, that this backend's benchmarks could not run.
+                let benches: Vec<String> = b.benchmarks(&cfg.benches, 0).iter().map(|x| x.name().to_string()).collect();
+                let rows = benches
+                    .iter()
+                    .map(|name| {
+                        let p = Point {
+                            bench: name.clone(),
+                            op: "*".into(),
+                            ..Point::default()
+                        };
+                        let meta = RowMeta {
+                            run_id: run_id.clone(),
+                            backend: b.name().into(),
+                            device: "none".into(),
+                            host: host.clone(),
+                            rank: 0,
+                        };
+                        outcome.points += 1;
+                        outcome.skipped += 1;
+                        crate::bench::runner::outcome_rows(
+                            &meta,
+                            outcome.points - 1,
+                            &p,
+                            "none",
+                            &crate::bench::Outcome::Skipped(reason.clone()),
+                        )
+                    })
+                    .flatten()
+                    .collect::<Vec<_>>();
+                if rows.is_empty() {
+                    Ok(())
+                } else {
+                    debug_assert!(rows.iter().all(|r| r.status == Status::Skipped));
+                    writer.write_point(rows)
+                }
+            }
+        };
+        if let Err(e) = result {
+            let _ = writer.finish(RunStatus::Failed, Some(e.to_string()));
+            return Err(e);
+        }
+        if outcome.interrupted {
+            break;
+        }
+    }
+    let (status, detail) = if outcome.interrupted {
+        (RunStatus::Interrupted, Some("interrupted by a signal; finished points are kept".to_string()))
+    } else if outcome.failed > 0 {
+        (RunStatus::Complete, Some(format!("{} point(s) failed validation or errored", outcome.failed)))
+    } else {
+        (RunStatus::Complete, None)
+    };
+    let run = writer.finish(status, detail)?;
+    Ok(RunResult { run, status, outcome })
+}

@@ -1,0 +1,76 @@
+//! Hostile strings in a run (here its label) come out of a report as inert
+//! text: escaped in Markdown, never markup in HTML. The HTML is opened in a
+//! real headless Chromium and its live DOM inspected.
+
+mod common;
+
+use std::process::Command;
+
+use benchbook::prelude::*;
+use benchbook::report;
+
+const HOSTILE: &str = "<img src=x onerror=\"document.title='PWNED'\"><script>document.title='PWNED'</script> | *bold* [x](javascript:alert(1)) ``` </details>";
+
+fn hostile_report() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let mut cfg = common::tiny_config();
+    cfg.benches = vec!["memcpy".into()];
+    let r = run(&archive, &cfg, Some(HOSTILE), &indicatif::ProgressBar::hidden()).unwrap();
+    let out = tmp.path().join("report");
+    let opts = ReportOptions::default();
+    let rep = report::build(&r.run, &archive.root, &opts).unwrap();
+    report::write(&rep, &out, &opts).unwrap();
+    (tmp, out)
+}
+
+#[test]
+fn hostile_label_is_escaped_in_markdown_and_html() {
+    let (_tmp, out) = hostile_report();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(!md.contains("<script>"), "raw tag in Markdown");
+    assert!(md.contains("&lt;script&gt;"), "escaped tag in Markdown");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(!html.contains("<script"), "script tag in HTML");
+    assert!(!html.contains("<img"), "img tag in HTML");
+    assert!(!html.contains("href=\"javascript"), "javascript link in HTML");
+    assert!(html.contains("&lt;script&gt;"), "the label is shown as text");
+    // The argv in the reproducibility block cannot break out of its fence.
+    assert!(md.contains("````text"), "{md}");
+}
+
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+#[test]
+fn hostile_report_is_inert_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        // CI installs Chromium and sets CI=true, so there this cannot skip.
+        assert!(std::env::var("CI").is_err(), "Chromium is required in CI (apt-get install chromium)");
+        eprintln!("SKIPPED: no chromium on PATH; install Debian's `chromium` to run this test");
+        return;
+    };
+    let (tmp, out) = hostile_report();
+    let profile = tmp.path().join("profile");
+    let o = Command::new(browser)
+        .args([
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--virtual-time-budget=2000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", out.join("report.html").display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&o.stdout);
+    assert!(dom.contains("<main>"), "Chromium rendered the page: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(!dom.contains("PWNED"), "a script ran");
+    assert!(!dom.contains("<img"), "an injected element exists in the DOM");
+    assert!(!dom.contains("<script"), "an injected script exists in the DOM");
+    assert!(dom.contains("<svg"), "the chart is inline");
+    assert!(dom.contains("&lt;script&gt;"), "the label is visible as text");
+}
