@@ -35,7 +35,13 @@ Its Parquet schema is documented in docs/schema.md.";
 #[command(name = "benchbook", version, about, long_about = None, after_help = AFTER_HELP)]
 pub struct Cli {
     /// Archive root (holds runs/ and specs/).
-    #[arg(long, global = true, env = "BENCHBOOK_ARCHIVE", default_value = "data", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        env = "BENCHBOOK_ARCHIVE",
+        default_value = "data",
+        value_name = "DIR"
+    )]
     pub archive: PathBuf,
 
     /// No progress bars or chatter; results and errors only.
@@ -183,7 +189,10 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
             other => {
                 return Err(Error::config(
                     "PRESET|BENCH",
-                    format!("`{other}` is neither a preset (quick, full) nor a benchmark ({})", CPU_BENCHES.join(", ")),
+                    format!(
+                        "`{other}` is neither a preset (quick, full) nor a benchmark ({})",
+                        CPU_BENCHES.join(", ")
+                    ),
                 ))
             }
         }
@@ -205,7 +214,11 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
         cfg.gemm_shapes = parse_shapes(s)?;
     }
     if let Some(s) = &a.dtypes {
-        cfg.gemm_dtypes = s.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
+        cfg.gemm_dtypes = s
+            .split(',')
+            .map(|d| d.trim().to_string())
+            .filter(|d| !d.is_empty())
+            .collect();
     }
     let st = &mut cfg.stop;
     if let Some(v) = a.target_rsd {
@@ -233,9 +246,11 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     }
     let pb = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
     pb.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} points  {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} points  {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     pb
 }
@@ -321,14 +336,26 @@ fn cmd_list(archive: &Archive, json: bool) -> Result<u8> {
         return Ok(0);
     }
     if runs.is_empty() {
-        eprintln!("no runs in {}; `benchbook run quick` makes one", archive.runs_dir().display());
+        eprintln!(
+            "no runs in {}; `benchbook run quick` makes one",
+            archive.runs_dir().display()
+        );
         return Ok(0);
     }
     let mut w = std::io::stdout().lock();
-    let _ = writeln!(w, "{:<40} {:<12} {:<21} {:>7} {:>8}  {}", "RUN", "STATUS", "STARTED", "POINTS", "ROWS", "HOST / SOURCE");
+    let _ = writeln!(
+        w,
+        "{:<40} {:<12} {:<21} {:>7} {:>8}  {}",
+        "RUN", "STATUS", "STARTED", "POINTS", "ROWS", "HOST / SOURCE"
+    );
     for v in out {
         if let Some(e) = v.get("error") {
-            let _ = writeln!(w, "{:<40} unreadable: {}", v["run_id"].as_str().unwrap_or(""), e.as_str().unwrap_or(""));
+            let _ = writeln!(
+                w,
+                "{:<40} unreadable: {}",
+                v["run_id"].as_str().unwrap_or(""),
+                e.as_str().unwrap_or("")
+            );
             continue;
         }
         let _ = writeln!(
@@ -356,15 +383,53 @@ fn cmd_show(archive: &Archive, query: &str, json: bool) -> Result<u8> {
     }
     let mut w = std::io::stdout().lock();
     let _ = writeln!(w, "run      {}", m.run_id);
-    let _ = writeln!(w, "status   {}{}", m.effective_status().as_str(), m.status_detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default());
-    let _ = writeln!(w, "started  {}   ended {}", m.started_at, m.ended_at.as_deref().unwrap_or("-"));
-    let _ = writeln!(w, "host     {} — {} ({} CPUs), {}", m.host.hostname, m.host.cpu_model, m.host.logical_cpus, m.host.memory_bytes.map(format_bytes).unwrap_or_default());
+    let _ = writeln!(
+        w,
+        "status   {}{}",
+        m.effective_status().as_str(),
+        m.status_detail
+            .as_ref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        w,
+        "started  {}   ended {}",
+        m.started_at,
+        m.ended_at.as_deref().unwrap_or("-")
+    );
+    let _ = writeln!(
+        w,
+        "host     {} — {} ({} CPUs), {}",
+        m.host.hostname,
+        m.host.cpu_model,
+        m.host.logical_cpus,
+        m.host.memory_bytes.map(format_bytes).unwrap_or_default()
+    );
     let _ = writeln!(w, "os       {} / {}", m.host.os, m.host.kernel);
-    let _ = writeln!(w, "tool     {} {} {}", m.tool.name, m.tool.version, m.tool.git_commit.as_deref().unwrap_or("(no git commit)"));
-    let _ = writeln!(w, "command  {}", crate::report::context::shell_join(&m.argv));
-    let _ = writeln!(w, "points   {} ({} measured, {} skipped, {} failed), {} rows", m.counts.points, m.counts.measured, m.counts.skipped, m.counts.failed, m.counts.rows);
+    let _ = writeln!(
+        w,
+        "tool     {} {} {}",
+        m.tool.name,
+        m.tool.version,
+        m.tool.git_commit.as_deref().unwrap_or("(no git commit)")
+    );
+    let _ = writeln!(
+        w,
+        "command  {}",
+        crate::report::context::shell_join(&m.argv)
+    );
+    let _ = writeln!(
+        w,
+        "points   {} ({} measured, {} skipped, {} failed), {} rows",
+        m.counts.points, m.counts.measured, m.counts.skipped, m.counts.failed, m.counts.rows
+    );
     let _ = writeln!(w);
-    let _ = writeln!(w, "{:<34} {:>12} {:>11} {:>11} {:>11} {:>8} {:>6}", "POINT", "MEDIAN", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N");
+    let _ = writeln!(
+        w,
+        "{:<34} {:>12} {:>11} {:>11} {:>11} {:>8} {:>6}",
+        "POINT", "MEDIAN", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N"
+    );
     for p in &stats {
         let label = crate::bench::runner::point_label(&crate::rows::Point {
             bench: p.bench.clone(),
@@ -429,7 +494,11 @@ fn cmd_verify(archive: &Archive, runs: &[String], json: bool) -> Result<u8> {
         if json {
             all.push(json!({"run_id": run.id, "ok": findings.is_empty(), "findings": findings}));
         } else if findings.is_empty() {
-            println!("{}: OK ({} files match their sha256)", run.id, run.manifest()?.files.len());
+            println!(
+                "{}: OK ({} files match their sha256)",
+                run.id,
+                run.manifest()?.files.len()
+            );
         } else {
             println!("{}: CHANGED", run.id);
             for f in findings {
@@ -445,7 +514,10 @@ fn cmd_verify(archive: &Archive, runs: &[String], json: bool) -> Result<u8> {
 
 fn cmd_specs(archive: &Archive) -> Result<u8> {
     let book = SpecBook::load(&archive.root)?;
-    println!("{:<10} {:<28} {:>10} {:>10} {:>10}", "ID", "NAME", "HBM GB/s", "BF16 TF/s", "LINK GB/s");
+    println!(
+        "{:<10} {:<28} {:>10} {:>10} {:>10}",
+        "ID", "NAME", "HBM GB/s", "BF16 TF/s", "LINK GB/s"
+    );
     for s in book.specs.values() {
         let f = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
         println!(
@@ -457,6 +529,9 @@ fn cmd_specs(archive: &Archive) -> Result<u8> {
             f(s.link.as_ref().map(|l| l.total_gbps))
         );
     }
-    println!("\nAdd your own: a TOML file in {}/specs/ (same layout as data/specs/h100-sxm.toml).", archive.root.display());
+    println!(
+        "\nAdd your own: a TOML file in {}/specs/ (same layout as data/specs/h100-sxm.toml).",
+        archive.root.display()
+    );
     Ok(0)
 }

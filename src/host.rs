@@ -34,7 +34,9 @@ pub fn available_memory_bytes() -> Option<u64> {
 
 /// Logical CPUs this process may use.
 pub fn logical_cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 /// The CPU's model name, e.g. `AMD EPYC 7763 64-Core Processor`.

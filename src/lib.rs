@@ -40,7 +40,9 @@ pub use error::{Error, Result};
 
 /// The names a notebook or script usually needs.
 pub mod prelude {
-    pub use crate::analysis::{curves, point_stats, saturation, summarize_lazy, Curve, PointStat, SpecBook};
+    pub use crate::analysis::{
+        curves, point_stats, saturation, summarize_lazy, Curve, PointStat, SpecBook,
+    };
     pub use crate::archive::{verify_run, Archive, Manifest, RunDir, RunStatus};
     pub use crate::bench::{BenchConfig, Preset, StopRule};
     pub use crate::report::{Format, ReportOptions};

@@ -20,7 +20,12 @@ pub struct RunResult {
 }
 
 /// Run `cfg` into `archive`, labelled `label`.
-pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: &ProgressBar) -> Result<RunResult> {
+pub fn run(
+    archive: &Archive,
+    cfg: &BenchConfig,
+    label: Option<&str>,
+    progress: &ProgressBar,
+) -> Result<RunResult> {
     cfg.validate()?;
     let backends = backend::all();
     let probes: Vec<Probe> = backends.iter().map(|b| b.probe()).collect();
@@ -52,7 +57,14 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
                         host: host.clone(),
                         rank: 0,
                     };
-                    r = run_benchmarks(&mut benches, cfg, &meta, outcome.points, &mut writer, progress);
+                    r = run_benchmarks(
+                        &mut benches,
+                        cfg,
+                        &meta,
+                        outcome.points,
+                        &mut writer,
+                        progress,
+                    );
                     match &r {
                         Ok(o) => outcome.add(*o),
                         Err(_) => break,
@@ -65,7 +77,11 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
             }
             Probe::Unavailable { reason } => {
                 // Record, as data, that this backend's benchmarks could not run.
-                let benches: Vec<String> = b.benchmarks(&cfg.benches, 0).iter().map(|x| x.name().to_string()).collect();
+                let benches: Vec<String> = b
+                    .benchmarks(&cfg.benches, 0)
+                    .iter()
+                    .map(|x| x.name().to_string())
+                    .collect();
                 let rows = benches
                     .iter()
                     .map(|name| {
@@ -110,12 +126,25 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
         }
     }
     let (status, detail) = if outcome.interrupted {
-        (RunStatus::Interrupted, Some("interrupted by a signal; finished points are kept".to_string()))
+        (
+            RunStatus::Interrupted,
+            Some("interrupted by a signal; finished points are kept".to_string()),
+        )
     } else if outcome.failed > 0 {
-        (RunStatus::Complete, Some(format!("{} point(s) failed validation or errored", outcome.failed)))
+        (
+            RunStatus::Complete,
+            Some(format!(
+                "{} point(s) failed validation or errored",
+                outcome.failed
+            )),
+        )
     } else {
         (RunStatus::Complete, None)
     };
     let run = writer.finish(status, detail)?;
-    Ok(RunResult { run, status, outcome })
+    Ok(RunResult {
+        run,
+        status,
+        outcome,
+    })
 }

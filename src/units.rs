@@ -77,7 +77,10 @@ pub fn parse_sizes(flag: &str, text: &str) -> Result<Vec<u64>> {
         }
     }
     if out.is_empty() {
-        return Err(Error::config(flag, "no sizes given; write e.g. `4K..2G` or `1M,64M`"));
+        return Err(Error::config(
+            flag,
+            "no sizes given; write e.g. `4K..2G` or `1M,64M`",
+        ));
     }
     out.sort_unstable();
     out.dedup();

@@ -79,7 +79,11 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         max: v[v.len() - 1],
         mean: m,
         std_dev: sd,
-        cv: if m != 0.0 { sd / m.abs() } else { f64::INFINITY },
+        cv: if m != 0.0 {
+            sd / m.abs()
+        } else {
+            f64::INFINITY
+        },
     })
 }
 
@@ -100,7 +104,11 @@ pub fn saturation_size(curve: &[(u64, f64)], reference: f64, fraction: f64) -> O
 /// (up to three), i.e. where the curve settles once caches no longer help.
 /// A cache-resident peak at middle sizes is deliberately *not* the plateau.
 pub fn plateau(curve: &[(u64, f64)]) -> Option<f64> {
-    let mut v: Vec<(u64, f64)> = curve.iter().copied().filter(|(_, r)| r.is_finite()).collect();
+    let mut v: Vec<(u64, f64)> = curve
+        .iter()
+        .copied()
+        .filter(|(_, r)| r.is_finite())
+        .collect();
     if v.is_empty() {
         return None;
     }
@@ -140,7 +148,15 @@ mod tests {
 
     #[test]
     fn saturation_and_plateau() {
-        let curve = [(1, 10.0), (2, 50.0), (4, 85.0), (8, 120.0), (16, 100.0), (32, 100.0), (64, 98.0)];
+        let curve = [
+            (1, 10.0),
+            (2, 50.0),
+            (4, 85.0),
+            (8, 120.0),
+            (16, 100.0),
+            (32, 100.0),
+            (64, 98.0),
+        ];
         assert_eq!(plateau(&curve), Some(100.0));
         assert_eq!(saturation_size(&curve, 100.0, 0.5), Some(2));
         assert_eq!(saturation_size(&curve, 100.0, 0.9), Some(8));

@@ -10,8 +10,27 @@ use crate::error::{Error, Result};
 
 /// Parameter columns carried through from the rows (constant within a point).
 const PARAMS: [&str; 21] = [
-    "bench", "backend", "device", "host", "op", "variant", "dtype", "size_bytes", "m", "n", "k", "threads",
-    "ranks", "peer", "bytes_copied", "bytes_moved", "flops", "bw_factor", "timer", "note", "source",
+    "bench",
+    "backend",
+    "device",
+    "host",
+    "op",
+    "variant",
+    "dtype",
+    "size_bytes",
+    "m",
+    "n",
+    "k",
+    "threads",
+    "ranks",
+    "peer",
+    "bytes_copied",
+    "bytes_moved",
+    "flops",
+    "bw_factor",
+    "timer",
+    "note",
+    "source",
 ];
 
 /// The lazy per-point summary of measured rows: one row per (run, rank,
@@ -22,9 +41,13 @@ pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
     aggs.extend([
         spo().len().alias("samples"),
         spo().min().alias("min_seconds"),
-        spo().quantile(lit(0.2), QuantileMethod::Linear).alias("p20_seconds"),
+        spo()
+            .quantile(lit(0.2), QuantileMethod::Linear)
+            .alias("p20_seconds"),
         spo().median().alias("median_seconds"),
-        spo().quantile(lit(0.8), QuantileMethod::Linear).alias("p80_seconds"),
+        spo()
+            .quantile(lit(0.8), QuantileMethod::Linear)
+            .alias("p80_seconds"),
         spo().max().alias("max_seconds"),
         spo().mean().alias("mean_seconds"),
         spo().std(1).alias("std_seconds"),
@@ -76,25 +99,39 @@ pub struct PointStat {
 /// Collect the lazy summary into [`PointStat`]s.
 pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     let df = summarize_lazy(rows).collect().map_err(Error::analysis)?;
-    let e = Error::analysis;
-    let s = |n: &str| -> Result<Vec<Option<String>>> {
-        Ok(df.column(n).map_err(e)?.str().map_err(e)?.iter().map(|o| o.map(String::from)).collect())
-    };
-    let u = |n: &str| -> Result<Vec<Option<u64>>> {
-        let c = df.column(n).map_err(e)?.cast(&DataType::UInt64).map_err(e)?;
-        Ok(c.u64().map_err(e)?.iter().collect())
-    };
-    let f = |n: &str| -> Result<Vec<Option<f64>>> {
-        let c = df.column(n).map_err(e)?.cast(&DataType::Float64).map_err(e)?;
-        Ok(c.f64().map_err(e)?.iter().collect())
-    };
-    let (run_id, bench, backend, device, op) = (s("run_id")?, s("bench")?, s("backend")?, s("device")?, s("op")?);
+    use crate::archive::schema::columns::{f64s, strings, u64s};
+    let (s, u, f) = (|n| strings(&df, n), |n| u64s(&df, n), |n| f64s(&df, n));
+    let (run_id, bench, backend, device, op) = (
+        s("run_id")?,
+        s("bench")?,
+        s("backend")?,
+        s("device")?,
+        s("op")?,
+    );
     let (variant, dtype, note) = (s("variant")?, s("dtype")?, s("note")?);
-    let (point, size, m, n, k, threads) = (u("point")?, u("size_bytes")?, u("m")?, u("n")?, u("k")?, u("threads")?);
+    let (point, size, m, n, k, threads) = (
+        u("point")?,
+        u("size_bytes")?,
+        u("m")?,
+        u("n")?,
+        u("k")?,
+        u("threads")?,
+    );
     let (samples, iterations) = (u("samples")?, u("iterations")?);
     let cols: Vec<Vec<Option<f64>>> = [
-        "min_seconds", "p20_seconds", "median_seconds", "p80_seconds", "max_seconds", "mean_seconds",
-        "std_seconds", "cv", "gbps_copied", "gbps_moved", "best_gbps_moved", "gflops", "best_gflops",
+        "min_seconds",
+        "p20_seconds",
+        "median_seconds",
+        "p80_seconds",
+        "max_seconds",
+        "mean_seconds",
+        "std_seconds",
+        "cv",
+        "gbps_copied",
+        "gbps_moved",
+        "best_gbps_moved",
+        "gflops",
+        "best_gflops",
     ]
     .iter()
     .map(|c| f(c))
@@ -157,19 +194,40 @@ impl Curve {
     pub fn gbps(&self, moved: bool) -> Vec<(u64, f64)> {
         self.points
             .iter()
-            .filter_map(|p| Some((p.size_bytes?, if moved { p.gbps_moved? } else { p.gbps_copied? })))
+            .filter_map(|p| {
+                Some((
+                    p.size_bytes?,
+                    if moved { p.gbps_moved? } else { p.gbps_copied? },
+                ))
+            })
             .collect()
     }
 }
 
 /// Group size-swept points into curves, ordered by (run, bench, op, threads).
 pub fn curves(points: &[PointStat]) -> Vec<Curve> {
-    let mut map: BTreeMap<(String, String, String, Option<u32>, Option<String>, Option<String>), Vec<PointStat>> =
-        BTreeMap::new();
+    let mut map: BTreeMap<
+        (
+            String,
+            String,
+            String,
+            Option<u32>,
+            Option<String>,
+            Option<String>,
+        ),
+        Vec<PointStat>,
+    > = BTreeMap::new();
     for p in points.iter().filter(|p| p.size_bytes.is_some()) {
-        map.entry((p.run_id.clone(), p.bench.clone(), p.op.clone(), p.threads, p.dtype.clone(), p.variant.clone()))
-            .or_default()
-            .push(p.clone());
+        map.entry((
+            p.run_id.clone(),
+            p.bench.clone(),
+            p.op.clone(),
+            p.threads,
+            p.dtype.clone(),
+            p.variant.clone(),
+        ))
+        .or_default()
+        .push(p.clone());
     }
     map.into_iter()
         .map(|((run_id, bench, op, threads, dtype, _), mut pts)| {

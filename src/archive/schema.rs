@@ -105,7 +105,12 @@ pub fn to_dataframe(rows: &[Row]) -> Result<DataFrame> {
     let df = DataFrame::new(rows.len(), columns).map_err(Error::analysis)?;
     // The null-only columns of an empty frame would otherwise be untyped.
     df.lazy()
-        .select(schema().iter_fields().map(|f| polars::prelude::col(f.name().clone()).cast(f.dtype().clone())).collect::<Vec<_>>())
+        .select(
+            schema()
+                .iter_fields()
+                .map(|f| polars::prelude::col(f.name().clone()).cast(f.dtype().clone()))
+                .collect::<Vec<_>>(),
+        )
         .collect()
         .map_err(Error::analysis)
 }
@@ -120,7 +125,10 @@ pub fn write_parquet(path: &Path, rows: &[Row]) -> Result<()> {
         .with_compression(ParquetCompression::Zstd(None))
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![
             (VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
-            ("benchbook.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+            (
+                "benchbook.version".to_string(),
+                env!("CARGO_PKG_VERSION").to_string(),
+            ),
         ])))
         .finish(&mut df)
         .map_err(|e| Error::Parquet {
@@ -147,7 +155,11 @@ pub fn check_version(path: &Path) -> Result<u32> {
         .as_ref()
         .and_then(|kv| kv.iter().find(|k| k.key == VERSION_KEY))
         .and_then(|k| k.value.clone());
-    let supported = READABLE_VERSIONS.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+    let supported = READABLE_VERSIONS
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
     match found {
         None => Err(Error::SchemaVersion {
             path: path.to_path_buf(),
@@ -169,15 +181,25 @@ pub fn check_version(path: &Path) -> Result<u32> {
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     check_version(path)?;
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let df = ParquetReader::new(file).finish().map_err(|e| parquet_err(path, e))?;
+    let df = ParquetReader::new(file)
+        .finish()
+        .map_err(|e| parquet_err(path, e))?;
     let want = schema();
     for f in want.iter_fields() {
         match df.schema().get(f.name()) {
             Some(t) if t == f.dtype() => {}
             Some(t) => {
-                return Err(parquet_err(path, format!("column `{}` is {t}, expected {}", f.name(), f.dtype())))
+                return Err(parquet_err(
+                    path,
+                    format!("column `{}` is {t}, expected {}", f.name(), f.dtype()),
+                ))
             }
-            None => return Err(parquet_err(path, format!("column `{}` is missing", f.name()))),
+            None => {
+                return Err(parquet_err(
+                    path,
+                    format!("column `{}` is missing", f.name()),
+                ))
+            }
         }
     }
     Ok(df)
@@ -186,30 +208,53 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame> {
 /// DataFrame (of [`schema`]) → rows. Used by tests, `show` and importers'
 /// round trips; analysis stays in polars.
 pub fn from_dataframe(df: &DataFrame) -> Result<Vec<Row>> {
-    let e = Error::analysis;
-    let str_col = |n: &str| -> Result<Vec<Option<String>>> {
-        Ok(df.column(n).map_err(e)?.str().map_err(e)?.iter().map(|o| o.map(str::to_string)).collect())
-    };
-    let u64_col = |n: &str| -> Result<Vec<Option<u64>>> {
-        Ok(df.column(n).map_err(e)?.u64().map_err(e)?.iter().collect())
-    };
-    let u32_col = |n: &str| -> Result<Vec<Option<u32>>> {
-        Ok(df.column(n).map_err(e)?.u32().map_err(e)?.iter().collect())
-    };
-    let f64_col = |n: &str| -> Result<Vec<Option<f64>>> {
-        Ok(df.column(n).map_err(e)?.f64().map_err(e)?.iter().collect())
-    };
-    let (run_id, bench, backend, device, host) =
-        (str_col("run_id")?, str_col("bench")?, str_col("backend")?, str_col("device")?, str_col("host")?);
+    use columns::{f64s as f64_col, strings as str_col, u32s as u32_col, u64s as u64_col};
+    let (str_col, u64_col, u32_col, f64_col) = (
+        |n| str_col(df, n),
+        |n| u64_col(df, n),
+        |n| u32_col(df, n),
+        |n| f64_col(df, n),
+    );
+    let (run_id, bench, backend, device, host) = (
+        str_col("run_id")?,
+        str_col("bench")?,
+        str_col("backend")?,
+        str_col("device")?,
+        str_col("host")?,
+    );
     let (rank, point) = (u32_col("rank")?, u32_col("point")?);
-    let (op, variant, dtype, peer) = (str_col("op")?, str_col("variant")?, str_col("dtype")?, str_col("peer")?);
-    let (size, m, n, k) = (u64_col("size_bytes")?, u64_col("m")?, u64_col("n")?, u64_col("k")?);
+    let (op, variant, dtype, peer) = (
+        str_col("op")?,
+        str_col("variant")?,
+        str_col("dtype")?,
+        str_col("peer")?,
+    );
+    let (size, m, n, k) = (
+        u64_col("size_bytes")?,
+        u64_col("m")?,
+        u64_col("n")?,
+        u64_col("k")?,
+    );
     let (threads, ranks, sample) = (u32_col("threads")?, u32_col("ranks")?, u32_col("sample")?);
-    let (iterations, copied, moved) = (u64_col("iterations")?, u64_col("bytes_copied")?, u64_col("bytes_moved")?);
-    let (seconds, flops, bw) = (f64_col("seconds")?, f64_col("flops")?, f64_col("bw_factor")?);
-    let (timer, status, note, source) = (str_col("timer")?, str_col("status")?, str_col("note")?, str_col("source")?);
+    let (iterations, copied, moved) = (
+        u64_col("iterations")?,
+        u64_col("bytes_copied")?,
+        u64_col("bytes_moved")?,
+    );
+    let (seconds, flops, bw) = (
+        f64_col("seconds")?,
+        f64_col("flops")?,
+        f64_col("bw_factor")?,
+    );
+    let (timer, status, note, source) = (
+        str_col("timer")?,
+        str_col("status")?,
+        str_col("note")?,
+        str_col("source")?,
+    );
     let need = |v: &Option<String>, name: &str, i: usize| -> Result<String> {
-        v.clone().ok_or_else(|| Error::analysis(format!("row {i}: `{name}` is null")))
+        v.clone()
+            .ok_or_else(|| Error::analysis(format!("row {i}: `{name}` is null")))
     };
     (0..df.height())
         .map(|i| {
@@ -242,11 +287,51 @@ pub fn from_dataframe(df: &DataFrame) -> Result<Vec<Row>> {
                 iterations: iterations[i],
                 seconds: seconds[i],
                 timer: timer[i].clone(),
-                status: Status::parse(&status_text)
-                    .ok_or_else(|| Error::analysis(format!("row {i}: unknown status `{status_text}`")))?,
+                status: Status::parse(&status_text).ok_or_else(|| {
+                    Error::analysis(format!("row {i}: unknown status `{status_text}`"))
+                })?,
                 note: note[i].clone(),
                 source: need(&source[i], "source", i)?,
             })
         })
         .collect()
+}
+
+/// Typed readers of one DataFrame column, shared by every DataFrame → Rust
+/// conversion. Numeric readers cast, so a u32 column reads as u64 and so on.
+pub mod columns {
+    use polars::prelude::*;
+
+    use crate::error::{Error, Result};
+
+    fn column(df: &DataFrame, name: &str, dtype: &DataType) -> Result<Column> {
+        df.column(name)
+            .map_err(Error::analysis)?
+            .cast(dtype)
+            .map_err(Error::analysis)
+    }
+
+    pub fn strings(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>> {
+        let c = column(df, name, &DataType::String)?;
+        Ok(c.str()
+            .map_err(Error::analysis)?
+            .iter()
+            .map(|o| o.map(String::from))
+            .collect())
+    }
+
+    pub fn u64s(df: &DataFrame, name: &str) -> Result<Vec<Option<u64>>> {
+        let c = column(df, name, &DataType::UInt64)?;
+        Ok(c.u64().map_err(Error::analysis)?.iter().collect())
+    }
+
+    pub fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
+        let c = column(df, name, &DataType::UInt32)?;
+        Ok(c.u32().map_err(Error::analysis)?.iter().collect())
+    }
+
+    pub fn f64s(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>> {
+        let c = column(df, name, &DataType::Float64)?;
+        Ok(c.f64().map_err(Error::analysis)?.iter().collect())
+    }
 }

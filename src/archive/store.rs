@@ -56,10 +56,11 @@ impl RunDir {
     pub fn manifest(&self) -> Result<Manifest> {
         let path = self.manifest_path();
         let text = fs::read_to_string(&path).at(&path)?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Manifest {
-            path: path.clone(),
-            message: format!("line {}, column {}: {e}", e.line(), e.column()),
-        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| Error::Manifest {
+                path: path.clone(),
+                message: format!("line {}, column {}: {e}", e.line(), e.column()),
+            })?;
         if let Some(v) = value.get("schema_version").and_then(|v| v.as_u64()) {
             if !schema::READABLE_VERSIONS.contains(&(v as u32)) {
                 return Err(Error::SchemaVersion {
@@ -127,7 +128,10 @@ impl Archive {
         if let Some(r) = runs.iter().find(|r| r.id == query) {
             return Ok(r.clone());
         }
-        let matches: Vec<&RunDir> = runs.iter().filter(|r| r.id.starts_with(query) || r.id.contains(query)).collect();
+        let matches: Vec<&RunDir> = runs
+            .iter()
+            .filter(|r| r.id.starts_with(query) || r.id.contains(query))
+            .collect();
         match matches.as_slice() {
             [one] => Ok((*one).clone()),
             [] => Err(Error::RunNotFound {
@@ -136,12 +140,17 @@ impl Archive {
                 hint: if runs.is_empty() {
                     "The archive has no runs yet; `benchbook run quick` makes one.".into()
                 } else {
-                    "`benchbook list` shows the runs there; pass --archive DIR for another archive.".into()
+                    "`benchbook list` shows the runs there; pass --archive DIR for another archive."
+                        .into()
                 },
             }),
             many => Err(Error::AmbiguousRun {
                 query: query.into(),
-                candidates: many.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", "),
+                candidates: many
+                    .iter()
+                    .map(|r| r.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             }),
         }
     }
@@ -150,7 +159,10 @@ impl Archive {
     pub fn create_run(&self, manifest: Manifest) -> Result<RunWriter> {
         let path = self.runs_dir().join(&manifest.run_id);
         if path.exists() {
-            return Err(Error::config("run id", format!("{} already exists", path.display())));
+            return Err(Error::config(
+                "run id",
+                format!("{} already exists", path.display()),
+            ));
         }
         fs::create_dir_all(&path).at(&path)?;
         let mut w = RunWriter {

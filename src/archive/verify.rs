@@ -12,18 +12,33 @@ use crate::error::Result;
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
-    Missing { path: String },
-    SizeChanged { path: String, expected: u64, actual: u64 },
+    Missing {
+        path: String,
+    },
+    SizeChanged {
+        path: String,
+        expected: u64,
+        actual: u64,
+    },
     /// Same size, different content, in these byte ranges.
-    ContentChanged { path: String, ranges: Vec<(u64, u64)> },
-    Unlisted { path: String },
+    ContentChanged {
+        path: String,
+        ranges: Vec<(u64, u64)>,
+    },
+    Unlisted {
+        path: String,
+    },
 }
 
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Finding::Missing { path } => write!(f, "{path}: missing"),
-            Finding::SizeChanged { path, expected, actual } => {
+            Finding::SizeChanged {
+                path,
+                expected,
+                actual,
+            } => {
                 write!(f, "{path}: size changed from {expected} to {actual} bytes")
             }
             Finding::ContentChanged { path, ranges } => {
@@ -68,11 +83,18 @@ fn check(dir: &RunDir, entry: &FileEntry) -> Option<Finding> {
 /// Everything that differs from the manifest; empty means the run verifies.
 pub fn verify_run(dir: &RunDir) -> Result<Vec<Finding>> {
     let manifest = dir.manifest()?;
-    let mut findings: Vec<Finding> = manifest.files.iter().filter_map(|e| check(dir, e)).collect();
+    let mut findings: Vec<Finding> = manifest
+        .files
+        .iter()
+        .filter_map(|e| check(dir, e))
+        .collect();
     if let Ok(entries) = fs::read_dir(&dir.path) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name != MANIFEST_FILE && !name.ends_with(".tmp") && !manifest.files.iter().any(|f| f.path == name) {
+            if name != MANIFEST_FILE
+                && !name.ends_with(".tmp")
+                && !manifest.files.iter().any(|f| f.path == name)
+            {
                 findings.push(Finding::Unlisted { path: name });
             }
         }

@@ -115,7 +115,10 @@ impl BenchConfig {
             }
         }
         if self.threads.iter().any(|&t| t == 0) {
-            return Err(Error::config("--threads", "thread counts must be at least 1"));
+            return Err(Error::config(
+                "--threads",
+                "thread counts must be at least 1",
+            ));
         }
         for d in &self.gemm_dtypes {
             if d != "f32" && d != "f64" {
@@ -127,12 +130,18 @@ impl BenchConfig {
         }
         let s = &self.stop;
         if !(s.target_rsd > 0.0) {
-            return Err(Error::config("--target-rsd", "must be a positive fraction, e.g. 0.005 for 0.5 %"));
+            return Err(Error::config(
+                "--target-rsd",
+                "must be a positive fraction, e.g. 0.005 for 0.5 %",
+            ));
         }
         if s.max_seconds < s.min_seconds {
             return Err(Error::config(
                 "--max-time",
-                format!("{} s is below --min-time {} s", s.max_seconds, s.min_seconds),
+                format!(
+                    "{} s is below --min-time {} s",
+                    s.max_seconds, s.min_seconds
+                ),
             ));
         }
         if s.min_samples == 0 {
@@ -151,7 +160,12 @@ pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>> {
             crate::units::parse_size(s)
                 .ok()
                 .filter(|&v| v > 0)
-                .ok_or_else(|| Error::config("--shapes", format!("`{part}`: `{s}` is not a positive integer; write N or MxNxK")))
+                .ok_or_else(|| {
+                    Error::config(
+                        "--shapes",
+                        format!("`{part}`: `{s}` is not a positive integer; write N or MxNxK"),
+                    )
+                })
         };
         let shape = match dims.as_slice() {
             [n] => {
@@ -159,12 +173,20 @@ pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>> {
                 [n, n, n]
             }
             [m, n, k] => [parse(m)?, parse(n)?, parse(k)?],
-            _ => return Err(Error::config("--shapes", format!("`{part}`: write N or MxNxK"))),
+            _ => {
+                return Err(Error::config(
+                    "--shapes",
+                    format!("`{part}`: write N or MxNxK"),
+                ))
+            }
         };
         out.push(shape);
     }
     if out.is_empty() {
-        return Err(Error::config("--shapes", "no shapes given; write e.g. 1024,4096x4096x1024"));
+        return Err(Error::config(
+            "--shapes",
+            "no shapes given; write e.g. 1024,4096x4096x1024",
+        ));
     }
     Ok(out)
 }
@@ -177,13 +199,22 @@ mod tests {
     fn presets_validate() {
         BenchConfig::preset(Preset::Quick).validate().unwrap();
         BenchConfig::preset(Preset::Full).validate().unwrap();
-        assert_eq!(*BenchConfig::preset(Preset::Full).memcpy_sizes.last().unwrap(), 2 << 30);
+        assert_eq!(
+            *BenchConfig::preset(Preset::Full)
+                .memcpy_sizes
+                .last()
+                .unwrap(),
+            2 << 30
+        );
     }
 
     #[test]
     fn shapes_parse() {
         assert_eq!(parse_shapes("8").unwrap(), vec![[8, 8, 8]]);
-        assert_eq!(parse_shapes("2x3x4, 1K").unwrap(), vec![[2, 3, 4], [1024, 1024, 1024]]);
+        assert_eq!(
+            parse_shapes("2x3x4, 1K").unwrap(),
+            vec![[2, 3, 4], [1024, 1024, 1024]]
+        );
         let e = parse_shapes("2x3").unwrap_err().to_string();
         assert!(e.contains("--shapes") && e.contains("MxNxK"), "{e}");
     }
@@ -192,9 +223,17 @@ mod tests {
     fn bad_config_names_the_flag() {
         let mut c = BenchConfig::preset(Preset::Quick);
         c.benches.push("nope".into());
-        assert!(c.validate().unwrap_err().to_string().contains("unknown benchmark `nope`"));
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("unknown benchmark `nope`"));
         let mut c = BenchConfig::preset(Preset::Quick);
         c.gemm_dtypes = vec!["bf16".into()];
-        assert!(c.validate().unwrap_err().to_string().starts_with("--dtypes"));
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .starts_with("--dtypes"));
     }
 }

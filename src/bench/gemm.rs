@@ -124,13 +124,24 @@ fn run_typed<T: Elem>(m: usize, n: usize, k: usize, threads: usize, sampler: &Sa
             // lengths; strides match; dst does not alias the inputs.
             unsafe {
                 gemm::gemm(
-                    m, n, k,
-                    c.as_mut_ptr(), m as isize, 1,
+                    m,
+                    n,
+                    k,
+                    c.as_mut_ptr(),
+                    m as isize,
+                    1,
                     false,
-                    a.as_ptr(), m as isize, 1,
-                    b.as_ptr(), k as isize, 1,
-                    T::ZERO, T::ONE,
-                    false, false, false,
+                    a.as_ptr(),
+                    m as isize,
+                    1,
+                    b.as_ptr(),
+                    k as isize,
+                    1,
+                    T::ZERO,
+                    T::ONE,
+                    false,
+                    false,
+                    false,
                     par,
                 );
             }
@@ -203,7 +214,10 @@ mod tests {
         cfg.threads = vec![1];
         let p = &points(&cfg)[0];
         assert_eq!(p.flops, Some(2.0 * 16384.0 * 8192.0 * 1280.0));
-        assert_eq!(p.bytes_moved, Some(4 * (16384 * 1280 + 1280 * 8192 + 16384 * 8192)));
+        assert_eq!(
+            p.bytes_moved,
+            Some(4 * (16384 * 1280 + 1280 * 8192 + 16384 * 8192))
+        );
         assert_eq!(p.bytes_copied, None);
     }
 

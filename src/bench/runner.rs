@@ -53,7 +53,13 @@ impl RunOutcome {
 }
 
 /// The rows of one point's outcome.
-pub fn outcome_rows(meta: &RowMeta, index: u32, point: &Point, timer: &str, outcome: &Outcome) -> Vec<Row> {
+pub fn outcome_rows(
+    meta: &RowMeta,
+    index: u32,
+    point: &Point,
+    timer: &str,
+    outcome: &Outcome,
+) -> Vec<Row> {
     let base = |status, note: Option<String>| Row {
         run_id: meta.run_id.clone(),
         backend: meta.backend.clone(),
@@ -149,7 +155,13 @@ pub fn run_benchmarks(
                 progress.println(format!("FAILED {}: {why}", point_label(&point)));
             }
         }
-        let rows = outcome_rows(meta, first_point + out.points, &point, bench.timer(), &outcome);
+        let rows = outcome_rows(
+            meta,
+            first_point + out.points,
+            &point,
+            bench.timer(),
+            &outcome,
+        );
         out.points += 1;
         sink.write_point(rows)?;
         progress.inc(1);

@@ -218,7 +218,11 @@ mod tests {
         assert_eq!(m.stop, StopReason::Converged);
         assert_eq!(m.samples.len(), 5);
         // 1 ms per sample at 1 µs per op.
-        assert!(m.samples.iter().all(|s| s.iterations == 1000), "{:?}", m.samples);
+        assert!(
+            m.samples.iter().all(|s| s.iterations == 1000),
+            "{:?}",
+            m.samples
+        );
         assert_eq!(m.rsd, 0.0);
     }
 
@@ -240,7 +244,9 @@ mod tests {
 
     #[test]
     fn timer_errors_abort_the_point() {
-        let e = Sampler::new(rule()).measure(&mut |_| Err("boom".into())).unwrap_err();
+        let e = Sampler::new(rule())
+            .measure(&mut |_| Err("boom".into()))
+            .unwrap_err();
         assert_eq!(e, "boom");
     }
 

@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, pow10_ticks, pow2_ticks, Chart, COLORS, FONT};
+use super::{plot_err, pow10_ticks, pow2_ticks, COLORS, FONT};
 use crate::error::Result;
 use crate::units::{format_bytes, format_sig3};
 
@@ -26,11 +26,21 @@ pub struct BandwidthChart {
 
 /// Build a bandwidth chart; points with non-positive values are dropped
 /// (a log axis cannot show them).
-pub fn bandwidth_chart(name: &str, title: &str, y_label: &str, lines: Vec<Line>, roofline: Option<(String, f64)>) -> BandwidthChart {
+pub fn bandwidth_chart(
+    name: &str,
+    title: &str,
+    y_label: &str,
+    lines: Vec<Line>,
+    roofline: Option<(String, f64)>,
+) -> BandwidthChart {
     let lines = lines
         .into_iter()
         .map(|l| Line {
-            points: l.points.into_iter().filter(|(x, y)| *x > 0.0 && *y > 0.0 && y.is_finite()).collect(),
+            points: l
+                .points
+                .into_iter()
+                .filter(|(x, y)| *x > 0.0 && *y > 0.0 && y.is_finite())
+                .collect(),
             ..l
         })
         .filter(|l| !l.points.is_empty())
@@ -58,7 +68,12 @@ impl BandwidthChart {
         }
         if xmin > xmax {
             // No data: an empty frame that says so.
-            root.draw(&Text::new("no measured points", (20, 20), (FONT, 18).into_font())).map_err(|x| e(&x))?;
+            root.draw(&Text::new(
+                "no measured points",
+                (20, 20),
+                (FONT, 18).into_font(),
+            ))
+            .map_err(|x| e(&x))?;
             return root.present().map_err(|x| e(&x));
         }
         let (xlo, xhi) = (xmin / 1.5, xmax * 1.5);
@@ -70,7 +85,9 @@ impl BandwidthChart {
             .y_label_area_size(70)
             .build_cartesian_2d(
                 (xlo..xhi).log_scale().with_key_points(pow2_ticks(xlo, xhi)),
-                (ylo..yhi).log_scale().with_key_points(pow10_ticks(ylo, yhi)),
+                (ylo..yhi)
+                    .log_scale()
+                    .with_key_points(pow10_ticks(ylo, yhi)),
             )
             .map_err(|x| e(&x))?;
         chart
@@ -87,12 +104,21 @@ impl BandwidthChart {
         for (i, line) in self.lines.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
             chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    line.points.iter().copied(),
+                    color.stroke_width(2),
+                ))
                 .map_err(|x| e(&x))?
                 .label(line.label.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
             chart
-                .draw_series(line.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .draw_series(
+                    line.points
+                        .iter()
+                        .map(|p| Circle::new(*p, 3, color.filled())),
+                )
                 .map_err(|x| e(&x))?;
         }
         if let Some((label, r)) = &self.roofline {
@@ -107,9 +133,13 @@ impl BandwidthChart {
                     dashes.push(PathElement::new(vec![(a, *r), (b, *r)], style));
                 }
             }
-            chart.draw_series(dashes).map_err(|x| e(&x))?.label(label.as_str()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 6, y), (x + 12, y)], BLACK.stroke_width(1))
-            });
+            chart
+                .draw_series(dashes)
+                .map_err(|x| e(&x))?
+                .label(label.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 6, y), (x + 12, y)], BLACK.stroke_width(1))
+                });
         }
         chart
             .configure_series_labels()
@@ -123,14 +153,4 @@ impl BandwidthChart {
     }
 }
 
-impl Chart for BandwidthChart {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> Result<()> {
-        self.draw(root)
-    }
-    fn draw_png(&self, root: DrawingArea<BitMapBackend, Shift>) -> Result<()> {
-        self.draw(root)
-    }
-}
+super::impl_chart!(BandwidthChart);

@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, Chart, COLORS, FONT};
+use super::{plot_err, COLORS, FONT};
 use crate::error::Result;
 use crate::units::format_sig3;
 
@@ -19,7 +19,10 @@ pub fn bar_chart(name: &str, title: &str, y_label: &str, bars: Vec<(String, f64)
         name: name.into(),
         title: title.into(),
         y_label: y_label.into(),
-        bars: bars.into_iter().filter(|(_, v)| v.is_finite() && *v >= 0.0).collect(),
+        bars: bars
+            .into_iter()
+            .filter(|(_, v)| v.is_finite() && *v >= 0.0)
+            .collect(),
     }
 }
 
@@ -66,14 +69,4 @@ impl BarChart {
     }
 }
 
-impl Chart for BarChart {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> Result<()> {
-        self.draw(root)
-    }
-    fn draw_png(&self, root: DrawingArea<BitMapBackend, Shift>) -> Result<()> {
-        self.draw(root)
-    }
-}
+super::impl_chart!(BarChart);

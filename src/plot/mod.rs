@@ -3,6 +3,28 @@
 //! same on a headless machine with no system fonts. SVG is the default
 //! output (inlined into HTML reports); PNG on request.
 
+/// Implement [`Chart`] for a type with a generic `draw` method, once for
+/// each backend.
+macro_rules! impl_chart {
+    ($t:ty) => {
+        impl $crate::plot::Chart for $t {
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> $crate::error::Result<()> {
+                self.draw(root)
+            }
+            fn draw_png(
+                &self,
+                root: DrawingArea<BitMapBackend, Shift>,
+            ) -> $crate::error::Result<()> {
+                self.draw(root)
+            }
+        }
+    };
+}
+pub(crate) use impl_chart;
+
 pub mod bandwidth;
 pub mod bars;
 
@@ -24,7 +46,8 @@ pub(crate) fn ensure_font() {
     REGISTER.call_once(|| {
         for style in [FontStyle::Normal, FontStyle::Bold] {
             // The font is embedded and known-good; failure here is a build bug.
-            plotters::style::register_font(FONT, style, FONT_BYTES).unwrap_or_else(|_| panic!("embedded font parses"));
+            plotters::style::register_font(FONT, style, FONT_BYTES)
+                .unwrap_or_else(|_| panic!("embedded font parses"));
         }
     });
 }
@@ -76,7 +99,11 @@ pub fn to_png(chart: &dyn Chart, path: &Path) -> Result<()> {
 
 /// Powers of two every 4 octaves (4 KiB, 64 KiB, 1 MiB, ...) inside [lo, hi].
 pub(crate) fn pow2_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    (0..64).step_by(2).map(|e| (1u64 << e) as f64).filter(|v| *v >= lo && *v <= hi).collect()
+    (0..64)
+        .step_by(2)
+        .map(|e| (1u64 << e) as f64)
+        .filter(|v| *v >= lo && *v <= hi)
+        .collect()
 }
 
 /// Powers of ten (and 2×, 5×) inside [lo, hi].

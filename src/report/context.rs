@@ -155,7 +155,10 @@ fn pct(f: f64) -> String {
 pub fn shell_join(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
-            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
                 a.clone()
             } else {
                 format!("'{}'", a.replace('\'', "'\\''"))
@@ -204,19 +207,38 @@ fn sat_row(s: &Saturation) -> SatRow {
         p50: opt_size(s.plateau_50),
         p80: opt_size(s.plateau_80),
         p90: opt_size(s.plateau_90),
-        roofline_pct: s.plateau_fraction.map(pct).unwrap_or_else(|| "no roofline".into()),
-        roofline_90: if s.roofline_gbps.is_some() { opt_size(s.roofline_90) } else { "no roofline".into() },
+        roofline_pct: s
+            .plateau_fraction
+            .map(pct)
+            .unwrap_or_else(|| "no roofline".into()),
+        roofline_90: if s.roofline_gbps.is_some() {
+            opt_size(s.roofline_90)
+        } else {
+            "no roofline".into()
+        },
     }
 }
 
 /// Observations on a family of size-swept curves (memcpy, or one stream op).
-fn bandwidth_observations(curves: &[Curve], sats: &[Saturation], roof: Option<&(RooflineRef, f64)>, what: &str) -> Vec<String> {
+fn bandwidth_observations(
+    curves: &[Curve],
+    sats: &[Saturation],
+    roof: Option<&(RooflineRef, f64)>,
+    what: &str,
+) -> Vec<String> {
     let mut obs = Vec::new();
-    let Some((best_i, best)) = sats.iter().enumerate().max_by(|a, b| a.1.plateau_gbps.total_cmp(&b.1.plateau_gbps)) else {
+    let Some((best_i, best)) = sats
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.plateau_gbps.total_cmp(&b.1.plateau_gbps))
+    else {
         return obs;
     };
     let curve = &curves[best_i];
-    let peak_point = curve.points.iter().find(|p| p.size_bytes == Some(best.peak_size_bytes));
+    let peak_point = curve
+        .points
+        .iter()
+        .find(|p| p.size_bytes == Some(best.peak_size_bytes));
     obs.push(format!(
         "The highest median bandwidth of {what} is {} GB/s counting bytes read + written ({} GB/s counting bytes copied once), at {} ({}).",
         format_sig3(best.peak_gbps),
@@ -224,7 +246,14 @@ fn bandwidth_observations(curves: &[Curve], sats: &[Saturation], roof: Option<&(
         format_bytes(best.peak_size_bytes),
         curve.label
     ));
-    let mut largest: Vec<String> = curve.points.iter().rev().take(3).filter_map(|p| p.size_bytes).map(format_bytes).collect();
+    let mut largest: Vec<String> = curve
+        .points
+        .iter()
+        .rev()
+        .take(3)
+        .filter_map(|p| p.size_bytes)
+        .map(format_bytes)
+        .collect();
     largest.reverse();
     obs.push(format!(
         "At the largest sizes ({}) it settles at a plateau of {} GB/s (read + written).",
@@ -252,12 +281,23 @@ fn bandwidth_observations(curves: &[Curve], sats: &[Saturation], roof: Option<&(
                 format_bytes(size),
                 format_seconds(small.summary.median),
                 pct(fraction),
-                if fraction < 0.5 { ": at this size fixed per-operation costs, not bandwidth, set the time" } else { "" }
+                if fraction < 0.5 {
+                    ": at this size fixed per-operation costs, not bandwidth, set the time"
+                } else {
+                    ""
+                }
             ));
         }
     }
-    let by_threads: Vec<(u32, f64)> = curves.iter().zip(sats).filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps))).collect();
-    if let (Some(one), Some(most)) = (by_threads.iter().find(|(t, _)| *t == 1), by_threads.iter().max_by_key(|(t, _)| *t)) {
+    let by_threads: Vec<(u32, f64)> = curves
+        .iter()
+        .zip(sats)
+        .filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps)))
+        .collect();
+    if let (Some(one), Some(most)) = (
+        by_threads.iter().find(|(t, _)| *t == 1),
+        by_threads.iter().max_by_key(|(t, _)| *t),
+    ) {
         if most.0 > 1 {
             obs.push(format!(
                 "With {} threads the plateau is {}× the single-thread plateau.",
@@ -282,19 +322,36 @@ fn bandwidth_observations(curves: &[Curve], sats: &[Saturation], roof: Option<&(
     obs
 }
 
-fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRef, f64)>) -> Option<BandwidthSection> {
-    let cs: Vec<Curve> = curves(stats).into_iter().filter(|c| c.bench == bench).collect();
+fn bandwidth_section(
+    stats: &[PointStat],
+    bench: &str,
+    roof: Option<&(RooflineRef, f64)>,
+) -> Option<BandwidthSection> {
+    let cs: Vec<Curve> = curves(stats)
+        .into_iter()
+        .filter(|c| c.bench == bench)
+        .collect();
     if cs.is_empty() {
         return None;
     }
-    let sats: Vec<Saturation> = cs.iter().filter_map(|c| saturation(c, roof.map(|r| r.1))).collect();
+    let sats: Vec<Saturation> = cs
+        .iter()
+        .filter_map(|c| saturation(c, roof.map(|r| r.1)))
+        .collect();
     let mut observations = Vec::new();
     if bench == "stream" {
-        let mut ops: Vec<&str> = cs.iter().map(|c| c.op.as_str()).collect();
-        ops.dedup();
-        for op in ops {
-            let s: Vec<&Saturation> = cs.iter().zip(&sats).filter(|(c, _)| c.op == op).map(|(_, s)| s).collect();
-            if let Some(best) = s.iter().max_by(|a, b| a.plateau_gbps.total_cmp(&b.plateau_gbps)) {
+        // In STREAM's own order, not alphabetical.
+        for (op, _) in crate::bench::stream::KERNELS {
+            let s: Vec<&Saturation> = cs
+                .iter()
+                .zip(&sats)
+                .filter(|(c, _)| c.op == op)
+                .map(|(_, s)| s)
+                .collect();
+            if let Some(best) = s
+                .iter()
+                .max_by(|a, b| a.plateau_gbps.total_cmp(&b.plateau_gbps))
+            {
                 observations.push(format!(
                     "{op}: plateau {} GB/s (BabelStream counting), peak {} GB/s at {} arrays ({}).",
                     format_sig3(best.plateau_gbps),
@@ -321,7 +378,14 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection>
     if pts.is_empty() {
         return None;
     }
-    let shape = |p: &PointStat| format!("{}×{}×{}", p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
+    let shape = |p: &PointStat| {
+        format!(
+            "{}×{}×{}",
+            p.m.unwrap_or(0),
+            p.n.unwrap_or(0),
+            p.k.unwrap_or(0)
+        )
+    };
     let table: Vec<GemmRow> = pts
         .iter()
         .map(|p| {
@@ -368,7 +432,10 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection>
         best_by_dtype.iter().find(|(d, _)| d == "f64"),
     ) {
         if f64b.1 > 0.0 {
-            observations.push(format!("Peak f32 throughput is {}× peak f64 throughput.", format_sig3(f32b.1 / f64b.1)));
+            observations.push(format!(
+                "Peak f32 throughput is {}× peak f64 throughput.",
+                format_sig3(f32b.1 / f64b.1)
+            ));
         }
     }
     Some(GemmSection {
@@ -379,19 +446,34 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection>
 }
 
 /// Build the context of a run report.
-pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spec: Option<&Spec>) -> ReportContext {
+pub fn build(
+    manifest: &Manifest,
+    stats: &[PointStat],
+    not_measured: &[Row],
+    spec: Option<&Spec>,
+) -> ReportContext {
     let roof = roofline_of(spec);
     let h = &manifest.host;
     let mut system = vec![
         kv("Host", h.hostname.clone()),
-        kv("CPU", format!("{} ({} logical CPUs)", h.cpu_model, h.logical_cpus)),
-        kv("Memory", h.memory_bytes.map(format_bytes).unwrap_or_else(|| "unknown".into())),
+        kv(
+            "CPU",
+            format!("{} ({} logical CPUs)", h.cpu_model, h.logical_cpus),
+        ),
+        kv(
+            "Memory",
+            h.memory_bytes
+                .map(format_bytes)
+                .unwrap_or_else(|| "unknown".into()),
+        ),
         kv("OS / kernel", format!("{} / {}", h.os, h.kernel)),
         kv("Architecture", h.arch.clone()),
     ];
     for b in &manifest.backends {
         let v = match &b.probe {
-            crate::backend::Probe::Available { devices } => format!("available: {}", devices.join("; ")),
+            crate::backend::Probe::Available { devices } => {
+                format!("available: {}", devices.join("; "))
+            }
             crate::backend::Probe::Unavailable { reason } => format!("unavailable: {reason}"),
         };
         system.push(kv(&format!("Backend {}", b.name), v));
@@ -399,12 +481,27 @@ pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spe
     if let Some(s) = spec {
         system.push(kv("Roofline spec", s.name.clone()));
     }
-    let converged = stats.iter().filter(|p| p.note.as_deref().is_some_and(|n| n.starts_with("converged"))).count();
-    let mut cvs: Vec<f64> = stats.iter().map(|p| p.summary.cv).filter(|c| c.is_finite()).collect();
+    let converged = stats
+        .iter()
+        .filter(|p| {
+            p.note
+                .as_deref()
+                .is_some_and(|n| n.starts_with("converged"))
+        })
+        .count();
+    let mut cvs: Vec<f64> = stats
+        .iter()
+        .map(|p| p.summary.cv)
+        .filter(|c| c.is_finite())
+        .collect();
     cvs.sort_by(f64::total_cmp);
     let mut timers: Vec<String> = Vec::new();
     for p in stats {
-        let t = if p.backend == "cpu" { "steady_clock (CLOCK_MONOTONIC via std::time::Instant)" } else { p.backend.as_str() };
+        let t = if p.backend == "cpu" {
+            "steady_clock (CLOCK_MONOTONIC via std::time::Instant)"
+        } else {
+            p.backend.as_str()
+        };
         if !timers.iter().any(|x| x == t) {
             timers.push(t.to_string());
         }
@@ -437,7 +534,11 @@ pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spe
             started_at: manifest.started_at.clone(),
             ended_at: manifest.ended_at.clone(),
             command: shell_join(&manifest.argv),
-            preset: manifest.config.get("preset").and_then(|v| v.as_str()).map(String::from),
+            preset: manifest
+                .config
+                .get("preset")
+                .and_then(|v| v.as_str())
+                .map(String::from),
             points: c.points,
             measured: c.measured,
             skipped: c.skipped,
@@ -458,11 +559,19 @@ pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spe
             })
             .collect(),
         methodology: Methodology {
-            timers: if timers.is_empty() { "none (no measured points)".into() } else { timers.join("; ") },
+            timers: if timers.is_empty() {
+                "none (no measured points)".into()
+            } else {
+                timers.join("; ")
+            },
             stop_rule,
             converged,
             stopped_early: stats.len() - converged,
-            median_cv_pct: if cvs.is_empty() { "n/a".into() } else { pct(crate::analysis::stats::quantile_sorted(&cvs, 0.5)) },
+            median_cv_pct: if cvs.is_empty() {
+                "n/a".into()
+            } else {
+                pct(crate::analysis::stats::quantile_sorted(&cvs, 0.5))
+            },
         },
         files: manifest
             .files

@@ -68,7 +68,10 @@ fn safe_url(url: &str) -> bool {
 
 /// The pulldown-cmark options every report uses.
 pub fn options() -> Options {
-    Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_HEADING_ATTRIBUTES
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_HEADING_ATTRIBUTES
 }
 
 /// Render Markdown to an HTML fragment. `svgs` maps an image path used in
@@ -88,7 +91,8 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
             }
             Event::End(TagEnd::Image) if skip_image_text => skip_image_text = false,
             _ if skip_image_text => {}
-            Event::Start(Tag::Link { ref dest_url, .. }) | Event::Start(Tag::Image { ref dest_url, .. })
+            Event::Start(Tag::Link { ref dest_url, .. })
+            | Event::Start(Tag::Image { ref dest_url, .. })
                 if !safe_url(dest_url) =>
             {
                 dropped_links += 1;
@@ -127,10 +131,23 @@ mod tests {
 
     #[test]
     fn raw_html_and_bad_links_in_markdown_are_neutralised() {
-        let html = to_html("<img src=x onerror=alert(1)>\n\n[go](javascript:alert(1)) [ok](https://a.b/)", &BTreeMap::new());
+        let html = to_html(
+            "<img src=x onerror=alert(1)>\n\n[go](javascript:alert(1)) [ok](https://a.b/)",
+            &BTreeMap::new(),
+        );
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains("javascript:"), "{html}");
         assert!(html.contains("href=\"https://a.b/\""), "{html}");
+    }
+
+    #[test]
+    fn a_fenced_block_cannot_be_closed_by_its_content() {
+        let cmd = "run --label '```\n<script>x</script>'";
+        let md = fenced(cmd);
+        assert!(md.starts_with("````text\n"), "{md}");
+        let html = to_html(&md, &BTreeMap::new());
+        assert!(!html.contains("<script"), "{html}");
+        assert_eq!(html.matches("<pre>").count(), 1, "{html}");
     }
 
     #[test]

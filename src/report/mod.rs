@@ -66,14 +66,26 @@ pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
     })?;
     t.autoescape_on(vec![".md"]);
     t.set_escape_fn(markdown::escape_markdown);
-    t.register_filter("html_escape", |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
-        let s = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
-        Ok(tera::Value::String(markdown::escape_html(&s)))
-    });
-    t.register_filter("fenced", |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
-        let s = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
-        Ok(tera::Value::String(markdown::fenced(&s)))
-    });
+    t.register_filter(
+        "html_escape",
+        |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
+            let s = v
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| v.to_string());
+            Ok(tera::Value::String(markdown::escape_html(&s)))
+        },
+    );
+    t.register_filter(
+        "fenced",
+        |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
+            let s = v
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| v.to_string());
+            Ok(tera::Value::String(markdown::fenced(&s)))
+        },
+    );
     Ok(t)
 }
 
@@ -100,7 +112,12 @@ pub fn render_markdown(engine: &tera::Tera, ctx: &ReportContext) -> Result<Strin
 }
 
 /// Wrap rendered Markdown into a self-contained HTML page.
-pub fn render_html(engine: &tera::Tera, title: &str, markdown: &str, svgs: &BTreeMap<String, String>) -> Result<String> {
+pub fn render_html(
+    engine: &tera::Tera,
+    title: &str,
+    markdown: &str,
+    svgs: &BTreeMap<String, String>,
+) -> Result<String> {
     let body = markdown::to_html(markdown, svgs);
     let mut c = tera::Context::new();
     c.insert("title", title);
@@ -134,13 +151,21 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
         Some(id) => Some(book.specs.get(id).ok_or_else(|| {
             Error::config(
                 "--spec",
-                format!("no spec `{id}`; known: {}", book.specs.keys().cloned().collect::<Vec<_>>().join(", ")),
+                format!(
+                    "no spec `{id}`; known: {}",
+                    book.specs.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
             )
         })?),
         None => stats.first().and_then(|p| book.find(&p.device)),
     };
     let context = context::build(&manifest, &stats, &not_measured, spec);
-    let roof = spec.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps));
+    let roof = spec.and_then(|s| s.memory.as_ref()).map(|m| {
+        (
+            format!("roofline {} GB/s", m.bandwidth_gbps),
+            m.bandwidth_gbps,
+        )
+    });
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let all = curves(&stats);
     for bench in ["memcpy", "stream"] {
@@ -149,7 +174,11 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
             .filter(|c| c.bench == bench)
             .map(|c| Line {
                 label: c.label.clone(),
-                points: c.gbps(true).into_iter().map(|(s, g)| (s as f64, g)).collect(),
+                points: c
+                    .gbps(true)
+                    .into_iter()
+                    .map(|(s, g)| (s as f64, g))
+                    .collect(),
             })
             .collect();
         if !lines.is_empty() {
@@ -167,13 +196,25 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
         .filter(|p| p.bench == "gemm")
         .filter_map(|p| {
             Some((
-                format!("{} {}×{}×{} {}T", p.dtype.as_deref()?, p.m?, p.n?, p.k?, p.threads.unwrap_or(1)),
+                format!(
+                    "{} {}×{}×{} {}T",
+                    p.dtype.as_deref()?,
+                    p.m?,
+                    p.n?,
+                    p.k?,
+                    p.threads.unwrap_or(1)
+                ),
                 p.gflops?,
             ))
         })
         .collect();
     if !gemm.is_empty() {
-        charts.push(Box::new(bar_chart("gemm", "GEMM throughput", "GFLOP/s", gemm)));
+        charts.push(Box::new(bar_chart(
+            "gemm",
+            "GEMM throughput",
+            "GFLOP/s",
+            gemm,
+        )));
     }
     Ok(Report { context, charts })
 }
