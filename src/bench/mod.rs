@@ -62,6 +62,45 @@ pub(crate) fn try_alloc<T: Clone>(len: usize, value: T) -> Result<Vec<T>, String
     Ok(v)
 }
 
+/// Page size assumed for buffer placement.
+pub(crate) const PAGE_BYTES: usize = 4096;
+
+/// A buffer whose first element sits `offset_bytes` past a page boundary.
+/// Benchmarks place their buffers explicitly so that results do not depend
+/// on where malloc happens to put them: on some CPUs (AMD Zen's `rep movsb`,
+/// used by glibc's memcpy) a copy whose source and destination are equal
+/// modulo 4 KiB runs several times slower.
+pub(crate) struct AlignedBuf<T> {
+    storage: Vec<T>,
+    start: usize,
+    len: usize,
+}
+
+impl<T: Copy> AlignedBuf<T> {
+    pub fn new(len: usize, offset_bytes: usize, fill: T) -> Result<Self, String> {
+        let size = std::mem::size_of::<T>().max(1);
+        debug_assert_eq!(offset_bytes % size, 0);
+        let extra = (PAGE_BYTES + offset_bytes).div_ceil(size) + 1;
+        let storage = try_alloc(len + extra, fill)?;
+        let addr = storage.as_ptr() as usize;
+        let aligned = (addr + PAGE_BYTES - 1) & !(PAGE_BYTES - 1);
+        let start = (aligned - addr + offset_bytes) / size;
+        Ok(AlignedBuf {
+            storage,
+            start,
+            len,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.storage[self.start..self.start + self.len]
+    }
+}
+
 /// Skip reason when `bytes` would not fit in available memory (keeping 10 %
 /// headroom so the benchmark never pushes the machine into swap or OOM).
 pub(crate) fn memory_check(bytes: u64) -> Option<String> {

@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use super::team::{chunk, with_team};
-use super::{memory_check, try_alloc, BenchConfig, Benchmark, Outcome, Sampler, SharedPtr};
+use super::{memory_check, AlignedBuf, BenchConfig, Benchmark, Outcome, Sampler, SharedPtr};
 use crate::rows::Point;
 
 /// The scalar of Scale and Triad, as in BabelStream.
@@ -49,7 +49,7 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
 /// STREAM on the CPU backend.
 #[derive(Default)]
 pub struct CpuStream {
-    arrays: Option<[Vec<f64>; 3]>,
+    arrays: Option<[AlignedBuf<f64>; 3]>,
 }
 
 fn kernel(op: &str, a: *mut f64, b: *mut f64, c: *mut f64, r: std::ops::Range<usize>) {
@@ -108,13 +108,16 @@ impl Benchmark for CpuStream {
             if let Some(why) = memory_check(3 * bytes) {
                 return Outcome::Skipped(why);
             }
-            let alloc = || try_alloc(len, 0.0f64);
-            match (alloc(), alloc(), alloc()) {
+            // Arrays a, b, c start 0, 1 and 2 KiB past a page boundary, so no
+            // two of them alias modulo 4 KiB.
+            let alloc = |i: usize| AlignedBuf::new(len, i * 1024, 0.0f64);
+            match (alloc(0), alloc(1), alloc(2)) {
                 (Ok(a), Ok(b), Ok(c)) => self.arrays = Some([a, b, c]),
                 (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Outcome::Skipped(e),
             }
         }
         let [a, b, c] = self.arrays.as_mut().expect("allocated above");
+        let (a, b, c) = (a.as_mut_slice(), b.as_mut_slice(), c.as_mut_slice());
         a.fill(0.1);
         b.fill(0.2);
         c.fill(0.0);

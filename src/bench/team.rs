@@ -3,9 +3,48 @@
 //! Thread 0 is the caller; it times the sample from release to join, so the
 //! time covers the slowest thread, as STREAM's OpenMP loops do.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
+
+/// A barrier that spins, then yields. `std::sync::Barrier` sleeps on a futex,
+/// and the wake-up latency (tens of µs on a VM) would be charged to every
+/// sample of a small, cache-resident copy; OpenMP runtimes spin for the
+/// same reason. Yielding after a while keeps an oversubscribed machine usable.
+struct SpinBarrier {
+    parties: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(parties: usize) -> Self {
+        SpinBarrier {
+            parties,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            // Reset before releasing: a thread that sees the new generation
+            // also sees the count back at zero.
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+        } else {
+            let mut spins = 0u32;
+            while self.generation.load(Ordering::Acquire) == generation {
+                if spins < 20_000 {
+                    std::hint::spin_loop();
+                    spins += 1;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+}
 
 /// Run `body` with a timed closure `f(n)` that makes every thread of a team
 /// of `threads` call `work(thread_index, n)` and returns the wall seconds
@@ -24,7 +63,7 @@ pub fn with_team<R>(
         };
         return body(&mut f);
     }
-    let barrier = Barrier::new(threads);
+    let barrier = SpinBarrier::new(threads);
     // 0 means "exit"; any other value is the number of operations to run.
     let command = AtomicU64::new(0);
     std::thread::scope(|scope| {
@@ -41,7 +80,7 @@ pub fn with_team<R>(
             });
         }
         // Releases the workers even if `body` panics, so the scope can join.
-        struct Release<'a>(&'a Barrier, &'a AtomicU64);
+        struct Release<'a>(&'a SpinBarrier, &'a AtomicU64);
         impl Drop for Release<'_> {
             fn drop(&mut self) {
                 self.1.store(0, Ordering::SeqCst);
