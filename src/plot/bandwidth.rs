@@ -4,7 +4,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, pow10_ticks, pow2_ticks, COLORS, FONT};
+use super::{plot_err, pow10_ticks, pow2_ticks, COLORS, FONT, SIZE};
+
+/// Width of the legend column, pixels.
+const LEGEND_WIDTH: u32 = 210;
 use crate::error::Result;
 use crate::units::{format_bytes, format_sig3};
 
@@ -78,13 +81,28 @@ impl BandwidthChart {
         }
         let (xlo, xhi) = (xmin / 1.5, xmax * 1.5);
         let (ylo, yhi) = (ymin / 2.0, ymax * 2.0);
-        let mut chart = ChartBuilder::on(&root)
+        // Few sizes: tick exactly those; many: every other octave.
+        let mut sizes: Vec<f64> = self
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.0))
+            .collect();
+        sizes.sort_by(f64::total_cmp);
+        sizes.dedup();
+        let xticks = if sizes.len() <= 10 {
+            sizes
+        } else {
+            pow2_ticks(xlo, xhi)
+        };
+        // The legend gets its own column, so it never covers data.
+        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+        let mut chart = ChartBuilder::on(&plot_area)
             .caption(&self.title, (FONT, 20))
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(70)
             .build_cartesian_2d(
-                (xlo..xhi).log_scale().with_key_points(pow2_ticks(xlo, xhi)),
+                (xlo..xhi).log_scale().with_key_points(xticks),
                 (ylo..yhi)
                     .log_scale()
                     .with_key_points(pow10_ticks(ylo, yhi)),
@@ -108,11 +126,7 @@ impl BandwidthChart {
                     line.points.iter().copied(),
                     color.stroke_width(2),
                 ))
-                .map_err(|x| e(&x))?
-                .label(line.label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
+                .map_err(|x| e(&x))?;
             chart
                 .draw_series(
                     line.points
@@ -121,34 +135,46 @@ impl BandwidthChart {
                 )
                 .map_err(|x| e(&x))?;
         }
-        if let Some((label, r)) = &self.roofline {
+        if let Some((_, r)) = &self.roofline {
             let style = BLACK.stroke_width(1);
             // Dashes by hand: plotters 0.3 has no dashed line style for log axes.
-            let mut dashes = Vec::new();
             let steps = 60;
-            for s in 0..steps {
-                if s % 2 == 0 {
-                    let a = xlo * (xhi / xlo).powf(s as f64 / steps as f64);
-                    let b = xlo * (xhi / xlo).powf((s + 1) as f64 / steps as f64);
-                    dashes.push(PathElement::new(vec![(a, *r), (b, *r)], style));
-                }
-            }
-            chart
-                .draw_series(dashes)
-                .map_err(|x| e(&x))?
-                .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 6, y), (x + 12, y)], BLACK.stroke_width(1))
-                });
+            let dashes = (0..steps).step_by(2).map(|s| {
+                let a = xlo * (xhi / xlo).powf(s as f64 / steps as f64);
+                let b = xlo * (xhi / xlo).powf((s + 1) as f64 / steps as f64);
+                PathElement::new(vec![(a, *r), (b, *r)], style)
+            });
+            chart.draw_series(dashes).map_err(|x| e(&x))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|x| e(&x))?;
+        // Legend: one row per line, then the roofline.
+        let mut y = 60;
+        let text = (FONT, 13).into_font();
+        for (i, line) in self.lines.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            legend_area
+                .draw(&PathElement::new(
+                    vec![(6, y), (30, y)],
+                    color.stroke_width(3),
+                ))
+                .map_err(|x| e(&x))?;
+            legend_area
+                .draw(&Text::new(line.label.clone(), (36, y - 7), text.clone()))
+                .map_err(|x| e(&x))?;
+            y += 20;
+        }
+        if let Some((label, _)) = &self.roofline {
+            for x0 in (6..30).step_by(8) {
+                legend_area
+                    .draw(&PathElement::new(
+                        vec![(x0, y), (x0 + 4, y)],
+                        BLACK.stroke_width(1),
+                    ))
+                    .map_err(|x| e(&x))?;
+            }
+            legend_area
+                .draw(&Text::new(label.clone(), (36, y - 7), text.clone()))
+                .map_err(|x| e(&x))?;
+        }
         root.present().map_err(|x| e(&x))
     }
 }

@@ -27,46 +27,62 @@ pub fn bar_chart(name: &str, title: &str, y_label: &str, bars: Vec<(String, f64)
 }
 
 impl BarChart {
+    /// Horizontal bars: long labels (`f32 1024×1024×1024 2T`) read on the y axis.
     fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
         let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let n = self.bars.len().max(1);
-        let ymax = self.bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-9) * 1.15;
+        let xmax = self.bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-9) * 1.12;
         let labels: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
+        let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4) as u32;
         let mut chart = ChartBuilder::on(&root)
             .caption(&self.title, (FONT, 20))
             .margin(12)
-            .x_label_area_size(90)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..n as f64, 0f64..ymax)
+            .x_label_area_size(45)
+            .y_label_area_size((longest * 7 + 16).min(420))
+            .build_cartesian_2d(0f64..xmax, 0f64..n as f64)
             .map_err(|x| e(&x))?;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n * 2 + 1)
-            .x_label_formatter(&|v| {
+            .disable_y_mesh()
+            .y_labels(n * 2 + 1)
+            .y_label_formatter(&|v| {
+                // Bars are drawn top-down in input order; label their centres.
                 let i = (*v - 0.5).round();
-                if (*v - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
-                    labels.get(i as usize).cloned().unwrap_or_default()
+                if (*v - 0.5 - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+                    labels.get(n - 1 - i as usize).cloned().unwrap_or_default()
                 } else {
                     String::new()
                 }
             })
-            .x_label_style((FONT, 11).into_font().transform(FontTransform::Rotate90))
-            .y_desc(self.y_label.as_str())
-            .y_label_formatter(&|v| format_sig3(*v))
+            .x_desc(self.y_label.as_str())
+            .x_label_formatter(&|v| format_sig3(*v))
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 14))
             .draw()
             .map_err(|x| e(&x))?;
         chart
-            .draw_series(self.bars.iter().enumerate().map(|(i, (_, v))| {
-                let c = COLORS[i % COLORS.len()];
-                Rectangle::new([(i as f64 + 0.15, 0.0), (i as f64 + 0.85, *v)], c.filled())
+            .draw_series(self.bars.iter().enumerate().map(|(i, (label, v))| {
+                let c = COLORS[label_group(label, &labels) % COLORS.len()];
+                let y = (n - 1 - i) as f64;
+                Rectangle::new([(0.0, y + 0.15), (*v, y + 0.85)], c.filled())
             }))
             .map_err(|x| e(&x))?;
         root.present().map_err(|x| e(&x))
     }
+}
+
+/// Bars share a colour per first word of their label (the dtype).
+fn label_group(label: &str, all: &[String]) -> usize {
+    let key = label.split_whitespace().next().unwrap_or("");
+    let mut groups: Vec<&str> = Vec::new();
+    for l in all {
+        let k = l.split_whitespace().next().unwrap_or("");
+        if !groups.contains(&k) {
+            groups.push(k);
+        }
+    }
+    groups.iter().position(|g| *g == key).unwrap_or(0)
 }
 
 super::impl_chart!(BarChart);

@@ -262,9 +262,10 @@ fn bandwidth_observations(
     ));
     if best.peak_gbps > 1.25 * best.plateau_gbps {
         obs.push(format!(
-            "Mid-size transfers run up to {}× faster than the plateau (peak at {}), where the working set is small enough to be served from caches rather than main memory.",
+            "At {} the rate is {}× the plateau: a working set of {} (source plus destination) is served from caches, not main memory.",
+            format_bytes(best.peak_size_bytes),
             format_sig3(best.peak_gbps / best.plateau_gbps),
-            format_bytes(best.peak_size_bytes)
+            format_bytes(2 * best.peak_size_bytes)
         ));
     }
     obs.push(format!(

@@ -66,6 +66,19 @@ fn safe_url(url: &str) -> bool {
     }
 }
 
+/// Tags a template may write as raw HTML: attribute-free disclosure tags.
+const ALLOWED_TAGS: [&str; 4] = ["<details>", "</details>", "<summary>", "</summary>"];
+
+/// True when `html` is allowed tags and plain text only. (Values never get
+/// here as HTML: they were escaped for Markdown, so `<` arrived as `&lt;`.)
+fn only_allowed_tags(html: &str) -> bool {
+    let mut rest = html.to_string();
+    for t in ALLOWED_TAGS {
+        rest = rest.replace(t, "");
+    }
+    !rest.contains(['<', '>'])
+}
+
 /// The pulldown-cmark options every report uses.
 pub fn options() -> Options {
     Options::ENABLE_TABLES
@@ -101,7 +114,11 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
                 }
             }
             Event::End(TagEnd::Link) if dropped_links > 0 => dropped_links -= 1,
-            // Raw HTML in the Markdown is shown, never interpreted.
+            // Raw HTML in the Markdown is shown, never interpreted, except
+            // the disclosure tags templates use to fold long tables.
+            Event::Html(s) | Event::InlineHtml(s) if only_allowed_tags(&s) => {
+                events.push(Event::Html(s))
+            }
             Event::Html(s) | Event::InlineHtml(s) => events.push(Event::Text(s)),
             other => events.push(other),
         }
@@ -148,6 +165,22 @@ mod tests {
         let html = to_html(&md, &BTreeMap::new());
         assert!(!html.contains("<script"), "{html}");
         assert_eq!(html.matches("<pre>").count(), 1, "{html}");
+    }
+
+    #[test]
+    fn only_disclosure_tags_pass_as_html() {
+        let html = to_html(
+            "<details><summary>All</summary>\n\nx\n\n</details>\n",
+            &BTreeMap::new(),
+        );
+        assert!(html.contains("<details><summary>All</summary>"), "{html}");
+        let html = to_html(
+            "<details open onclick=\"x()\"><summary>All</summary>\n",
+            &BTreeMap::new(),
+        );
+        assert!(!html.contains("<details open"), "{html}");
+        let html = to_html("<details><script>x()</script>\n", &BTreeMap::new());
+        assert!(!html.contains("<script>"), "{html}");
     }
 
     #[test]
