@@ -4,9 +4,7 @@ use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
     let out = Command::new("git").args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn main() {
@@ -18,14 +16,7 @@ fn main() {
     };
     println!("cargo:rustc-env=BENCHBOOK_GIT_COMMIT={commit}");
     println!("cargo:rustc-env=BENCHBOOK_GIT_DIRTY={dirty}");
-    for p in [
-        ".git/HEAD",
-        ".git/index",
-        ".git/refs/heads",
-        "src",
-        "templates",
-        "Cargo.toml",
-    ] {
+    for p in [".git/HEAD", ".git/index", ".git/refs/heads", "src", "templates", "Cargo.toml"] {
         if std::path::Path::new(p).exists() {
             println!("cargo:rerun-if-changed={p}");
         }

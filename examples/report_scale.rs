@@ -22,19 +22,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rows: usize = std::env::args()
-        .nth(1)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(1_000_000);
+    let rows: usize = std::env::args().nth(1).map(|s| s.parse()).transpose()?.unwrap_or(1_000_000);
     let tmp = std::env::temp_dir().join(format!("benchbook-scale-{}", std::process::id()));
     let archive = Archive::new(&tmp);
-    let manifest = Manifest::begin(
-        "scale-run",
-        "synthetic",
-        serde_json::json!({"preset": "synthetic"}),
-        vec![],
-    );
+    let manifest = Manifest::begin("scale-run", "synthetic", serde_json::json!({"preset": "synthetic"}), vec![]);
     let mut w = archive.create_run(manifest)?;
     let points = 1000usize;
     let per_point = rows.div_ceil(points);
@@ -90,10 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (r, f) = (median(read), median(full));
     println!("rows: {rows}");
     println!("read Parquet → DataFrame (peer): {:.1} ms", r * 1e3);
-    println!(
-        "full report (read, analyse, chart, render): {:.1} ms",
-        f * 1e3
-    );
+    println!("full report (read, analyse, chart, render): {:.1} ms", f * 1e3);
     println!("ratio report / read: {:.2}", f / r);
     std::fs::remove_dir_all(&tmp)?;
     Ok(())

@@ -35,13 +35,7 @@ Its Parquet schema is documented in docs/schema.md.";
 #[command(name = "benchbook", version, about, long_about = None, after_help = AFTER_HELP)]
 pub struct Cli {
     /// Archive root (holds runs/ and specs/).
-    #[arg(
-        long,
-        global = true,
-        env = "BENCHBOOK_ARCHIVE",
-        default_value = "data",
-        value_name = "DIR"
-    )]
+    #[arg(long, global = true, env = "BENCHBOOK_ARCHIVE", default_value = "data", value_name = "DIR")]
     pub archive: PathBuf,
 
     /// No progress bars or chatter; results and errors only.
@@ -79,8 +73,45 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Import other tools' output (nccl-tests, perftest, OSU, nvbandwidth, BabelStream, ...) as a run.
+    #[command(long_about = IMPORT_HELP)]
+    Import(ImportArgs),
     /// List the hardware specs (rooflines) known to this archive.
     Specs,
+}
+
+const IMPORT_HELP: &str = "\
+Import other tools' output as one run in the archive: rows in the same schema
+as native runs, a manifest naming the tool, version and command line where the
+log carries them, and each original file kept inside the run with its sha256.
+
+Every file is parsed before anything is written: a file that fails leaves the
+archive untouched. Each row's note says how its numbers were read and
+converted. GB/s = 10^9 bytes/s, MB/s = 10^6, MiB/s = 2^20, Gb/s = 10^9 bits/s.
+
+The tool is detected from the content unless --tool names it:
+  nccl-tests        nccl-tests / rccl-tests text (*_perf), old and new layouts, tagged lines
+  rccl-tests-json   rccl-tests --output_file JSON lines
+  perftest          ib_{write,read,send}_{bw,lat}, -a sweeps, -b bidirectional
+  osu               osu_bw, osu_bibw, osu_latency, collective latency tests
+  nvbandwidth       nvbandwidth text; nvbandwidth-json: nvbandwidth -j
+  babelstream       BabelStream text; babelstream-csv: BabelStream --csv
+  seed-json         the seed write-ups' memcpy scripts' JSON (bytes counted once)";
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files to import (one run holds them all).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Force a format instead of detecting it.
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// A label for the run.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Print a JSON summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -189,10 +220,7 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
             other => {
                 return Err(Error::config(
                     "PRESET|BENCH",
-                    format!(
-                        "`{other}` is neither a preset (quick, full) nor a benchmark ({})",
-                        CPU_BENCHES.join(", ")
-                    ),
+                    format!("`{other}` is neither a preset (quick, full) nor a benchmark ({})", CPU_BENCHES.join(", ")),
                 ))
             }
         }
@@ -214,11 +242,7 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
         cfg.gemm_shapes = parse_shapes(s)?;
     }
     if let Some(s) = &a.dtypes {
-        cfg.gemm_dtypes = s
-            .split(',')
-            .map(|d| d.trim().to_string())
-            .filter(|d| !d.is_empty())
-            .collect();
+        cfg.gemm_dtypes = s.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
     }
     let st = &mut cfg.stop;
     if let Some(v) = a.target_rsd {
@@ -246,11 +270,9 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     }
     let pb = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
     pb.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} points  {msg}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} points  {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
     );
     pb
 }
@@ -264,6 +286,7 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         Command::Show { run, json } => cmd_show(&archive, &run, json),
         Command::Report(a) => cmd_report(&archive, &a, cli.quiet),
         Command::Verify { runs, json } => cmd_verify(&archive, &runs, json),
+        Command::Import(a) => cmd_import(&archive, &a, cli.quiet),
         Command::Specs => cmd_specs(&archive),
     }
 }
@@ -276,11 +299,7 @@ fn cmd_run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<u8> {
     let o = result.outcome;
     let mut report_paths = Vec::new();
     if a.report && o.measured > 0 {
-        let opts = ReportOptions {
-            format: a.format,
-            png: a.png,
-            ..ReportOptions::default()
-        };
+        let opts = ReportOptions { format: a.format, png: a.png, ..ReportOptions::default() };
         let out = a.reports_dir.join(&result.run.id);
         let r = report::build(&result.run, &archive.root, &opts)?;
         report_paths = report::write(&r, &out, &opts)?;
@@ -336,10 +355,7 @@ fn cmd_list(archive: &Archive, json: bool) -> Result<u8> {
         return Ok(0);
     }
     if runs.is_empty() {
-        eprintln!(
-            "no runs in {}; `benchbook run quick` makes one",
-            archive.runs_dir().display()
-        );
+        eprintln!("no runs in {}; `benchbook run quick` makes one", archive.runs_dir().display());
         return Ok(0);
     }
     let mut w = std::io::stdout().lock();
@@ -350,12 +366,7 @@ fn cmd_list(archive: &Archive, json: bool) -> Result<u8> {
     );
     for v in out {
         if let Some(e) = v.get("error") {
-            let _ = writeln!(
-                w,
-                "{:<40} unreadable: {}",
-                v["run_id"].as_str().unwrap_or(""),
-                e.as_str().unwrap_or("")
-            );
+            let _ = writeln!(w, "{:<40} unreadable: {}", v["run_id"].as_str().unwrap_or(""), e.as_str().unwrap_or(""));
             continue;
         }
         let _ = writeln!(
@@ -387,17 +398,9 @@ fn cmd_show(archive: &Archive, query: &str, json: bool) -> Result<u8> {
         w,
         "status   {}{}",
         m.effective_status().as_str(),
-        m.status_detail
-            .as_ref()
-            .map(|d| format!(" ({d})"))
-            .unwrap_or_default()
+        m.status_detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
     );
-    let _ = writeln!(
-        w,
-        "started  {}   ended {}",
-        m.started_at,
-        m.ended_at.as_deref().unwrap_or("-")
-    );
+    let _ = writeln!(w, "started  {}   ended {}", m.started_at, m.ended_at.as_deref().unwrap_or("-"));
     let _ = writeln!(
         w,
         "host     {} — {} ({} CPUs), {}",
@@ -414,11 +417,7 @@ fn cmd_show(archive: &Archive, query: &str, json: bool) -> Result<u8> {
         m.tool.version,
         m.tool.git_commit.as_deref().unwrap_or("(no git commit)")
     );
-    let _ = writeln!(
-        w,
-        "command  {}",
-        crate::report::context::shell_join(&m.argv)
-    );
+    let _ = writeln!(w, "command  {}", crate::report::context::shell_join(&m.argv));
     let _ = writeln!(
         w,
         "points   {} ({} measured, {} skipped, {} failed), {} rows",
@@ -459,12 +458,7 @@ fn cmd_show(archive: &Archive, query: &str, json: bool) -> Result<u8> {
 }
 
 fn cmd_report(archive: &Archive, a: &ReportArgs, quiet: bool) -> Result<u8> {
-    let opts = ReportOptions {
-        format: a.format,
-        spec: a.spec.clone(),
-        png: a.png,
-        templates: a.templates.clone(),
-    };
+    let opts = ReportOptions { format: a.format, spec: a.spec.clone(), png: a.png, templates: a.templates.clone() };
     for q in &a.runs {
         let run = archive.resolve(q)?;
         let out = match &a.out {
@@ -494,11 +488,7 @@ fn cmd_verify(archive: &Archive, runs: &[String], json: bool) -> Result<u8> {
         if json {
             all.push(json!({"run_id": run.id, "ok": findings.is_empty(), "findings": findings}));
         } else if findings.is_empty() {
-            println!(
-                "{}: OK ({} files match their sha256)",
-                run.id,
-                run.manifest()?.files.len()
-            );
+            println!("{}: OK ({} files match their sha256)", run.id, run.manifest()?.files.len());
         } else {
             println!("{}: CHANGED", run.id);
             for f in findings {
@@ -512,12 +502,38 @@ fn cmd_verify(archive: &Archive, runs: &[String], json: bool) -> Result<u8> {
     Ok(code)
 }
 
+fn cmd_import(archive: &Archive, a: &ImportArgs, quiet: bool) -> Result<u8> {
+    let (run, parsed) = crate::import::import_files(archive, &a.files, a.tool.as_deref(), a.label.as_deref())?;
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "run_id": run.id,
+                "run_dir": run.path,
+                "files": parsed.iter().zip(&a.files).map(|(p, f)| json!({
+                    "file": f, "tool": p.tool, "rows": p.records.len(), "warnings": p.warnings,
+                })).collect::<Vec<_>>(),
+            })
+        );
+        return Ok(0);
+    }
+    for (p, f) in parsed.iter().zip(&a.files) {
+        if !quiet {
+            eprintln!("{}: {} rows as {}", f.display(), p.records.len(), p.tool);
+        }
+        for w in &p.warnings {
+            eprintln!("warning: {}: {w}", f.display());
+        }
+    }
+    if !quiet {
+        eprintln!("imported run {} ({})", run.id, run.path.display());
+    }
+    Ok(0)
+}
+
 fn cmd_specs(archive: &Archive) -> Result<u8> {
     let book = SpecBook::load(&archive.root)?;
-    println!(
-        "{:<10} {:<28} {:>10} {:>10} {:>10}",
-        "ID", "NAME", "HBM GB/s", "BF16 TF/s", "LINK GB/s"
-    );
+    println!("{:<10} {:<28} {:>10} {:>10} {:>10}", "ID", "NAME", "HBM GB/s", "BF16 TF/s", "LINK GB/s");
     for s in book.specs.values() {
         let f = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
         println!(

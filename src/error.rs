@@ -18,21 +18,13 @@ pub enum Error {
     Parquet { path: PathBuf, message: String },
 
     #[error("{path}: schema version {found} is not one this benchbook reads (it reads {supported}). Upgrade benchbook, or re-import the run.")]
-    SchemaVersion {
-        path: PathBuf,
-        found: String,
-        supported: String,
-    },
+    SchemaVersion { path: PathBuf, found: String, supported: String },
 
     #[error("{path}: invalid manifest: {message}")]
     Manifest { path: PathBuf, message: String },
 
     #[error("no run matches `{query}` in {archive}. {hint}")]
-    RunNotFound {
-        query: String,
-        archive: PathBuf,
-        hint: String,
-    },
+    RunNotFound { query: String, archive: PathBuf, hint: String },
 
     #[error("`{query}` matches several runs: {candidates}. Give more of the run id.")]
     AmbiguousRun { query: String, candidates: String },
@@ -41,17 +33,19 @@ pub enum Error {
     Config { flag: String, message: String },
 
     #[error("{path}:{line}: {message}")]
-    Spec {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
+    Spec { path: PathBuf, line: usize, message: String },
 
     #[error("template `{name}`: {message}")]
     Template { name: String, message: String },
 
     #[error("chart `{name}`: {message}")]
     Plot { name: String, message: String },
+
+    #[error("{path}:{line}: {message}")]
+    Import { path: PathBuf, line: usize, message: String },
+
+    #[error("{path}: not a format benchbook can import (tried: {tried}). Pass --tool NAME to force one; `benchbook import --help` lists them.")]
+    UnknownFormat { path: PathBuf, tried: String },
 
     #[error("analysis: {0}")]
     Analysis(String),
@@ -66,18 +60,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An I/O error tied to the path it happened on.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io {
-            path: path.into(),
-            source,
-        }
+        Error::Io { path: path.into(), source }
     }
 
     /// A bad command-line value: names the flag and what it expects.
     pub fn config(flag: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Config {
-            flag: flag.into(),
-            message: message.into(),
-        }
+        Error::Config { flag: flag.into(), message: message.into() }
     }
 
     pub(crate) fn analysis(e: impl std::fmt::Display) -> Self {

@@ -34,9 +34,7 @@ pub fn available_memory_bytes() -> Option<u64> {
 
 /// Logical CPUs this process may use.
 pub fn logical_cpus() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 /// The CPU's model name, e.g. `AMD EPYC 7763 64-Core Processor`.
@@ -64,9 +62,7 @@ impl HostInfo {
     pub fn detect() -> Self {
         let os = read("/etc/os-release")
             .and_then(|t| {
-                t.lines()
-                    .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-                    .map(|v| v.trim_matches('"').to_string())
+                t.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")).map(|v| v.trim_matches('"').to_string())
             })
             .unwrap_or_else(|| std::env::consts::OS.to_string());
         HostInfo {

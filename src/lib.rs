@@ -30,6 +30,7 @@ pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod host;
+pub mod import;
 pub mod plot;
 pub mod report;
 pub mod rows;
@@ -40,9 +41,7 @@ pub use error::{Error, Result};
 
 /// The names a notebook or script usually needs.
 pub mod prelude {
-    pub use crate::analysis::{
-        curves, point_stats, saturation, summarize_lazy, Curve, PointStat, SpecBook,
-    };
+    pub use crate::analysis::{curves, point_stats, saturation, summarize_lazy, Curve, PointStat, SpecBook};
     pub use crate::archive::{verify_run, Archive, Manifest, RunDir, RunStatus};
     pub use crate::bench::{BenchConfig, Preset, StopRule};
     pub use crate::report::{Format, ReportOptions};

@@ -20,23 +20,12 @@ pub struct RunResult {
 }
 
 /// Run `cfg` into `archive`, labelled `label`.
-pub fn run(
-    archive: &Archive,
-    cfg: &BenchConfig,
-    label: Option<&str>,
-    progress: &ProgressBar,
-) -> Result<RunResult> {
+pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: &ProgressBar) -> Result<RunResult> {
     cfg.validate()?;
     let backends = backend::all();
     let probes: Vec<Probe> = backends.iter().map(|b| b.probe()).collect();
-    let infos = backends
-        .iter()
-        .zip(&probes)
-        .map(|(b, p)| BackendInfo {
-            name: b.name().into(),
-            probe: p.clone(),
-        })
-        .collect();
+    let infos =
+        backends.iter().zip(&probes).map(|(b, p)| BackendInfo { name: b.name().into(), probe: p.clone() }).collect();
     let run_id = crate::archive::manifest::new_run_id(label.unwrap_or(&cfg.preset));
     let config = serde_json::to_value(cfg).expect("a config always serializes");
     let mut manifest = Manifest::begin(&run_id, "native", config, infos);
@@ -57,14 +46,7 @@ pub fn run(
                         host: host.clone(),
                         rank: 0,
                     };
-                    r = run_benchmarks(
-                        &mut benches,
-                        cfg,
-                        &meta,
-                        outcome.points,
-                        &mut writer,
-                        progress,
-                    );
+                    r = run_benchmarks(&mut benches, cfg, &meta, outcome.points, &mut writer, progress);
                     match &r {
                         Ok(o) => outcome.add(*o),
                         Err(_) => break,
@@ -77,19 +59,11 @@ pub fn run(
             }
             Probe::Unavailable { reason } => {
                 // Record, as data, that this backend's benchmarks could not run.
-                let benches: Vec<String> = b
-                    .benchmarks(&cfg.benches, 0)
-                    .iter()
-                    .map(|x| x.name().to_string())
-                    .collect();
+                let benches: Vec<String> = b.benchmarks(&cfg.benches, 0).iter().map(|x| x.name().to_string()).collect();
                 let rows = benches
                     .iter()
                     .map(|name| {
-                        let p = Point {
-                            bench: name.clone(),
-                            op: "*".into(),
-                            ..Point::default()
-                        };
+                        let p = Point { bench: name.clone(), op: "*".into(), ..Point::default() };
                         let meta = RowMeta {
                             run_id: run_id.clone(),
                             backend: b.name().into(),
@@ -126,25 +100,12 @@ pub fn run(
         }
     }
     let (status, detail) = if outcome.interrupted {
-        (
-            RunStatus::Interrupted,
-            Some("interrupted by a signal; finished points are kept".to_string()),
-        )
+        (RunStatus::Interrupted, Some("interrupted by a signal; finished points are kept".to_string()))
     } else if outcome.failed > 0 {
-        (
-            RunStatus::Complete,
-            Some(format!(
-                "{} point(s) failed validation or errored",
-                outcome.failed
-            )),
-        )
+        (RunStatus::Complete, Some(format!("{} point(s) failed validation or errored", outcome.failed)))
     } else {
         (RunStatus::Complete, None)
     };
     let run = writer.finish(status, detail)?;
-    Ok(RunResult {
-        run,
-        status,
-        outcome,
-    })
+    Ok(RunResult { run, status, outcome })
 }

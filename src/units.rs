@@ -17,32 +17,22 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     if t.is_empty() {
         return Err("empty size".into());
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(t.len());
     let (digits, suffix) = t.split_at(split);
     let digits: String = digits.chars().filter(|c| *c != '_').collect();
     if digits.is_empty() {
         return Err(format!("`{t}` does not start with a number"));
     }
-    let value: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{t}`: number too large"))?;
+    let value: u64 = digits.parse().map_err(|_| format!("`{t}`: number too large"))?;
     let shift = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
-        other => {
-            return Err(format!(
-                "`{t}`: unknown suffix `{other}` (use K, M, G or T; they are powers of 1024)"
-            ))
-        }
+        other => return Err(format!("`{t}`: unknown suffix `{other}` (use K, M, G or T; they are powers of 1024)")),
     };
-    value
-        .checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("`{t}` overflows 64 bits"))
+    value.checked_mul(1u64 << shift).ok_or_else(|| format!("`{t}` overflows 64 bits"))
 }
 
 /// Parse a size list: comma-separated sizes and power-of-two ranges
@@ -77,10 +67,7 @@ pub fn parse_sizes(flag: &str, text: &str) -> Result<Vec<u64>> {
         }
     }
     if out.is_empty() {
-        return Err(Error::config(
-            flag,
-            "no sizes given; write e.g. `4K..2G` or `1M,64M`",
-        ));
+        return Err(Error::config(flag, "no sizes given; write e.g. `4K..2G` or `1M,64M`"));
     }
     out.sort_unstable();
     out.dedup();
@@ -91,10 +78,7 @@ pub fn parse_sizes(flag: &str, text: &str) -> Result<Vec<u64>> {
 /// stepping by doubling (`1..8` = 1,2,4,8), as thread counts are swept.
 pub fn parse_counts(flag: &str, text: &str) -> Result<Vec<u32>> {
     let sizes = parse_sizes(flag, text)?;
-    sizes
-        .into_iter()
-        .map(|s| u32::try_from(s).map_err(|_| Error::config(flag, format!("{s} is too large"))))
-        .collect()
+    sizes.into_iter().map(|s| u32::try_from(s).map_err(|_| Error::config(flag, format!("{s} is too large")))).collect()
 }
 
 /// `4096` → `4 KiB`, `2147483648` → `2 GiB`, `1536` → `1.5 KiB`.

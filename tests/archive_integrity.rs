@@ -23,10 +23,7 @@ fn verify_catches_a_flipped_byte_and_says_where() {
         Finding::ContentChanged { path, ranges } => {
             assert_eq!(path, "results.parquet");
             assert_eq!(ranges.len(), 1);
-            assert!(
-                ranges[0].0 <= at as u64 && (at as u64) < ranges[0].1,
-                "{ranges:?} vs {at}"
-            );
+            assert!(ranges[0].0 <= at as u64 && (at as u64) < ranges[0].1, "{ranges:?} vs {at}");
         }
         other => panic!("expected a content change, got {other}"),
     }
@@ -34,21 +31,10 @@ fn verify_catches_a_flipped_byte_and_says_where() {
     std::fs::write(&path, &data[..100]).unwrap();
     std::fs::write(r.run.path.join("extra.txt"), "x").unwrap();
     let f = verify_run(&r.run).unwrap();
-    assert!(
-        f.iter()
-            .any(|f| matches!(f, Finding::SizeChanged { actual: 100, .. })),
-        "{f:?}"
-    );
-    assert!(
-        f.iter()
-            .any(|f| matches!(f, Finding::Unlisted { path } if path == "extra.txt")),
-        "{f:?}"
-    );
+    assert!(f.iter().any(|f| matches!(f, Finding::SizeChanged { actual: 100, .. })), "{f:?}");
+    assert!(f.iter().any(|f| matches!(f, Finding::Unlisted { path } if path == "extra.txt")), "{f:?}");
     std::fs::remove_file(&path).unwrap();
-    assert!(verify_run(&r.run)
-        .unwrap()
-        .iter()
-        .any(|f| matches!(f, Finding::Missing { .. })));
+    assert!(verify_run(&r.run).unwrap().iter().any(|f| matches!(f, Finding::Missing { .. })));
 }
 
 #[test]
@@ -56,17 +42,10 @@ fn corrupt_parquet_gets_an_error_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
     let archive = Archive::new(tmp.path());
     let r = common::tiny_run(&archive, None);
-    std::fs::write(
-        r.run.results_path(),
-        b"PAR1 this is not parquet at all PAR1",
-    )
-    .unwrap();
+    std::fs::write(r.run.results_path(), b"PAR1 this is not parquet at all PAR1").unwrap();
     let e = r.run.dataframe().unwrap_err().to_string();
     assert!(e.contains("results.parquet"), "{e}");
-    assert!(
-        e.contains("benchbook verify"),
-        "the error says what to do next: {e}"
-    );
+    assert!(e.contains("benchbook verify"), "the error says what to do next: {e}");
 }
 
 #[test]
@@ -76,24 +55,16 @@ fn unknown_schema_versions_are_refused() {
     let path = tmp.path().join("future.parquet");
     let mut df = schema::to_dataframe(&[]).unwrap();
     ParquetWriter::new(std::fs::File::create(&path).unwrap())
-        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
-            schema::VERSION_KEY.into(),
-            "99".into(),
-        )])))
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(schema::VERSION_KEY.into(), "99".into())])))
         .finish(&mut df)
         .unwrap();
     let e = schema::read_parquet(&path).unwrap_err().to_string();
-    assert!(
-        e.contains("schema version 99") && e.contains("reads 1"),
-        "{e}"
-    );
+    assert!(e.contains("schema version 99") && e.contains("reads 1"), "{e}");
 
     // A Parquet file from another tool has no version at all.
     let other = tmp.path().join("other.parquet");
     let mut df = df!("x" => [1i32, 2]).unwrap();
-    ParquetWriter::new(std::fs::File::create(&other).unwrap())
-        .finish(&mut df)
-        .unwrap();
+    ParquetWriter::new(std::fs::File::create(&other).unwrap()).finish(&mut df).unwrap();
     let e = schema::read_parquet(&other).unwrap_err().to_string();
     assert!(e.contains("not written by benchbook"), "{e}");
 }
@@ -105,11 +76,7 @@ fn damaged_or_future_manifests_are_refused_clearly() {
     let r = common::tiny_run(&archive, None);
     let mp = r.run.manifest_path();
     let text = std::fs::read_to_string(&mp).unwrap();
-    std::fs::write(
-        &mp,
-        text.replace("\"schema_version\": 1", "\"schema_version\": 7"),
-    )
-    .unwrap();
+    std::fs::write(&mp, text.replace("\"schema_version\": 1", "\"schema_version\": 7")).unwrap();
     let e = r.run.manifest().unwrap_err().to_string();
     assert!(e.contains("schema version 7"), "{e}");
     std::fs::write(&mp, "{\n  \"run_id\": ").unwrap();

@@ -6,20 +6,11 @@ mod common;
 use std::process::{Command, Output};
 
 fn bb(args: &[&str], archive: &std::path::Path) -> Output {
-    Command::new(common::bin())
-        .args(args)
-        .arg("--archive")
-        .arg(archive)
-        .output()
-        .unwrap()
+    Command::new(common::bin()).args(args).arg("--archive").arg(archive).output().unwrap()
 }
 
 fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 #[test]
@@ -27,10 +18,7 @@ fn help_shows_examples() {
     let o = Command::new(common::bin()).arg("--help").output().unwrap();
     let t = text(&o);
     assert!(o.status.success());
-    assert!(
-        t.contains("benchbook run quick --report") && t.contains("docs/schema.md"),
-        "{t}"
-    );
+    assert!(t.contains("benchbook run quick --report") && t.contains("docs/schema.md"), "{t}");
 }
 
 #[test]
@@ -88,10 +76,7 @@ fn run_json_list_show_verify_report() {
     assert_eq!(v["outcome"]["points"], 2);
     let id = v["run_id"].as_str().unwrap().to_string();
     assert!(reports.join(&id).join("report.md").exists());
-    assert!(
-        !reports.join(&id).join("report.html").exists(),
-        "--format md writes no HTML"
-    );
+    assert!(!reports.join(&id).join("report.html").exists(), "--format md writes no HTML");
 
     let o = bb(&["list", "--json"], tmp.path());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -100,33 +85,18 @@ fn run_json_list_show_verify_report() {
 
     let o = bb(&["show", "latest"], tmp.path());
     let t = text(&o);
-    assert!(
-        o.status.success() && t.contains("memcpy copy 64 KiB 1T"),
-        "{t}"
-    );
+    assert!(o.status.success() && t.contains("memcpy copy 64 KiB 1T"), "{t}");
 
     let o = bb(&["verify", "latest"], tmp.path());
-    assert!(
-        o.status.success() && text(&o).contains("OK"),
-        "{}",
-        text(&o)
-    );
+    assert!(o.status.success() && text(&o).contains("OK"), "{}", text(&o));
     let results = tmp.path().join("runs").join(&id).join("results.parquet");
     let mut data = std::fs::read(&results).unwrap();
     data[10] ^= 0xff;
     std::fs::write(&results, data).unwrap();
     let o = bb(&["verify", "latest"], tmp.path());
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o).contains("content changed in bytes 0.."),
-        "{}",
-        text(&o)
-    );
+    assert!(text(&o).contains("content changed in bytes 0.."), "{}", text(&o));
 
     let o = bb(&["specs"], tmp.path());
-    assert!(
-        text(&o).contains("mi300x") && text(&o).contains("5300"),
-        "{}",
-        text(&o)
-    );
+    assert!(text(&o).contains("mi300x") && text(&o).contains("5300"), "{}", text(&o));
 }

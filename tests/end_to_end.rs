@@ -26,10 +26,7 @@ fn tiny_sweep_archives_reads_back_and_reports() {
     assert!(m.argv.len() >= 1);
     assert_eq!(m.config["memcpy_sizes"][2], 1 << 20);
     for row in rows.iter().filter(|r| r.params.bench == "memcpy") {
-        assert_eq!(
-            row.params.bytes_moved,
-            row.params.bytes_copied.map(|b| 2 * b)
-        );
+        assert_eq!(row.params.bytes_moved, row.params.bytes_copied.map(|b| 2 * b));
         assert_eq!(row.run_id, r.run.id);
         assert_eq!(row.timer.as_deref(), Some("steady_clock"));
         assert!(row.iterations.unwrap() >= 1);
@@ -65,9 +62,7 @@ fn tiny_sweep_archives_reads_back_and_reports() {
     let rep = report::build(&r.run, &archive.root, &opts).unwrap();
     let written = report::write(&rep, &out, &opts).unwrap();
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(
-        md.contains("## Host memcpy") && md.contains("## STREAM kernels") && md.contains("## GEMM")
-    );
+    assert!(md.contains("## Host memcpy") && md.contains("## STREAM kernels") && md.contains("## GEMM"));
     assert!(md.contains(&r.run.id));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_eq!(html.matches("<svg").count(), 3, "three inline charts");
@@ -80,11 +75,7 @@ fn png_charts_render_without_system_fonts() {
     let tmp = tempfile::tempdir().unwrap();
     let archive = Archive::new(tmp.path());
     let r = common::tiny_run(&archive, None);
-    let opts = ReportOptions {
-        png: true,
-        format: Format::Md,
-        ..ReportOptions::default()
-    };
+    let opts = ReportOptions { png: true, format: Format::Md, ..ReportOptions::default() };
     let rep = benchbook::report::build(&r.run, &archive.root, &opts).unwrap();
     benchbook::report::write(&rep, tmp.path(), &opts).unwrap();
     let png = std::fs::read(tmp.path().join("memcpy.png")).unwrap();

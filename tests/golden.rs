@@ -11,9 +11,7 @@ use benchbook::report;
 fn normalised_markdown() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/archive");
     let archive = Archive::new(&root);
-    let run = archive
-        .resolve("fixture")
-        .expect("the committed fixture run");
+    let run = archive.resolve("fixture").expect("the committed fixture run");
     let mut rep = report::build(&run, &root, &ReportOptions::default()).unwrap();
     rep.context.generated_at = "<generated_at>".into();
     rep.context.benchbook_version = "<version>".into();
@@ -30,14 +28,9 @@ fn run_report_matches_golden_markdown() {
         std::fs::write(&golden, &got).unwrap();
         return;
     }
-    let want = std::fs::read_to_string(&golden)
-        .expect("tests/golden/run.md (BENCHBOOK_BLESS=1 writes it)");
+    let want = std::fs::read_to_string(&golden).expect("tests/golden/run.md (BENCHBOOK_BLESS=1 writes it)");
     if got != want {
-        let first = got
-            .lines()
-            .zip(want.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(0);
+        let first = got.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(0);
         panic!(
             "report differs from tests/golden/run.md at line {}:\n  got:  {:?}\n  want: {:?}\n(BENCHBOOK_BLESS=1 rewrites it; review the diff)",
             first + 1,
@@ -51,8 +44,5 @@ fn run_report_matches_golden_markdown() {
 fn fixture_run_verifies() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/archive");
     let run = Archive::new(&root).resolve("fixture").unwrap();
-    assert!(
-        verify_run(&run).unwrap().is_empty(),
-        "the committed fixture was modified"
-    );
+    assert!(verify_run(&run).unwrap().is_empty(), "the committed fixture was modified");
 }

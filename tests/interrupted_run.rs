@@ -44,20 +44,13 @@ fn wait_for_points(archive: &Archive, n: u32) -> RunDir {
                 }
             }
         }
-        assert!(
-            t.elapsed() < Duration::from_secs(120),
-            "the run never archived {n} points"
-        );
+        assert!(t.elapsed() < Duration::from_secs(120), "the run never archived {n} points");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
 fn signal(child: &Child, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
+    let ok = Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success();
     assert!(ok, "kill {sig}");
 }
 
@@ -77,15 +70,8 @@ fn sigint_keeps_finished_points_and_marks_interrupted() {
     let rows = run.rows().unwrap();
     assert_eq!(rows.len() as u64, m.counts.rows);
     let points: std::collections::BTreeSet<u32> = rows.iter().map(|r| r.point).collect();
-    assert!(
-        points.len() >= 3 && points.len() < 17,
-        "{} points",
-        points.len()
-    );
-    assert!(
-        verify_run(&run).unwrap().is_empty(),
-        "the files match the manifest"
-    );
+    assert!(points.len() >= 3 && points.len() < 17, "{} points", points.len());
+    assert!(verify_run(&run).unwrap().is_empty(), "the files match the manifest");
 }
 
 #[test]
@@ -98,16 +84,9 @@ fn sigkill_leaves_a_readable_archive_that_reads_as_interrupted() {
     child.wait().unwrap();
     let run = archive.resolve("latest").unwrap();
     let m = run.manifest().unwrap();
-    assert_eq!(
-        m.status,
-        RunStatus::Running,
-        "the process had no chance to say otherwise"
-    );
+    assert_eq!(m.status, RunStatus::Running, "the process had no chance to say otherwise");
     assert_eq!(m.effective_status(), RunStatus::Interrupted);
     let rows = run.rows().unwrap();
-    assert!(
-        rows.len() as u64 >= m.counts.rows,
-        "every point the manifest counts is in the file"
-    );
+    assert!(rows.len() as u64 >= m.counts.rows, "every point the manifest counts is in the file");
     assert!(!rows.is_empty());
 }

@@ -16,13 +16,7 @@ fn hostile_report() -> (tempfile::TempDir, std::path::PathBuf) {
     let archive = Archive::new(tmp.path());
     let mut cfg = common::tiny_config();
     cfg.benches = vec!["memcpy".into()];
-    let r = run(
-        &archive,
-        &cfg,
-        Some(HOSTILE),
-        &indicatif::ProgressBar::hidden(),
-    )
-    .unwrap();
+    let r = run(&archive, &cfg, Some(HOSTILE), &indicatif::ProgressBar::hidden()).unwrap();
     let out = tmp.path().join("report");
     let opts = ReportOptions::default();
     let rep = report::build(&r.run, &archive.root, &opts).unwrap();
@@ -39,35 +33,21 @@ fn hostile_label_is_escaped_in_markdown_and_html() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(!html.contains("<script"), "script tag in HTML");
     assert!(!html.contains("<img"), "img tag in HTML");
-    assert!(
-        !html.contains("href=\"javascript"),
-        "javascript link in HTML"
-    );
-    assert!(
-        html.contains("&lt;script&gt;"),
-        "the label is shown as text"
-    );
+    assert!(!html.contains("href=\"javascript"), "javascript link in HTML");
+    assert!(html.contains("&lt;script&gt;"), "the label is shown as text");
 }
 
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
 }
 
 #[test]
 fn hostile_report_is_inert_in_headless_chromium() {
     let Some(browser) = chromium() else {
         // CI installs Chromium and sets CI=true, so there this cannot skip.
-        assert!(
-            std::env::var("CI").is_err(),
-            "Chromium is required in CI (apt-get install chromium)"
-        );
+        assert!(std::env::var("CI").is_err(), "Chromium is required in CI (apt-get install chromium)");
         eprintln!("SKIPPED: no chromium on PATH; install Debian's `chromium` to run this test");
         return;
     };
@@ -91,29 +71,13 @@ fn hostile_report_is_inert_in_headless_chromium() {
         .output()
         .unwrap();
     let dom = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        dom.contains("<main>"),
-        "Chromium rendered the page: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(dom.contains("<main>"), "Chromium rendered the page: {}", String::from_utf8_lossy(&o.stderr));
     // The label itself mentions PWNED as text; a script that ran would have
     // replaced the whole title with it.
     assert!(!dom.contains("<title>PWNED</title>"), "a script ran");
-    assert!(
-        dom.contains("<title>benchbook report: &lt;img"),
-        "the title is the escaped label"
-    );
-    assert!(
-        !dom.contains("<img"),
-        "an injected element exists in the DOM"
-    );
-    assert!(
-        !dom.contains("<script"),
-        "an injected script exists in the DOM"
-    );
+    assert!(dom.contains("<title>benchbook report: &lt;img"), "the title is the escaped label");
+    assert!(!dom.contains("<img"), "an injected element exists in the DOM");
+    assert!(!dom.contains("<script"), "an injected script exists in the DOM");
     assert!(dom.contains("<svg"), "the chart is inline");
-    assert!(
-        dom.contains("&lt;script&gt;"),
-        "the label is visible as text"
-    );
+    assert!(dom.contains("&lt;script&gt;"), "the label is visible as text");
 }

@@ -67,15 +67,9 @@ impl Spec {
 }
 
 const BUILTIN: [(&str, &str); 7] = [
-    (
-        "h100-sxm.toml",
-        include_str!("../../data/specs/h100-sxm.toml"),
-    ),
+    ("h100-sxm.toml", include_str!("../../data/specs/h100-sxm.toml")),
     ("h200.toml", include_str!("../../data/specs/h200.toml")),
-    (
-        "a100-sxm.toml",
-        include_str!("../../data/specs/a100-sxm.toml"),
-    ),
+    ("a100-sxm.toml", include_str!("../../data/specs/a100-sxm.toml")),
     ("b200.toml", include_str!("../../data/specs/b200.toml")),
     ("mi300x.toml", include_str!("../../data/specs/mi300x.toml")),
     ("mi325x.toml", include_str!("../../data/specs/mi325x.toml")),
@@ -85,15 +79,8 @@ const BUILTIN: [(&str, &str); 7] = [
 /// Parse one spec file; errors name the file and line.
 pub fn parse_spec(path: &Path, text: &str) -> Result<Spec> {
     toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].lines().count().max(1))
-            .unwrap_or(0);
-        Error::Spec {
-            path: path.to_path_buf(),
-            line,
-            message: e.message().to_string(),
-        }
+        let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1)).unwrap_or(0);
+        Error::Spec { path: path.to_path_buf(), line, message: e.message().to_string() }
     })
 }
 
@@ -119,11 +106,8 @@ impl SpecBook {
         let mut book = Self::builtin();
         let dir = archive_root.join("specs");
         if let Ok(entries) = std::fs::read_dir(&dir) {
-            let mut paths: Vec<_> = entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                .collect();
+            let mut paths: Vec<_> =
+                entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect();
             paths.sort();
             for p in paths {
                 let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
@@ -136,11 +120,9 @@ impl SpecBook {
 
     /// A spec by id, or the first whose pattern occurs in `device`.
     pub fn find(&self, id_or_device: &str) -> Option<&Spec> {
-        self.specs.get(id_or_device).or_else(|| {
-            self.specs
-                .values()
-                .find(|s| s.patterns.iter().any(|p| id_or_device.contains(p.as_str())))
-        })
+        self.specs
+            .get(id_or_device)
+            .or_else(|| self.specs.values().find(|s| s.patterns.iter().any(|p| id_or_device.contains(p.as_str()))))
     }
 }
 
@@ -154,35 +136,18 @@ mod tests {
         assert_eq!(book.specs.len(), 7);
         for s in book.specs.values() {
             let m = s.memory.as_ref().expect("every built-in has memory");
-            assert!(
-                m.bandwidth_gbps > 1000.0 && m.source.contains("https://"),
-                "{}",
-                s.id
-            );
+            assert!(m.bandwidth_gbps > 1000.0 && m.source.contains("https://"), "{}", s.id);
             assert!(s.compute_source().is_some(), "{}", s.id);
             assert!(s.peak_tflops("bf16").unwrap() > 300.0, "{}", s.id);
         }
         assert_eq!(book.find("NVIDIA H100 80GB HBM3").unwrap().id, "h100-sxm");
-        assert_eq!(
-            book.find("mi300x")
-                .unwrap()
-                .memory
-                .as_ref()
-                .unwrap()
-                .bandwidth_gbps,
-            5300.0
-        );
+        assert_eq!(book.find("mi300x").unwrap().memory.as_ref().unwrap().bandwidth_gbps, 5300.0);
         assert!(book.find("Intel Xeon").is_none());
     }
 
     #[test]
     fn a_bad_spec_names_file_and_line() {
-        let e = parse_spec(
-            Path::new("my.toml"),
-            "id = \"x\"\nname = \"y\"\nvendor = 3\n",
-        )
-        .unwrap_err()
-        .to_string();
+        let e = parse_spec(Path::new("my.toml"), "id = \"x\"\nname = \"y\"\nvendor = 3\n").unwrap_err().to_string();
         assert!(e.starts_with("my.toml:3:"), "{e}");
     }
 }

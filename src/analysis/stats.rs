@@ -79,11 +79,7 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         max: v[v.len() - 1],
         mean: m,
         std_dev: sd,
-        cv: if m != 0.0 {
-            sd / m.abs()
-        } else {
-            f64::INFINITY
-        },
+        cv: if m != 0.0 { sd / m.abs() } else { f64::INFINITY },
     })
 }
 
@@ -93,30 +89,24 @@ pub fn saturation_size(curve: &[(u64, f64)], reference: f64, fraction: f64) -> O
     if !(reference > 0.0) {
         return None;
     }
-    curve
-        .iter()
-        .filter(|(_, r)| *r >= fraction * reference)
-        .map(|(s, _)| *s)
-        .min()
+    curve.iter().filter(|(_, r)| *r >= fraction * reference).map(|(s, _)| *s).min()
 }
 
 /// The plateau of a bandwidth curve: the median rate of its largest sizes
-/// (up to three), i.e. where the curve settles once caches no longer help.
-/// A cache-resident peak at middle sizes is deliberately *not* the plateau.
+/// (up to three) that agree with the largest size's rate within 10 %, i.e.
+/// where the curve has settled. A curve still rising at its end has the
+/// last rate as plateau; a cache-resident peak at middle sizes is never it.
 pub fn plateau(curve: &[(u64, f64)]) -> Option<f64> {
-    let mut v: Vec<(u64, f64)> = curve
-        .iter()
-        .copied()
-        .filter(|(_, r)| r.is_finite())
-        .collect();
+    let mut v: Vec<(u64, f64)> = curve.iter().copied().filter(|(_, r)| r.is_finite()).collect();
     if v.is_empty() {
         return None;
     }
     v.sort_by_key(|(s, _)| *s);
-    let tail: Vec<f64> = v.iter().rev().take(3).map(|(_, r)| *r).collect();
-    let mut t = tail;
-    t.sort_by(f64::total_cmp);
-    Some(quantile_sorted(&t, 0.5))
+    let last = v[v.len() - 1].1;
+    let mut tail: Vec<f64> =
+        v.iter().rev().take(3).map(|(_, r)| *r).take_while(|r| (r - last).abs() <= 0.1 * last.abs()).collect();
+    tail.sort_by(f64::total_cmp);
+    Some(quantile_sorted(&tail, 0.5))
 }
 
 #[cfg(test)]
@@ -148,20 +138,15 @@ mod tests {
 
     #[test]
     fn saturation_and_plateau() {
-        let curve = [
-            (1, 10.0),
-            (2, 50.0),
-            (4, 85.0),
-            (8, 120.0),
-            (16, 100.0),
-            (32, 100.0),
-            (64, 98.0),
-        ];
+        let curve = [(1, 10.0), (2, 50.0), (4, 85.0), (8, 120.0), (16, 100.0), (32, 100.0), (64, 98.0)];
         assert_eq!(plateau(&curve), Some(100.0));
         assert_eq!(saturation_size(&curve, 100.0, 0.5), Some(2));
         assert_eq!(saturation_size(&curve, 100.0, 0.9), Some(8));
         assert_eq!(saturation_size(&curve, 1000.0, 0.9), None);
         assert_eq!(saturation_size(&curve, 0.0, 0.9), None);
+        // Still rising at the end: the last point is the plateau.
+        let rising = [(1, 1.0), (2, 17.5), (4, 140.0), (8, 331.0)];
+        assert_eq!(plateau(&rising), Some(331.0));
     }
 
     proptest! {

@@ -41,13 +41,9 @@ pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
     aggs.extend([
         spo().len().alias("samples"),
         spo().min().alias("min_seconds"),
-        spo()
-            .quantile(lit(0.2), QuantileMethod::Linear)
-            .alias("p20_seconds"),
+        spo().quantile(lit(0.2), QuantileMethod::Linear).alias("p20_seconds"),
         spo().median().alias("median_seconds"),
-        spo()
-            .quantile(lit(0.8), QuantileMethod::Linear)
-            .alias("p80_seconds"),
+        spo().quantile(lit(0.8), QuantileMethod::Linear).alias("p80_seconds"),
         spo().max().alias("max_seconds"),
         spo().mean().alias("mean_seconds"),
         spo().std(1).alias("std_seconds"),
@@ -63,6 +59,7 @@ pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
             (f("bytes_copied") / col("median_seconds") / lit(1e9)).alias("gbps_copied"),
             (f("bytes_moved") / col("median_seconds") / lit(1e9)).alias("gbps_moved"),
             (f("bytes_moved") / col("min_seconds") / lit(1e9)).alias("best_gbps_moved"),
+            (f("bytes_copied") * col("bw_factor") / col("median_seconds") / lit(1e9)).alias("busbw_gbps"),
             (col("flops") / col("median_seconds") / lit(1e9)).alias("gflops"),
             (col("flops") / col("min_seconds") / lit(1e9)).alias("best_gflops"),
         ])
@@ -85,13 +82,19 @@ pub struct PointStat {
     pub n: Option<u64>,
     pub k: Option<u64>,
     pub threads: Option<u32>,
+    pub ranks: Option<u32>,
+    pub peer: Option<String>,
+    pub bw_factor: Option<f64>,
     pub note: Option<String>,
+    pub source: Option<String>,
     pub samples: u32,
     pub iterations: u64,
     pub summary: stats::Summary,
     pub gbps_copied: Option<f64>,
     pub gbps_moved: Option<f64>,
     pub best_gbps_moved: Option<f64>,
+    /// Collectives: bus bandwidth = algbw (bytes_copied / time) × bw_factor.
+    pub busbw_gbps: Option<f64>,
     pub gflops: Option<f64>,
     pub best_gflops: Option<f64>,
 }
@@ -101,24 +104,15 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     let df = summarize_lazy(rows).collect().map_err(Error::analysis)?;
     use crate::archive::schema::columns::{f64s, strings, u64s};
     let (s, u, f) = (|n| strings(&df, n), |n| u64s(&df, n), |n| f64s(&df, n));
-    let (run_id, bench, backend, device, op) = (
-        s("run_id")?,
-        s("bench")?,
-        s("backend")?,
-        s("device")?,
-        s("op")?,
-    );
-    let (variant, dtype, note) = (s("variant")?, s("dtype")?, s("note")?);
-    let (point, size, m, n, k, threads) = (
-        u("point")?,
-        u("size_bytes")?,
-        u("m")?,
-        u("n")?,
-        u("k")?,
-        u("threads")?,
-    );
+    let (run_id, bench, backend, device, op) = (s("run_id")?, s("bench")?, s("backend")?, s("device")?, s("op")?);
+    let (variant, dtype, note, peer, source) = (s("variant")?, s("dtype")?, s("note")?, s("peer")?, s("source")?);
+    let ranks = u("ranks")?;
+    let (point, size, m, n, k, threads) = (u("point")?, u("size_bytes")?, u("m")?, u("n")?, u("k")?, u("threads")?);
     let (samples, iterations) = (u("samples")?, u("iterations")?);
-    let cols: Vec<Vec<Option<f64>>> = [
+    // Read each float column by name into a map, so a new column cannot
+    // shift the others.
+    let mut floats = std::collections::HashMap::new();
+    for name in [
         "min_seconds",
         "p20_seconds",
         "median_seconds",
@@ -132,10 +126,12 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
         "best_gbps_moved",
         "gflops",
         "best_gflops",
-    ]
-    .iter()
-    .map(|c| f(c))
-    .collect::<Result<_>>()?;
+        "bw_factor",
+        "busbw_gbps",
+    ] {
+        floats.insert(name, f(name)?);
+    }
+    let g = |name: &str, i: usize| floats[name][i];
     let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
     Ok((0..df.height())
         .map(|i| PointStat {
@@ -152,25 +148,30 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             n: n[i],
             k: k[i],
             threads: threads[i].map(|t| t as u32),
+            ranks: ranks[i].map(|r| r as u32),
+            peer: peer[i].clone(),
+            bw_factor: g("bw_factor", i),
             note: note[i].clone(),
+            source: source[i].clone(),
             samples: samples[i].unwrap_or(0) as u32,
             iterations: iterations[i].unwrap_or(0),
             summary: stats::Summary {
                 count: samples[i].unwrap_or(0) as usize,
-                min: nan(cols[0][i]),
-                p20: nan(cols[1][i]),
-                median: nan(cols[2][i]),
-                p80: nan(cols[3][i]),
-                max: nan(cols[4][i]),
-                mean: nan(cols[5][i]),
-                std_dev: cols[6][i].unwrap_or(0.0),
-                cv: nan(cols[7][i]),
+                min: nan(g("min_seconds", i)),
+                p20: nan(g("p20_seconds", i)),
+                median: nan(g("median_seconds", i)),
+                p80: nan(g("p80_seconds", i)),
+                max: nan(g("max_seconds", i)),
+                mean: nan(g("mean_seconds", i)),
+                std_dev: g("std_seconds", i).unwrap_or(0.0),
+                cv: nan(g("cv", i)),
             },
-            gbps_copied: cols[8][i],
-            gbps_moved: cols[9][i],
-            best_gbps_moved: cols[10][i],
-            gflops: cols[11][i],
-            best_gflops: cols[12][i],
+            gbps_copied: g("gbps_copied", i),
+            gbps_moved: g("gbps_moved", i),
+            best_gbps_moved: g("best_gbps_moved", i),
+            gflops: g("gflops", i),
+            best_gflops: g("best_gflops", i),
+            busbw_gbps: g("busbw_gbps", i),
         })
         .collect())
 }
@@ -190,62 +191,55 @@ pub struct Curve {
 }
 
 impl Curve {
+    /// (size, bus bandwidth GB/s) pairs, for collectives.
+    pub fn busbw(&self) -> Vec<(u64, f64)> {
+        self.points.iter().filter_map(|p| Some((p.size_bytes?, p.busbw_gbps?))).collect()
+    }
+
+    /// The series a chart and the saturation analysis use: bus bandwidth
+    /// for collectives, bytes read + written where known, else bytes copied.
+    pub fn rate(&self) -> Vec<(u64, f64)> {
+        let b = self.busbw();
+        if !b.is_empty() {
+            return b;
+        }
+        let m = self.gbps(true);
+        if !m.is_empty() {
+            m
+        } else {
+            self.gbps(false)
+        }
+    }
+
     /// (size, GB/s) pairs under a byte convention (`moved` or `copied`).
     pub fn gbps(&self, moved: bool) -> Vec<(u64, f64)> {
         self.points
             .iter()
-            .filter_map(|p| {
-                Some((
-                    p.size_bytes?,
-                    if moved { p.gbps_moved? } else { p.gbps_copied? },
-                ))
-            })
+            .filter_map(|p| Some((p.size_bytes?, if moved { p.gbps_moved? } else { p.gbps_copied? })))
             .collect()
     }
 }
 
 /// Group size-swept points into curves, ordered by (run, bench, op, threads).
 pub fn curves(points: &[PointStat]) -> Vec<Curve> {
-    let mut map: BTreeMap<
-        (
-            String,
-            String,
-            String,
-            Option<u32>,
-            Option<String>,
-            Option<String>,
-        ),
-        Vec<PointStat>,
-    > = BTreeMap::new();
+    let mut map: BTreeMap<(String, String, String, Option<u32>, Option<String>, Option<String>), Vec<PointStat>> =
+        BTreeMap::new();
     for p in points.iter().filter(|p| p.size_bytes.is_some()) {
-        map.entry((
-            p.run_id.clone(),
-            p.bench.clone(),
-            p.op.clone(),
-            p.threads,
-            p.dtype.clone(),
-            p.variant.clone(),
-        ))
-        .or_default()
-        .push(p.clone());
+        map.entry((p.run_id.clone(), p.bench.clone(), p.op.clone(), p.threads, p.dtype.clone(), p.variant.clone()))
+            .or_default()
+            .push(p.clone());
     }
     map.into_iter()
-        .map(|((run_id, bench, op, threads, dtype, _), mut pts)| {
+        .map(|((run_id, bench, op, threads, dtype, variant), mut pts)| {
             pts.sort_by_key(|p| p.size_bytes);
             let mut label = format!("{bench} {op}");
+            if let Some(v) = variant.as_deref().filter(|v| *v != "warm") {
+                label += &format!(" {v}");
+            }
             if let Some(t) = threads {
                 label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
             }
-            Curve {
-                label,
-                device: pts[0].device.clone(),
-                run_id,
-                bench,
-                op,
-                threads,
-                dtype,
-                points: pts,
-            }
+            Curve { label, device: pts[0].device.clone(), run_id, bench, op, threads, dtype, points: pts }
         })
         .collect()
 }
@@ -254,10 +248,10 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Saturation {
     pub label: String,
-    /// Highest median rate (bytes moved), and the size it happened at.
+    /// Highest median rate ([`Curve::rate`]), and the size it happened at.
     pub peak_gbps: f64,
     pub peak_size_bytes: u64,
-    /// Median rate of the largest sizes (bytes moved).
+    /// Median rate of the largest sizes.
     pub plateau_gbps: f64,
     /// Smallest size reaching 50/80/90 % of the plateau.
     pub plateau_50: Option<u64>,
@@ -273,9 +267,10 @@ pub struct Saturation {
     pub peak_fraction: Option<f64>,
 }
 
-/// Saturation of one curve, against an optional roofline in GB/s (bytes moved).
+/// Saturation of one curve's [`Curve::rate`] series, against an optional
+/// roofline in GB/s of the same convention.
 pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
-    let pts = curve.gbps(true);
+    let pts = curve.rate();
     let (peak_size, peak) = pts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
     let plateau = stats::plateau(&pts)?;
     let roof = roofline_gbps.filter(|r| *r > 0.0);

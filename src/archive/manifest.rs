@@ -87,10 +87,7 @@ impl FileEntry {
             path: path.into(),
             bytes: data.len() as u64,
             sha256: hex(&Sha256::digest(data)),
-            block_sha256: data
-                .chunks(HASH_BLOCK_BYTES)
-                .map(|b| hex(&Sha256::digest(b)))
-                .collect(),
+            block_sha256: data.chunks(HASH_BLOCK_BYTES).map(|b| hex(&Sha256::digest(b))).collect(),
         }
     }
 }
@@ -167,9 +164,7 @@ pub fn relevant_env() -> BTreeMap<String, String> {
     std::env::vars()
         .filter(|(k, _)| {
             (ENV_PREFIXES.iter().any(|p| k.starts_with(p)) || k == "LD_LIBRARY_PATH")
-                && !SECRET_MARKERS
-                    .iter()
-                    .any(|m| k.to_ascii_uppercase().contains(m))
+                && !SECRET_MARKERS.iter().any(|m| k.to_ascii_uppercase().contains(m))
         })
         .collect()
 }
@@ -185,30 +180,15 @@ pub fn new_run_id(label: &str) -> String {
     let salt = (now.timestamp_subsec_nanos() ^ std::process::id().rotate_left(16)) & 0xffff;
     let clean: String = label
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '-' })
         .take(32)
         .collect();
-    format!(
-        "{}-{}-{salt:04x}",
-        now.format("%Y%m%dT%H%M%SZ"),
-        clean.trim_matches('-')
-    )
+    format!("{}-{}-{salt:04x}", now.format("%Y%m%dT%H%M%SZ"), clean.trim_matches('-'))
 }
 
 impl Manifest {
     /// A manifest for a run starting now on this host.
-    pub fn begin(
-        run_id: &str,
-        source: &str,
-        config: serde_json::Value,
-        backends: Vec<BackendInfo>,
-    ) -> Self {
+    pub fn begin(run_id: &str, source: &str, config: serde_json::Value, backends: Vec<BackendInfo>) -> Self {
         Manifest {
             manifest_version: MANIFEST_VERSION,
             schema_version: super::schema::SCHEMA_VERSION,
@@ -254,10 +234,7 @@ mod tests {
     fn run_ids_are_clean_and_sortable() {
         let id = new_run_id("My Run/../x");
         assert!(id.len() > 20);
-        assert!(
-            id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
-            "{id}"
-        );
+        assert!(id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{id}");
         assert!(!id.contains(".."));
     }
 

@@ -125,24 +125,15 @@ pub fn write_parquet(path: &Path, rows: &[Row]) -> Result<()> {
         .with_compression(ParquetCompression::Zstd(None))
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![
             (VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
-            (
-                "benchbook.version".to_string(),
-                env!("CARGO_PKG_VERSION").to_string(),
-            ),
+            ("benchbook.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
         ])))
         .finish(&mut df)
-        .map_err(|e| Error::Parquet {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        .map_err(|e| Error::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
     Ok(())
 }
 
 fn parquet_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Parquet {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
+    Error::Parquet { path: path.to_path_buf(), message: e.to_string() }
 }
 
 /// Read the schema version from a file's metadata, refusing unknown ones.
@@ -155,11 +146,7 @@ pub fn check_version(path: &Path) -> Result<u32> {
         .as_ref()
         .and_then(|kv| kv.iter().find(|k| k.key == VERSION_KEY))
         .and_then(|k| k.value.clone());
-    let supported = READABLE_VERSIONS
-        .iter()
-        .map(|v| v.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let supported = READABLE_VERSIONS.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
     match found {
         None => Err(Error::SchemaVersion {
             path: path.to_path_buf(),
@@ -168,11 +155,7 @@ pub fn check_version(path: &Path) -> Result<u32> {
         }),
         Some(v) => match v.parse::<u32>() {
             Ok(n) if READABLE_VERSIONS.contains(&n) => Ok(n),
-            _ => Err(Error::SchemaVersion {
-                path: path.to_path_buf(),
-                found: v,
-                supported,
-            }),
+            _ => Err(Error::SchemaVersion { path: path.to_path_buf(), found: v, supported }),
         },
     }
 }
@@ -181,25 +164,13 @@ pub fn check_version(path: &Path) -> Result<u32> {
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     check_version(path)?;
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let df = ParquetReader::new(file)
-        .finish()
-        .map_err(|e| parquet_err(path, e))?;
+    let df = ParquetReader::new(file).finish().map_err(|e| parquet_err(path, e))?;
     let want = schema();
     for f in want.iter_fields() {
         match df.schema().get(f.name()) {
             Some(t) if t == f.dtype() => {}
-            Some(t) => {
-                return Err(parquet_err(
-                    path,
-                    format!("column `{}` is {t}, expected {}", f.name(), f.dtype()),
-                ))
-            }
-            None => {
-                return Err(parquet_err(
-                    path,
-                    format!("column `{}` is missing", f.name()),
-                ))
-            }
+            Some(t) => return Err(parquet_err(path, format!("column `{}` is {t}, expected {}", f.name(), f.dtype()))),
+            None => return Err(parquet_err(path, format!("column `{}` is missing", f.name()))),
         }
     }
     Ok(df)
@@ -209,52 +180,19 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame> {
 /// round trips; analysis stays in polars.
 pub fn from_dataframe(df: &DataFrame) -> Result<Vec<Row>> {
     use columns::{f64s as f64_col, strings as str_col, u32s as u32_col, u64s as u64_col};
-    let (str_col, u64_col, u32_col, f64_col) = (
-        |n| str_col(df, n),
-        |n| u64_col(df, n),
-        |n| u32_col(df, n),
-        |n| f64_col(df, n),
-    );
-    let (run_id, bench, backend, device, host) = (
-        str_col("run_id")?,
-        str_col("bench")?,
-        str_col("backend")?,
-        str_col("device")?,
-        str_col("host")?,
-    );
+    let (str_col, u64_col, u32_col, f64_col) =
+        (|n| str_col(df, n), |n| u64_col(df, n), |n| u32_col(df, n), |n| f64_col(df, n));
+    let (run_id, bench, backend, device, host) =
+        (str_col("run_id")?, str_col("bench")?, str_col("backend")?, str_col("device")?, str_col("host")?);
     let (rank, point) = (u32_col("rank")?, u32_col("point")?);
-    let (op, variant, dtype, peer) = (
-        str_col("op")?,
-        str_col("variant")?,
-        str_col("dtype")?,
-        str_col("peer")?,
-    );
-    let (size, m, n, k) = (
-        u64_col("size_bytes")?,
-        u64_col("m")?,
-        u64_col("n")?,
-        u64_col("k")?,
-    );
+    let (op, variant, dtype, peer) = (str_col("op")?, str_col("variant")?, str_col("dtype")?, str_col("peer")?);
+    let (size, m, n, k) = (u64_col("size_bytes")?, u64_col("m")?, u64_col("n")?, u64_col("k")?);
     let (threads, ranks, sample) = (u32_col("threads")?, u32_col("ranks")?, u32_col("sample")?);
-    let (iterations, copied, moved) = (
-        u64_col("iterations")?,
-        u64_col("bytes_copied")?,
-        u64_col("bytes_moved")?,
-    );
-    let (seconds, flops, bw) = (
-        f64_col("seconds")?,
-        f64_col("flops")?,
-        f64_col("bw_factor")?,
-    );
-    let (timer, status, note, source) = (
-        str_col("timer")?,
-        str_col("status")?,
-        str_col("note")?,
-        str_col("source")?,
-    );
+    let (iterations, copied, moved) = (u64_col("iterations")?, u64_col("bytes_copied")?, u64_col("bytes_moved")?);
+    let (seconds, flops, bw) = (f64_col("seconds")?, f64_col("flops")?, f64_col("bw_factor")?);
+    let (timer, status, note, source) = (str_col("timer")?, str_col("status")?, str_col("note")?, str_col("source")?);
     let need = |v: &Option<String>, name: &str, i: usize| -> Result<String> {
-        v.clone()
-            .ok_or_else(|| Error::analysis(format!("row {i}: `{name}` is null")))
+        v.clone().ok_or_else(|| Error::analysis(format!("row {i}: `{name}` is null")))
     };
     (0..df.height())
         .map(|i| {
@@ -287,9 +225,8 @@ pub fn from_dataframe(df: &DataFrame) -> Result<Vec<Row>> {
                 iterations: iterations[i],
                 seconds: seconds[i],
                 timer: timer[i].clone(),
-                status: Status::parse(&status_text).ok_or_else(|| {
-                    Error::analysis(format!("row {i}: unknown status `{status_text}`"))
-                })?,
+                status: Status::parse(&status_text)
+                    .ok_or_else(|| Error::analysis(format!("row {i}: unknown status `{status_text}`")))?,
                 note: note[i].clone(),
                 source: need(&source[i], "source", i)?,
             })
@@ -305,19 +242,12 @@ pub mod columns {
     use crate::error::{Error, Result};
 
     fn column(df: &DataFrame, name: &str, dtype: &DataType) -> Result<Column> {
-        df.column(name)
-            .map_err(Error::analysis)?
-            .cast(dtype)
-            .map_err(Error::analysis)
+        df.column(name).map_err(Error::analysis)?.cast(dtype).map_err(Error::analysis)
     }
 
     pub fn strings(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>> {
         let c = column(df, name, &DataType::String)?;
-        Ok(c.str()
-            .map_err(Error::analysis)?
-            .iter()
-            .map(|o| o.map(String::from))
-            .collect())
+        Ok(c.str().map_err(Error::analysis)?.iter().map(|o| o.map(String::from)).collect())
     }
 
     pub fn u64s(df: &DataFrame, name: &str) -> Result<Vec<Option<u64>>> {

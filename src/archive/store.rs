@@ -19,10 +19,7 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 /// Write `data` to `path` atomically: temp file in the same directory,
 /// fsync, rename over the target.
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
+    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
     let mut f = fs::File::create(&tmp).at(&tmp)?;
     f.write_all(data).at(&tmp)?;
     f.sync_all().at(&tmp)?;
@@ -56,11 +53,10 @@ impl RunDir {
     pub fn manifest(&self) -> Result<Manifest> {
         let path = self.manifest_path();
         let text = fs::read_to_string(&path).at(&path)?;
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| Error::Manifest {
-                path: path.clone(),
-                message: format!("line {}, column {}: {e}", e.line(), e.column()),
-            })?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Manifest {
+            path: path.clone(),
+            message: format!("line {}, column {}: {e}", e.line(), e.column()),
+        })?;
         if let Some(v) = value.get("schema_version").and_then(|v| v.as_u64()) {
             if !schema::READABLE_VERSIONS.contains(&(v as u32)) {
                 return Err(Error::SchemaVersion {
@@ -70,10 +66,7 @@ impl RunDir {
                 });
             }
         }
-        serde_json::from_value(value).map_err(|e| Error::Manifest {
-            path,
-            message: e.to_string(),
-        })
+        serde_json::from_value(value).map_err(|e| Error::Manifest { path, message: e.to_string() })
     }
 
     /// The run's rows as a DataFrame (version-checked).
@@ -106,10 +99,7 @@ impl Archive {
             .at(&dir)?
             .filter_map(|e| e.ok())
             .filter(|e| e.path().join(MANIFEST_FILE).exists())
-            .map(|e| RunDir {
-                id: e.file_name().to_string_lossy().into_owned(),
-                path: e.path(),
-            })
+            .map(|e| RunDir { id: e.file_name().to_string_lossy().into_owned(), path: e.path() })
             .collect();
         runs.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(runs)
@@ -128,10 +118,7 @@ impl Archive {
         if let Some(r) = runs.iter().find(|r| r.id == query) {
             return Ok(r.clone());
         }
-        let matches: Vec<&RunDir> = runs
-            .iter()
-            .filter(|r| r.id.starts_with(query) || r.id.contains(query))
-            .collect();
+        let matches: Vec<&RunDir> = runs.iter().filter(|r| r.id.starts_with(query) || r.id.contains(query)).collect();
         match matches.as_slice() {
             [one] => Ok((*one).clone()),
             [] => Err(Error::RunNotFound {
@@ -140,17 +127,12 @@ impl Archive {
                 hint: if runs.is_empty() {
                     "The archive has no runs yet; `benchbook run quick` makes one.".into()
                 } else {
-                    "`benchbook list` shows the runs there; pass --archive DIR for another archive."
-                        .into()
+                    "`benchbook list` shows the runs there; pass --archive DIR for another archive.".into()
                 },
             }),
             many => Err(Error::AmbiguousRun {
                 query: query.into(),
-                candidates: many
-                    .iter()
-                    .map(|r| r.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                candidates: many.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", "),
             }),
         }
     }
@@ -159,17 +141,11 @@ impl Archive {
     pub fn create_run(&self, manifest: Manifest) -> Result<RunWriter> {
         let path = self.runs_dir().join(&manifest.run_id);
         if path.exists() {
-            return Err(Error::config(
-                "run id",
-                format!("{} already exists", path.display()),
-            ));
+            return Err(Error::config("run id", format!("{} already exists", path.display())));
         }
         fs::create_dir_all(&path).at(&path)?;
         let mut w = RunWriter {
-            dir: RunDir {
-                id: manifest.run_id.clone(),
-                path,
-            },
+            dir: RunDir { id: manifest.run_id.clone(), path },
             manifest,
             rows: Vec::new(),
             extra_files: Vec::new(),
@@ -213,10 +189,7 @@ impl RunWriter {
         let mut files = vec![FileEntry::of(RESULTS_FILE, &data)];
         files.extend(self.extra_files.iter().cloned());
         self.manifest.files = files;
-        let mut counts = Counts {
-            rows: self.rows.len() as u64,
-            ..Counts::default()
-        };
+        let mut counts = Counts { rows: self.rows.len() as u64, ..Counts::default() };
         let mut last_point = None;
         for r in &self.rows {
             if last_point != Some((r.rank, r.point)) {

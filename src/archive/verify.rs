@@ -34,11 +34,7 @@ impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Finding::Missing { path } => write!(f, "{path}: missing"),
-            Finding::SizeChanged {
-                path,
-                expected,
-                actual,
-            } => {
+            Finding::SizeChanged { path, expected, actual } => {
                 write!(f, "{path}: size changed from {expected} to {actual} bytes")
             }
             Finding::ContentChanged { path, ranges } => {
@@ -56,11 +52,7 @@ fn check(dir: &RunDir, entry: &FileEntry) -> Option<Finding> {
         return Some(Finding::Missing { path });
     };
     if data.len() as u64 != entry.bytes {
-        return Some(Finding::SizeChanged {
-            path,
-            expected: entry.bytes,
-            actual: data.len() as u64,
-        });
+        return Some(Finding::SizeChanged { path, expected: entry.bytes, actual: data.len() as u64 });
     }
     let now = FileEntry::of(&entry.path, &data);
     if now.sha256 == entry.sha256 {
@@ -83,18 +75,11 @@ fn check(dir: &RunDir, entry: &FileEntry) -> Option<Finding> {
 /// Everything that differs from the manifest; empty means the run verifies.
 pub fn verify_run(dir: &RunDir) -> Result<Vec<Finding>> {
     let manifest = dir.manifest()?;
-    let mut findings: Vec<Finding> = manifest
-        .files
-        .iter()
-        .filter_map(|e| check(dir, e))
-        .collect();
+    let mut findings: Vec<Finding> = manifest.files.iter().filter_map(|e| check(dir, e)).collect();
     if let Ok(entries) = fs::read_dir(&dir.path) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name != MANIFEST_FILE
-                && !name.ends_with(".tmp")
-                && !manifest.files.iter().any(|f| f.path == name)
-            {
+            if name != MANIFEST_FILE && !name.ends_with(".tmp") && !manifest.files.iter().any(|f| f.path == name) {
                 findings.push(Finding::Unlisted { path: name });
             }
         }

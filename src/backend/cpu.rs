@@ -12,9 +12,7 @@ impl Backend for Cpu {
     }
 
     fn probe(&self) -> Probe {
-        Probe::Available {
-            devices: vec![crate::host::cpu_model()],
-        }
+        Probe::Available { devices: vec![crate::host::cpu_model()] }
     }
 
     fn benchmarks(&self, names: &[String], _device: usize) -> Vec<Box<dyn Benchmark>> {

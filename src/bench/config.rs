@@ -50,11 +50,7 @@ impl Preset {
 
 fn default_threads(all: bool) -> Vec<u32> {
     let n = crate::host::logical_cpus().max(1) as u32;
-    let mut t: Vec<u32> = if all {
-        (0..).map(|i| 1u32 << i).take_while(|&t| t < n).collect()
-    } else {
-        vec![1]
-    };
+    let mut t: Vec<u32> = if all { (0..).map(|i| 1u32 << i).take_while(|&t| t < n).collect() } else { vec![1] };
     t.push(n);
     t.sort_unstable();
     t.dedup();
@@ -115,33 +111,21 @@ impl BenchConfig {
             }
         }
         if self.threads.iter().any(|&t| t == 0) {
-            return Err(Error::config(
-                "--threads",
-                "thread counts must be at least 1",
-            ));
+            return Err(Error::config("--threads", "thread counts must be at least 1"));
         }
         for d in &self.gemm_dtypes {
             if d != "f32" && d != "f64" {
-                return Err(Error::config(
-                    "--dtypes",
-                    format!("`{d}` is not a CPU GEMM type; use f32 or f64"),
-                ));
+                return Err(Error::config("--dtypes", format!("`{d}` is not a CPU GEMM type; use f32 or f64")));
             }
         }
         let s = &self.stop;
         if !(s.target_rsd > 0.0) {
-            return Err(Error::config(
-                "--target-rsd",
-                "must be a positive fraction, e.g. 0.005 for 0.5 %",
-            ));
+            return Err(Error::config("--target-rsd", "must be a positive fraction, e.g. 0.005 for 0.5 %"));
         }
         if s.max_seconds < s.min_seconds {
             return Err(Error::config(
                 "--max-time",
-                format!(
-                    "{} s is below --min-time {} s",
-                    s.max_seconds, s.min_seconds
-                ),
+                format!("{} s is below --min-time {} s", s.max_seconds, s.min_seconds),
             ));
         }
         if s.min_samples == 0 {
@@ -157,15 +141,9 @@ pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>> {
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let dims: Vec<&str> = part.split(['x', 'X']).collect();
         let parse = |s: &str| {
-            crate::units::parse_size(s)
-                .ok()
-                .filter(|&v| v > 0)
-                .ok_or_else(|| {
-                    Error::config(
-                        "--shapes",
-                        format!("`{part}`: `{s}` is not a positive integer; write N or MxNxK"),
-                    )
-                })
+            crate::units::parse_size(s).ok().filter(|&v| v > 0).ok_or_else(|| {
+                Error::config("--shapes", format!("`{part}`: `{s}` is not a positive integer; write N or MxNxK"))
+            })
         };
         let shape = match dims.as_slice() {
             [n] => {
@@ -173,20 +151,12 @@ pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>> {
                 [n, n, n]
             }
             [m, n, k] => [parse(m)?, parse(n)?, parse(k)?],
-            _ => {
-                return Err(Error::config(
-                    "--shapes",
-                    format!("`{part}`: write N or MxNxK"),
-                ))
-            }
+            _ => return Err(Error::config("--shapes", format!("`{part}`: write N or MxNxK"))),
         };
         out.push(shape);
     }
     if out.is_empty() {
-        return Err(Error::config(
-            "--shapes",
-            "no shapes given; write e.g. 1024,4096x4096x1024",
-        ));
+        return Err(Error::config("--shapes", "no shapes given; write e.g. 1024,4096x4096x1024"));
     }
     Ok(out)
 }
@@ -199,22 +169,13 @@ mod tests {
     fn presets_validate() {
         BenchConfig::preset(Preset::Quick).validate().unwrap();
         BenchConfig::preset(Preset::Full).validate().unwrap();
-        assert_eq!(
-            *BenchConfig::preset(Preset::Full)
-                .memcpy_sizes
-                .last()
-                .unwrap(),
-            2 << 30
-        );
+        assert_eq!(*BenchConfig::preset(Preset::Full).memcpy_sizes.last().unwrap(), 2 << 30);
     }
 
     #[test]
     fn shapes_parse() {
         assert_eq!(parse_shapes("8").unwrap(), vec![[8, 8, 8]]);
-        assert_eq!(
-            parse_shapes("2x3x4, 1K").unwrap(),
-            vec![[2, 3, 4], [1024, 1024, 1024]]
-        );
+        assert_eq!(parse_shapes("2x3x4, 1K").unwrap(), vec![[2, 3, 4], [1024, 1024, 1024]]);
         let e = parse_shapes("2x3").unwrap_err().to_string();
         assert!(e.contains("--shapes") && e.contains("MxNxK"), "{e}");
     }
@@ -223,17 +184,9 @@ mod tests {
     fn bad_config_names_the_flag() {
         let mut c = BenchConfig::preset(Preset::Quick);
         c.benches.push("nope".into());
-        assert!(c
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .contains("unknown benchmark `nope`"));
+        assert!(c.validate().unwrap_err().to_string().contains("unknown benchmark `nope`"));
         let mut c = BenchConfig::preset(Preset::Quick);
         c.gemm_dtypes = vec!["bf16".into()];
-        assert!(c
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .starts_with("--dtypes"));
+        assert!(c.validate().unwrap_err().to_string().starts_with("--dtypes"));
     }
 }

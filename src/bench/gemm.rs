@@ -112,11 +112,7 @@ fn run_typed<T: Elem>(m: usize, n: usize, k: usize, threads: usize, sampler: &Sa
         Ok(c) => c,
         Err(e) => return Outcome::Skipped(e),
     };
-    let par = if threads > 1 {
-        gemm::Parallelism::Rayon(threads)
-    } else {
-        gemm::Parallelism::None
-    };
+    let par = if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
     let mut timed = |iters: u64| -> Result<f64, String> {
         let t = std::time::Instant::now();
         for _ in 0..iters {
@@ -214,10 +210,7 @@ mod tests {
         cfg.threads = vec![1];
         let p = &points(&cfg)[0];
         assert_eq!(p.flops, Some(2.0 * 16384.0 * 8192.0 * 1280.0));
-        assert_eq!(
-            p.bytes_moved,
-            Some(4 * (16384 * 1280 + 1280 * 8192 + 16384 * 8192))
-        );
+        assert_eq!(p.bytes_moved, Some(4 * (16384 * 1280 + 1280 * 8192 + 16384 * 8192)));
         assert_eq!(p.bytes_copied, None);
     }
 

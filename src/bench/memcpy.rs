@@ -56,9 +56,7 @@ impl Benchmark for CpuMemcpy {
             return Outcome::Failed("memcpy point without size or threads".into());
         };
         let Ok(len) = usize::try_from(size) else {
-            return Outcome::Skipped(format!(
-                "{size} bytes do not fit this machine's address space"
-            ));
+            return Outcome::Skipped(format!("{size} bytes do not fit this machine's address space"));
         };
         if self.buffers.as_ref().map(|(s, _)| s.len()) != Some(len) {
             self.buffers = None; // free the old pair before allocating the new
@@ -90,9 +88,7 @@ impl Benchmark for CpuMemcpy {
             for _ in 0..n {
                 // black_box keeps the optimiser from merging repeated copies.
                 let (sp, dp) = (black_box(s), black_box(d));
-                unsafe {
-                    std::ptr::copy_nonoverlapping(sp.0.add(r.start), dp.0.add(r.start), r.len())
-                };
+                unsafe { std::ptr::copy_nonoverlapping(sp.0.add(r.start), dp.0.add(r.start), r.len()) };
             }
         };
         let result = with_team(t, &work, |timed| sampler.measure(&mut |n| Ok(timed(n))));

@@ -53,10 +53,7 @@ unsafe impl<T> Sync for SharedPtr<T> {}
 pub(crate) fn try_alloc<T: Clone>(len: usize, value: T) -> Result<Vec<T>, String> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|e| {
-        format!(
-            "could not allocate {}: {e}",
-            crate::units::format_bytes((len * std::mem::size_of::<T>()) as u64)
-        )
+        format!("could not allocate {}: {e}", crate::units::format_bytes((len * std::mem::size_of::<T>()) as u64))
     })?;
     v.resize(len, value);
     Ok(v)
@@ -85,11 +82,7 @@ impl<T: Copy> AlignedBuf<T> {
         let addr = storage.as_ptr() as usize;
         let aligned = (addr + PAGE_BYTES - 1) & !(PAGE_BYTES - 1);
         let start = (aligned - addr + offset_bytes) / size;
-        Ok(AlignedBuf {
-            storage,
-            start,
-            len,
-        })
+        Ok(AlignedBuf { storage, start, len })
     }
 
     pub fn len(&self) -> usize {

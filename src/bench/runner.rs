@@ -53,13 +53,7 @@ impl RunOutcome {
 }
 
 /// The rows of one point's outcome.
-pub fn outcome_rows(
-    meta: &RowMeta,
-    index: u32,
-    point: &Point,
-    timer: &str,
-    outcome: &Outcome,
-) -> Vec<Row> {
+pub fn outcome_rows(meta: &RowMeta, index: u32, point: &Point, timer: &str, outcome: &Outcome) -> Vec<Row> {
     let base = |status, note: Option<String>| Row {
         run_id: meta.run_id.clone(),
         backend: meta.backend.clone(),
@@ -124,11 +118,8 @@ pub fn run_benchmarks(
     progress: &ProgressBar,
 ) -> Result<RunOutcome> {
     let sampler = Sampler::new(cfg.stop.clone());
-    let plan: Vec<(usize, Point)> = benches
-        .iter()
-        .enumerate()
-        .flat_map(|(i, b)| b.points(cfg).into_iter().map(move |p| (i, p)))
-        .collect();
+    let plan: Vec<(usize, Point)> =
+        benches.iter().enumerate().flat_map(|(i, b)| b.points(cfg).into_iter().map(move |p| (i, p))).collect();
     progress.set_length(progress.length().unwrap_or(0) + plan.len() as u64);
     let mut out = RunOutcome::default();
     for (bench_index, point) in plan {
@@ -155,13 +146,7 @@ pub fn run_benchmarks(
                 progress.println(format!("FAILED {}: {why}", point_label(&point)));
             }
         }
-        let rows = outcome_rows(
-            meta,
-            first_point + out.points,
-            &point,
-            bench.timer(),
-            &outcome,
-        );
+        let rows = outcome_rows(meta, first_point + out.points, &point, bench.timer(), &outcome);
         out.points += 1;
         sink.write_point(rows)?;
         progress.inc(1);

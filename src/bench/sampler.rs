@@ -126,10 +126,7 @@ impl Sampler {
     /// Measure `timed`, which runs `n` operations and returns the seconds
     /// they took by its own clock (a CPU steady clock, or device events).
     /// An `Err` from `timed` aborts the point with that message.
-    pub fn measure(
-        &self,
-        timed: &mut dyn FnMut(u64) -> Result<f64, String>,
-    ) -> Result<Measurement, String> {
+    pub fn measure(&self, timed: &mut dyn FnMut(u64) -> Result<f64, String>) -> Result<Measurement, String> {
         let r = &self.rule;
         // Warm-up: double the batch until one batch is sample-sized, and keep
         // going until the warm-up time is spent. The last batch calibrates.
@@ -146,11 +143,7 @@ impl Sampler {
                 break;
             }
         }
-        let batch = if per_op > 0.0 {
-            ((r.sample_seconds / per_op).round() as u64).max(1)
-        } else {
-            iters
-        };
+        let batch = if per_op > 0.0 { ((r.sample_seconds / per_op).round() as u64).max(1) } else { iters };
 
         let start = Instant::now();
         let mut samples = Vec::new();
@@ -165,16 +158,10 @@ impl Sampler {
                 return Err(format!("the timer returned {t} seconds"));
             }
             measured += t;
-            samples.push(Sample {
-                iterations: batch,
-                seconds: t,
-            });
+            samples.push(Sample { iterations: batch, seconds: t });
             per_op_times.push(t / batch as f64);
             let n = samples.len();
-            if n >= r.min_samples
-                && measured >= r.min_seconds
-                && rel_std_dev(&per_op_times) <= r.target_rsd
-            {
+            if n >= r.min_samples && measured >= r.min_seconds && rel_std_dev(&per_op_times) <= r.target_rsd {
                 break StopReason::Converged;
             }
             if start.elapsed().as_secs_f64() >= r.max_seconds && n >= 2.min(r.min_samples) {
@@ -218,11 +205,7 @@ mod tests {
         assert_eq!(m.stop, StopReason::Converged);
         assert_eq!(m.samples.len(), 5);
         // 1 ms per sample at 1 µs per op.
-        assert!(
-            m.samples.iter().all(|s| s.iterations == 1000),
-            "{:?}",
-            m.samples
-        );
+        assert!(m.samples.iter().all(|s| s.iterations == 1000), "{:?}", m.samples);
         assert_eq!(m.rsd, 0.0);
     }
 
@@ -244,9 +227,7 @@ mod tests {
 
     #[test]
     fn timer_errors_abort_the_point() {
-        let e = Sampler::new(rule())
-            .measure(&mut |_| Err("boom".into()))
-            .unwrap_err();
+        let e = Sampler::new(rule()).measure(&mut |_| Err("boom".into())).unwrap_err();
         assert_eq!(e, "boom");
     }
 

@@ -62,18 +62,9 @@ fn kernel(op: &str, a: *mut f64, b: *mut f64, c: *mut f64, r: std::ops::Range<us
         let c = std::slice::from_raw_parts_mut(c.add(r.start), len);
         match op {
             "copy" => c.copy_from_slice(a),
-            "scale" => b
-                .iter_mut()
-                .zip(c.iter())
-                .for_each(|(b, c)| *b = SCALAR * c),
-            "add" => c
-                .iter_mut()
-                .zip(a.iter().zip(b.iter()))
-                .for_each(|(c, (a, b))| *c = a + b),
-            _ => a
-                .iter_mut()
-                .zip(b.iter().zip(c.iter()))
-                .for_each(|(a, (b, c))| *a = b + SCALAR * c),
+            "scale" => b.iter_mut().zip(c.iter()).for_each(|(b, c)| *b = SCALAR * c),
+            "add" => c.iter_mut().zip(a.iter().zip(b.iter())).for_each(|(c, (a, b))| *c = a + b),
+            _ => a.iter_mut().zip(b.iter().zip(c.iter())).for_each(|(a, (b, c))| *a = b + SCALAR * c),
         }
     }
 }
@@ -122,11 +113,7 @@ impl Benchmark for CpuStream {
         b.fill(0.2);
         c.fill(0.0);
         let t = threads as usize;
-        let (pa, pb, pc) = (
-            SharedPtr(a.as_mut_ptr()),
-            SharedPtr(b.as_mut_ptr()),
-            SharedPtr(c.as_mut_ptr()),
-        );
+        let (pa, pb, pc) = (SharedPtr(a.as_mut_ptr()), SharedPtr(b.as_mut_ptr()), SharedPtr(c.as_mut_ptr()));
         let op = p.op.clone();
         let work = |tid: usize, n: u64| {
             let r = chunk(len, t, tid, 8);
@@ -156,18 +143,10 @@ mod tests {
         cfg.stream_sizes = vec![800];
         cfg.threads = vec![1];
         let p = points(&cfg);
-        let moved: Vec<(String, u64)> = p
-            .iter()
-            .map(|p| (p.op.clone(), p.bytes_moved.unwrap()))
-            .collect();
+        let moved: Vec<(String, u64)> = p.iter().map(|p| (p.op.clone(), p.bytes_moved.unwrap())).collect();
         assert_eq!(
             moved,
-            vec![
-                ("copy".into(), 1600),
-                ("scale".into(), 1600),
-                ("add".into(), 2400),
-                ("triad".into(), 2400)
-            ]
+            vec![("copy".into(), 1600), ("scale".into(), 1600), ("add".into(), 2400), ("triad".into(), 2400)]
         );
         assert!(p.iter().all(|p| p.bytes_copied == Some(800)));
         assert_eq!(p[3].flops, Some(200.0));

@@ -18,11 +18,7 @@ struct SpinBarrier {
 
 impl SpinBarrier {
     fn new(parties: usize) -> Self {
-        SpinBarrier {
-            parties,
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-        }
+        SpinBarrier { parties, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0) }
     }
 
     fn wait(&self) {

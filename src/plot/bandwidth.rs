@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use super::{plot_err, pow10_ticks, pow2_ticks, COLORS, FONT, SIZE};
 
 /// Width of the legend column, pixels.
-const LEGEND_WIDTH: u32 = 210;
+const LEGEND_WIDTH: u32 = 250;
 use crate::error::Result;
 use crate::units::{format_bytes, format_sig3};
 
@@ -39,11 +39,7 @@ pub fn bandwidth_chart(
     let lines = lines
         .into_iter()
         .map(|l| Line {
-            points: l
-                .points
-                .into_iter()
-                .filter(|(x, y)| *x > 0.0 && *y > 0.0 && y.is_finite())
-                .collect(),
+            points: l.points.into_iter().filter(|(x, y)| *x > 0.0 && *y > 0.0 && y.is_finite()).collect(),
             ..l
         })
         .filter(|l| !l.points.is_empty())
@@ -71,26 +67,24 @@ impl BandwidthChart {
         }
         if xmin > xmax {
             // No data: an empty frame that says so.
-            root.draw(&Text::new(
-                "no measured points",
-                (20, 20),
-                (FONT, 18).into_font(),
-            ))
-            .map_err(|x| e(&x))?;
+            root.draw(&Text::new("no measured points", (20, 20), (FONT, 18).into_font())).map_err(|x| e(&x))?;
             return root.present().map_err(|x| e(&x));
         }
         let (xlo, xhi) = (xmin / 1.5, xmax * 1.5);
         let (ylo, yhi) = (ymin / 2.0, ymax * 2.0);
         // Few sizes: tick exactly those; many: every other octave.
-        let mut sizes: Vec<f64> = self
-            .lines
-            .iter()
-            .flat_map(|l| l.points.iter().map(|p| p.0))
-            .collect();
+        let mut sizes: Vec<f64> = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
         sizes.sort_by(f64::total_cmp);
         sizes.dedup();
         let xticks = if sizes.len() <= 10 {
-            sizes
+            // Skip a tick too close to the previous one to leave room for its label.
+            let mut kept: Vec<f64> = Vec::new();
+            for s in sizes {
+                if kept.last().is_none_or(|k| s >= 2.5 * k) {
+                    kept.push(s);
+                }
+            }
+            kept
         } else {
             pow2_ticks(xlo, xhi)
         };
@@ -103,9 +97,7 @@ impl BandwidthChart {
             .y_label_area_size(70)
             .build_cartesian_2d(
                 (xlo..xhi).log_scale().with_key_points(xticks),
-                (ylo..yhi)
-                    .log_scale()
-                    .with_key_points(pow10_ticks(ylo, yhi)),
+                (ylo..yhi).log_scale().with_key_points(pow10_ticks(ylo, yhi)),
             )
             .map_err(|x| e(&x))?;
         chart
@@ -122,18 +114,9 @@ impl BandwidthChart {
         for (i, line) in self.lines.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
             chart
-                .draw_series(LineSeries::new(
-                    line.points.iter().copied(),
-                    color.stroke_width(2),
-                ))
+                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
                 .map_err(|x| e(&x))?;
-            chart
-                .draw_series(
-                    line.points
-                        .iter()
-                        .map(|p| Circle::new(*p, 3, color.filled())),
-                )
-                .map_err(|x| e(&x))?;
+            chart.draw_series(line.points.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(|x| e(&x))?;
         }
         if let Some((_, r)) = &self.roofline {
             let style = BLACK.stroke_width(1);
@@ -148,32 +131,20 @@ impl BandwidthChart {
         }
         // Legend: one row per line, then the roofline.
         let mut y = 60;
-        let text = (FONT, 13).into_font();
+        let text = (FONT, 12).into_font();
         for (i, line) in self.lines.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            legend_area
-                .draw(&PathElement::new(
-                    vec![(6, y), (30, y)],
-                    color.stroke_width(3),
-                ))
-                .map_err(|x| e(&x))?;
-            legend_area
-                .draw(&Text::new(line.label.clone(), (36, y - 7), text.clone()))
-                .map_err(|x| e(&x))?;
+            legend_area.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(3))).map_err(|x| e(&x))?;
+            legend_area.draw(&Text::new(line.label.clone(), (36, y - 7), text.clone())).map_err(|x| e(&x))?;
             y += 20;
         }
         if let Some((label, _)) = &self.roofline {
             for x0 in (6..30).step_by(8) {
                 legend_area
-                    .draw(&PathElement::new(
-                        vec![(x0, y), (x0 + 4, y)],
-                        BLACK.stroke_width(1),
-                    ))
+                    .draw(&PathElement::new(vec![(x0, y), (x0 + 4, y)], BLACK.stroke_width(1)))
                     .map_err(|x| e(&x))?;
             }
-            legend_area
-                .draw(&Text::new(label.clone(), (36, y - 7), text.clone()))
-                .map_err(|x| e(&x))?;
+            legend_area.draw(&Text::new(label.clone(), (36, y - 7), text.clone())).map_err(|x| e(&x))?;
         }
         root.present().map_err(|x| e(&x))
     }

@@ -19,10 +19,7 @@ pub fn bar_chart(name: &str, title: &str, y_label: &str, bars: Vec<(String, f64)
         name: name.into(),
         title: title.into(),
         y_label: y_label.into(),
-        bars: bars
-            .into_iter()
-            .filter(|(_, v)| v.is_finite() && *v >= 0.0)
-            .collect(),
+        bars: bars.into_iter().filter(|(_, v)| v.is_finite() && *v >= 0.0).collect(),
     }
 }
 

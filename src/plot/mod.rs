@@ -14,10 +14,7 @@ macro_rules! impl_chart {
             fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> $crate::error::Result<()> {
                 self.draw(root)
             }
-            fn draw_png(
-                &self,
-                root: DrawingArea<BitMapBackend, Shift>,
-            ) -> $crate::error::Result<()> {
+            fn draw_png(&self, root: DrawingArea<BitMapBackend, Shift>) -> $crate::error::Result<()> {
                 self.draw(root)
             }
         }
@@ -46,8 +43,7 @@ pub(crate) fn ensure_font() {
     REGISTER.call_once(|| {
         for style in [FontStyle::Normal, FontStyle::Bold] {
             // The font is embedded and known-good; failure here is a build bug.
-            plotters::style::register_font(FONT, style, FONT_BYTES)
-                .unwrap_or_else(|_| panic!("embedded font parses"));
+            plotters::style::register_font(FONT, style, FONT_BYTES).unwrap_or_else(|_| panic!("embedded font parses"));
         }
     });
 }
@@ -71,10 +67,7 @@ pub trait Chart {
 }
 
 pub(crate) fn plot_err(name: &str, e: impl std::fmt::Display) -> Error {
-    Error::Plot {
-        name: name.into(),
-        message: e.to_string(),
-    }
+    Error::Plot { name: name.into(), message: e.to_string() }
 }
 
 pub const SIZE: (u32, u32) = (900, 540);
@@ -99,18 +92,16 @@ pub fn to_png(chart: &dyn Chart, path: &Path) -> Result<()> {
 
 /// Powers of two every 4 octaves (4 KiB, 64 KiB, 1 MiB, ...) inside [lo, hi].
 pub(crate) fn pow2_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    (0..64)
-        .step_by(2)
-        .map(|e| (1u64 << e) as f64)
-        .filter(|v| *v >= lo && *v <= hi)
-        .collect()
+    (0..64).step_by(2).map(|e| (1u64 << e) as f64).filter(|v| *v >= lo && *v <= hi).collect()
 }
 
 /// Powers of ten (and 2×, 5×) inside [lo, hi].
 pub(crate) fn pow10_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let mut v = Vec::new();
+    // Over many decades, 2× and 5× ticks would crowd the axis.
+    let mults: &[f64] = if hi / lo > 1e4 { &[1.0] } else { &[1.0, 2.0, 5.0] };
     for e in -6..9 {
-        for m in [1.0, 2.0, 5.0] {
+        for &m in mults {
             let x = m * 10f64.powi(e);
             if x >= lo && x <= hi {
                 v.push(x);

@@ -17,10 +17,7 @@ pub struct KeyValue {
 }
 
 fn kv(key: &str, value: impl Into<String>) -> KeyValue {
-    KeyValue {
-        key: key.into(),
-        value: value.into(),
-    }
+    KeyValue { key: key.into(), value: value.into() }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,6 +65,7 @@ pub struct BwRow {
     pub median_time: String,
     pub gbps_copied: String,
     pub gbps_moved: String,
+    pub busbw: String,
     pub cv_pct: String,
     pub samples: u32,
 }
@@ -99,6 +97,29 @@ pub struct GemmSection {
     pub chart: String,
     pub observations: Vec<String>,
     pub table: Vec<GemmRow>,
+}
+
+/// A point of a benchmark without a section of its own.
+#[derive(Debug, Clone, Serialize)]
+pub struct OtherRow {
+    pub bench: String,
+    pub op: String,
+    pub variant: String,
+    pub size: String,
+    pub peer: String,
+    pub median_time: String,
+    pub gbps_copied: String,
+    pub note: String,
+}
+
+/// Where an imported run came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportInfo {
+    pub file: String,
+    pub tool: String,
+    pub tool_version: String,
+    pub command: String,
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -137,6 +158,10 @@ pub struct ReportContext {
     pub memcpy: Option<BandwidthSection>,
     pub stream: Option<BandwidthSection>,
     pub gemm: Option<GemmSection>,
+    pub collective: Option<BandwidthSection>,
+    pub other: Vec<OtherRow>,
+    /// Set for imported runs: the numbers are the tool's, not benchbook's.
+    pub imported: Vec<ImportInfo>,
     pub skipped: Vec<SkippedRow>,
     pub methodology: Methodology,
     pub files: Vec<FileRow>,
@@ -155,10 +180,7 @@ fn pct(f: f64) -> String {
 pub fn shell_join(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
+            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
                 a.clone()
             } else {
                 format!("'{}'", a.replace('\'', "'\\''"))
@@ -172,11 +194,7 @@ fn roofline_of(spec: Option<&Spec>) -> Option<(RooflineRef, f64)> {
     let s = spec?;
     let m = s.memory.as_ref()?;
     Some((
-        RooflineRef {
-            name: s.name.clone(),
-            gbps: format_sig3(m.bandwidth_gbps),
-            source: m.source.clone(),
-        },
+        RooflineRef { name: s.name.clone(), gbps: format_sig3(m.bandwidth_gbps), source: m.source.clone() },
         m.bandwidth_gbps,
     ))
 }
@@ -191,6 +209,7 @@ fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
                 median_time: format_seconds(p.summary.median),
                 gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
                 gbps_moved: p.gbps_moved.map(format_sig3).unwrap_or_default(),
+                busbw: p.busbw_gbps.map(format_sig3).unwrap_or_default(),
                 cv_pct: pct(p.summary.cv),
                 samples: p.samples,
             })
@@ -207,15 +226,8 @@ fn sat_row(s: &Saturation) -> SatRow {
         p50: opt_size(s.plateau_50),
         p80: opt_size(s.plateau_80),
         p90: opt_size(s.plateau_90),
-        roofline_pct: s
-            .plateau_fraction
-            .map(pct)
-            .unwrap_or_else(|| "no roofline".into()),
-        roofline_90: if s.roofline_gbps.is_some() {
-            opt_size(s.roofline_90)
-        } else {
-            "no roofline".into()
-        },
+        roofline_pct: s.plateau_fraction.map(pct).unwrap_or_else(|| "no roofline".into()),
+        roofline_90: if s.roofline_gbps.is_some() { opt_size(s.roofline_90) } else { "no roofline".into() },
     }
 }
 
@@ -227,18 +239,12 @@ fn bandwidth_observations(
     what: &str,
 ) -> Vec<String> {
     let mut obs = Vec::new();
-    let Some((best_i, best)) = sats
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.plateau_gbps.total_cmp(&b.1.plateau_gbps))
+    let Some((best_i, best)) = sats.iter().enumerate().max_by(|a, b| a.1.plateau_gbps.total_cmp(&b.1.plateau_gbps))
     else {
         return obs;
     };
     let curve = &curves[best_i];
-    let peak_point = curve
-        .points
-        .iter()
-        .find(|p| p.size_bytes == Some(best.peak_size_bytes));
+    let peak_point = curve.points.iter().find(|p| p.size_bytes == Some(best.peak_size_bytes));
     obs.push(format!(
         "The highest median bandwidth of {what} is {} GB/s counting bytes read + written ({} GB/s counting bytes copied once), at {} ({}).",
         format_sig3(best.peak_gbps),
@@ -246,14 +252,8 @@ fn bandwidth_observations(
         format_bytes(best.peak_size_bytes),
         curve.label
     ));
-    let mut largest: Vec<String> = curve
-        .points
-        .iter()
-        .rev()
-        .take(3)
-        .filter_map(|p| p.size_bytes)
-        .map(format_bytes)
-        .collect();
+    let mut largest: Vec<String> =
+        curve.points.iter().rev().take(3).filter_map(|p| p.size_bytes).map(format_bytes).collect();
     largest.reverse();
     obs.push(format!(
         "At the largest sizes ({}) it settles at a plateau of {} GB/s (read + written).",
@@ -290,15 +290,11 @@ fn bandwidth_observations(
             ));
         }
     }
-    let by_threads: Vec<(u32, f64)> = curves
-        .iter()
-        .zip(sats)
-        .filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps)))
-        .collect();
-    if let (Some(one), Some(most)) = (
-        by_threads.iter().find(|(t, _)| *t == 1),
-        by_threads.iter().max_by_key(|(t, _)| *t),
-    ) {
+    let by_threads: Vec<(u32, f64)> =
+        curves.iter().zip(sats).filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps))).collect();
+    if let (Some(one), Some(most)) =
+        (by_threads.iter().find(|(t, _)| *t == 1), by_threads.iter().max_by_key(|(t, _)| *t))
+    {
         if most.0 > 1 {
             obs.push(format!(
                 "With {} threads the plateau is {}× the single-thread plateau.",
@@ -323,36 +319,18 @@ fn bandwidth_observations(
     obs
 }
 
-fn bandwidth_section(
-    stats: &[PointStat],
-    bench: &str,
-    roof: Option<&(RooflineRef, f64)>,
-) -> Option<BandwidthSection> {
-    let cs: Vec<Curve> = curves(stats)
-        .into_iter()
-        .filter(|c| c.bench == bench)
-        .collect();
+fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRef, f64)>) -> Option<BandwidthSection> {
+    let cs: Vec<Curve> = curves(stats).into_iter().filter(|c| c.bench == bench).collect();
     if cs.is_empty() {
         return None;
     }
-    let sats: Vec<Saturation> = cs
-        .iter()
-        .filter_map(|c| saturation(c, roof.map(|r| r.1)))
-        .collect();
+    let sats: Vec<Saturation> = cs.iter().filter_map(|c| saturation(c, roof.map(|r| r.1))).collect();
     let mut observations = Vec::new();
     if bench == "stream" {
         // In STREAM's own order, not alphabetical.
         for (op, _) in crate::bench::stream::KERNELS {
-            let s: Vec<&Saturation> = cs
-                .iter()
-                .zip(&sats)
-                .filter(|(c, _)| c.op == op)
-                .map(|(_, s)| s)
-                .collect();
-            if let Some(best) = s
-                .iter()
-                .max_by(|a, b| a.plateau_gbps.total_cmp(&b.plateau_gbps))
-            {
+            let s: Vec<&Saturation> = cs.iter().zip(&sats).filter(|(c, _)| c.op == op).map(|(_, s)| s).collect();
+            if let Some(best) = s.iter().max_by(|a, b| a.plateau_gbps.total_cmp(&b.plateau_gbps)) {
                 observations.push(format!(
                     "{op}: plateau {} GB/s (BabelStream counting), peak {} GB/s at {} arrays ({}).",
                     format_sig3(best.plateau_gbps),
@@ -361,6 +339,28 @@ fn bandwidth_section(
                     best.label
                 ));
             }
+        }
+    } else if bench == "collective" {
+        for (c, s) in cs.iter().zip(&sats) {
+            let ranks = c.points.first().and_then(|p| p.ranks).map(|r| format!(" over {r} ranks")).unwrap_or_default();
+            let small = c.points.iter().filter(|p| p.size_bytes.is_some_and(|b| b <= 128 * 1024)).last();
+            let mut o = format!(
+                "{}{ranks}: bus bandwidth peaks at {} GB/s at {}; the plateau ({} GB/s) is 80 % reached at {} and 90 % at {}.",
+                c.label,
+                format_sig3(s.peak_gbps),
+                format_bytes(s.peak_size_bytes),
+                format_sig3(s.plateau_gbps),
+                opt_size(s.plateau_80),
+                opt_size(s.plateau_90)
+            );
+            if let Some(p) = small.filter(|_| s.plateau_gbps > 0.0) {
+                o += &format!(
+                    " At {} it reaches {} of the plateau.",
+                    opt_size(p.size_bytes),
+                    pct(p.busbw_gbps.unwrap_or(0.0) / s.plateau_gbps)
+                );
+            }
+            observations.push(o);
         }
     } else {
         observations = bandwidth_observations(&cs, &sats, roof, bench);
@@ -379,14 +379,7 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection>
     if pts.is_empty() {
         return None;
     }
-    let shape = |p: &PointStat| {
-        format!(
-            "{}×{}×{}",
-            p.m.unwrap_or(0),
-            p.n.unwrap_or(0),
-            p.k.unwrap_or(0)
-        )
-    };
+    let shape = |p: &PointStat| format!("{}×{}×{}", p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
     let table: Vec<GemmRow> = pts
         .iter()
         .map(|p| {
@@ -428,49 +421,67 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection>
             best_by_dtype.push((d.clone(), gf(best)));
         }
     }
-    if let (Some(f32b), Some(f64b)) = (
-        best_by_dtype.iter().find(|(d, _)| d == "f32"),
-        best_by_dtype.iter().find(|(d, _)| d == "f64"),
-    ) {
+    if let (Some(f32b), Some(f64b)) =
+        (best_by_dtype.iter().find(|(d, _)| d == "f32"), best_by_dtype.iter().find(|(d, _)| d == "f64"))
+    {
         if f64b.1 > 0.0 {
-            observations.push(format!(
-                "Peak f32 throughput is {}× peak f64 throughput.",
-                format_sig3(f32b.1 / f64b.1)
-            ));
+            observations.push(format!("Peak f32 throughput is {}× peak f64 throughput.", format_sig3(f32b.1 / f64b.1)));
         }
     }
-    Some(GemmSection {
-        chart: "gemm.svg".into(),
-        observations,
-        table,
-    })
+    Some(GemmSection { chart: "gemm.svg".into(), observations, table })
 }
 
 /// Build the context of a run report.
-pub fn build(
-    manifest: &Manifest,
-    stats: &[PointStat],
-    not_measured: &[Row],
-    spec: Option<&Spec>,
-) -> ReportContext {
+pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spec: Option<&Spec>) -> ReportContext {
     let roof = roofline_of(spec);
     let h = &manifest.host;
-    let mut system = vec![
-        kv("Host", h.hostname.clone()),
-        kv(
-            "CPU",
-            format!("{} ({} logical CPUs)", h.cpu_model, h.logical_cpus),
-        ),
-        kv(
-            "Memory",
-            h.memory_bytes
-                .map(format_bytes)
-                .unwrap_or_else(|| "unknown".into()),
-        ),
-        kv("OS / kernel", format!("{} / {}", h.os, h.kernel)),
-        kv("Architecture", h.arch.clone()),
-    ];
-    for b in &manifest.backends {
+    let imported: Vec<ImportInfo> = manifest
+        .config
+        .get("import")
+        .and_then(|v| v.as_array())
+        .map(|items| {
+            items
+                .iter()
+                .map(|i| {
+                    let text = |k: &str| i.get(k).and_then(|v| v.as_str()).unwrap_or("not in the file").to_string();
+                    ImportInfo {
+                        file: text("file"),
+                        tool: text("tool"),
+                        tool_version: text("tool_version"),
+                        command: text("command"),
+                        warnings: i
+                            .get("warnings")
+                            .and_then(|w| w.as_array())
+                            .map(|w| w.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+                            .unwrap_or_default(),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut devices: Vec<String> = stats.iter().map(|p| p.device.clone()).collect();
+    devices.sort();
+    devices.dedup();
+    let mut system = if !imported.is_empty() {
+        vec![
+            kv("Measured by", {
+                let mut tools: Vec<String> = imported.iter().map(|i| i.tool.clone()).collect();
+                tools.dedup();
+                tools.join(", ")
+            }),
+            kv("Devices (from the logs)", devices.join("; ")),
+            kv("Imported on", format!("{} ({})", h.hostname, h.os)),
+        ]
+    } else {
+        vec![
+            kv("Host", h.hostname.clone()),
+            kv("CPU", format!("{} ({} logical CPUs)", h.cpu_model, h.logical_cpus)),
+            kv("Memory", h.memory_bytes.map(format_bytes).unwrap_or_else(|| "unknown".into())),
+            kv("OS / kernel", format!("{} / {}", h.os, h.kernel)),
+            kv("Architecture", h.arch.clone()),
+        ]
+    };
+    for b in manifest.backends.iter().filter(|_| imported.is_empty()) {
         let v = match &b.probe {
             crate::backend::Probe::Available { devices } => {
                 format!("available: {}", devices.join("; "))
@@ -482,19 +493,8 @@ pub fn build(
     if let Some(s) = spec {
         system.push(kv("Roofline spec", s.name.clone()));
     }
-    let converged = stats
-        .iter()
-        .filter(|p| {
-            p.note
-                .as_deref()
-                .is_some_and(|n| n.starts_with("converged"))
-        })
-        .count();
-    let mut cvs: Vec<f64> = stats
-        .iter()
-        .map(|p| p.summary.cv)
-        .filter(|c| c.is_finite())
-        .collect();
+    let converged = stats.iter().filter(|p| p.note.as_deref().is_some_and(|n| n.starts_with("converged"))).count();
+    let mut cvs: Vec<f64> = stats.iter().map(|p| p.summary.cv).filter(|c| c.is_finite()).collect();
     cvs.sort_by(f64::total_cmp);
     let mut timers: Vec<String> = Vec::new();
     for p in stats {
@@ -535,11 +535,7 @@ pub fn build(
             started_at: manifest.started_at.clone(),
             ended_at: manifest.ended_at.clone(),
             command: shell_join(&manifest.argv),
-            preset: manifest
-                .config
-                .get("preset")
-                .and_then(|v| v.as_str())
-                .map(String::from),
+            preset: manifest.config.get("preset").and_then(|v| v.as_str()).map(String::from),
             points: c.points,
             measured: c.measured,
             skipped: c.skipped,
@@ -550,6 +546,22 @@ pub fn build(
         memcpy: bandwidth_section(stats, "memcpy", roof.as_ref()),
         stream: bandwidth_section(stats, "stream", roof.as_ref()),
         gemm: gemm_section(stats, spec),
+        collective: bandwidth_section(stats, "collective", None),
+        other: stats
+            .iter()
+            .filter(|p| !["memcpy", "stream", "gemm", "collective"].contains(&p.bench.as_str()))
+            .map(|p| OtherRow {
+                bench: p.bench.clone(),
+                op: p.op.clone(),
+                variant: p.variant.clone().unwrap_or_default(),
+                size: p.size_bytes.map(format_bytes).unwrap_or_else(|| "-".into()),
+                peer: p.peer.clone().unwrap_or_default(),
+                median_time: format_seconds(p.summary.median),
+                gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
+                note: p.note.clone().unwrap_or_default(),
+            })
+            .collect(),
+        imported,
         skipped: not_measured
             .iter()
             .map(|r| SkippedRow {
@@ -560,11 +572,7 @@ pub fn build(
             })
             .collect(),
         methodology: Methodology {
-            timers: if timers.is_empty() {
-                "none (no measured points)".into()
-            } else {
-                timers.join("; ")
-            },
+            timers: if timers.is_empty() { "none (no measured points)".into() } else { timers.join("; ") },
             stop_rule,
             converged,
             stopped_early: stats.len() - converged,
@@ -577,11 +585,7 @@ pub fn build(
         files: manifest
             .files
             .iter()
-            .map(|f| FileRow {
-                path: f.path.clone(),
-                bytes: f.bytes,
-                sha256: f.sha256.clone(),
-            })
+            .map(|f| FileRow { path: f.path.clone(), bytes: f.bytes, sha256: f.sha256.clone() })
             .collect(),
         env: manifest.env.iter().map(|(k, v)| kv(k, v.clone())).collect(),
     }

@@ -104,8 +104,7 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
             }
             Event::End(TagEnd::Image) if skip_image_text => skip_image_text = false,
             _ if skip_image_text => {}
-            Event::Start(Tag::Link { ref dest_url, .. })
-            | Event::Start(Tag::Image { ref dest_url, .. })
+            Event::Start(Tag::Link { ref dest_url, .. }) | Event::Start(Tag::Image { ref dest_url, .. })
                 if !safe_url(dest_url) =>
             {
                 dropped_links += 1;
@@ -116,9 +115,7 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
             Event::End(TagEnd::Link) if dropped_links > 0 => dropped_links -= 1,
             // Raw HTML in the Markdown is shown, never interpreted, except
             // the disclosure tags templates use to fold long tables.
-            Event::Html(s) | Event::InlineHtml(s) if only_allowed_tags(&s) => {
-                events.push(Event::Html(s))
-            }
+            Event::Html(s) | Event::InlineHtml(s) if only_allowed_tags(&s) => events.push(Event::Html(s)),
             Event::Html(s) | Event::InlineHtml(s) => events.push(Event::Text(s)),
             other => events.push(other),
         }
@@ -148,10 +145,8 @@ mod tests {
 
     #[test]
     fn raw_html_and_bad_links_in_markdown_are_neutralised() {
-        let html = to_html(
-            "<img src=x onerror=alert(1)>\n\n[go](javascript:alert(1)) [ok](https://a.b/)",
-            &BTreeMap::new(),
-        );
+        let html =
+            to_html("<img src=x onerror=alert(1)>\n\n[go](javascript:alert(1)) [ok](https://a.b/)", &BTreeMap::new());
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains("javascript:"), "{html}");
         assert!(html.contains("href=\"https://a.b/\""), "{html}");
@@ -169,15 +164,9 @@ mod tests {
 
     #[test]
     fn only_disclosure_tags_pass_as_html() {
-        let html = to_html(
-            "<details><summary>All</summary>\n\nx\n\n</details>\n",
-            &BTreeMap::new(),
-        );
+        let html = to_html("<details><summary>All</summary>\n\nx\n\n</details>\n", &BTreeMap::new());
         assert!(html.contains("<details><summary>All</summary>"), "{html}");
-        let html = to_html(
-            "<details open onclick=\"x()\"><summary>All</summary>\n",
-            &BTreeMap::new(),
-        );
+        let html = to_html("<details open onclick=\"x()\"><summary>All</summary>\n", &BTreeMap::new());
         assert!(!html.contains("<details open"), "{html}");
         let html = to_html("<details><script>x()</script>\n", &BTreeMap::new());
         assert!(!html.contains("<script>"), "{html}");

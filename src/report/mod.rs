@@ -60,32 +60,18 @@ pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
         };
         sources.push((name.to_string(), text));
     }
-    t.add_raw_templates(sources).map_err(|e| Error::Template {
-        name: "templates".into(),
-        message: tera_message(&e),
-    })?;
+    t.add_raw_templates(sources)
+        .map_err(|e| Error::Template { name: "templates".into(), message: tera_message(&e) })?;
     t.autoescape_on(vec![".md"]);
     t.set_escape_fn(markdown::escape_markdown);
-    t.register_filter(
-        "html_escape",
-        |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
-            let s = v
-                .as_str()
-                .map(String::from)
-                .unwrap_or_else(|| v.to_string());
-            Ok(tera::Value::String(markdown::escape_html(&s)))
-        },
-    );
-    t.register_filter(
-        "fenced",
-        |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
-            let s = v
-                .as_str()
-                .map(String::from)
-                .unwrap_or_else(|| v.to_string());
-            Ok(tera::Value::String(markdown::fenced(&s)))
-        },
-    );
+    t.register_filter("html_escape", |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
+        let s = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
+        Ok(tera::Value::String(markdown::escape_html(&s)))
+    });
+    t.register_filter("fenced", |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
+        let s = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
+        Ok(tera::Value::String(markdown::fenced(&s)))
+    });
     Ok(t)
 }
 
@@ -101,14 +87,9 @@ fn tera_message(e: &tera::Error) -> String {
 
 /// Render the Markdown of a run report.
 pub fn render_markdown(engine: &tera::Tera, ctx: &ReportContext) -> Result<String> {
-    let c = tera::Context::from_serialize(ctx).map_err(|e| Error::Template {
-        name: "run.md".into(),
-        message: tera_message(&e),
-    })?;
-    engine.render("run.md", &c).map_err(|e| Error::Template {
-        name: "run.md".into(),
-        message: tera_message(&e),
-    })
+    let c = tera::Context::from_serialize(ctx)
+        .map_err(|e| Error::Template { name: "run.md".into(), message: tera_message(&e) })?;
+    engine.render("run.md", &c).map_err(|e| Error::Template { name: "run.md".into(), message: tera_message(&e) })
 }
 
 /// Wrap rendered Markdown into a self-contained HTML page.
@@ -123,10 +104,7 @@ pub fn render_html(
     c.insert("title", title);
     c.insert("body", &body);
     c.insert("css", TEMPLATES[2].1);
-    engine.render("page.html", &c).map_err(|e| Error::Template {
-        name: "page.html".into(),
-        message: tera_message(&e),
-    })
+    engine.render("page.html", &c).map_err(|e| Error::Template { name: "page.html".into(), message: tera_message(&e) })
 }
 
 /// A run's analysed report, before it is written.
@@ -140,54 +118,45 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
     let manifest = run.manifest()?;
     let df = run.dataframe()?;
     let stats = point_stats(df.clone().lazy())?;
-    let not_measured = from_dataframe(
-        &df.lazy()
-            .filter(col("status").neq(lit("measured")))
-            .collect()
-            .map_err(Error::analysis)?,
-    )?;
+    let not_measured =
+        from_dataframe(&df.lazy().filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?)?;
     let book = SpecBook::load(archive_root)?;
     let spec = match &opts.spec {
         Some(id) => Some(book.specs.get(id).ok_or_else(|| {
             Error::config(
                 "--spec",
-                format!(
-                    "no spec `{id}`; known: {}",
-                    book.specs.keys().cloned().collect::<Vec<_>>().join(", ")
-                ),
+                format!("no spec `{id}`; known: {}", book.specs.keys().cloned().collect::<Vec<_>>().join(", ")),
             )
         })?),
         None => stats.first().and_then(|p| book.find(&p.device)),
     };
     let context = context::build(&manifest, &stats, &not_measured, spec);
-    let roof = spec.and_then(|s| s.memory.as_ref()).map(|m| {
-        (
-            format!("roofline {} GB/s", m.bandwidth_gbps),
-            m.bandwidth_gbps,
-        )
-    });
+    let roof =
+        spec.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps));
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let all = curves(&stats);
-    for bench in ["memcpy", "stream"] {
+    for (bench, y_label) in [
+        ("memcpy", "GB/s (bytes read + written)"),
+        ("stream", "GB/s (bytes read + written)"),
+        ("collective", "GB/s (bus bandwidth)"),
+    ] {
         let lines: Vec<Line> = all
             .iter()
             .filter(|c| c.bench == bench)
             .map(|c| Line {
                 label: c.label.clone(),
-                points: c
-                    .gbps(true)
-                    .into_iter()
-                    .map(|(s, g)| (s as f64, g))
-                    .collect(),
+                points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
             })
             .collect();
         if !lines.is_empty() {
+            let device = all.iter().find(|c| c.bench == bench).map(|c| c.device.as_str()).unwrap_or("");
             charts.push(Box::new(bandwidth_chart(
                 bench,
-                &format!("{bench} bandwidth on {}", stats[0].device),
-                "GB/s (bytes read + written)",
+                &format!("{bench} bandwidth on {device}"),
+                y_label,
                 lines,
-                roof.clone(),
+                // A memory roofline does not bound bus bandwidth.
+                roof.clone().filter(|_| bench != "collective"),
             )));
         }
     }
@@ -195,26 +164,11 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
         .iter()
         .filter(|p| p.bench == "gemm")
         .filter_map(|p| {
-            Some((
-                format!(
-                    "{} {}×{}×{} {}T",
-                    p.dtype.as_deref()?,
-                    p.m?,
-                    p.n?,
-                    p.k?,
-                    p.threads.unwrap_or(1)
-                ),
-                p.gflops?,
-            ))
+            Some((format!("{} {}×{}×{} {}T", p.dtype.as_deref()?, p.m?, p.n?, p.k?, p.threads.unwrap_or(1)), p.gflops?))
         })
         .collect();
     if !gemm.is_empty() {
-        charts.push(Box::new(bar_chart(
-            "gemm",
-            "GEMM throughput",
-            "GFLOP/s",
-            gemm,
-        )));
+        charts.push(Box::new(bar_chart("gemm", "GEMM throughput", "GFLOP/s", gemm)));
     }
     Ok(Report { context, charts })
 }

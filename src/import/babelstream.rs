@@ -1,0 +1,185 @@
+//! BabelStream: the text table and `--csv` output.
+//!
+//! Byte weights (arrays touched per element, read + written): Copy 2, Mul 2,
+//! Add 3, Triad 3, Dot 2, Nstream 4. BabelStream's MBytes/sec (10^6 bytes/s)
+//! is computed from the *minimum* runtime, so the row's time is the minimum:
+//! its derived rate equals the printed one. The CSV states the element
+//! count and size exactly; the text table's array size is rounded, so there
+//! `bytes_moved` is derived as MBytes/sec × 10^6 × min time and checked
+//! against the printed array size.
+
+use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use crate::rows::Point;
+
+pub struct BabelStream;
+pub struct BabelStreamCsv;
+
+/// benchbook op name and byte weight of a BabelStream function.
+fn kernel(function: &str) -> Option<(&'static str, u64)> {
+    match function.to_ascii_lowercase().as_str() {
+        "copy" => Some(("copy", 2)),
+        "mul" | "scale" => Some(("scale", 2)),
+        "add" => Some(("add", 3)),
+        "triad" => Some(("triad", 3)),
+        "dot" => Some(("dot", 2)),
+        "nstream" => Some(("nstream", 4)),
+        _ => None,
+    }
+}
+
+fn point(op: &str, weight: u64, array_bytes: u64, moved: u64, dtype: &str) -> Point {
+    Point {
+        bench: "stream".into(),
+        op: op.into(),
+        dtype: Some(dtype.into()),
+        size_bytes: Some(array_bytes),
+        bytes_copied: Some(array_bytes),
+        bytes_moved: Some(moved),
+        flops: None,
+        variant: Some(format!("weight {weight}")),
+        ..Point::default()
+    }
+}
+
+impl Format for BabelStream {
+    fn name(&self) -> &'static str {
+        "babelstream"
+    }
+
+    fn describe(&self) -> &'static str {
+        "BabelStream text table (Function MBytes/sec Min Max Average)"
+    }
+
+    fn sniff(&self, text: &str) -> bool {
+        text.contains("BabelStream") || (text.contains("Function") && text.contains("MBytes/sec"))
+    }
+
+    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+        let mut out = Parsed { tool: self.name().into(), backend: "stream".into(), ..Parsed::default() };
+        let all = lines(text);
+        let truncated = last_line_incomplete(text);
+        let mut precision = "f64".to_string();
+        let mut array_mb: Option<f64> = None;
+        let mut in_table = false;
+        let mut implementation: Option<String> = None;
+        for &(no, line) in &all {
+            let t = line.trim();
+            if let Some(v) = t.strip_prefix("Version:") {
+                out.tool_version = Some(format!("BabelStream {}", v.trim()));
+            } else if let Some(v) = t.strip_prefix("Implementation:") {
+                implementation = Some(v.trim().to_string());
+                out.backend = v.trim().to_ascii_lowercase();
+            } else if let Some(v) = t.strip_prefix("Precision:") {
+                precision = if v.trim() == "float" { "f32".into() } else { "f64".into() };
+            } else if let Some(v) = t.strip_prefix("Array size:") {
+                array_mb = v.split_whitespace().next().and_then(num);
+            } else if t.starts_with("Function") {
+                in_table = true;
+            } else if in_table && !t.is_empty() {
+                let toks: Vec<&str> = t.split_whitespace().collect();
+                let Some((op, weight)) = toks.first().and_then(|f| kernel(f)) else { continue };
+                let (Some(mbs), Some(min)) = (toks.get(1).and_then(|v| num(v)), toks.get(2).and_then(|v| num(v)))
+                else {
+                    if truncated && no == all.len() {
+                        out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
+                        continue;
+                    }
+                    return Err(ParseError::new(no, "expected `Function MBytes/sec Min Max Average` numbers"));
+                };
+                let moved = (mbs * 1e6 * min).round() as u64;
+                let array = moved / weight;
+                if let Some(mb) = array_mb {
+                    if ((array as f64 / 1e6) - mb).abs() > 0.01 * mb + 0.1 {
+                        out.warnings.push(format!(
+                            "line {no}: {op}: rate × time implies {:.1} MB arrays, the header says {mb} MB",
+                            array as f64 / 1e6
+                        ));
+                    }
+                }
+                let mut r = record(
+                    point(op, weight, array, moved, &precision),
+                    min,
+                    no,
+                    format!(
+                        "BabelStream {mbs} MBytes/sec (10^6 bytes/s) from its min time {min} s; max {:?} s, average {:?} s; bytes = weight {weight} × array, derived as rate × min time",
+                        toks.get(3).and_then(|v| num(v)),
+                        toks.get(4).and_then(|v| num(v))
+                    ),
+                );
+                r.device = implementation.clone();
+                out.records.push(r);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Format for BabelStreamCsv {
+    fn name(&self) -> &'static str {
+        "babelstream-csv"
+    }
+
+    fn describe(&self) -> &'static str {
+        "BabelStream --csv (function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime)"
+    }
+
+    fn sniff(&self, text: &str) -> bool {
+        text.lines().any(|l| l.trim().starts_with("function,num_times,n_elements,sizeof"))
+    }
+
+    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+        let mut out = Parsed { tool: self.name().into(), backend: "stream".into(), ..Parsed::default() };
+        let all = lines(text);
+        let truncated = last_line_incomplete(text);
+        let mut header: Vec<String> = Vec::new();
+        for &(no, line) in &all {
+            let t = line.trim();
+            if t.starts_with("function,") {
+                header = t.split(',').map(|s| s.trim().to_string()).collect();
+                continue;
+            }
+            if header.is_empty() || t.is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = t.split(',').map(str::trim).collect();
+            let col = |name: &str| header.iter().position(|h| h == name).and_then(|i| f.get(i).copied());
+            let Some((op, weight)) = f.first().and_then(|name| kernel(name)) else { continue };
+            let parsed = (|| {
+                let n: u64 = col("n_elements")?.parse().ok()?;
+                let size: u64 = col("sizeof")?.parse().ok()?;
+                let min = num(col("min_runtime")?)?;
+                Some((n, size, min))
+            })();
+            let Some((n, size, min)) = parsed else {
+                if truncated && no == all.len() {
+                    out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
+                    continue;
+                }
+                return Err(ParseError::new(no, format!("expected numbers under {}", header.join(","))));
+            };
+            let array = n * size;
+            let dtype = if size == 4 { "f32" } else { "f64" };
+            let mut r = record(
+                point(op, weight, array, weight * array, dtype),
+                min,
+                no,
+                format!(
+                    "BabelStream CSV min_runtime {min} s (its rate uses the minimum); bytes = weight {weight} × {n} elements × {size} B"
+                ),
+            );
+            if let Some(mbs) = col("max_mbytes_per_sec").and_then(num) {
+                let ours = (weight * array) as f64 / min / 1e6;
+                if (ours - mbs).abs() > 0.01 * mbs {
+                    out.warnings.push(format!(
+                        "line {no}: {op}: max_mbytes_per_sec {mbs}, bytes / min_runtime gives {ours:.1}"
+                    ));
+                }
+            }
+            if let Some(times) = col("num_times") {
+                r.note += &format!("; best of {times} runs");
+            }
+            out.records.push(r);
+        }
+        Ok(out)
+    }
+}

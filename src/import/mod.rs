@@ -1,0 +1,308 @@
+//! Importers: what other tools print becomes benchbook rows, with every
+//! unit conversion and byte-counting rule written down on the row.
+//!
+//! Each format is one file with one [`Format`]: a cheap `sniff` for
+//! auto-detection and a `parse` that turns text into [`Record`]s or a
+//! [`ParseError`] naming the line and what was expected. Conventions:
+//! - time → `seconds` per operation × `iterations` (the tool's average over
+//!   its iterations, or one operation when it does not say);
+//! - a tool that prints only a rate gets its time derived from bytes / rate,
+//!   and the row's note says so;
+//! - GB/s is 10^9 bytes/s; MB/s 10^6; MiB/s 2^20; Gb/s 10^9 bits/s;
+//! - `bytes_copied` is the byte count a tool's own bandwidth divides by
+//!   (algbw for collectives, with `bw_factor` for busbw); `bytes_moved` is
+//!   filled only where read + written is known (BabelStream, memcpy).
+
+pub mod babelstream;
+pub mod nccl_tests;
+pub mod nvbandwidth;
+pub mod osu;
+pub mod perftest;
+pub mod seed_json;
+
+use std::path::{Path, PathBuf};
+
+use crate::archive::manifest::{BackendInfo, Manifest};
+use crate::archive::{Archive, RunDir, RunStatus};
+use crate::backend::Probe;
+use crate::bench::RowSink;
+use crate::error::{Error, Result};
+use crate::rows::{Point, Row, Status};
+
+/// One measurement read from a tool's output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub params: Point,
+    pub seconds_per_op: f64,
+    pub iterations: Option<u64>,
+    pub device: Option<String>,
+    pub host: Option<String>,
+    pub status: Status,
+    /// How the numbers were read and converted.
+    pub note: String,
+    /// 1-based line in the source file.
+    pub line: usize,
+}
+
+/// What one file held.
+#[derive(Debug, Clone, Default)]
+pub struct Parsed {
+    /// The format's name, e.g. `nccl-tests`.
+    pub tool: String,
+    /// The `backend` column of its rows (`nccl`, `rdma`, `mpi`, ...).
+    pub backend: String,
+    pub tool_version: Option<String>,
+    pub command: Option<String>,
+    pub records: Vec<Record>,
+    pub warnings: Vec<String>,
+}
+
+/// A parse failure at a line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParseError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl ParseError {
+    pub fn new(line: usize, message: impl Into<String>) -> Self {
+        ParseError { line, message: message.into() }
+    }
+}
+
+/// A foreign output format.
+pub trait Format {
+    /// Name for `--tool` and the `source` column.
+    fn name(&self) -> &'static str;
+    /// One line for `--help`.
+    fn describe(&self) -> &'static str;
+    /// Does `text` look like this format?
+    fn sniff(&self, text: &str) -> bool;
+    /// Parse the whole text. `file_name` may hint at what the file holds.
+    fn parse(&self, text: &str, file_name: &str) -> std::result::Result<Parsed, ParseError>;
+}
+
+/// Every format, in detection order (most specific first).
+pub fn formats() -> Vec<Box<dyn Format>> {
+    vec![
+        Box::new(nccl_tests::NcclTestsJson),
+        Box::new(nvbandwidth::NvbandwidthJson),
+        Box::new(seed_json::SeedJson),
+        Box::new(nccl_tests::NcclTests),
+        Box::new(perftest::Perftest),
+        Box::new(osu::Osu),
+        Box::new(nvbandwidth::Nvbandwidth),
+        Box::new(babelstream::BabelStreamCsv),
+        Box::new(babelstream::BabelStream),
+    ]
+}
+
+/// Parse `text` as `tool`, or as the first format that recognizes it.
+pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
+    let all = formats();
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let format = match tool {
+        Some(t) => all.iter().find(|f| f.name() == t).ok_or_else(|| {
+            Error::config(
+                "--tool",
+                format!("unknown tool `{t}`; known: {}", all.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")),
+            )
+        })?,
+        None => all.iter().find(|f| f.sniff(text)).ok_or_else(|| Error::UnknownFormat {
+            path: path.to_path_buf(),
+            tried: all.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
+        })?,
+    };
+    let parsed = format.parse(text, file_name).map_err(|e| Error::Import {
+        path: path.to_path_buf(),
+        line: e.line,
+        message: e.message,
+    })?;
+    if parsed.records.is_empty() {
+        return Err(Error::Import {
+            path: path.to_path_buf(),
+            line: text.lines().count(),
+            message: format!("no {} results found in the file", format.name()),
+        });
+    }
+    Ok(parsed)
+}
+
+// ---- helpers shared by the formats ----
+
+/// Lines with 1-based numbers, launcher tags removed (Open MPI's
+/// `--tag-output` writes `[1,0]<stdout>:` before each line).
+pub(crate) fn lines(text: &str) -> Vec<(usize, &str)> {
+    text.lines().enumerate().map(|(i, l)| (i + 1, strip_tag(l))).collect()
+}
+
+fn strip_tag(line: &str) -> &str {
+    if line.starts_with('[') {
+        for tag in [">:", "]:"] {
+            if let Some(pos) = line.find(tag) {
+                let head = &line[..pos];
+                if pos < 40 && (head.contains("<stdout") || head.contains("<stderr") || head.contains(',')) {
+                    return &line[pos + tag.len()..];
+                }
+            }
+        }
+    }
+    line
+}
+
+/// Whether the final line of `text` was cut off (no trailing newline).
+pub(crate) fn last_line_incomplete(text: &str) -> bool {
+    !text.is_empty() && !text.ends_with('\n')
+}
+
+/// A number as tools print them; `None` for `N/A` and friends.
+pub(crate) fn num(tok: &str) -> Option<f64> {
+    tok.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Normalize a tool's dtype name to benchbook's (`float` → `f32`).
+pub(crate) fn dtype(name: &str) -> String {
+    match name.to_ascii_lowercase().as_str() {
+        "float" | "float32" | "fp32" => "f32".into(),
+        "double" | "float64" | "fp64" => "f64".into(),
+        "half" | "float16" | "fp16" => "f16".into(),
+        "bfloat16" | "bf16" => "bf16".into(),
+        "int8" | "char" => "i8".into(),
+        "uint8" => "u8".into(),
+        "int32" | "int" => "i32".into(),
+        "uint32" => "u32".into(),
+        "int64" => "i64".into(),
+        "uint64" => "u64".into(),
+        other => other.into(),
+    }
+}
+
+/// nccl-tests' bus-bandwidth factor for a collective over `ranks`.
+pub fn bus_factor(op: &str, ranks: u32) -> Option<f64> {
+    let n = ranks as f64;
+    if ranks == 0 {
+        return None;
+    }
+    match op {
+        "all_reduce" => Some(2.0 * (n - 1.0) / n),
+        "all_gather" | "reduce_scatter" | "all_to_all" | "alltoall" => Some((n - 1.0) / n),
+        "broadcast" | "reduce" | "sendrecv" | "send_recv" | "hypercube" => Some(1.0),
+        _ => None,
+    }
+}
+
+/// A record for a point with a time per operation.
+pub(crate) fn record(params: Point, seconds_per_op: f64, line: usize, note: impl Into<String>) -> Record {
+    Record {
+        params,
+        seconds_per_op,
+        iterations: None,
+        device: None,
+        host: None,
+        status: Status::Measured,
+        note: note.into(),
+        line,
+    }
+}
+
+/// Import `files` into `archive` as one run. Every file is parsed before
+/// anything is written: a file that fails leaves the archive untouched.
+pub fn import_files(
+    archive: &Archive,
+    files: &[PathBuf],
+    tool: Option<&str>,
+    label: Option<&str>,
+) -> Result<(RunDir, Vec<Parsed>)> {
+    let mut parsed = Vec::new();
+    let mut originals = Vec::new();
+    for path in files {
+        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let text = String::from_utf8_lossy(&data);
+        parsed.push(parse(path, &text, tool)?);
+        originals.push(data);
+    }
+    let tools: Vec<String> = {
+        let mut t: Vec<String> = parsed.iter().map(|p| p.tool.clone()).collect();
+        t.dedup();
+        t
+    };
+    let run_id = crate::archive::manifest::new_run_id(label.unwrap_or(&format!("import-{}", tools.join("-"))));
+    let config = serde_json::json!({
+        "import": parsed.iter().zip(files).map(|(p, f)| serde_json::json!({
+            "file": f.display().to_string(),
+            "tool": p.tool,
+            "tool_version": p.tool_version,
+            "command": p.command,
+            "records": p.records.len(),
+            "warnings": p.warnings,
+        })).collect::<Vec<_>>(),
+    });
+    let backends = parsed
+        .iter()
+        .map(|p| BackendInfo {
+            name: p.backend.clone(),
+            probe: Probe::Unavailable { reason: format!("imported from {} output, not measured by benchbook", p.tool) },
+        })
+        .collect();
+    let mut manifest = Manifest::begin(&run_id, &format!("import:{}", tools.join(",")), config, backends);
+    manifest.label = label.map(String::from);
+    let mut writer = archive.create_run(manifest)?;
+    let mut point = 0u32;
+    let mut rows = Vec::new();
+    for (i, (p, path)) in parsed.iter().zip(files).enumerate() {
+        let base = path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
+        let stored = format!("source-{}-{}", i + 1, sanitize(base));
+        writer.add_file(&stored, &originals[i])?;
+        for r in &p.records {
+            let iterations = r.iterations.unwrap_or(1).max(1);
+            rows.push(Row {
+                run_id: run_id.clone(),
+                backend: p.backend.clone(),
+                device: r.device.clone().unwrap_or_else(|| "unknown".into()),
+                host: r.host.clone().unwrap_or_else(|| "unknown".into()),
+                rank: 0,
+                point,
+                params: r.params.clone(),
+                sample: (r.status == Status::Measured).then_some(0),
+                iterations: (r.status == Status::Measured).then_some(iterations),
+                seconds: (r.status == Status::Measured).then_some(r.seconds_per_op * iterations as f64),
+                timer: Some(p.tool.clone()),
+                status: r.status,
+                note: Some(format!("{} (line {})", r.note, r.line)),
+                source: format!("import:{}:{}", p.tool, stored),
+            });
+            point += 1;
+        }
+    }
+    writer.write_point(rows)?;
+    let warnings: Vec<String> = parsed.iter().flat_map(|p| p.warnings.iter().cloned()).collect();
+    let dir = writer.finish(
+        RunStatus::Complete,
+        (!warnings.is_empty()).then(|| format!("{} warning(s) while importing", warnings.len())),
+    )?;
+    Ok((dir, parsed))
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launcher_tags_are_stripped() {
+        assert_eq!(strip_tag("[1,0]<stdout>:#  size"), "#  size");
+        assert_eq!(strip_tag("[1,0]<stderr>: x"), " x");
+        assert_eq!(strip_tag("[not a tag] text"), "[not a tag] text");
+    }
+
+    #[test]
+    fn bus_factors_match_nccl_tests() {
+        assert_eq!(bus_factor("all_reduce", 8), Some(1.75));
+        assert_eq!(bus_factor("all_gather", 4), Some(0.75));
+        assert_eq!(bus_factor("broadcast", 8), Some(1.0));
+        assert_eq!(bus_factor("all_reduce", 0), None);
+    }
+}

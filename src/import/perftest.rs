@@ -1,0 +1,177 @@
+//! perftest (`ib_write_bw`, `ib_read_bw`, `ib_send_bw` and their `_lat`
+//! twins), including `-a` sweeps and bidirectional (`-b`) runs.
+//!
+//! Bandwidth tables print `BW average` in the unit of their header:
+//! `Gb/sec` (10^9 bits/s, `--report_gbits`), `MB/sec` (10^6 bytes/s) or
+//! `MiB/sec` (2^20 bytes/s). The time per message is derived as
+//! bytes / BW average; for a bidirectional run the average counts both
+//! directions, so one operation is `2 × #bytes`. Latency tables give
+//! `t_typical` (the median, used as the time) and min/max/avg in µs.
+
+use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use crate::rows::Point;
+
+pub struct Perftest;
+
+/// Bytes per second of one unit of a perftest bandwidth header.
+fn unit_bytes_per_sec(header: &str) -> Option<(f64, &'static str)> {
+    if header.contains("[Gb/sec]") {
+        Some((1e9 / 8.0, "Gb/sec = 10^9 bits/s"))
+    } else if header.contains("[MiB/sec]") {
+        Some((1048576.0, "MiB/sec = 2^20 bytes/s"))
+    } else if header.contains("[MB/sec]") {
+        Some((1e6, "MB/sec = 10^6 bytes/s"))
+    } else if header.contains("[GB/sec]") {
+        Some((1e9, "GB/sec = 10^9 bytes/s"))
+    } else {
+        None
+    }
+}
+
+impl Format for Perftest {
+    fn name(&self) -> &'static str {
+        "perftest"
+    }
+
+    fn describe(&self) -> &'static str {
+        "perftest ib_{write,read,send}_{bw,lat}: sweeps (-a), bidirectional (-b), Gb/MB/MiB per second"
+    }
+
+    fn sniff(&self, text: &str) -> bool {
+        text.contains("#bytes")
+            && (text.contains("BW average[") || text.contains("t_typical[") || text.contains("t_avg["))
+    }
+
+    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+        let mut out = Parsed { tool: self.name().into(), backend: "rdma".into(), ..Parsed::default() };
+        let all = lines(text);
+        let truncated = last_line_incomplete(text);
+        let mut op = "unknown".to_string();
+        let mut bidirectional = false;
+        let mut device: Option<String> = None;
+        // (column names, unit) of the current table
+        let mut table: Option<(Vec<String>, Option<(f64, &'static str)>, usize)> = None;
+        for &(no, line) in &all {
+            let t = line.trim();
+            if t.is_empty() || t.starts_with("---") {
+                continue;
+            }
+            if t.ends_with("BW Test") || t.ends_with("Latency Test") {
+                // " RDMA_Write BW Test", " Send Latency Test", "RDMA_Write Bidirectional BW Test"
+                bidirectional = t.contains("Bidirectional");
+                let kind = if t.ends_with("BW Test") { "bw" } else { "lat" };
+                let base = t.split_whitespace().next().unwrap_or("").to_ascii_lowercase().replace("rdma_", "");
+                op = format!("{base}_{kind}");
+                out.tool_version.get_or_insert_with(|| "perftest".into());
+                continue;
+            }
+            if let Some(rest) = t.strip_prefix("Dual-port") {
+                if let Some(d) = rest.split("Device").nth(1) {
+                    device = d.trim_start_matches([' ', ':', '\t']).split_whitespace().next().map(String::from);
+                }
+                continue;
+            }
+            if t.contains("Bidirectional") || t.contains("bidirectional") {
+                bidirectional = true;
+            }
+            if t.starts_with("#bytes") {
+                let cols: Vec<String> = t.split_whitespace().map(String::from).collect();
+                // "BW peak[Gb/sec]" splits into two tokens; join names by their bracket.
+                let mut names = Vec::new();
+                let mut pending = String::new();
+                for c in cols {
+                    if pending.is_empty()
+                        && !c.contains('[')
+                        && !c.ends_with("percentile")
+                        && c != "BW"
+                        && c != "99%"
+                        && c != "99.9%"
+                    {
+                        names.push(c);
+                    } else {
+                        if !pending.is_empty() {
+                            pending.push(' ');
+                        }
+                        pending += &c;
+                        if c.contains(']') {
+                            names.push(std::mem::take(&mut pending));
+                        }
+                    }
+                }
+                let unit = unit_bytes_per_sec(t);
+                if t.contains("BW average") && unit.is_none() {
+                    return Err(ParseError::new(
+                        no,
+                        "expected a bandwidth unit in the header: [Gb/sec], [MB/sec] or [MiB/sec]",
+                    ));
+                }
+                table = Some((names, unit, no));
+                continue;
+            }
+            let Some((names, unit, hline)) = &table else { continue };
+            let toks: Vec<&str> = t.split_whitespace().collect();
+            let Some(bytes) = toks.first().and_then(|b| b.parse::<u64>().ok()) else { continue };
+            if toks.len() < names.len() {
+                if truncated && no == all.len() {
+                    out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
+                    continue;
+                }
+                return Err(ParseError::new(
+                    no,
+                    format!("expected {} columns as in the header on line {hline}, found {}", names.len(), toks.len()),
+                ));
+            }
+            let col = |prefix: &str| names.iter().position(|n| n.starts_with(prefix)).and_then(|i| num(toks[i]));
+            let iterations = col("#iterations").map(|v| v as u64);
+            let (op_bytes, dir) = if bidirectional { (2 * bytes, "bidirectional") } else { (bytes, "unidirectional") };
+            let mut r = if let (Some(avg), Some((per_unit, unit_text))) = (col("BW average"), unit) {
+                let bps = avg * per_unit;
+                if bps <= 0.0 {
+                    out.warnings.push(format!("line {no}: BW average is {avg}; row skipped"));
+                    continue;
+                }
+                record(
+                    Point {
+                        bench: "rdma".into(),
+                        op: op.clone(),
+                        variant: Some(dir.into()),
+                        size_bytes: Some(bytes),
+                        bytes_copied: Some(op_bytes),
+                        ..Point::default()
+                    },
+                    op_bytes as f64 / bps,
+                    no,
+                    format!(
+                        "perftest BW average {avg} [{unit_text}]; time per message derived as bytes / BW average{}",
+                        if bidirectional { "; both directions counted (2 × #bytes)" } else { "" }
+                    ),
+                )
+            } else if let Some(typ) = col("t_typical") {
+                record(
+                    Point {
+                        bench: "rdma".into(),
+                        op: op.clone(),
+                        variant: Some("latency".into()),
+                        size_bytes: Some(bytes),
+                        bytes_copied: Some(bytes),
+                        ..Point::default()
+                    },
+                    typ * 1e-6,
+                    no,
+                    format!(
+                        "perftest t_typical {typ} us (median) → s; t_min {:?}, t_max {:?}, t_avg {:?} us",
+                        col("t_min"),
+                        col("t_max"),
+                        col("t_avg")
+                    ),
+                )
+            } else {
+                return Err(ParseError::new(no, "expected a `BW average` or `t_typical` column"));
+            };
+            r.iterations = iterations;
+            r.device = device.clone();
+            out.records.push(r);
+        }
+        Ok(out)
+    }
+}

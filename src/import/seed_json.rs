@@ -1,0 +1,73 @@
+//! The seed write-ups' own JSON (ScalarLM's PyTorch memcpy scripts): a
+//! mapping from size to `{bytes, time, iterations, "GB/s", ...}` where `time`
+//! is seconds per copy and `bytes` the size copied, counted once (their
+//! GB/s = bytes / time / 10^9). A copy reads and writes, so `bytes_moved` =
+//! 2 × bytes. An optional top-level `"benchmark"` / `"bench"` string names it.
+
+use super::{record, Format, ParseError, Parsed};
+use crate::rows::Point;
+
+pub struct SeedJson;
+
+impl Format for SeedJson {
+    fn name(&self) -> &'static str {
+        "seed-json"
+    }
+
+    fn describe(&self) -> &'static str {
+        "the seed scripts' JSON: {size: {bytes, time, iterations, GB/s}}, bytes counted once"
+    }
+
+    fn sniff(&self, text: &str) -> bool {
+        text.trim_start().starts_with('{') && text.contains("\"bytes\"") && text.contains("\"time\"")
+    }
+
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| ParseError::new(e.line(), format!("expected a JSON object of sizes: {e}")))?;
+        let obj = v.as_object().ok_or_else(|| ParseError::new(1, "expected a JSON object mapping sizes to results"))?;
+        let peer = file_name.contains("peer");
+        let mut out = Parsed { tool: self.name().into(), backend: "torch".into(), ..Parsed::default() };
+        // Line numbers: where each key first appears in the text.
+        let line_of =
+            |key: &str| text.find(&format!("\"{key}\"")).map(|p| text[..p].lines().count().max(1)).unwrap_or(1);
+        for (key, entry) in obj {
+            let Some(e) = entry.as_object() else { continue };
+            let line = line_of(key);
+            let get = |k: &str| e.get(k).and_then(|x| x.as_f64());
+            let (Some(bytes), Some(time)) = (get("bytes"), get("time")) else {
+                return Err(ParseError::new(line, format!("entry `{key}`: expected numeric `bytes` and `time`")));
+            };
+            if time <= 0.0 {
+                out.warnings.push(format!("line {line}: entry `{key}` has time {time}; skipped"));
+                continue;
+            }
+            if let Some(g) = get("GB/s") {
+                let ours = bytes / time / 1e9;
+                if (ours - g).abs() > 0.01 * g.abs() + 1e-9 {
+                    out.warnings.push(format!("line {line}: entry `{key}`: GB/s {g} but bytes / time = {ours:.4}"));
+                }
+            }
+            let bytes = bytes as u64;
+            let mut r = record(
+                Point {
+                    bench: if peer { "memcpy-peer".into() } else { "memcpy".into() },
+                    op: "copy".into(),
+                    variant: Some("torch copy_".into()),
+                    dtype: Some("f32".into()),
+                    size_bytes: Some(bytes),
+                    bytes_copied: Some(bytes),
+                    bytes_moved: Some(2 * bytes),
+                    ..Point::default()
+                },
+                time,
+                line,
+                "seed JSON `time` (s per copy, averaged over `iterations`); its GB/s counts bytes once",
+            );
+            r.iterations = get("iterations").map(|i| i as u64);
+            out.records.push(r);
+        }
+        out.records.sort_by_key(|r| r.params.size_bytes);
+        Ok(out)
+    }
+}
