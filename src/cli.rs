@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::analysis::{point_stats, SpecBook};
 use crate::archive::{verify_run, Archive, RunStatus};
-use crate::bench::config::{parse_shapes, CPU_BENCHES};
+use crate::bench::config::{parse_shapes, CPU_BENCHES, MPI_BENCHES};
 use crate::bench::{BenchConfig, Preset};
 use crate::error::{Error, Result};
 use crate::prelude::IntoLazy;
@@ -116,7 +116,8 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// A preset (`quick`, `full`) and/or benchmarks (`memcpy`, `stream`, `gemm`).
+    /// A preset (`quick`, `full`) and/or benchmarks (`memcpy`, `stream`, `gemm`; with the
+    /// `mpi` feature, under mpirun/srun: `p2p`, `collective`).
     /// A preset sets sizes and stopping rules; naming benchmarks runs only those.
     /// Default: `quick`.
     #[arg(value_name = "PRESET|BENCH")]
@@ -125,6 +126,10 @@ pub struct RunArgs {
     /// memcpy sizes: powers of two `4K..2G`, or a list `1M,64M` (K/M/G = 1024^n).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
+
+    /// p2p ping-pong latency sizes, e.g. `8..1M`.
+    #[arg(long, value_name = "SIZES")]
+    pub latency_sizes: Option<String>,
 
     /// STREAM bytes per array (three arrays are allocated), e.g. `64M..1G`.
     #[arg(long, value_name = "SIZES")]
@@ -216,11 +221,15 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
         match w.as_str() {
             "quick" => preset = Preset::Quick,
             "full" => preset = Preset::Full,
-            b if CPU_BENCHES.contains(&b) => benches.push(b.into()),
+            b if CPU_BENCHES.contains(&b) || MPI_BENCHES.contains(&b) => benches.push(b.into()),
             other => {
                 return Err(Error::config(
                     "PRESET|BENCH",
-                    format!("`{other}` is neither a preset (quick, full) nor a benchmark ({})", CPU_BENCHES.join(", ")),
+                    format!(
+                        "`{other}` is neither a preset (quick, full) nor a benchmark ({}, {})",
+                        CPU_BENCHES.join(", "),
+                        MPI_BENCHES.join(", ")
+                    ),
                 ))
             }
         }
@@ -230,7 +239,13 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
         cfg.benches = benches;
     }
     if let Some(s) = &a.sizes {
+        // One --sizes for whichever size-swept benchmarks run.
         cfg.memcpy_sizes = parse_sizes("--sizes", s)?;
+        cfg.p2p_sizes = cfg.memcpy_sizes.clone();
+        cfg.collective_sizes = cfg.memcpy_sizes.clone();
+    }
+    if let Some(s) = &a.latency_sizes {
+        cfg.latency_sizes = parse_sizes("--latency-sizes", s)?;
     }
     if let Some(s) = &a.stream_sizes {
         cfg.stream_sizes = parse_sizes("--stream-sizes", s)?;
@@ -294,7 +309,15 @@ pub fn main_with(cli: Cli) -> Result<u8> {
 fn cmd_run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<u8> {
     let cfg = resolve_config(a)?;
     let pb = progress_bar(quiet);
-    let result = crate::session::run(archive, &cfg, a.label.as_deref(), &pb)?;
+    let result = if cfg.benches.iter().any(|b| MPI_BENCHES.contains(&b.as_str())) {
+        match run_mpi(archive, &cfg, a.label.as_deref(), &pb)? {
+            Some(r) => r,
+            // Ranks other than 0 measure, hand their rows to rank 0, and exit quietly.
+            None => return Ok(0),
+        }
+    } else {
+        crate::session::run(archive, &cfg, a.label.as_deref(), &pb)?
+    };
     pb.finish_and_clear();
     let o = result.outcome;
     let mut report_paths = Vec::new();
@@ -335,6 +358,38 @@ fn cmd_run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<u8> {
         _ if o.failed > 0 => 1,
         _ => 0,
     })
+}
+
+#[cfg(feature = "mpi")]
+fn run_mpi(
+    archive: &Archive,
+    cfg: &BenchConfig,
+    label: Option<&str>,
+    pb: &ProgressBar,
+) -> Result<Option<crate::session::RunResult>> {
+    // Only rank 0 draws progress; the others would interleave on the terminal.
+    let rank0 = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_none_or(|r| r == "0");
+    let hidden = ProgressBar::hidden();
+    crate::backend::mpi::run(archive, cfg, label, if rank0 { pb } else { &hidden })
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(
+    _archive: &Archive,
+    cfg: &BenchConfig,
+    _label: Option<&str>,
+    _pb: &ProgressBar,
+) -> Result<Option<crate::session::RunResult>> {
+    Err(Error::config(
+        "PRESET|BENCH",
+        format!(
+            "`{}` needs MPI, and this benchbook was built without it; rebuild with `cargo build --release --features mpi` (needs an MPI library, e.g. Debian's libopenmpi-dev, and libclang)",
+            cfg.benches.join(" ")
+        ),
+    ))
 }
 
 fn cmd_list(archive: &Archive, json: bool) -> Result<u8> {

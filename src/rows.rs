@@ -7,10 +7,10 @@
 //! describe one operation, `iterations` how many ran in the sample and
 //! `seconds` how long the whole sample took. Rates are derived, never stored.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Whether a row holds a measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// A timed sample.
@@ -42,7 +42,7 @@ impl Status {
 
 /// The parameters and per-operation accounting of one benchmark point.
 /// Fields that do not apply stay `None` (null in Parquet).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     /// Benchmark name: `memcpy`, `stream`, `gemm`, ...
     pub bench: String,
@@ -69,7 +69,7 @@ pub struct Point {
 }
 
 /// One row of the archive.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     pub run_id: String,
     pub backend: String,

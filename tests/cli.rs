@@ -43,6 +43,15 @@ fn bad_flags_name_the_flag_and_the_fix() {
     assert!(!tmp.path().join("runs").exists());
 }
 
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn mpi_benchmarks_without_the_feature_say_how_to_get_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = bb(&["run", "p2p"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--features mpi"), "{}", text(&o));
+}
+
 #[test]
 fn run_json_list_show_verify_report() {
     let tmp = tempfile::tempdir().unwrap();

@@ -33,8 +33,7 @@ const PARAMS: [&str; 21] = [
     "source",
 ];
 
-/// The lazy per-point summary of measured rows: one row per (run, rank,
-/// point) with sample statistics of seconds per operation and derived rates.
+/// The lazy per-point summary of measured rows: one row per (run, point) with sample statistics of seconds per operation and derived rates.
 pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
     let spo = || col("seconds_per_op");
     let mut aggs: Vec<Expr> = PARAMS.iter().map(|c| col(*c).first()).collect();
@@ -49,10 +48,21 @@ pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
         spo().std(1).alias("std_seconds"),
         col("iterations").sum().alias("iterations"),
     ]);
+    aggs.push(col("ranks_reporting").max());
     let f = |c: &str| col(c).cast(DataType::Float64);
+    // A sample's time is the slowest rank's, as nccl-tests and OSU report:
+    // collapse ranks first (a no-op for single-process runs).
+    let mut per_sample: Vec<Expr> = PARAMS.iter().map(|c| col(*c).first()).collect();
+    per_sample.extend([
+        col("seconds").max(),
+        col("iterations").first(),
+        col("rank").n_unique().cast(DataType::UInt32).alias("ranks_reporting"),
+    ]);
     rows.filter(col("status").eq(lit("measured")))
+        .group_by([col("run_id"), col("point"), col("sample")])
+        .agg(per_sample)
         .with_column((col("seconds") / f("iterations")).alias("seconds_per_op"))
-        .group_by([col("run_id"), col("rank"), col("point")])
+        .group_by([col("run_id"), col("point")])
         .agg(aggs)
         .with_columns([
             (col("std_seconds").fill_null(lit(0.0)) / col("mean_seconds")).alias("cv"),
@@ -63,7 +73,7 @@ pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
             (col("flops") / col("median_seconds") / lit(1e9)).alias("gflops"),
             (col("flops") / col("min_seconds") / lit(1e9)).alias("best_gflops"),
         ])
-        .sort(["run_id", "rank", "point"], SortMultipleOptions::default())
+        .sort(["run_id", "point"], SortMultipleOptions::default())
 }
 
 /// One summarized point, for charts and report contexts.

@@ -134,7 +134,7 @@ pub struct Manifest {
 
 /// Prefixes of environment variables worth recording: thread pinning,
 /// GPU visibility, communication libraries, launchers.
-const ENV_PREFIXES: [&str; 20] = [
+const ENV_PREFIXES: [&str; 21] = [
     "OMP_",
     "GOMP_",
     "KMP_",
@@ -152,6 +152,7 @@ const ENV_PREFIXES: [&str; 20] = [
     "FI_",
     "OMPI_",
     "PMIX_",
+    "PMI_",
     "SLURM_",
     "BENCHBOOK_",
     "MATMUL_",

@@ -190,16 +190,21 @@ impl RunWriter {
         files.extend(self.extra_files.iter().cloned());
         self.manifest.files = files;
         let mut counts = Counts { rows: self.rows.len() as u64, ..Counts::default() };
-        let mut last_point = None;
+        // A point counts once, however many ranks sent rows for it; a point
+        // failed on any rank counts as failed.
+        let mut status_of: std::collections::BTreeMap<u32, Status> = std::collections::BTreeMap::new();
         for r in &self.rows {
-            if last_point != Some((r.rank, r.point)) {
-                last_point = Some((r.rank, r.point));
-                counts.points += 1;
-                match r.status {
-                    Status::Measured => counts.measured += 1,
-                    Status::Skipped => counts.skipped += 1,
-                    Status::Failed => counts.failed += 1,
-                }
+            let s = status_of.entry(r.point).or_insert(r.status);
+            if r.status == Status::Failed {
+                *s = Status::Failed;
+            }
+        }
+        for s in status_of.values() {
+            counts.points += 1;
+            match s {
+                Status::Measured => counts.measured += 1,
+                Status::Skipped => counts.skipped += 1,
+                Status::Failed => counts.failed += 1,
             }
         }
         self.manifest.counts = counts;

@@ -4,6 +4,8 @@
 //! backends plug in behind Cargo features with the same surface.
 
 pub mod cpu;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 
 use crate::bench::Benchmark;
 

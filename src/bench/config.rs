@@ -9,6 +9,8 @@ use crate::error::{Error, Result};
 
 /// Benchmarks the CPU backend knows.
 pub const CPU_BENCHES: [&str; 3] = ["memcpy", "stream", "gemm"];
+/// Benchmarks that run across MPI ranks (the `mpi` feature).
+pub const MPI_BENCHES: [&str; 2] = ["p2p", "collective"];
 
 /// Everything a run needs to know, after flags, presets and defaults.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -27,6 +29,15 @@ pub struct BenchConfig {
     pub gemm_shapes: Vec<[u64; 3]>,
     /// gemm: element types (`f32`, `f64`).
     pub gemm_dtypes: Vec<String>,
+    /// p2p bandwidth message sizes.
+    #[serde(default)]
+    pub p2p_sizes: Vec<u64>,
+    /// p2p ping-pong latency message sizes.
+    #[serde(default)]
+    pub latency_sizes: Vec<u64>,
+    /// Collective sizes (nccl-tests' size: the bytes algbw divides by).
+    #[serde(default)]
+    pub collective_sizes: Vec<u64>,
     pub stop: StopRule,
 }
 
@@ -70,6 +81,9 @@ impl BenchConfig {
                 threads: default_threads(false),
                 gemm_shapes: vec![[256, 256, 256], [512, 512, 512], [1024, 1024, 1024]],
                 gemm_dtypes: vec!["f32".into(), "f64".into()],
+                p2p_sizes: pow2(12, 24),
+                latency_sizes: pow2(3, 20),
+                collective_sizes: pow2(12, 24),
                 stop: StopRule {
                     warmup_seconds: 0.05,
                     min_samples: 10,
@@ -95,6 +109,10 @@ impl BenchConfig {
                     [4096, 4096, 4096],
                 ],
                 gemm_dtypes: vec!["f32".into(), "f64".into()],
+                // The seed's MPI sweep: 4 KiB .. 1 GiB.
+                p2p_sizes: pow2(12, 30),
+                latency_sizes: pow2(3, 20),
+                collective_sizes: pow2(12, 30),
                 stop: StopRule::default(),
             },
         }
@@ -103,12 +121,19 @@ impl BenchConfig {
     /// Check what flags cannot check one by one.
     pub fn validate(&self) -> Result<()> {
         for b in &self.benches {
-            if !CPU_BENCHES.contains(&b.as_str()) {
+            if !CPU_BENCHES.contains(&b.as_str()) && !MPI_BENCHES.contains(&b.as_str()) {
                 return Err(Error::config(
                     "BENCH",
-                    format!("unknown benchmark `{b}`; known: {}", CPU_BENCHES.join(", ")),
+                    format!("unknown benchmark `{b}`; known: {}, {}", CPU_BENCHES.join(", "), MPI_BENCHES.join(", ")),
                 ));
             }
+        }
+        let mpi = self.benches.iter().filter(|b| MPI_BENCHES.contains(&b.as_str())).count();
+        if mpi > 0 && mpi < self.benches.len() {
+            return Err(Error::config(
+                "BENCH",
+                "MPI benchmarks (p2p, collective) run in their own job under mpirun; run the CPU benchmarks separately",
+            ));
         }
         if self.threads.iter().any(|&t| t == 0) {
             return Err(Error::config("--threads", "thread counts must be at least 1"));

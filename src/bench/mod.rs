@@ -4,9 +4,11 @@
 //! [`Row`]s and hands them to a [`RowSink`] after every point, so an
 //! interrupted run loses at most the point in flight.
 
+pub mod collective;
 pub mod config;
 pub mod gemm;
 pub mod memcpy;
+pub mod p2p;
 pub mod runner;
 pub mod sampler;
 pub mod stream;

@@ -127,19 +127,40 @@ impl Sampler {
     /// they took by its own clock (a CPU steady clock, or device events).
     /// An `Err` from `timed` aborts the point with that message.
     pub fn measure(&self, timed: &mut dyn FnMut(u64) -> Result<f64, String>) -> Result<Measurement, String> {
+        self.measure_agreed(timed, &mut |local| local)
+    }
+
+    /// [`Sampler::measure`] for several processes measuring together (MPI
+    /// ranks): every decision that depends on a local clock or signal goes
+    /// through `agree`, which must return the same answer on every rank
+    /// (e.g. a logical OR over ranks), so that all ranks take the same
+    /// number of samples. Decisions on the sample times themselves need no
+    /// agreement when `timed` returns the same value everywhere (the maximum
+    /// over ranks).
+    pub fn measure_agreed(
+        &self,
+        timed: &mut dyn FnMut(u64) -> Result<f64, String>,
+        agree: &mut dyn FnMut(bool) -> bool,
+    ) -> Result<Measurement, String> {
         let r = &self.rule;
         // Warm-up: double the batch until one batch is sample-sized, and keep
-        // going until the warm-up time is spent. The last batch calibrates.
+        // going until the warm-up time is spent. The last batch calibrates, so
+        // warm-up also continues until a batch is sample-sized (a slow first
+        // call, e.g. connection setup, must not size the batches), but never
+        // past the point's maximum time.
         let start = Instant::now();
         let mut iters: u64 = 1;
         let mut per_op;
         loop {
             let t = timed(iters)?;
             per_op = t / iters as f64;
-            if t < r.sample_seconds && iters < (1 << 40) {
+            let calibrated = t >= r.sample_seconds || iters >= (1 << 40);
+            if !calibrated {
                 iters *= 2;
             }
-            if start.elapsed().as_secs_f64() >= r.warmup_seconds || interrupt_requested() {
+            let elapsed = start.elapsed().as_secs_f64();
+            let done = (elapsed >= r.warmup_seconds && calibrated) || elapsed >= r.max_seconds || interrupt_requested();
+            if agree(done) {
                 break;
             }
         }
@@ -150,7 +171,7 @@ impl Sampler {
         let mut per_op_times = Vec::new();
         let mut measured = 0.0;
         let stop = loop {
-            if interrupt_requested() {
+            if agree(interrupt_requested()) {
                 break StopReason::Interrupted;
             }
             let t = timed(batch)?;
@@ -164,7 +185,7 @@ impl Sampler {
             if n >= r.min_samples && measured >= r.min_seconds && rel_std_dev(&per_op_times) <= r.target_rsd {
                 break StopReason::Converged;
             }
-            if start.elapsed().as_secs_f64() >= r.max_seconds && n >= 2.min(r.min_samples) {
+            if agree(start.elapsed().as_secs_f64() >= r.max_seconds) && n >= 2.min(r.min_samples) {
                 break StopReason::MaxTime;
             }
             if n >= r.max_samples {

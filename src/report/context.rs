@@ -99,6 +99,17 @@ pub struct GemmSection {
     pub table: Vec<GemmRow>,
 }
 
+/// One ping-pong latency point.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyRow {
+    pub peer: String,
+    pub size: String,
+    pub median: String,
+    pub p20: String,
+    pub p80: String,
+    pub samples: u32,
+}
+
 /// A point of a benchmark without a section of its own.
 #[derive(Debug, Clone, Serialize)]
 pub struct OtherRow {
@@ -159,6 +170,8 @@ pub struct ReportContext {
     pub stream: Option<BandwidthSection>,
     pub gemm: Option<GemmSection>,
     pub collective: Option<BandwidthSection>,
+    pub p2p: Option<BandwidthSection>,
+    pub latency: Vec<LatencyRow>,
     pub other: Vec<OtherRow>,
     /// Set for imported runs: the numbers are the tool's, not benchbook's.
     pub imported: Vec<ImportInfo>,
@@ -320,7 +333,8 @@ fn bandwidth_observations(
 }
 
 fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRef, f64)>) -> Option<BandwidthSection> {
-    let cs: Vec<Curve> = curves(stats).into_iter().filter(|c| c.bench == bench).collect();
+    // Latency curves are times, not bandwidths: they get their own table.
+    let cs: Vec<Curve> = curves(stats).into_iter().filter(|c| c.bench == bench && c.op != "latency").collect();
     if cs.is_empty() {
         return None;
     }
@@ -340,25 +354,24 @@ fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRe
                 ));
             }
         }
-    } else if bench == "collective" {
+    } else if bench == "collective" || bench == "p2p" {
         for (c, s) in cs.iter().zip(&sats) {
             let ranks = c.points.first().and_then(|p| p.ranks).map(|r| format!(" over {r} ranks")).unwrap_or_default();
-            let small = c.points.iter().filter(|p| p.size_bytes.is_some_and(|b| b <= 128 * 1024)).last();
+            // The small-message penalty, as seed 000 words it: the share of the
+            // plateau reached around 100 KB (the largest size up to 128 KiB).
+            let small = c.rate().into_iter().filter(|(b, _)| *b <= 128 * 1024).max_by_key(|(b, _)| *b);
             let mut o = format!(
-                "{}{ranks}: bus bandwidth peaks at {} GB/s at {}; the plateau ({} GB/s) is 80 % reached at {} and 90 % at {}.",
+                "{}{ranks}: {} peaks at {} GB/s at {}; the plateau ({} GB/s) is 80 % reached at {} and 90 % at {}.",
                 c.label,
+                if bench == "collective" { "bus bandwidth" } else { "bandwidth" },
                 format_sig3(s.peak_gbps),
                 format_bytes(s.peak_size_bytes),
                 format_sig3(s.plateau_gbps),
                 opt_size(s.plateau_80),
                 opt_size(s.plateau_90)
             );
-            if let Some(p) = small.filter(|_| s.plateau_gbps > 0.0) {
-                o += &format!(
-                    " At {} it reaches {} of the plateau.",
-                    opt_size(p.size_bytes),
-                    pct(p.busbw_gbps.unwrap_or(0.0) / s.plateau_gbps)
-                );
+            if let Some((bytes, rate)) = small.filter(|_| s.plateau_gbps > 0.0) {
+                o += &format!(" At {} it reaches {} of the plateau.", format_bytes(bytes), pct(rate / s.plateau_gbps));
             }
             observations.push(o);
         }
@@ -547,9 +560,22 @@ pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spe
         stream: bandwidth_section(stats, "stream", roof.as_ref()),
         gemm: gemm_section(stats, spec),
         collective: bandwidth_section(stats, "collective", None),
+        p2p: bandwidth_section(stats, "p2p", None),
+        latency: stats
+            .iter()
+            .filter(|p| p.bench == "p2p" && p.op == "latency")
+            .map(|p| LatencyRow {
+                peer: p.peer.clone().unwrap_or_default(),
+                size: p.size_bytes.map(format_bytes).unwrap_or_default(),
+                median: format_seconds(p.summary.median),
+                p20: format_seconds(p.summary.p20),
+                p80: format_seconds(p.summary.p80),
+                samples: p.samples,
+            })
+            .collect(),
         other: stats
             .iter()
-            .filter(|p| !["memcpy", "stream", "gemm", "collective"].contains(&p.bench.as_str()))
+            .filter(|p| !["memcpy", "stream", "gemm", "collective", "p2p"].contains(&p.bench.as_str()))
             .map(|p| OtherRow {
                 bench: p.bench.clone(),
                 op: p.op.clone(),

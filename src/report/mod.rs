@@ -139,10 +139,11 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
         ("memcpy", "GB/s (bytes read + written)"),
         ("stream", "GB/s (bytes read + written)"),
         ("collective", "GB/s (bus bandwidth)"),
+        ("p2p", "GB/s (bytes counted once)"),
     ] {
         let lines: Vec<Line> = all
             .iter()
-            .filter(|c| c.bench == bench)
+            .filter(|c| c.bench == bench && c.op != "latency")
             .map(|c| Line {
                 label: c.label.clone(),
                 points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
@@ -156,7 +157,7 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
                 y_label,
                 lines,
                 // A memory roofline does not bound bus bandwidth.
-                roof.clone().filter(|_| bench != "collective"),
+                roof.clone().filter(|_| bench != "collective" && bench != "p2p"),
             )));
         }
     }

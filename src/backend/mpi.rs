@@ -1,0 +1,350 @@
+//! The MPI backend (feature `mpi`, through rsmpi): point-to-point and
+//! collectives across the ranks of a job started by `mpirun` or `srun`.
+//! benchbook launches nothing itself.
+//!
+//! Every rank measures every point. A sample's time on each rank is taken
+//! between a barrier and the end of its own operations; the sampler sees the
+//! maximum over ranks (an all-reduce), so all ranks stop together, and every
+//! rank's own times are archived (analysis takes the per-sample maximum, as
+//! nccl-tests and OSU report). Rank 0 gathers each point's rows from every
+//! rank (tagged with rank and host) and writes the one archive.
+
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use serde::{Deserialize, Serialize};
+
+use crate::archive::manifest::{BackendInfo, Manifest, RunStatus};
+use crate::archive::Archive;
+use crate::backend::Probe;
+use crate::bench::runner::{outcome_rows, point_label, RowMeta, RunOutcome};
+use crate::bench::sampler::{interrupt_requested, StopReason};
+use crate::bench::{collective, p2p, BenchConfig, Outcome, RowSink, Sampler};
+use crate::error::{Error, Result};
+use crate::rows::{Point, Row};
+use crate::session::RunResult;
+
+/// One rank of the job, as the manifest lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub host: String,
+    pub pid: u32,
+    pub device: String,
+}
+
+/// Whether Open MPI says it was built CUDA-aware (`ompi_info`), if it can tell.
+pub fn cuda_aware() -> Option<bool> {
+    let out = std::process::Command::new("ompi_info").args(["--parsable", "--all"]).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().find(|l| l.contains("opal_built_with_cuda_support:value")).map(|l| l.trim().ends_with("true"))
+}
+
+/// Rank 0 receives every rank's bytes, in rank order; others send theirs.
+fn gather_bytes(world: &SimpleCommunicator, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+    if world.rank() == 0 {
+        let mut all = vec![mine];
+        for r in 1..world.size() {
+            let (msg, _) = world.process_at_rank(r).receive_vec::<u8>();
+            all.push(msg);
+        }
+        Some(all)
+    } else {
+        world.process_at_rank(0).send(&mine[..]);
+        None
+    }
+}
+
+/// Logical OR over ranks.
+fn any(world: &SimpleCommunicator, local: bool) -> bool {
+    let mut out = 0u8;
+    world.all_reduce_into(&(local as u8), &mut out, SystemOperation::max());
+    out != 0
+}
+
+/// Max over ranks.
+fn max_f64(world: &SimpleCommunicator, local: f64) -> f64 {
+    let mut out = 0.0f64;
+    world.all_reduce_into(&local, &mut out, SystemOperation::max());
+    out
+}
+
+/// Time `n` operations on this rank after a barrier; the sampler gets the
+/// slowest rank's time, and this rank's own time is kept for its rows.
+fn timed_max(world: &SimpleCommunicator, local_times: &mut Vec<f64>, n: u64, op: &mut dyn FnMut(u64)) -> f64 {
+    world.barrier();
+    let t0 = mpi::time();
+    for i in 0..n {
+        op(i);
+    }
+    let t = mpi::time() - t0;
+    local_times.push(t);
+    max_f64(world, t)
+}
+
+/// Measure one point on every rank. Returns this rank's outcome with its
+/// own sample times.
+fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler) -> Outcome {
+    let rank = world.rank() as usize;
+    let n = world.size() as usize;
+    let size = point.size_bytes.unwrap_or(0) as usize;
+    let mut local: Vec<f64> = Vec::new();
+    let mut agree = |b: bool| any(world, b);
+    let result = match point.bench.as_str() {
+        "p2p" => {
+            let peer: usize =
+                point.peer.as_deref().and_then(|p| p.split("<->").nth(1)).and_then(|p| p.parse().ok()).unwrap_or(1);
+            let me_in = rank == 0 || rank == peer;
+            let other = if rank == 0 { peer } else { 0 } as i32;
+            let mut buf = vec![(rank as u8).wrapping_add(1); size.max(1)];
+            let mut rbuf = vec![0u8; size.max(1)];
+            let op_name = point.op.clone();
+            let mut op = |i: u64| {
+                if !me_in {
+                    return;
+                }
+                let p = world.process_at_rank(other);
+                match op_name.as_str() {
+                    "bidirectional" => {
+                        mpi::point_to_point::send_receive_into(&buf[..], &p, &mut rbuf[..], &p);
+                    }
+                    // send_recv and latency: alternate direction each operation.
+                    _ => {
+                        let i_send = (i % 2 == 0) == (rank == 0);
+                        if i_send {
+                            p.send(&buf[..]);
+                        } else {
+                            p.receive_into(&mut rbuf[..]);
+                        }
+                    }
+                }
+            };
+            let r = sampler.measure_agreed(&mut |k| Ok(timed_max(world, &mut local, k, &mut op)), &mut agree);
+            // Validate: one more exchange, checked on both ends.
+            let mut bad = None;
+            if me_in {
+                buf.fill((rank as u8).wrapping_add(7));
+                let p = world.process_at_rank(other);
+                mpi::point_to_point::send_receive_into(&buf[..], &p, &mut rbuf[..], &p);
+                let want = (other as u8).wrapping_add(7);
+                if let Some(i) = rbuf.iter().position(|&b| b != want) {
+                    bad = Some(format!("rank {rank}: byte {i} from rank {other} is {}, expected {want}", rbuf[i]));
+                }
+            }
+            r.map(|m| (m, bad))
+        }
+        _ => {
+            let opn = point.op.as_str();
+            let (sc, rc) = collective::counts(opn, size as u64, n as u64);
+            let mut send = vec![0f32; sc.max(1)];
+            let mut recv = vec![0f32; rc.max(1)];
+            collective::fill_send(opn, rank, n, &mut send);
+            let mut op = |_i: u64| run_collective(world, opn, &send, &mut recv);
+            let r = sampler.measure_agreed(&mut |k| Ok(timed_max(world, &mut local, k, &mut op)), &mut agree);
+            // Validate on fresh buffers: one call with known inputs.
+            let mut send = vec![0f32; sc.max(1)];
+            let mut recv = vec![-1f32; rc.max(1)];
+            collective::fill_send(opn, rank, n, &mut send);
+            if opn == "broadcast" {
+                recv.copy_from_slice(&send);
+            }
+            run_collective(world, opn, &send, &mut recv);
+            r.map(|m| (m, collective::check_recv(opn, rank, n, &recv)))
+        }
+    };
+    match result {
+        Ok((mut m, bad)) => {
+            let failed = any(world, bad.is_some());
+            if failed {
+                return Outcome::Failed(bad.unwrap_or_else(|| "validation failed on another rank".into()));
+            }
+            // Store this rank's own times; the sampler decided on the maxima.
+            // The last `k` local times are the samples (the rest were warm-up).
+            let k = m.samples.len();
+            let own = &local[local.len().saturating_sub(k)..];
+            for (s, t) in m.samples.iter_mut().zip(own) {
+                s.seconds = *t;
+            }
+            Outcome::Measured(m)
+        }
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+fn run_collective(world: &SimpleCommunicator, op: &str, send: &[f32], recv: &mut [f32]) {
+    match op {
+        "all_reduce" => world.all_reduce_into(send, recv, SystemOperation::sum()),
+        "all_gather" => world.all_gather_into(send, recv),
+        "reduce_scatter" => world.reduce_scatter_block_into(send, recv, SystemOperation::sum()),
+        "all_to_all" => world.all_to_all_into(send, recv),
+        _ => {
+            if world.rank() == 0 {
+                recv.copy_from_slice(send);
+            }
+            world.process_at_rank(0).broadcast_into(recv)
+        }
+    }
+}
+
+/// Run the MPI benchmarks of `cfg` across the job's ranks. Every rank calls
+/// this; rank 0 writes the archive and gets `Some`.
+pub fn run(
+    archive: &Archive,
+    cfg: &BenchConfig,
+    label: Option<&str>,
+    progress: &indicatif::ProgressBar,
+) -> Result<Option<RunResult>> {
+    cfg.validate()?;
+    let universe =
+        mpi::initialize().ok_or_else(|| Error::config("mpi", "MPI was already initialized in this process"))?;
+    let world = universe.world();
+    let (rank, size) = (world.rank() as u32, world.size() as u32);
+    if size < 2 {
+        return Err(Error::config(
+            "PRESET|BENCH",
+            format!(
+                "p2p and collective need at least 2 ranks, and this job has {size}; start it under a launcher, e.g. `mpirun -n 2 benchbook run {}`",
+                cfg.benches.join(" ")
+            ),
+        ));
+    }
+    let me =
+        RankInfo { rank, host: crate::host::hostname(), pid: std::process::id(), device: crate::host::cpu_model() };
+    let ranks: Vec<RankInfo> = gather_bytes(&world, serde_json::to_vec(&me).expect("serializes"))
+        .map(|all| all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect())
+        .unwrap_or_default();
+    // Rank 0 names the run and tells everyone.
+    let mut id_bytes =
+        if rank == 0 { crate::archive::manifest::new_run_id(label.unwrap_or("mpi")).into_bytes() } else { Vec::new() };
+    let mut len = id_bytes.len() as u64;
+    world.process_at_rank(0).broadcast_into(&mut len);
+    id_bytes.resize(len as usize, 0);
+    world.process_at_rank(0).broadcast_into(&mut id_bytes[..]);
+    let run_id = String::from_utf8_lossy(&id_bytes).into_owned();
+
+    let mut writer = if rank == 0 {
+        let cuda = cuda_aware();
+        let config = serde_json::json!({
+            "preset": cfg.preset, "benches": cfg.benches, "p2p_sizes": cfg.p2p_sizes,
+            "latency_sizes": cfg.latency_sizes, "collective_sizes": cfg.collective_sizes, "stop": cfg.stop,
+            "mpi": {
+                "library": mpi::environment::library_version().unwrap_or_default().trim(),
+                "ranks": ranks,
+                "cuda_aware": cuda,
+            },
+        });
+        let backends = vec![BackendInfo {
+            name: "mpi".into(),
+            probe: Probe::Available {
+                devices: ranks.iter().map(|r| format!("rank {} on {}", r.rank, r.host)).collect(),
+            },
+        }];
+        let mut m = Manifest::begin(&run_id, "native", config, backends);
+        m.label = label.map(String::from);
+        Some(archive.create_run(m)?)
+    } else {
+        None
+    };
+
+    let sampler = Sampler::new(cfg.stop.clone());
+    let mut plan: Vec<Point> = Vec::new();
+    if cfg.benches.iter().any(|b| b == "p2p") {
+        plan.extend(p2p::points(cfg, size));
+    }
+    if cfg.benches.iter().any(|b| b == "collective") {
+        plan.extend(collective::points(cfg, size));
+    }
+    if rank == 0 {
+        progress.set_length(plan.len() as u64 + 1);
+    }
+    let meta = RowMeta {
+        run_id: run_id.clone(),
+        backend: "mpi".into(),
+        device: me.device.clone(),
+        host: me.host.clone(),
+        rank,
+    };
+    let mut outcome = RunOutcome::default();
+    let mut failure: Option<String> = None;
+    for (i, point) in plan.iter().enumerate() {
+        if any(&world, interrupt_requested()) {
+            outcome.interrupted = true;
+            break;
+        }
+        if rank == 0 {
+            progress.set_message(point_label(point));
+        }
+        let o = measure_point(&world, point, &sampler);
+        if let Outcome::Measured(m) = &o {
+            if m.stop == StopReason::Interrupted {
+                outcome.interrupted = true;
+                break;
+            }
+        }
+        match &o {
+            Outcome::Measured(_) => outcome.measured += 1,
+            Outcome::Skipped(_) => outcome.skipped += 1,
+            Outcome::Failed(why) => {
+                outcome.failed += 1;
+                if rank == 0 {
+                    progress.println(format!("FAILED {}: {why}", point_label(point)));
+                }
+            }
+        }
+        outcome.points += 1;
+        let rows = outcome_rows(&meta, i as u32, point, "mpi_wtime", &o);
+        if let Some(all) = gather_bytes(&world, serde_json::to_vec(&rows).expect("rows serialize")) {
+            let mut gathered: Vec<Row> = Vec::new();
+            for (r, bytes) in all.iter().enumerate() {
+                match serde_json::from_slice::<Vec<Row>>(bytes) {
+                    Ok(rs) => gathered.extend(rs),
+                    Err(e) => failure = Some(format!("rank {r} sent unreadable rows: {e}")),
+                }
+            }
+            let w = writer.as_mut().expect("rank 0 has the writer");
+            if let Err(e) = w.write_point(gathered) {
+                failure = Some(e.to_string());
+            }
+            progress.inc(1);
+        }
+        if any(&world, failure.is_some()) {
+            break;
+        }
+    }
+    // Device buffers: recorded as skipped, with the reason, when not possible.
+    let cuda = cuda_aware();
+    let device_reason = format!(
+        "device buffers need a CUDA-aware MPI and benchbook's CUDA backend: this build has no CUDA backend, and the MPI library {}",
+        match cuda {
+            Some(true) => "reports CUDA support",
+            Some(false) => "reports no CUDA support (ompi_info: opal_built_with_cuda_support = false)",
+            None => "could not be asked (no ompi_info)",
+        }
+    );
+    if !outcome.interrupted && failure.is_none() {
+        let p = Point {
+            bench: cfg.benches[0].clone(),
+            op: "*".into(),
+            variant: Some("device buffers".into()),
+            ranks: Some(size),
+            ..Point::default()
+        };
+        let rows = outcome_rows(&meta, plan.len() as u32, &p, "none", &Outcome::Skipped(device_reason));
+        if let Some(w) = writer.as_mut() {
+            w.write_point(rows)?;
+        }
+        outcome.points += 1;
+        outcome.skipped += 1;
+    }
+    let Some(w) = writer else { return Ok(None) };
+    let (status, detail) = match (&failure, outcome.interrupted) {
+        (Some(f), _) => (RunStatus::Failed, Some(f.clone())),
+        (None, true) => (RunStatus::Interrupted, Some("interrupted by a signal; finished points are kept".into())),
+        (None, false) if outcome.failed > 0 => {
+            (RunStatus::Complete, Some(format!("{} point(s) failed validation", outcome.failed)))
+        }
+        _ => (RunStatus::Complete, None),
+    };
+    let run = w.finish(status, detail)?;
+    Ok(Some(RunResult { run, status, outcome }))
+}

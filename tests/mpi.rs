@@ -1,0 +1,123 @@
+//! Real MPI ranks: `mpirun -n 2` and `mpirun -n 4 --oversubscribe` on this
+//! machine's CPU (feature `mpi`; CI installs Debian's Open MPI). Rows must
+//! arrive from every rank, busbw/algbw must equal nccl-tests' factors, every
+//! collective must validate, and a lone rank must get a clear error.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::{Command, Output};
+
+use benchbook::prelude::*;
+
+fn mpirun(n: u32, args: &[&str], archive: &std::path::Path) -> Output {
+    Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", &n.to_string(), common::bin()])
+        .args(args)
+        .arg("--archive")
+        .arg(archive)
+        .output()
+        .expect("mpirun (apt-get install openmpi-bin)")
+}
+
+const FAST: [&str; 8] = ["--warmup", "0.005", "--min-time", "0.005", "--max-time", "0.05", "--quiet", "--json"];
+
+fn run_ok(n: u32, what: &[&str], archive: &std::path::Path) -> RunDir {
+    let args: Vec<&str> = ["run"].iter().chain(what).chain(FAST.iter()).copied().collect();
+    let o = mpirun(n, &args, archive);
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON summary, from rank 0 only");
+    assert_eq!(v["status"], "complete");
+    Archive::new(archive).resolve(v["run_id"].as_str().unwrap()).unwrap()
+}
+
+fn check_factors(run: &RunDir, n: f64) {
+    let stats = point_stats(run.dataframe().unwrap().lazy()).unwrap();
+    let coll: Vec<&PointStat> = stats.iter().filter(|p| p.bench == "collective").collect();
+    assert!(!coll.is_empty());
+    for p in coll {
+        let want = match p.op.as_str() {
+            "all_reduce" => 2.0 * (n - 1.0) / n,
+            "all_gather" | "reduce_scatter" | "all_to_all" => (n - 1.0) / n,
+            _ => 1.0,
+        };
+        let ratio = p.busbw_gbps.unwrap() / p.gbps_copied.unwrap();
+        assert!((ratio - want).abs() < 1e-9, "{} busbw/algbw {ratio}, want {want}", p.op);
+        assert_eq!(p.ranks, Some(n as u32));
+    }
+}
+
+#[test]
+fn two_ranks_p2p_and_collectives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_ok(2, &["p2p", "collective", "--sizes", "4K,64K", "--latency-sizes", "8,1K"], tmp.path());
+    let rows = run.rows().unwrap();
+    let ranks: BTreeSet<u32> = rows.iter().map(|r| r.rank).collect();
+    assert_eq!(ranks, BTreeSet::from([0, 1]), "rows from every rank");
+    assert!(rows.iter().all(|r| r.status != Status::Failed), "every point validated");
+    // Every measured point has the same samples on both ranks.
+    for p in rows.iter().filter(|r| r.rank == 0 && r.status == Status::Measured) {
+        assert!(rows.iter().any(|q| q.rank == 1 && q.point == p.point && q.sample == p.sample));
+    }
+    let ops: BTreeSet<&str> = rows.iter().map(|r| r.params.op.as_str()).collect();
+    for op in [
+        "send_recv",
+        "bidirectional",
+        "latency",
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "broadcast",
+    ] {
+        assert!(ops.contains(op), "{op} missing");
+    }
+    let m = run.manifest().unwrap();
+    assert_eq!(m.config["mpi"]["ranks"].as_array().unwrap().len(), 2);
+    assert!(m.config["mpi"]["library"].as_str().unwrap().contains("Open MPI"));
+    assert_eq!(m.counts.points, 3 * 2 + 5 * 2 + 1, "points count once, not once per rank");
+    let device =
+        rows.iter().find(|r| r.params.variant.as_deref() == Some("device buffers")).expect("device buffers recorded");
+    assert_eq!(device.status, Status::Skipped);
+    assert!(device.note.as_deref().unwrap().contains("CUDA"), "{:?}", device.note);
+    check_factors(&run, 2.0);
+    // The bidirectional rows count both directions.
+    let bi = rows.iter().find(|r| r.params.op == "bidirectional").unwrap();
+    assert_eq!(bi.params.bytes_copied, bi.params.size_bytes.map(|s| 2 * s));
+}
+
+#[test]
+fn four_ranks_oversubscribed_collectives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_ok(4, &["collective", "--sizes", "4K,64K"], tmp.path());
+    let ranks: BTreeSet<u32> = run.rows().unwrap().iter().map(|r| r.rank).collect();
+    assert_eq!(ranks, BTreeSet::from([0, 1, 2, 3]));
+    check_factors(&run, 4.0);
+    // A sample's time is the slowest rank's.
+    let df = run.dataframe().unwrap();
+    let rows = benchbook::archive::schema::from_dataframe(&df).unwrap();
+    let p = rows.iter().find(|r| r.status == Status::Measured).unwrap();
+    let slowest = rows
+        .iter()
+        .filter(|r| r.point == p.point && r.sample == Some(0))
+        .map(|r| r.seconds.unwrap() / r.iterations.unwrap() as f64)
+        .fold(0.0, f64::max);
+    let stats = point_stats(df.lazy()).unwrap();
+    let s = stats.iter().find(|s| s.point == p.point).unwrap();
+    assert!(s.summary.max >= slowest, "max over samples {} < slowest rank's sample 0 {slowest}", s.summary.max);
+}
+
+#[test]
+fn a_lone_rank_gets_a_clear_error_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = mpirun(1, &["run", "p2p", "--quiet"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("at least 2 ranks") && err.contains("mpirun -n 2"), "{err}");
+    assert!(!tmp.path().join("runs").exists());
+    // Mixing CPU and MPI benchmarks in one job is refused before MPI starts.
+    let o = mpirun(2, &["run", "p2p", "memcpy", "--quiet"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("own job"));
+}
