@@ -31,6 +31,7 @@ pub mod cli;
 pub mod error;
 pub mod host;
 pub mod import;
+pub mod notebook;
 pub mod plot;
 pub mod report;
 pub mod rows;
@@ -38,10 +39,14 @@ pub mod session;
 pub mod units;
 
 pub use error::{Error, Result};
+/// The polars benchbook is built with, for notebooks and scripts (one copy, one version).
+pub use polars;
 
 /// The names a notebook or script usually needs.
 pub mod prelude {
-    pub use crate::analysis::{curves, point_stats, saturation, summarize_lazy, Curve, PointStat, SpecBook};
+    pub use crate::analysis::{
+        curves, point_stats, saturation, summarize_lazy, Curve, PointStat, Saturation, SpecBook,
+    };
     pub use crate::archive::{verify_run, Archive, Manifest, RunDir, RunStatus};
     pub use crate::bench::{BenchConfig, Preset, StopRule};
     pub use crate::report::{Format, ReportOptions};

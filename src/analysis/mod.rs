@@ -4,6 +4,7 @@
 //! the summarized points. Rates are derived here and only here:
 //! `gbps_*` = bytes / median seconds per operation / 10^9.
 
+pub mod compare;
 pub mod specs;
 pub mod stats;
 pub mod summary;

@@ -1,0 +1,175 @@
+//! Display in evcxr notebooks: small wrappers whose `evcxr_display` method
+//! emits `text/html` tables or `image/svg+xml` charts through evcxr's
+//! display protocol, built from the same library calls as the CLI. Outside
+//! a notebook they print as plain text (`Display`).
+
+use std::fmt;
+
+use crate::analysis::compare::PointComparison;
+use crate::analysis::{Curve, PointStat};
+use crate::archive::Archive;
+use crate::error::Result;
+use crate::plot::{bandwidth_chart, to_svg, Line};
+use crate::report::markdown::escape_html;
+use crate::units::{format_bytes, format_seconds, format_sig3};
+
+/// An HTML table for a notebook.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// An SVG chart for a notebook.
+#[derive(Debug, Clone)]
+pub struct Chart(pub String);
+
+impl Table {
+    pub fn new(headers: &[&str]) -> Self {
+        Table { headers: headers.iter().map(|s| s.to_string()).collect(), rows: Vec::new() }
+    }
+
+    /// The table as an HTML fragment (every cell escaped).
+    pub fn to_html(&self) -> String {
+        let mut h = String::from("<table><thead><tr>");
+        for c in &self.headers {
+            h += &format!("<th>{}</th>", escape_html(c));
+        }
+        h += "</tr></thead><tbody>";
+        for r in &self.rows {
+            h += "<tr>";
+            for c in r {
+                h += &format!("<td>{}</td>", escape_html(c));
+            }
+            h += "</tr>";
+        }
+        h + "</tbody></table>"
+    }
+
+    /// evcxr's display hook.
+    pub fn evcxr_display(&self) {
+        println!("EVCXR_BEGIN_CONTENT text/html\n{}\nEVCXR_END_CONTENT", self.to_html());
+    }
+}
+
+impl fmt::Display for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.headers.join(" | "))?;
+        for r in &self.rows {
+            writeln!(f, "{}", r.join(" | "))?;
+        }
+        Ok(())
+    }
+}
+
+impl Chart {
+    /// evcxr's display hook.
+    pub fn evcxr_display(&self) {
+        println!("EVCXR_BEGIN_CONTENT image/svg+xml\n{}\nEVCXR_END_CONTENT", self.0);
+    }
+}
+
+impl fmt::Display for Chart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<svg chart, {} bytes>", self.0.len())
+    }
+}
+
+/// The runs of an archive.
+pub fn runs(archive: &Archive) -> Result<Table> {
+    let mut t = Table::new(&["run", "status", "started", "source", "points", "rows"]);
+    for r in archive.runs()? {
+        match r.manifest() {
+            Ok(m) => t.rows.push(vec![
+                r.id.clone(),
+                m.effective_status().as_str().into(),
+                m.started_at.clone(),
+                m.source.clone(),
+                m.counts.points.to_string(),
+                m.counts.rows.to_string(),
+            ]),
+            Err(e) => t.rows.push(vec![
+                r.id.clone(),
+                format!("unreadable: {e}"),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]),
+        }
+    }
+    Ok(t)
+}
+
+/// Per-point statistics.
+pub fn points(stats: &[PointStat]) -> Table {
+    let mut t = Table::new(&["point", "median", "p20", "p80", "CV", "samples", "GB/s once", "GB/s moved", "GFLOP/s"]);
+    let f = |v: Option<f64>| v.map(format_sig3).unwrap_or_default();
+    for p in stats {
+        let label = crate::bench::runner::point_label(&crate::rows::Point {
+            bench: p.bench.clone(),
+            op: p.op.clone(),
+            dtype: p.dtype.clone(),
+            size_bytes: p.size_bytes,
+            m: p.m,
+            n: p.n,
+            k: p.k,
+            threads: p.threads,
+            ..Default::default()
+        });
+        t.rows.push(vec![
+            label,
+            format_seconds(p.summary.median),
+            format_seconds(p.summary.p20),
+            format_seconds(p.summary.p80),
+            format!("{:.2} %", p.summary.cv * 100.0),
+            p.samples.to_string(),
+            f(p.gbps_copied),
+            f(p.gbps_moved),
+            f(p.gflops.filter(|g| *g > 0.0)),
+        ]);
+    }
+    t
+}
+
+/// A comparison, point by point.
+pub fn comparison(c: &[PointComparison]) -> Table {
+    let mut t = Table::new(&["point", "median A", "median B", "A / B", "95 % CI", "samples", "verdict"]);
+    for p in c {
+        t.rows.push(vec![
+            p.label.clone(),
+            format_seconds(p.median_a),
+            format_seconds(p.median_b),
+            format_sig3(p.ratio),
+            format!("{} – {}", format_sig3(p.ci_low), format_sig3(p.ci_high)),
+            format!("{} / {}", p.samples_a, p.samples_b),
+            format!("{:?}", p.verdict).to_lowercase(),
+        ]);
+    }
+    t
+}
+
+/// A log-log rate chart of curves (each labelled `label`, or `run: label`
+/// when they come from several runs), with an optional roofline in GB/s.
+pub fn chart(title: &str, y_label: &str, curves: &[Curve], roofline_gbps: Option<f64>) -> Result<Chart> {
+    let several = curves.iter().any(|c| c.run_id != curves[0].run_id);
+    let lines = curves
+        .iter()
+        .map(|c| Line {
+            label: if several { format!("{}: {}", short_id(&c.run_id), c.label) } else { c.label.clone() },
+            points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
+        })
+        .collect();
+    let roof = roofline_gbps.map(|r| (format!("roofline {} GB/s", format_sig3(r)), r));
+    Ok(Chart(to_svg(&bandwidth_chart("notebook", title, y_label, lines, roof))?))
+}
+
+/// The last part of a run id (its label and salt), for legends.
+fn short_id(id: &str) -> &str {
+    id.split_once('-').map(|(_, rest)| rest).unwrap_or(id)
+}
+
+/// Sizes formatted for a table column.
+pub fn size(bytes: Option<u64>) -> String {
+    bytes.map(format_bytes).unwrap_or_default()
+}
