@@ -75,6 +75,21 @@ impl fmt::Display for Chart {
     }
 }
 
+/// Rows of one benchmark at or above a size, with the columns a reader
+/// usually wants first. The query runs inside benchbook: in an evcxr kernel,
+/// polars objects built in a cell and consumed by the library (or the
+/// reverse) can come from two compiled copies of polars whose hash seeds
+/// differ, and column lookups then fail.
+pub fn select(df: &polars::prelude::DataFrame, bench: &str, min_size_bytes: u64) -> Result<polars::prelude::DataFrame> {
+    use polars::prelude::*;
+    df.clone()
+        .lazy()
+        .filter(col("bench").eq(lit(bench)).and(col("size_bytes").gt_eq(lit(min_size_bytes))))
+        .select([col("point"), col("size_bytes"), col("threads"), col("sample"), col("iterations"), col("seconds")])
+        .collect()
+        .map_err(crate::error::Error::analysis)
+}
+
 /// The runs of an archive.
 pub fn runs(archive: &Archive) -> Result<Table> {
     let mut t = Table::new(&["run", "status", "started", "source", "points", "rows"]);

@@ -10,4 +10,4 @@ pub mod stats;
 pub mod summary;
 
 pub use specs::{Spec, SpecBook};
-pub use summary::{curves, point_stats, saturation, summarize_lazy, Curve, PointStat, Saturation};
+pub use summary::{curves, point_stats, run_stats, saturation, summarize_lazy, Curve, PointStat, Saturation};

@@ -109,6 +109,13 @@ pub struct PointStat {
     pub best_gflops: Option<f64>,
 }
 
+/// Per-point statistics of one archived run: read, check and summarize in
+/// one call (notebooks use this, so that every polars object is made and
+/// consumed by the same compiled copy of polars).
+pub fn run_stats(run: &crate::archive::RunDir) -> Result<Vec<PointStat>> {
+    point_stats(run.dataframe()?.lazy())
+}
+
 /// Collect the lazy summary into [`PointStat`]s.
 pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     let df = summarize_lazy(rows).collect().map_err(Error::analysis)?;
