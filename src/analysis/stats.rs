@@ -97,16 +97,24 @@ pub fn saturation_size(curve: &[(u64, f64)], reference: f64, fraction: f64) -> O
 /// where the curve has settled. A curve still rising at its end has the
 /// last rate as plateau; a cache-resident peak at middle sizes is never it.
 pub fn plateau(curve: &[(u64, f64)]) -> Option<f64> {
+    plateau_span(curve).map(|(p, _)| p)
+}
+
+/// [`plateau`] and the sizes it was taken from, smallest first.
+pub fn plateau_span(curve: &[(u64, f64)]) -> Option<(f64, Vec<u64>)> {
     let mut v: Vec<(u64, f64)> = curve.iter().copied().filter(|(_, r)| r.is_finite()).collect();
     if v.is_empty() {
         return None;
     }
     v.sort_by_key(|(s, _)| *s);
     let last = v[v.len() - 1].1;
-    let mut tail: Vec<f64> =
-        v.iter().rev().take(3).map(|(_, r)| *r).take_while(|r| (r - last).abs() <= 0.1 * last.abs()).collect();
-    tail.sort_by(f64::total_cmp);
-    Some(quantile_sorted(&tail, 0.5))
+    let tail: Vec<(u64, f64)> =
+        v.iter().rev().take(3).copied().take_while(|(_, r)| (r - last).abs() <= 0.1 * last.abs()).collect();
+    let mut rates: Vec<f64> = tail.iter().map(|(_, r)| *r).collect();
+    rates.sort_by(f64::total_cmp);
+    let mut sizes: Vec<u64> = tail.iter().map(|(s, _)| *s).collect();
+    sizes.sort_unstable();
+    Some((quantile_sorted(&rates, 0.5), sizes))
 }
 
 #[cfg(test)]
@@ -147,6 +155,8 @@ mod tests {
         // Still rising at the end: the last point is the plateau.
         let rising = [(1, 1.0), (2, 17.5), (4, 140.0), (8, 331.0)];
         assert_eq!(plateau(&rising), Some(331.0));
+        assert_eq!(plateau_span(&rising).unwrap().1, vec![8]);
+        assert_eq!(plateau_span(&curve).unwrap().1, vec![16, 32, 64]);
     }
 
     proptest! {

@@ -270,6 +270,8 @@ pub struct Saturation {
     pub peak_size_bytes: u64,
     /// Median rate of the largest sizes.
     pub plateau_gbps: f64,
+    /// The sizes the plateau was taken from.
+    pub plateau_sizes: Vec<u64>,
     /// Smallest size reaching 50/80/90 % of the plateau.
     pub plateau_50: Option<u64>,
     pub plateau_80: Option<u64>,
@@ -289,7 +291,7 @@ pub struct Saturation {
 pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
     let pts = curve.rate();
     let (peak_size, peak) = pts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    let plateau = stats::plateau(&pts)?;
+    let (plateau, plateau_sizes) = stats::plateau_span(&pts)?;
     let roof = roofline_gbps.filter(|r| *r > 0.0);
     let at = |reference: f64, f: f64| stats::saturation_size(&pts, reference, f);
     Some(Saturation {
@@ -297,6 +299,7 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
         peak_gbps: peak,
         peak_size_bytes: peak_size,
         plateau_gbps: plateau,
+        plateau_sizes,
         plateau_50: at(plateau, 0.5),
         plateau_80: at(plateau, 0.8),
         plateau_90: at(plateau, 0.9),

@@ -265,13 +265,11 @@ fn bandwidth_observations(
         format_bytes(best.peak_size_bytes),
         curve.label
     ));
-    let mut largest: Vec<String> =
-        curve.points.iter().rev().take(3).filter_map(|p| p.size_bytes).map(format_bytes).collect();
-    largest.reverse();
+    let largest: Vec<String> = best.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
     obs.push(format!(
-        "At the largest sizes ({}) it settles at a plateau of {} GB/s (read + written).",
-        largest.join(", "),
-        format_sig3(best.plateau_gbps)
+        "At the largest sizes it settles at a plateau of {} GB/s (read + written), taken from {}: the largest sizes within 10 % of the largest one.",
+        format_sig3(best.plateau_gbps),
+        largest.join(", ")
     ));
     if best.peak_gbps > 1.25 * best.plateau_gbps {
         obs.push(format!(
