@@ -485,17 +485,7 @@ fn cmd_show(archive: &Archive, query: &str, json: bool) -> Result<u8> {
         "POINT", "MEDIAN", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N"
     );
     for p in &stats {
-        let label = crate::bench::runner::point_label(&crate::rows::Point {
-            bench: p.bench.clone(),
-            op: p.op.clone(),
-            dtype: p.dtype.clone(),
-            size_bytes: p.size_bytes,
-            m: p.m,
-            n: p.n,
-            k: p.k,
-            threads: p.threads,
-            ..Default::default()
-        });
+        let label = p.params().label();
         let f = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
         let _ = writeln!(
             w,

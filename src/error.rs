@@ -49,9 +49,6 @@ pub enum Error {
 
     #[error("analysis: {0}")]
     Analysis(String),
-
-    #[error("the run was interrupted")]
-    Interrupted,
 }
 
 /// Library result type.

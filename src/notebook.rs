@@ -121,17 +121,7 @@ pub fn points(stats: &[PointStat]) -> Table {
     let mut t = Table::new(&["point", "median", "p20", "p80", "CV", "samples", "GB/s once", "GB/s moved", "GFLOP/s"]);
     let f = |v: Option<f64>| v.map(format_sig3).unwrap_or_default();
     for p in stats {
-        let label = crate::bench::runner::point_label(&crate::rows::Point {
-            bench: p.bench.clone(),
-            op: p.op.clone(),
-            dtype: p.dtype.clone(),
-            size_bytes: p.size_bytes,
-            m: p.m,
-            n: p.n,
-            k: p.k,
-            threads: p.threads,
-            ..Default::default()
-        });
+        let label = p.params().label();
         t.rows.push(vec![
             label,
             format_seconds(p.summary.median),

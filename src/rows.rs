@@ -68,6 +68,25 @@ pub struct Point {
     pub bw_factor: Option<f64>,
 }
 
+impl Point {
+    /// A short label for progress output and tables: `memcpy copy 64 MiB 2T`.
+    pub fn label(&self) -> String {
+        let mut s = format!("{} {}", self.bench, self.op);
+        if let Some(d) = &self.dtype {
+            s += &format!(" {d}");
+        }
+        if let (Some(m), Some(n), Some(k)) = (self.m, self.n, self.k) {
+            s += &format!(" {m}×{n}×{k}");
+        } else if let Some(b) = self.size_bytes {
+            s += &format!(" {}", crate::units::format_bytes(b));
+        }
+        if let Some(t) = self.threads {
+            s += &format!(" {t}T");
+        }
+        s
+    }
+}
+
 /// One row of the archive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {

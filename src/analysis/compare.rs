@@ -141,7 +141,7 @@ pub fn compare(a: &[Row], b: &[Row], threshold: f64) -> Vec<PointComparison> {
             Verdict::Inconclusive
         };
         out.push(PointComparison {
-            label: crate::bench::runner::point_label(&row.params),
+            label: row.params.label(),
             bench: row.params.bench.clone(),
             size_bytes: row.params.size_bytes,
             median_a: ma,

@@ -109,6 +109,26 @@ pub struct PointStat {
     pub best_gflops: Option<f64>,
 }
 
+impl PointStat {
+    /// The point's parameters, e.g. for [`Point::label`].
+    pub fn params(&self) -> crate::rows::Point {
+        crate::rows::Point {
+            bench: self.bench.clone(),
+            op: self.op.clone(),
+            variant: self.variant.clone(),
+            dtype: self.dtype.clone(),
+            size_bytes: self.size_bytes,
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            threads: self.threads,
+            ranks: self.ranks,
+            peer: self.peer.clone(),
+            ..Default::default()
+        }
+    }
+}
+
 /// Per-point statistics of one archived run: read, check and summarize in
 /// one call (notebooks use this, so that every polars object is made and
 /// consumed by the same compiled copy of polars).

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::archive::manifest::{BackendInfo, Manifest, RunStatus};
 use crate::archive::Archive;
 use crate::backend::Probe;
-use crate::bench::runner::{outcome_rows, point_label, RowMeta, RunOutcome};
+use crate::bench::runner::{outcome_rows, RowMeta, RunOutcome};
 use crate::bench::sampler::{interrupt_requested, StopReason};
 use crate::bench::{collective, p2p, BenchConfig, Outcome, RowSink, Sampler};
 use crate::error::{Error, Result};
@@ -222,8 +222,9 @@ pub fn run(
     world.process_at_rank(0).broadcast_into(&mut id_bytes[..]);
     let run_id = String::from_utf8_lossy(&id_bytes).into_owned();
 
+    // Asked once (it runs ompi_info); used for the manifest and the skip reason.
+    let cuda = if rank == 0 { cuda_aware() } else { None };
     let mut writer = if rank == 0 {
-        let cuda = cuda_aware();
         let config = serde_json::json!({
             "preset": cfg.preset, "benches": cfg.benches, "p2p_sizes": cfg.p2p_sizes,
             "latency_sizes": cfg.latency_sizes, "collective_sizes": cfg.collective_sizes, "stop": cfg.stop,
@@ -272,7 +273,7 @@ pub fn run(
             break;
         }
         if rank == 0 {
-            progress.set_message(point_label(point));
+            progress.set_message(point.label());
         }
         let o = measure_point(&world, point, &sampler);
         if let Outcome::Measured(m) = &o {
@@ -287,7 +288,7 @@ pub fn run(
             Outcome::Failed(why) => {
                 outcome.failed += 1;
                 if rank == 0 {
-                    progress.println(format!("FAILED {}: {why}", point_label(point)));
+                    progress.println(format!("FAILED {}: {why}", point.label()));
                 }
             }
         }
@@ -311,8 +312,8 @@ pub fn run(
             break;
         }
     }
-    // Device buffers: recorded as skipped, with the reason, when not possible.
-    let cuda = cuda_aware();
+    // Device buffers: recorded as skipped, with the reason, when not possible
+    // (only rank 0's rows of this point are written, so only it needs `cuda`).
     let device_reason = format!(
         "device buffers need a CUDA-aware MPI and benchbook's CUDA backend: this build has no CUDA backend, and the MPI library {}",
         match cuda {

@@ -15,13 +15,6 @@ pub trait RowSink {
     fn write_point(&mut self, rows: Vec<Row>) -> Result<()>;
 }
 
-impl RowSink for Vec<Row> {
-    fn write_point(&mut self, rows: Vec<Row>) -> Result<()> {
-        self.extend(rows);
-        Ok(())
-    }
-}
-
 /// The columns every row of one backend/device shares.
 #[derive(Debug, Clone)]
 pub struct RowMeta {
@@ -90,23 +83,6 @@ pub fn outcome_rows(meta: &RowMeta, index: u32, point: &Point, timer: &str, outc
     }
 }
 
-/// A short label for progress output: `memcpy copy 64 MiB ×2`.
-pub fn point_label(p: &Point) -> String {
-    let mut s = format!("{} {}", p.bench, p.op);
-    if let Some(d) = &p.dtype {
-        s += &format!(" {d}");
-    }
-    if let (Some(m), Some(n), Some(k)) = (p.m, p.n, p.k) {
-        s += &format!(" {m}×{n}×{k}");
-    } else if let Some(b) = p.size_bytes {
-        s += &format!(" {}", crate::units::format_bytes(b));
-    }
-    if let Some(t) = p.threads {
-        s += &format!(" {t}T");
-    }
-    s
-}
-
 /// Run every point of `benches`, numbering points from `first_point`.
 /// Stops early (and says so) when an interrupt is requested.
 pub fn run_benchmarks(
@@ -127,7 +103,7 @@ pub fn run_benchmarks(
             out.interrupted = true;
             break;
         }
-        progress.set_message(point_label(&point));
+        progress.set_message(point.label());
         let bench = &mut benches[bench_index];
         let outcome = bench.run(&point, &sampler);
         match &outcome {
@@ -139,11 +115,11 @@ pub fn run_benchmarks(
             Outcome::Measured(_) => out.measured += 1,
             Outcome::Skipped(why) => {
                 out.skipped += 1;
-                progress.println(format!("skipped {}: {why}", point_label(&point)));
+                progress.println(format!("skipped {}: {why}", point.label()));
             }
             Outcome::Failed(why) => {
                 out.failed += 1;
-                progress.println(format!("FAILED {}: {why}", point_label(&point)));
+                progress.println(format!("FAILED {}: {why}", point.label()));
             }
         }
         let rows = outcome_rows(meta, first_point + out.points, &point, bench.timer(), &outcome);

@@ -590,7 +590,7 @@ pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spe
             .iter()
             .map(|r| SkippedRow {
                 bench: r.params.bench.clone(),
-                point: crate::bench::runner::point_label(&r.params),
+                point: r.params.label(),
                 status: r.status.as_str().into(),
                 reason: r.note.clone().unwrap_or_default(),
             })
