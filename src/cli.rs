@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::analysis::{point_stats, SpecBook};
 use crate::archive::{verify_run, Archive, RunStatus};
-use crate::bench::config::{parse_shapes, CPU_BENCHES, MPI_BENCHES};
+use crate::bench::config::{known_bench, known_benches, parse_shapes, MPI_BENCHES};
 use crate::bench::{BenchConfig, Preset};
 use crate::error::{Error, Result};
 use crate::prelude::IntoLazy;
@@ -78,6 +78,13 @@ pub enum Command {
     Import(ImportArgs),
     /// List the hardware specs (rooflines) known to this archive.
     Specs,
+    /// Say which backends (cpu, cuda, hip) this build has, what each found here, and why not.
+    #[command(alias = "list-backends")]
+    Backends {
+        /// Print JSON (probe results and device facts) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 const IMPORT_HELP: &str = "\
@@ -116,10 +123,11 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// A preset (`quick`, `full`) and/or benchmarks (`memcpy`, `stream`, `gemm`; with the
-    /// `mpi` feature, under mpirun/srun: `p2p`, `collective`).
-    /// A preset sets sizes and stopping rules; naming benchmarks runs only those.
-    /// Default: `quick`.
+    /// A preset (`quick`, `full`) and/or benchmarks: `memcpy`, `gemm` (CPU and GPU), `stream`
+    /// (CPU), `memcpy-peer`, `h2d`, `d2h` (GPU); with the `mpi` feature, under mpirun/srun:
+    /// `p2p`, `collective`. A preset sets sizes and stopping rules; naming benchmarks runs
+    /// only those. Default: `quick`. GPU benchmarks without a usable GPU are recorded as
+    /// skipped, with the reason (see `benchbook backends`).
     #[arg(value_name = "PRESET|BENCH")]
     pub what: Vec<String>,
 
@@ -146,6 +154,26 @@ pub struct RunArgs {
     /// GEMM dtypes: `f32,f64`.
     #[arg(long, value_name = "DTYPES")]
     pub dtypes: Option<String>,
+
+    /// Backends to run on: `cpu`, `cuda`, `hip` (comma-separated). Default: every one built in.
+    #[arg(long, value_name = "NAMES")]
+    pub backend: Option<String>,
+
+    /// GPU GEMM shapes (`N` or `MxNxK`; `llama70b` adds the seed 002 training shapes).
+    #[arg(long, value_name = "SHAPES")]
+    pub gpu_shapes: Option<String>,
+
+    /// GPU GEMM dtypes: `f32,tf32,f16,bf16,fp8` (fp8 = E4M3, cuBLASLt).
+    #[arg(long, value_name = "DTYPES")]
+    pub gpu_dtypes: Option<String>,
+
+    /// GPU device copies: `copy_engine` (DMA), `sm_kernel` (a copy kernel), or both.
+    #[arg(long, value_name = "METHODS")]
+    pub copy_methods: Option<String>,
+
+    /// GPU cache state: `warm`, `cold` (L2 flushed before every operation), or `warm,cold`.
+    #[arg(long, value_name = "MODES")]
+    pub cache: Option<String>,
 
     /// Stop sampling a point when the relative std. dev. falls to this (0.005 = 0.5 %).
     #[arg(long, value_name = "FRACTION")]
@@ -221,15 +249,11 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
         match w.as_str() {
             "quick" => preset = Preset::Quick,
             "full" => preset = Preset::Full,
-            b if CPU_BENCHES.contains(&b) || MPI_BENCHES.contains(&b) => benches.push(b.into()),
+            b if known_bench(b) => benches.push(b.into()),
             other => {
                 return Err(Error::config(
                     "PRESET|BENCH",
-                    format!(
-                        "`{other}` is neither a preset (quick, full) nor a benchmark ({}, {})",
-                        CPU_BENCHES.join(", "),
-                        MPI_BENCHES.join(", ")
-                    ),
+                    format!("`{other}` is neither a preset (quick, full) nor a benchmark ({})", known_benches()),
                 ))
             }
         }
@@ -256,8 +280,37 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
     if let Some(s) = &a.shapes {
         cfg.gemm_shapes = parse_shapes(s)?;
     }
+    let list = |s: &str| s.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect::<Vec<_>>();
     if let Some(s) = &a.dtypes {
-        cfg.gemm_dtypes = s.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
+        cfg.gemm_dtypes = list(s);
+    }
+    if let Some(s) = &a.backend {
+        cfg.backends = list(s);
+        for b in &cfg.backends {
+            if !["cpu", "cuda", "hip"].contains(&b.as_str()) {
+                return Err(Error::config("--backend", format!("`{b}` is not a backend; use cpu, cuda, hip")));
+            }
+        }
+    }
+    if let Some(s) = &a.gpu_shapes {
+        let mut shapes = Vec::new();
+        let rest: Vec<String> = list(s).into_iter().filter(|p| p != "llama70b").collect();
+        if s.split(',').any(|p| p.trim() == "llama70b") {
+            shapes.extend(crate::bench::config::LLAMA70B_SHAPES);
+        }
+        if !rest.is_empty() {
+            shapes.extend(parse_shapes(&rest.join(",")).map_err(|e| e.with_flag("--gpu-shapes"))?);
+        }
+        cfg.gpu_gemm_shapes = shapes;
+    }
+    if let Some(s) = &a.gpu_dtypes {
+        cfg.gpu_gemm_dtypes = list(s);
+    }
+    if let Some(s) = &a.copy_methods {
+        cfg.gpu_copy_methods = list(s);
+    }
+    if let Some(s) = &a.cache {
+        cfg.gpu_cache_modes = list(s);
     }
     let st = &mut cfg.stop;
     if let Some(v) = a.target_rsd {
@@ -303,6 +356,7 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         Command::Verify { runs, json } => cmd_verify(&archive, &runs, json),
         Command::Import(a) => cmd_import(&archive, &a, cli.quiet),
         Command::Specs => cmd_specs(&archive),
+        Command::Backends { json } => cmd_backends(json),
     }
 }
 
@@ -573,6 +627,42 @@ fn cmd_import(archive: &Archive, a: &ImportArgs, quiet: bool) -> Result<u8> {
     if !quiet {
         eprintln!("imported run {} ({})", run.id, run.path.display());
     }
+    Ok(0)
+}
+
+fn cmd_backends(json: bool) -> Result<u8> {
+    use crate::backend::{self, Probe};
+    let found: Vec<(String, Probe, Option<serde_json::Value>)> =
+        backend::all().iter().map(|b| (b.name().to_string(), b.probe(), b.facts())).collect();
+    if json {
+        let mut v: Vec<serde_json::Value> = found
+            .iter()
+            .map(|(n, p, f)| serde_json::json!({"name": n, "built": true, "probe": p, "facts": f}))
+            .collect();
+        for (n, why) in backend::missing() {
+            v.push(serde_json::json!({"name": n, "built": false, "probe": Probe::Unavailable { reason: why.into() }}));
+        }
+        println!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialize"));
+        return Ok(0);
+    }
+    for (name, probe, _) in &found {
+        match probe {
+            Probe::Available { devices } => {
+                println!("{name:<5} available: {} device(s)", devices.len());
+                for (i, d) in devices.iter().enumerate() {
+                    println!("      {i}: {d}");
+                }
+            }
+            Probe::Unavailable { reason } => println!("{name:<5} unavailable: {reason}"),
+        }
+    }
+    for (name, why) in backend::missing() {
+        println!("{name:<5} not built: {why}");
+    }
+    #[cfg(feature = "mpi")]
+    println!("mpi   built: run `p2p` / `collective` under mpirun or srun");
+    #[cfg(not(feature = "mpi"))]
+    println!("mpi   not built: cargo build --release --features mpi (needs an MPI library; see README)");
     Ok(0)
 }
 

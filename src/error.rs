@@ -65,6 +65,14 @@ impl Error {
         Error::Config { flag: flag.into(), message: message.into() }
     }
 
+    /// The same config error, attributed to another flag.
+    pub fn with_flag(self, flag: &str) -> Self {
+        match self {
+            Error::Config { message, .. } => Error::Config { flag: flag.into(), message },
+            other => other,
+        }
+    }
+
     pub(crate) fn analysis(e: impl std::fmt::Display) -> Self {
         Error::Analysis(e.to_string())
     }

@@ -66,6 +66,9 @@ pub struct Point {
     pub flops: Option<f64>,
     /// nccl-tests' bus-bandwidth factor for collectives.
     pub bw_factor: Option<f64>,
+    /// How the operation was performed: `libc_memcpy`, `copy_engine`,
+    /// `sm_kernel`, `cublas_gemm_ex`, `gemm_crate`, ... (schema v2).
+    pub method: Option<String>,
 }
 
 impl Point {

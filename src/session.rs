@@ -22,10 +22,26 @@ pub struct RunResult {
 /// Run `cfg` into `archive`, labelled `label`.
 pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: &ProgressBar) -> Result<RunResult> {
     cfg.validate()?;
-    let backends = backend::all();
+    let backends: Vec<Box<dyn backend::Backend>> = backend::all()
+        .into_iter()
+        .filter(|b| cfg.backends.is_empty() || cfg.backends.iter().any(|n| n == b.name()))
+        .collect();
     let probes: Vec<Probe> = backends.iter().map(|b| b.probe()).collect();
-    let infos =
-        backends.iter().zip(&probes).map(|(b, p)| BackendInfo { name: b.name().into(), probe: p.clone() }).collect();
+    let mut infos: Vec<BackendInfo> = backends
+        .iter()
+        .zip(&probes)
+        .map(|(b, p)| BackendInfo { name: b.name().into(), probe: p.clone(), facts: b.facts() })
+        .collect();
+    // Backends this build lacks, so that a reader knows why there are no GPU rows.
+    for (name, why) in backend::missing() {
+        if cfg.backends.is_empty() || cfg.backends.iter().any(|n| n == name) {
+            infos.push(BackendInfo {
+                name: name.into(),
+                probe: Probe::Unavailable { reason: why.into() },
+                facts: None,
+            });
+        }
+    }
     let run_id = crate::archive::manifest::new_run_id(label.unwrap_or(&cfg.preset));
     let config = serde_json::to_value(cfg).expect("a config always serializes");
     let mut manifest = Manifest::begin(&run_id, "native", config, infos);
@@ -59,7 +75,7 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
             }
             Probe::Unavailable { reason } => {
                 // Record, as data, that this backend's benchmarks could not run.
-                let benches: Vec<String> = b.benchmarks(&cfg.benches, 0).iter().map(|x| x.name().to_string()).collect();
+                let benches: Vec<String> = cfg.benches.iter().filter(|n| b.implements(n)).cloned().collect();
                 let rows = benches
                     .iter()
                     .map(|name| {
@@ -97,6 +113,38 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
         }
         if outcome.interrupted {
             break;
+        }
+    }
+    // Benchmarks no backend of this build implements (e.g. `h2d` without a
+    // GPU backend) are recorded as skipped too, never silently dropped.
+    if !outcome.interrupted {
+        let orphans: Vec<&String> = cfg.benches.iter().filter(|n| !backends.iter().any(|b| b.implements(n))).collect();
+        for name in orphans {
+            let why = format!(
+                "no backend of this run implements `{name}`{}",
+                backend::missing().iter().map(|(b, w)| format!("; {b}: {w}")).collect::<String>()
+            );
+            let p = Point { bench: name.clone(), op: "*".into(), ..Point::default() };
+            let meta = RowMeta {
+                run_id: run_id.clone(),
+                backend: "none".into(),
+                device: "none".into(),
+                host: host.clone(),
+                rank: 0,
+            };
+            let rows = crate::bench::runner::outcome_rows(
+                &meta,
+                outcome.points,
+                &p,
+                "none",
+                &crate::bench::Outcome::Skipped(why),
+            );
+            outcome.points += 1;
+            outcome.skipped += 1;
+            if let Err(e) = writer.write_point(rows) {
+                let _ = writer.finish(RunStatus::Failed, Some(e.to_string()));
+                return Err(e);
+            }
         }
     }
     let (status, detail) = if outcome.interrupted {

@@ -9,7 +9,7 @@ use super::stats;
 use crate::error::{Error, Result};
 
 /// Parameter columns carried through from the rows (constant within a point).
-const PARAMS: [&str; 21] = [
+const PARAMS: [&str; 22] = [
     "bench",
     "backend",
     "device",
@@ -28,6 +28,7 @@ const PARAMS: [&str; 21] = [
     "bytes_moved",
     "flops",
     "bw_factor",
+    "method",
     "timer",
     "note",
     "source",
@@ -95,6 +96,7 @@ pub struct PointStat {
     pub ranks: Option<u32>,
     pub peer: Option<String>,
     pub bw_factor: Option<f64>,
+    pub method: Option<String>,
     pub note: Option<String>,
     pub source: Option<String>,
     pub samples: u32,
@@ -124,6 +126,7 @@ impl PointStat {
             threads: self.threads,
             ranks: self.ranks,
             peer: self.peer.clone(),
+            method: self.method.clone(),
             ..Default::default()
         }
     }
@@ -143,7 +146,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     let (s, u, f) = (|n| strings(&df, n), |n| u64s(&df, n), |n| f64s(&df, n));
     let (run_id, bench, backend, device, op) = (s("run_id")?, s("bench")?, s("backend")?, s("device")?, s("op")?);
     let (variant, dtype, note, peer, source) = (s("variant")?, s("dtype")?, s("note")?, s("peer")?, s("source")?);
-    let ranks = u("ranks")?;
+    let (ranks, method) = (u("ranks")?, s("method")?);
     let (point, size, m, n, k, threads) = (u("point")?, u("size_bytes")?, u("m")?, u("n")?, u("k")?, u("threads")?);
     let (samples, iterations) = (u("samples")?, u("iterations")?);
     // Read each float column by name into a map, so a new column cannot
@@ -188,6 +191,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             ranks: ranks[i].map(|r| r as u32),
             peer: peer[i].clone(),
             bw_factor: g("bw_factor", i),
+            method: method[i].clone(),
             note: note[i].clone(),
             source: source[i].clone(),
             samples: samples[i].unwrap_or(0) as u32,
@@ -235,7 +239,12 @@ impl Curve {
 
     /// The series a chart and the saturation analysis use: bus bandwidth
     /// for collectives, bytes read + written where known, else bytes copied.
+    /// Transfers over a link (MPI p2p, GPU peer and host↔device copies) use
+    /// bytes copied once, as nvbandwidth and the seed 000 scripts count.
     pub fn rate(&self) -> Vec<(u64, f64)> {
+        if matches!(self.bench.as_str(), "p2p" | "memcpy-peer" | "h2d" | "d2h") {
+            return self.gbps(false);
+        }
         let b = self.busbw();
         if !b.is_empty() {
             return b;
@@ -259,15 +268,28 @@ impl Curve {
 
 /// Group size-swept points into curves, ordered by (run, bench, op, threads).
 pub fn curves(points: &[PointStat]) -> Vec<Curve> {
-    let mut map: BTreeMap<(String, String, String, Option<u32>, Option<String>, Option<String>), Vec<PointStat>> =
-        BTreeMap::new();
+    type Key =
+        (String, String, String, String, Option<u32>, Option<String>, Option<String>, Option<String>, Option<String>);
+    let mut map: BTreeMap<Key, Vec<PointStat>> = BTreeMap::new();
     for p in points.iter().filter(|p| p.size_bytes.is_some()) {
-        map.entry((p.run_id.clone(), p.bench.clone(), p.op.clone(), p.threads, p.dtype.clone(), p.variant.clone()))
-            .or_default()
-            .push(p.clone());
+        let gpu = p.backend == "cuda" || p.backend == "hip";
+        map.entry((
+            p.run_id.clone(),
+            p.bench.clone(),
+            p.op.clone(),
+            p.device.clone(),
+            p.threads,
+            p.dtype.clone(),
+            p.variant.clone(),
+            // GPU curves also split by copy method and GPU pair.
+            if gpu { p.method.clone() } else { None },
+            if gpu { p.peer.clone() } else { None },
+        ))
+        .or_default()
+        .push(p.clone());
     }
     map.into_iter()
-        .map(|((run_id, bench, op, threads, dtype, variant), mut pts)| {
+        .map(|((run_id, bench, op, device, threads, dtype, variant, method, peer), mut pts)| {
             pts.sort_by_key(|p| p.size_bytes);
             let mut label = format!("{bench} {op}");
             if let Some(v) = variant.as_deref().filter(|v| *v != "warm") {
@@ -275,6 +297,15 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
             }
             if let Some(t) = threads {
                 label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
+            }
+            if let Some(m) = &method {
+                label += &format!(", {m}");
+            }
+            match (peer, &method) {
+                (Some(p), _) => label += &format!(", GPU {p}"),
+                // A GPU curve without a pair runs on one device: "GPU 0".
+                (None, Some(_)) => label += &format!(", {}", device.split(':').next().unwrap_or(&device)),
+                (None, None) => {}
             }
             Curve { label, device: pts[0].device.clone(), run_id, bench, op, threads, dtype, points: pts }
         })

@@ -67,6 +67,10 @@ impl ToolInfo {
 pub struct BackendInfo {
     pub name: String,
     pub probe: Probe,
+    /// Device facts the backend reported (GPU name, UUID, memory, L2,
+    /// clocks, power limit, driver versions, peer-access matrix, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<serde_json::Value>,
 }
 
 /// One file of the run and its hashes.

@@ -13,9 +13,9 @@ use crate::error::{Error, Result};
 use crate::rows::{Point, Row, Status};
 
 /// The current row-schema version.
-pub const SCHEMA_VERSION: u32 = 1;
-/// Versions this build can read.
-pub const READABLE_VERSIONS: [u32; 1] = [1];
+pub const SCHEMA_VERSION: u32 = 2;
+/// Versions this build can read. Version 1 lacks `method`; it reads as null.
+pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
 /// Parquet key-value metadata key holding the schema version.
 pub const VERSION_KEY: &str = "benchbook.schema_version";
 
@@ -48,6 +48,7 @@ pub fn schema() -> Schema {
             ("bytes_moved", UInt64),
             ("flops", Float64),
             ("bw_factor", Float64),
+            ("method", String),
             ("timer", String),
             ("status", String),
             ("note", String),
@@ -97,6 +98,7 @@ pub fn to_dataframe(rows: &[Row]) -> Result<DataFrame> {
         col("bytes_moved", u64s(|r| r.params.bytes_moved)),
         col("flops", f64s(|r| r.params.flops)),
         col("bw_factor", f64s(|r| r.params.bw_factor)),
+        col("method", os(|r| r.params.method.as_deref())),
         col("timer", os(|r| r.timer.as_deref())),
         col("status", s(|r| r.status.as_str())),
         col("note", os(|r| r.note.as_deref())),
@@ -162,9 +164,18 @@ pub fn check_version(path: &Path) -> Result<u32> {
 
 /// Read a run's Parquet file eagerly, after checking its version.
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
-    check_version(path)?;
+    let version = check_version(path)?;
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let df = ParquetReader::new(file).finish().map_err(|e| parquet_err(path, e))?;
+    let mut df = ParquetReader::new(file).finish().map_err(|e| parquet_err(path, e))?;
+    if version == 1 {
+        // v1 → v2: `method` did not exist; it reads as unknown (null).
+        df = df
+            .lazy()
+            .with_column(lit(NULL).cast(DataType::String).alias("method"))
+            .select(schema().iter_names().map(|n| polars::prelude::col(n.clone())).collect::<Vec<_>>())
+            .collect()
+            .map_err(|e| parquet_err(path, e))?;
+    }
     let want = schema();
     for f in want.iter_fields() {
         match df.schema().get(f.name()) {
@@ -189,7 +200,8 @@ pub fn from_dataframe(df: &DataFrame) -> Result<Vec<Row>> {
     let (size, m, n, k) = (u64_col("size_bytes")?, u64_col("m")?, u64_col("n")?, u64_col("k")?);
     let (threads, ranks, sample) = (u32_col("threads")?, u32_col("ranks")?, u32_col("sample")?);
     let (iterations, copied, moved) = (u64_col("iterations")?, u64_col("bytes_copied")?, u64_col("bytes_moved")?);
-    let (seconds, flops, bw) = (f64_col("seconds")?, f64_col("flops")?, f64_col("bw_factor")?);
+    let (seconds, flops, bw, method) =
+        (f64_col("seconds")?, f64_col("flops")?, f64_col("bw_factor")?, str_col("method")?);
     let (timer, status, note, source) = (str_col("timer")?, str_col("status")?, str_col("note")?, str_col("source")?);
     let need = |v: &Option<String>, name: &str, i: usize| -> Result<String> {
         v.clone().ok_or_else(|| Error::analysis(format!("row {i}: `{name}` is null")))
@@ -220,6 +232,7 @@ pub fn from_dataframe(df: &DataFrame) -> Result<Vec<Row>> {
                     bytes_moved: moved[i],
                     flops: flops[i],
                     bw_factor: bw[i],
+                    method: method[i].clone(),
                 },
                 sample: sample[i],
                 iterations: iterations[i],

@@ -15,6 +15,10 @@ impl Backend for Cpu {
         Probe::Available { devices: vec![crate::host::cpu_model()] }
     }
 
+    fn implements(&self, bench: &str) -> bool {
+        crate::bench::config::CPU_BENCHES.contains(&bench)
+    }
+
     fn benchmarks(&self, names: &[String], _device: usize) -> Vec<Box<dyn Benchmark>> {
         names
             .iter()

@@ -4,8 +4,14 @@
 //! backends plug in behind Cargo features with the same surface.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "hip")]
+pub mod hip;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+#[cfg(feature = "cuda")]
+mod nvml;
 
 use crate::bench::Benchmark;
 
@@ -26,11 +32,102 @@ pub trait Backend {
     fn name(&self) -> &'static str;
     /// Look for usable devices, never panicking when a driver is absent.
     fn probe(&self) -> Probe;
+    /// Whether this backend implements the benchmark `bench` (whether or
+    /// not it is usable here).
+    fn implements(&self, bench: &str) -> bool;
+    /// Facts about the devices for the manifest (driver versions, clocks,
+    /// peer access, ...), when the backend is usable.
+    fn facts(&self) -> Option<serde_json::Value> {
+        None
+    }
     /// The benchmarks this backend implements among `names`, for `device`.
     fn benchmarks(&self, names: &[String], device: usize) -> Vec<Box<dyn Benchmark>>;
 }
 
 /// Every backend compiled into this build.
 pub fn all() -> Vec<Box<dyn Backend>> {
-    vec![Box::new(cpu::Cpu)]
+    #[allow(unused_mut)]
+    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(cpu::Cpu)];
+    #[cfg(feature = "cuda")]
+    v.push(Box::new(cuda::backend()));
+    #[cfg(feature = "hip")]
+    v.push(Box::new(hip::backend()));
+    v
+}
+
+/// GPU backends this build was compiled without, and how to get them.
+pub fn missing() -> Vec<(&'static str, &'static str)> {
+    #[allow(unused_mut)]
+    let mut v = Vec::new();
+    #[cfg(not(feature = "cuda"))]
+    v.push(("cuda", "built without the `cuda` feature (it is a default feature; drop --no-default-features)"));
+    #[cfg(not(feature = "hip"))]
+    v.push((
+        "hip",
+        "built without the `hip` feature (cargo build --release --features hip, with the HIP runtime installed)",
+    ));
+    v
+}
+
+/// The message of a caught panic (cudarc panics on a missing symbol).
+#[allow(dead_code)]
+pub(crate) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+}
+
+type GpuState = Result<(crate::bench::gpu::SharedApi, serde_json::Value), String>;
+
+/// A GPU backend (CUDA, HIP): the device API is opened on first use, and
+/// every benchmark is the shared [`crate::bench::gpu`] code over it.
+#[allow(dead_code)]
+pub struct GpuBackend {
+    name: &'static str,
+    open: fn() -> GpuState,
+    state: std::cell::OnceCell<GpuState>,
+}
+
+#[allow(dead_code)]
+impl GpuBackend {
+    pub(crate) fn new(name: &'static str, open: fn() -> GpuState) -> Self {
+        GpuBackend { name, open, state: std::cell::OnceCell::new() }
+    }
+
+    fn state(&self) -> &GpuState {
+        self.state.get_or_init(|| {
+            // cudarc panics when a symbol is missing from an old driver; a
+            // panic while opening becomes an "unavailable" reason, never a crash.
+            std::panic::catch_unwind(self.open)
+                .unwrap_or_else(|p| Err(format!("the {} runtime panicked: {}", self.name, panic_text(&p))))
+        })
+    }
+}
+
+impl Backend for GpuBackend {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn probe(&self) -> Probe {
+        match self.state() {
+            Ok((api, _)) => Probe::Available {
+                devices: api.borrow().devices().iter().map(|d| format!("GPU {}: {}", d.ordinal, d.name)).collect(),
+            },
+            Err(reason) => Probe::Unavailable { reason: reason.clone() },
+        }
+    }
+
+    fn implements(&self, bench: &str) -> bool {
+        crate::bench::gpu::GPU_BENCHES.contains(&bench)
+    }
+
+    fn facts(&self) -> Option<serde_json::Value> {
+        self.state().as_ref().ok().map(|(_, f)| f.clone())
+    }
+
+    fn benchmarks(&self, names: &[String], device: usize) -> Vec<Box<dyn Benchmark>> {
+        match self.state() {
+            Ok((api, _)) => crate::bench::gpu::benchmarks(api, names, device),
+            Err(_) => Vec::new(),
+        }
+    }
 }

@@ -239,6 +239,7 @@ pub fn run(
             probe: Probe::Available {
                 devices: ranks.iter().map(|r| format!("rank {} on {}", r.rank, r.host)).collect(),
             },
+            facts: None,
         }];
         let mut m = Manifest::begin(&run_id, "native", config, backends);
         m.label = label.map(String::from);

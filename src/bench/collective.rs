@@ -44,6 +44,7 @@ pub fn points(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {
             out.push(Point {
                 bench: "collective".into(),
                 op: op.into(),
+                method: Some(format!("mpi_{}", op.replace('_', ""))),
                 variant: Some("host buffers".into()),
                 dtype: Some("f32".into()),
                 size_bytes: Some(size),

@@ -4,11 +4,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::gpu::{COPY_METHODS, GPU_BENCHES, GPU_DTYPES, GPU_ONLY_BENCHES};
 use super::sampler::StopRule;
 use crate::error::{Error, Result};
 
 /// Benchmarks the CPU backend knows.
 pub const CPU_BENCHES: [&str; 3] = ["memcpy", "stream", "gemm"];
+/// Benchmarks a default run asks for: the CPU's, plus the GPU-only ones
+/// (skipped, with the reason, where no GPU backend is usable).
+pub const DEFAULT_BENCHES: [&str; 6] = ["memcpy", "stream", "gemm", "memcpy-peer", "h2d", "d2h"];
 /// Benchmarks that run across MPI ranks (the `mpi` feature).
 pub const MPI_BENCHES: [&str; 2] = ["p2p", "collective"];
 
@@ -19,6 +23,9 @@ pub struct BenchConfig {
     pub preset: String,
     /// Benchmarks to run, in order.
     pub benches: Vec<String>,
+    /// Backends to run on (`cpu`, `cuda`, `hip`); empty means every one compiled in.
+    #[serde(default)]
+    pub backends: Vec<String>,
     /// memcpy: bytes copied per operation.
     pub memcpy_sizes: Vec<u64>,
     /// stream: bytes per array (three arrays are allocated).
@@ -38,8 +45,39 @@ pub struct BenchConfig {
     /// Collective sizes (nccl-tests' size: the bytes algbw divides by).
     #[serde(default)]
     pub collective_sizes: Vec<u64>,
+    /// GPU device copies: `copy_engine` and/or `sm_kernel`.
+    #[serde(default = "default_copy_methods")]
+    pub gpu_copy_methods: Vec<String>,
+    /// GPU copies and GEMMs: `warm` and/or `cold` (L2 flushed before each operation).
+    #[serde(default = "default_cache_modes")]
+    pub gpu_cache_modes: Vec<String>,
+    /// GPU gemm: (m, n, k) shapes.
+    #[serde(default)]
+    pub gpu_gemm_shapes: Vec<[u64; 3]>,
+    /// GPU gemm: `f32`, `tf32`, `f16`, `bf16`, `fp8` (E4M3).
+    #[serde(default)]
+    pub gpu_gemm_dtypes: Vec<String>,
     pub stop: StopRule,
 }
+
+fn default_copy_methods() -> Vec<String> {
+    vec!["copy_engine".into(), "sm_kernel".into()]
+}
+
+fn default_cache_modes() -> Vec<String> {
+    vec!["warm".into()]
+}
+
+/// The seed `002_*` Llama-70B training GEMM shapes (m × n × k).
+pub const LLAMA70B_SHAPES: [[u64; 3]; 7] = [
+    [8192, 8192, 8192],
+    [16384, 8192, 7168],
+    [16384, 16384, 16384],
+    [16384, 1024, 8192],
+    [16384, 3584, 8192],
+    [4096, 4096, 4096],
+    [16384, 8192, 1280],
+];
 
 /// Named starting points for a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -75,7 +113,8 @@ impl BenchConfig {
         match p {
             Preset::Quick => BenchConfig {
                 preset: p.name().into(),
-                benches: CPU_BENCHES.iter().map(|s| s.to_string()).collect(),
+                backends: Vec::new(),
+                benches: DEFAULT_BENCHES.iter().map(|s| s.to_string()).collect(),
                 memcpy_sizes: pow2(12, 28),
                 stream_sizes: vec![1 << 23, 1 << 26, 1 << 28],
                 threads: default_threads(false),
@@ -84,6 +123,10 @@ impl BenchConfig {
                 p2p_sizes: pow2(12, 24),
                 latency_sizes: pow2(3, 20),
                 collective_sizes: pow2(12, 24),
+                gpu_copy_methods: default_copy_methods(),
+                gpu_cache_modes: default_cache_modes(),
+                gpu_gemm_shapes: vec![[1024, 1024, 1024], [4096, 4096, 4096], [8192, 8192, 8192]],
+                gpu_gemm_dtypes: vec!["f32".into(), "tf32".into(), "bf16".into()],
                 stop: StopRule {
                     warmup_seconds: 0.05,
                     min_samples: 10,
@@ -94,7 +137,8 @@ impl BenchConfig {
             },
             Preset::Full => BenchConfig {
                 preset: p.name().into(),
-                benches: CPU_BENCHES.iter().map(|s| s.to_string()).collect(),
+                backends: Vec::new(),
+                benches: DEFAULT_BENCHES.iter().map(|s| s.to_string()).collect(),
                 // The seeds sweep powers of two up to the Llama-3 embedding
                 // table (2_101_346_304 bytes), i.e. up to 1 GiB; 2 GiB is the
                 // issue's "4 KiB .. 2 GiB".
@@ -113,6 +157,14 @@ impl BenchConfig {
                 p2p_sizes: pow2(12, 30),
                 latency_sizes: pow2(3, 20),
                 collective_sizes: pow2(12, 30),
+                gpu_copy_methods: default_copy_methods(),
+                gpu_cache_modes: vec!["warm".into(), "cold".into()],
+                // The squares 1024..16384, then the seed's Llama-70B shapes.
+                gpu_gemm_shapes: (10..=14)
+                    .map(|e| [1u64 << e; 3])
+                    .chain(LLAMA70B_SHAPES.iter().copied().filter(|s| s[0] != s[1] || s[1] != s[2]))
+                    .collect(),
+                gpu_gemm_dtypes: crate::bench::gpu::GPU_DTYPES.iter().map(|s| s.to_string()).collect(),
                 stop: StopRule::default(),
             },
         }
@@ -121,11 +173,8 @@ impl BenchConfig {
     /// Check what flags cannot check one by one.
     pub fn validate(&self) -> Result<()> {
         for b in &self.benches {
-            if !CPU_BENCHES.contains(&b.as_str()) && !MPI_BENCHES.contains(&b.as_str()) {
-                return Err(Error::config(
-                    "BENCH",
-                    format!("unknown benchmark `{b}`; known: {}, {}", CPU_BENCHES.join(", "), MPI_BENCHES.join(", ")),
-                ));
+            if !known_bench(b) {
+                return Err(Error::config("BENCH", format!("unknown benchmark `{b}`; known: {}", known_benches())));
             }
         }
         let mpi = self.benches.iter().filter(|b| MPI_BENCHES.contains(&b.as_str())).count();
@@ -143,6 +192,24 @@ impl BenchConfig {
                 return Err(Error::config("--dtypes", format!("`{d}` is not a CPU GEMM type; use f32 or f64")));
             }
         }
+        for d in &self.gpu_gemm_dtypes {
+            if !GPU_DTYPES.contains(&d.as_str()) {
+                return Err(Error::config(
+                    "--gpu-dtypes",
+                    format!("`{d}` is not a GPU GEMM type; use {}", GPU_DTYPES.join(", ")),
+                ));
+            }
+        }
+        for m in &self.gpu_copy_methods {
+            if !COPY_METHODS.contains(&m.as_str()) {
+                return Err(Error::config("--copy-methods", format!("`{m}`: use {}", COPY_METHODS.join(", "))));
+            }
+        }
+        for c in &self.gpu_cache_modes {
+            if c != "warm" && c != "cold" {
+                return Err(Error::config("--cache", format!("`{c}`: use warm, cold or both (warm,cold)")));
+            }
+        }
         let s = &self.stop;
         if !(s.target_rsd > 0.0) {
             return Err(Error::config("--target-rsd", "must be a positive fraction, e.g. 0.005 for 0.5 %"));
@@ -158,6 +225,18 @@ impl BenchConfig {
         }
         Ok(())
     }
+}
+
+/// Whether `name` is a benchmark some backend implements.
+pub fn known_bench(name: &str) -> bool {
+    CPU_BENCHES.contains(&name) || MPI_BENCHES.contains(&name) || GPU_BENCHES.contains(&name)
+}
+
+/// Every benchmark name, for error messages.
+pub fn known_benches() -> String {
+    let mut all: Vec<&str> = CPU_BENCHES.iter().chain(&GPU_ONLY_BENCHES).chain(&MPI_BENCHES).copied().collect();
+    all.dedup();
+    all.join(", ")
 }
 
 /// Parse `MxNxK` or `N` (a cube) shape lists: `1024,4096x4096x1024`.

@@ -30,6 +30,7 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
                 out.push(Point {
                     bench: "gemm".into(),
                     op: "gemm".into(),
+                    method: Some("gemm_crate".into()),
                     dtype: Some(dtype.clone()),
                     m: Some(m),
                     n: Some(n),

@@ -24,6 +24,7 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
                 bench: "memcpy".into(),
                 op: "copy".into(),
                 variant: Some("warm".into()),
+                method: Some("libc_memcpy".into()),
                 size_bytes: Some(size),
                 threads: Some(t),
                 bytes_copied: Some(size),

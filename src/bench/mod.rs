@@ -7,6 +7,7 @@
 pub mod collective;
 pub mod config;
 pub mod gemm;
+pub mod gpu;
 pub mod memcpy;
 pub mod p2p;
 pub mod runner;

@@ -22,6 +22,7 @@ pub fn points(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {
                     bench: "p2p".into(),
                     op: op.into(),
                     variant: Some("host buffers".into()),
+                    method: Some(if op == "latency" { "mpi_ping_pong" } else { "mpi_send_recv" }.into()),
                     size_bytes: Some(size),
                     ranks: Some(ranks),
                     peer: Some(pair.clone()),

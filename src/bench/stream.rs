@@ -27,6 +27,7 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
                     bench: "stream".into(),
                     op: op.into(),
                     dtype: Some("f64".into()),
+                    method: Some("rust_loop".into()),
                     size_bytes: Some(array_bytes),
                     threads: Some(t),
                     bytes_copied: Some(array_bytes),

@@ -242,6 +242,7 @@ pub fn import_files(
         .map(|p| BackendInfo {
             name: p.backend.clone(),
             probe: Probe::Unavailable { reason: format!("imported from {} output, not measured by benchbook", p.tool) },
+            facts: None,
         })
         .collect();
     let mut manifest = Manifest::begin(&run_id, &format!("import:{}", tools.join(",")), config, backends);

@@ -3,6 +3,10 @@
 //! is seconds per copy and `bytes` the size copied, counted once (their
 //! GB/s = bytes / time / 10^9). A copy reads and writes, so `bytes_moved` =
 //! 2 × bytes. An optional top-level `"benchmark"` / `"bench"` string names it.
+//!
+//! `scripts/torch_reference.py` writes the same shape, and for GEMMs entries
+//! with `m`, `n`, `k`, `dtype` and `time` (seconds per `torch.matmul`),
+//! which become `gemm` rows with FLOPs = 2·m·n·k.
 
 use super::{record, Format, ParseError, Parsed};
 use crate::rows::Point;
@@ -19,7 +23,9 @@ impl Format for SeedJson {
     }
 
     fn sniff(&self, text: &str) -> bool {
-        text.trim_start().starts_with('{') && text.contains("\"bytes\"") && text.contains("\"time\"")
+        text.trim_start().starts_with('{')
+            && (text.contains("\"bytes\"") || text.contains("\"m\""))
+            && text.contains("\"time\"")
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
@@ -35,6 +41,33 @@ impl Format for SeedJson {
             let Some(e) = entry.as_object() else { continue };
             let line = line_of(key);
             let get = |k: &str| e.get(k).and_then(|x| x.as_f64());
+            if let (Some(m), Some(n), Some(k), Some(time)) = (get("m"), get("n"), get("k"), get("time")) {
+                if time <= 0.0 || m < 1.0 || n < 1.0 || k < 1.0 {
+                    out.warnings.push(format!("line {line}: entry `{key}` has time {time} or an empty shape; skipped"));
+                    continue;
+                }
+                let dtype = e.get("dtype").and_then(|d| d.as_str()).unwrap_or("unknown").to_string();
+                let mut r = record(
+                    Point {
+                        bench: "gemm".into(),
+                        op: "gemm".into(),
+                        variant: Some("torch matmul".into()),
+                        dtype: Some(dtype),
+                        m: Some(m as u64),
+                        n: Some(n as u64),
+                        k: Some(k as u64),
+                        flops: Some(2.0 * m * n * k),
+                        method: e.get("library").and_then(|l| l.as_str()).map(String::from),
+                        ..Point::default()
+                    },
+                    time,
+                    line,
+                    "torch_reference.py `time` (s per torch.matmul, CUDA events over `iterations`); FLOPs = 2·m·n·k",
+                );
+                r.iterations = get("iterations").map(|i| i as u64);
+                out.records.push(r);
+                continue;
+            }
             let (Some(bytes), Some(time)) = (get("bytes"), get("time")) else {
                 return Err(ParseError::new(line, format!("entry `{key}`: expected numeric `bytes` and `time`")));
             };

@@ -84,6 +84,8 @@ pub struct GemmRow {
     pub dtype: String,
     pub shape: String,
     pub threads: String,
+    /// The library call (GPU GEMMs), e.g. `cublas_gemm_ex`.
+    pub method: String,
     pub gflops: String,
     pub best_gflops: String,
     pub median_time: String,
@@ -157,6 +159,33 @@ pub struct FileRow {
     pub sha256: String,
 }
 
+/// One GPU as the backend described it at the start of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuDeviceRow {
+    pub backend: String,
+    pub ordinal: String,
+    pub name: String,
+    pub arch: String,
+    pub memory: String,
+    pub multiprocessors: String,
+    pub l2: String,
+    pub details: String,
+}
+
+/// The GPU half of a run: device copies (seed 001), peer copies (seed
+/// 000), host↔device transfers and GEMM (seed 002).
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuSection {
+    pub devices: Vec<GpuDeviceRow>,
+    /// Driver/runtime versions and the peer-access matrix, per backend.
+    pub versions: Vec<KeyValue>,
+    pub memcpy: Option<BandwidthSection>,
+    pub peer: Option<BandwidthSection>,
+    pub host: Option<BandwidthSection>,
+    pub gemm: Option<GemmSection>,
+    pub roofline: Option<RooflineRef>,
+}
+
 /// Everything a run report template can use.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportContext {
@@ -167,6 +196,7 @@ pub struct ReportContext {
     pub run: RunSection,
     pub system: Vec<KeyValue>,
     pub memcpy: Option<BandwidthSection>,
+    pub gpu: Option<GpuSection>,
     pub stream: Option<BandwidthSection>,
     pub gemm: Option<GemmSection>,
     pub collective: Option<BandwidthSection>,
@@ -330,9 +360,16 @@ fn bandwidth_observations(
     obs
 }
 
-fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRef, f64)>) -> Option<BandwidthSection> {
+fn bandwidth_section(
+    stats: &[PointStat],
+    benches: &[&str],
+    chart: &str,
+    roof: Option<&(RooflineRef, f64)>,
+) -> Option<BandwidthSection> {
+    let bench = benches[0];
     // Latency curves are times, not bandwidths: they get their own table.
-    let cs: Vec<Curve> = curves(stats).into_iter().filter(|c| c.bench == bench && c.op != "latency").collect();
+    let cs: Vec<Curve> =
+        curves(stats).into_iter().filter(|c| benches.contains(&c.bench.as_str()) && c.op != "latency").collect();
     if cs.is_empty() {
         return None;
     }
@@ -352,7 +389,7 @@ fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRe
                 ));
             }
         }
-    } else if bench == "collective" || bench == "p2p" {
+    } else if bench == "collective" || bench == "p2p" || bench == "memcpy-peer" || bench == "h2d" {
         for (c, s) in cs.iter().zip(&sats) {
             let ranks = c.points.first().and_then(|p| p.ranks).map(|r| format!(" over {r} ranks")).unwrap_or_default();
             // The small-message penalty, as seed 000 words it: the share of the
@@ -377,7 +414,7 @@ fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRe
         observations = bandwidth_observations(&cs, &sats, roof, bench);
     }
     Some(BandwidthSection {
-        chart: format!("{bench}.svg"),
+        chart: chart.into(),
         roofline: roof.map(|r| r.0.clone()),
         observations,
         saturation: sats.iter().map(sat_row).collect(),
@@ -385,7 +422,7 @@ fn bandwidth_section(stats: &[PointStat], bench: &str, roof: Option<&(RooflineRe
     })
 }
 
-fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection> {
+fn gemm_section(stats: &[PointStat], spec: Option<&Spec>, chart: &str) -> Option<GemmSection> {
     let pts: Vec<&PointStat> = stats.iter().filter(|p| p.bench == "gemm").collect();
     if pts.is_empty() {
         return None;
@@ -398,6 +435,7 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection>
             GemmRow {
                 shape: shape(p),
                 threads: p.threads.map(|t| t.to_string()).unwrap_or_default(),
+                method: p.method.clone().unwrap_or_default(),
                 gflops: p.gflops.map(format_sig3).unwrap_or_default(),
                 best_gflops: p.best_gflops.map(format_sig3).unwrap_or_default(),
                 median_time: format_seconds(p.summary.median),
@@ -421,11 +459,15 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection>
         let gf = |p: &PointStat| p.gflops.unwrap_or(0.0);
         if let Some(best) = of.iter().max_by(|a, b| gf(a).total_cmp(&gf(b))) {
             let avg = of.iter().map(|p| gf(p)).sum::<f64>() / of.len() as f64;
+            let with = match (best.threads, best.method.as_deref()) {
+                (Some(t), _) => format!(" with {t} thread(s)"),
+                (None, Some(m)) => format!(" ({m})"),
+                _ => String::new(),
+            };
             observations.push(format!(
-                "{d}: peak {} GFLOP/s at {} with {} thread(s); average over the {} measured points {} GFLOP/s.",
+                "{d}: peak {} GFLOP/s at {}{with}; average over the {} measured points {} GFLOP/s.",
                 format_sig3(gf(best)),
                 shape(best),
-                best.threads.unwrap_or(1),
                 of.len(),
                 format_sig3(avg)
             ));
@@ -439,11 +481,98 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>) -> Option<GemmSection>
             observations.push(format!("Peak f32 throughput is {}× peak f64 throughput.", format_sig3(f32b.1 / f64b.1)));
         }
     }
-    Some(GemmSection { chart: "gemm.svg".into(), observations, table })
+    Some(GemmSection { chart: chart.into(), observations, table })
 }
 
 /// Build the context of a run report.
-pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spec: Option<&Spec>) -> ReportContext {
+/// Whether a point was measured on a GPU: by benchbook's CUDA or HIP
+/// backend, or by PyTorch (the seed scripts, `scripts/torch_reference.py`).
+pub fn is_gpu(p: &PointStat) -> bool {
+    matches!(p.backend.as_str(), "cuda" | "hip" | "torch")
+}
+
+fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&Spec>) -> Option<GpuSection> {
+    let mut devices = Vec::new();
+    let mut versions = Vec::new();
+    for b in &manifest.backends {
+        let Some(f) = &b.facts else { continue };
+        for (k, v) in f.as_object().into_iter().flatten() {
+            match k.as_str() {
+                "devices" => {
+                    let ds: Vec<crate::bench::gpu::GpuFacts> = serde_json::from_value(v.clone()).unwrap_or_default();
+                    for d in ds {
+                        devices.push(GpuDeviceRow {
+                            backend: b.name.clone(),
+                            ordinal: d.ordinal.to_string(),
+                            name: d.name,
+                            arch: d.arch.unwrap_or_default(),
+                            memory: d.memory_bytes.map(format_bytes).unwrap_or_default(),
+                            multiprocessors: d.multiprocessors.map(|m| m.to_string()).unwrap_or_default(),
+                            l2: d.l2_bytes.map(format_bytes).unwrap_or_default(),
+                            details: d
+                                .uuid
+                                .into_iter()
+                                .chain(d.pci_bus_id.map(|p| format!("PCI {p}")))
+                                .chain(d.extra.iter().map(|(k, v)| format!("{k} {v}")))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        });
+                    }
+                }
+                "peer_access" => {
+                    let m: Vec<Vec<String>> = serde_json::from_value(v.clone()).unwrap_or_default();
+                    let rows: Vec<String> = m
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| {
+                            let cells: Vec<&str> = r
+                                .iter()
+                                .enumerate()
+                                .map(|(j, c)| {
+                                    if i == j {
+                                        "-"
+                                    } else if c == "enabled" {
+                                        "P2P"
+                                    } else {
+                                        "no"
+                                    }
+                                })
+                                .collect();
+                            format!("GPU {i}: {}", cells.join(" "))
+                        })
+                        .collect();
+                    versions.push(kv(&format!("{} peer access", b.name), rows.join("; ")));
+                }
+                _ => {
+                    versions.push(kv(&format!("{} {k}", b.name), v.as_str().map(String::from).unwrap_or(v.to_string())))
+                }
+            }
+        }
+    }
+    if gpu.is_empty() && devices.is_empty() {
+        return None;
+    }
+    let roof = roofline_of(spec);
+    Some(GpuSection {
+        devices,
+        versions,
+        memcpy: bandwidth_section(gpu, &["memcpy"], "gpu-memcpy.svg", roof.as_ref()),
+        peer: bandwidth_section(gpu, &["memcpy-peer"], "memcpy-peer.svg", None),
+        host: bandwidth_section(gpu, &["h2d", "d2h"], "h2d-d2h.svg", None),
+        gemm: gemm_section(gpu, spec, "gpu-gemm.svg"),
+        roofline: roof.map(|r| r.0),
+    })
+}
+
+pub fn build(
+    manifest: &Manifest,
+    all_stats: &[PointStat],
+    not_measured: &[Row],
+    spec: Option<&Spec>,
+    gpu_spec: Option<&Spec>,
+) -> ReportContext {
+    let (gpu_stats, stats): (Vec<PointStat>, Vec<PointStat>) = all_stats.iter().cloned().partition(is_gpu);
+    let stats = &stats[..];
     let roof = roofline_of(spec);
     let h = &manifest.host;
     let imported: Vec<ImportInfo> = manifest
@@ -504,15 +633,19 @@ pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spe
     if let Some(s) = spec {
         system.push(kv("Roofline spec", s.name.clone()));
     }
-    let converged = stats.iter().filter(|p| p.note.as_deref().is_some_and(|n| n.starts_with("converged"))).count();
-    let mut cvs: Vec<f64> = stats.iter().map(|p| p.summary.cv).filter(|c| c.is_finite()).collect();
+    if let Some(s) = gpu_spec {
+        system.push(kv("GPU roofline spec", s.name.clone()));
+    }
+    let converged = all_stats.iter().filter(|p| p.note.as_deref().is_some_and(|n| n.starts_with("converged"))).count();
+    let mut cvs: Vec<f64> = all_stats.iter().map(|p| p.summary.cv).filter(|c| c.is_finite()).collect();
     cvs.sort_by(f64::total_cmp);
     let mut timers: Vec<String> = Vec::new();
-    for p in stats {
-        let t = if p.backend == "cpu" {
-            "steady_clock (CLOCK_MONOTONIC via std::time::Instant)"
-        } else {
-            p.backend.as_str()
+    for p in all_stats {
+        let t = match p.backend.as_str() {
+            "cpu" => "steady_clock (CLOCK_MONOTONIC via std::time::Instant)",
+            "cuda" => "cuda_event (CUDA events around n back-to-back operations on the stream)",
+            "hip" => "hip_event (HIP events around n back-to-back operations on the stream)",
+            other => other,
         };
         if !timers.iter().any(|x| x == t) {
             timers.push(t.to_string());
@@ -554,11 +687,12 @@ pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spe
             rows: c.rows,
         },
         system,
-        memcpy: bandwidth_section(stats, "memcpy", roof.as_ref()),
-        stream: bandwidth_section(stats, "stream", roof.as_ref()),
-        gemm: gemm_section(stats, spec),
-        collective: bandwidth_section(stats, "collective", None),
-        p2p: bandwidth_section(stats, "p2p", None),
+        memcpy: bandwidth_section(stats, &["memcpy"], "memcpy.svg", roof.as_ref()),
+        gpu: gpu_section(manifest, &gpu_stats, gpu_spec),
+        stream: bandwidth_section(stats, &["stream"], "stream.svg", roof.as_ref()),
+        gemm: gemm_section(stats, spec, "gemm.svg"),
+        collective: bandwidth_section(stats, &["collective"], "collective.svg", None),
+        p2p: bandwidth_section(stats, &["p2p"], "p2p.svg", None),
         latency: stats
             .iter()
             .filter(|p| p.bench == "p2p" && p.op == "latency")
@@ -599,7 +733,7 @@ pub fn build(manifest: &Manifest, stats: &[PointStat], not_measured: &[Row], spe
             timers: if timers.is_empty() { "none (no measured points)".into() } else { timers.join("; ") },
             stop_rule,
             converged,
-            stopped_early: stats.len() - converged,
+            stopped_early: all_stats.len() - converged,
             median_cv_pct: if cvs.is_empty() {
                 "n/a".into()
             } else {

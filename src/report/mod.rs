@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::analysis::{curves, point_stats, SpecBook};
+use crate::analysis::{curves, point_stats, Curve, PointStat, SpecBook};
 use crate::archive::schema::from_dataframe;
 use crate::archive::store::write_atomic;
 use crate::archive::RunDir;
@@ -121,55 +121,77 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
     let not_measured =
         from_dataframe(&df.lazy().filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?)?;
     let book = SpecBook::load(archive_root)?;
-    let spec = match &opts.spec {
+    let explicit = match &opts.spec {
         Some(id) => Some(book.specs.get(id).ok_or_else(|| {
             Error::config(
                 "--spec",
                 format!("no spec `{id}`; known: {}", book.specs.keys().cloned().collect::<Vec<_>>().join(", ")),
             )
         })?),
-        None => stats.first().and_then(|p| book.find(&p.device)),
+        None => None,
     };
-    let context = context::build(&manifest, &stats, &not_measured, spec);
-    let roof =
-        spec.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps));
+    let (gpu_stats, cpu_stats): (Vec<PointStat>, Vec<PointStat>) = stats.iter().cloned().partition(context::is_gpu);
+    // An explicit --spec describes the GPU when there is one, else the host.
+    let detect = |s: &[PointStat]| s.first().and_then(|p| book.find(&p.device));
+    let (spec, gpu_spec) = match explicit {
+        Some(e) if !gpu_stats.is_empty() => (detect(&cpu_stats), Some(e)),
+        Some(e) => (Some(e), None),
+        None => (detect(&cpu_stats), detect(&gpu_stats)),
+    };
+    let context = context::build(&manifest, &stats, &not_measured, spec, gpu_spec);
+    let roof_of = |s: Option<&crate::analysis::Spec>| {
+        s.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps))
+    };
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
-    let all = curves(&stats);
-    for (bench, y_label) in [
-        ("memcpy", "GB/s (bytes read + written)"),
-        ("stream", "GB/s (bytes read + written)"),
-        ("collective", "GB/s (bus bandwidth)"),
-        ("p2p", "GB/s (bytes counted once)"),
-    ] {
-        let lines: Vec<Line> = all
+    let (cpu_curves, gpu_curves) = (curves(&cpu_stats), curves(&gpu_stats));
+    let copied_once = "GB/s (bytes copied once)";
+    let plans = [
+        ("memcpy", &cpu_curves, &["memcpy"][..], "GB/s (bytes read + written)", roof_of(spec), "memcpy bandwidth"),
+        ("stream", &cpu_curves, &["stream"][..], "GB/s (bytes read + written)", roof_of(spec), "stream bandwidth"),
+        // A memory roofline does not bound bus or link bandwidth.
+        ("collective", &cpu_curves, &["collective"][..], "GB/s (bus bandwidth)", None, "collective bandwidth"),
+        ("p2p", &cpu_curves, &["p2p"][..], copied_once, None, "p2p bandwidth"),
+        (
+            "gpu-memcpy",
+            &gpu_curves,
+            &["memcpy"][..],
+            "GB/s (bytes read + written)",
+            roof_of(gpu_spec),
+            "GPU memcpy bandwidth",
+        ),
+        ("memcpy-peer", &gpu_curves, &["memcpy-peer"][..], copied_once, None, "GPU peer copy bandwidth"),
+        ("h2d-d2h", &gpu_curves, &["h2d", "d2h"][..], copied_once, None, "host↔device bandwidth"),
+    ];
+    for (name, all, benches, y_label, roof, title) in plans {
+        let of: Vec<&Curve> = all.iter().filter(|c| benches.contains(&c.bench.as_str()) && c.op != "latency").collect();
+        let lines: Vec<Line> = of
             .iter()
-            .filter(|c| c.bench == bench && c.op != "latency")
             .map(|c| Line {
                 label: c.label.clone(),
                 points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
             })
             .collect();
         if !lines.is_empty() {
-            let device = all.iter().find(|c| c.bench == bench).map(|c| c.device.as_str()).unwrap_or("");
-            charts.push(Box::new(bandwidth_chart(
-                bench,
-                &format!("{bench} bandwidth on {device}"),
-                y_label,
-                lines,
-                // A memory roofline does not bound bus bandwidth.
-                roof.clone().filter(|_| bench != "collective" && bench != "p2p"),
-            )));
+            let device = of[0].device.as_str();
+            charts.push(Box::new(bandwidth_chart(name, &format!("{title} on {device}"), y_label, lines, roof)));
         }
     }
-    let gemm: Vec<(String, f64)> = stats
-        .iter()
-        .filter(|p| p.bench == "gemm")
-        .filter_map(|p| {
-            Some((format!("{} {}×{}×{} {}T", p.dtype.as_deref()?, p.m?, p.n?, p.k?, p.threads.unwrap_or(1)), p.gflops?))
-        })
-        .collect();
-    if !gemm.is_empty() {
-        charts.push(Box::new(bar_chart("gemm", "GEMM throughput", "GFLOP/s", gemm)));
+    for (name, pts, title) in [("gemm", &cpu_stats, "GEMM throughput"), ("gpu-gemm", &gpu_stats, "GPU GEMM throughput")]
+    {
+        let gemm: Vec<(String, f64)> = pts
+            .iter()
+            .filter(|p| p.bench == "gemm")
+            .filter_map(|p| {
+                let by = match p.threads {
+                    Some(t) => format!("{t}T"),
+                    None => p.device.split(':').next().unwrap_or("").to_string(),
+                };
+                Some((format!("{} {}×{}×{} {by}", p.dtype.as_deref()?, p.m?, p.n?, p.k?), p.gflops?))
+            })
+            .collect();
+        if !gemm.is_empty() {
+            charts.push(Box::new(bar_chart(name, title, "GFLOP/s", gemm)));
+        }
     }
     Ok(Report { context, charts })
 }

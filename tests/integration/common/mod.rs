@@ -7,6 +7,10 @@ use indicatif::ProgressBar;
 /// A sweep small enough to finish in seconds in a debug build.
 pub fn tiny_config() -> BenchConfig {
     let mut cfg = BenchConfig::preset(Preset::Quick);
+    // CPU only, so counts do not depend on whether this machine has a GPU
+    // (tests/integration/backends.rs covers the GPU backends).
+    cfg.backends = vec!["cpu".into()];
+    cfg.benches = benchbook::bench::config::CPU_BENCHES.iter().map(|s| s.to_string()).collect();
     cfg.memcpy_sizes = vec![4096, 65536, 1 << 20];
     cfg.stream_sizes = vec![1 << 16];
     cfg.threads = vec![1, 2];

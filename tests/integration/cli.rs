@@ -1,7 +1,7 @@
 //! The binary as a user meets it: help that teaches, errors that name the
 //! flag and the fix, JSON output, exit codes.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 
@@ -60,6 +60,8 @@ fn run_json_list_show_verify_report() {
         &[
             "run",
             "memcpy",
+            "--backend",
+            "cpu",
             "--sizes",
             "4K,64K",
             "--threads",

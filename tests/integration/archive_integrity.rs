@@ -1,7 +1,7 @@
 //! Bad input loses nothing and gets a clear error: corrupt Parquet, unknown
 //! schema versions, damaged manifests, flipped bytes.
 
-mod common;
+use crate::common;
 
 use benchbook::archive::{schema, Finding};
 use benchbook::prelude::*;
@@ -76,7 +76,9 @@ fn damaged_or_future_manifests_are_refused_clearly() {
     let r = common::tiny_run(&archive, None);
     let mp = r.run.manifest_path();
     let text = std::fs::read_to_string(&mp).unwrap();
-    std::fs::write(&mp, text.replace("\"schema_version\": 1", "\"schema_version\": 7")).unwrap();
+    let current = format!("\"schema_version\": {}", schema::SCHEMA_VERSION);
+    assert!(text.contains(&current));
+    std::fs::write(&mp, text.replace(&current, "\"schema_version\": 7")).unwrap();
     let e = r.run.manifest().unwrap_err().to_string();
     assert!(e.contains("schema version 7"), "{e}");
     std::fs::write(&mp, "{\n  \"run_id\": ").unwrap();

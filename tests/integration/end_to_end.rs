@@ -1,7 +1,7 @@
 //! A tiny real sweep into a temporary archive, read back from Parquet, and
 //! reported.
 
-mod common;
+use crate::common;
 
 use benchbook::prelude::*;
 use benchbook::report;
@@ -21,7 +21,7 @@ fn tiny_sweep_archives_reads_back_and_reports() {
     let m = r.run.manifest().unwrap();
     assert_eq!(m.counts.rows, rows.len() as u64);
     assert_eq!(m.status, RunStatus::Complete);
-    assert_eq!(m.schema_version, 1);
+    assert_eq!(m.schema_version, benchbook::archive::schema::SCHEMA_VERSION);
     assert!(m.ended_at.is_some());
     assert!(m.argv.len() >= 1);
     assert_eq!(m.config["memcpy_sizes"][2], 1 << 20);

@@ -2,7 +2,7 @@
 //! text: escaped in Markdown, never markup in HTML. The HTML is opened in a
 //! real headless Chromium and its live DOM inspected.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

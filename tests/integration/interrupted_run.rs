@@ -2,7 +2,7 @@
 //! marks it interrupted; SIGKILL leaves a `running` manifest whose process is
 //! gone, which reads as interrupted. Both leave readable Parquet.
 
-mod common;
+use crate::common;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,6 +14,8 @@ fn start(archive: &std::path::Path) -> Child {
         .args([
             "run",
             "memcpy",
+            "--backend",
+            "cpu",
             "--sizes",
             "4K..256M",
             "--threads",

@@ -37,7 +37,7 @@ fn render(p: &Parsed) -> String {
     out
 }
 
-const FIXTURES: [(&str, &str); 18] = [
+const FIXTURES: [(&str, &str); 19] = [
     ("nccl_all_reduce_new.txt", "nccl-tests"),
     ("all_gather_perf_old.log", "nccl-tests"),
     ("nccl_tagged_two_collectives.txt", "nccl-tests"),
@@ -56,6 +56,7 @@ const FIXTURES: [(&str, &str); 18] = [
     ("babelstream.txt", "babelstream"),
     ("babelstream.csv", "babelstream-csv"),
     ("seed_memcpy.json", "seed-json"),
+    ("torch_gemm.json", "seed-json"),
 ];
 
 #[test]

@@ -2,9 +2,8 @@
 //! machine's CPU (feature `mpi`; CI installs Debian's Open MPI). Rows must
 //! arrive from every rank, busbw/algbw must equal nccl-tests' factors, every
 //! collective must validate, and a lone rank must get a clear error.
-#![cfg(feature = "mpi")]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output};

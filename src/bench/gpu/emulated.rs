@@ -1,0 +1,165 @@
+//! A host-memory stand-in for a GPU, for testing the shared GPU benchmark
+//! code (points, accounting, validation, skips, cold mode) on machines
+//! without one. Test-only: its times are host copies, never stored as
+//! device results.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::*;
+
+#[derive(Default)]
+pub struct Emulated {
+    pub inv: Inventory,
+    mem: HashMap<u64, Vec<u8>>,
+    next: u64,
+    /// Device memory each device reports as free.
+    pub free_bytes: u64,
+    /// Copies drop their last byte (a broken device).
+    pub broken: bool,
+    pub flushes: u64,
+    pub plans: Vec<(String, u64, u64, u64)>,
+    pub no_kernel_copy: bool,
+    /// GEMMs write a transposed C.
+    pub broken_gemm: bool,
+    pinned: Vec<Vec<u8>>,
+}
+
+impl Emulated {
+    pub fn new(devices: usize) -> Self {
+        Emulated {
+            inv: Inventory {
+                facts: (0..devices)
+                    .map(|i| GpuFacts { ordinal: i, name: format!("Emulated GPU {i}"), ..Default::default() })
+                    .collect(),
+                peers: vec![vec![PeerAccess::Enabled; devices]; devices],
+            },
+            next: 0x1000,
+            free_bytes: 1 << 30,
+            ..Default::default()
+        }
+    }
+
+    fn buf(&mut self, b: DevBuf) -> Result<&mut Vec<u8>, String> {
+        self.mem.get_mut(&b.ptr).ok_or_else(|| format!("no allocation at {:#x}", b.ptr))
+    }
+
+    fn copy(&mut self, dst: DevBuf, src: DevBuf) -> Result<(), String> {
+        let data = self.buf(src)?.clone();
+        let broken = self.broken;
+        let d = self.buf(dst)?;
+        let n = if broken { data.len() - 1 } else { data.len() };
+        d[..n].copy_from_slice(&data[..n]);
+        Ok(())
+    }
+
+    fn gemm(&mut self, plan: usize, a: DevBuf, b: DevBuf, c: DevBuf) -> Result<(), String> {
+        let (dtype, m, n, k) = self.plans[plan].clone();
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        let dec = |bytes: &[u8], i: usize| -> f32 {
+            match dtype.as_str() {
+                "f16" => half::f16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]).to_f32(),
+                "bf16" => half::bf16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]).to_f32(),
+                "fp8" => e4m3_to_f32(bytes[i]),
+                _ => f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()),
+            }
+        };
+        let (av, bv) = (self.buf(a)?.clone(), self.buf(b)?.clone());
+        let mut out = vec![0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let at = if self.broken_gemm { i * n + j } else { i + j * m };
+                out[at] = (0..k).map(|l| dec(&av, i * k + l) * dec(&bv, j * k + l)).sum();
+            }
+        }
+        let bytes: Vec<u8> = if dtype == "f32" || dtype == "tf32" {
+            out.iter().flat_map(|x| x.to_le_bytes()).collect()
+        } else {
+            out.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect()
+        };
+        self.buf(c)?.copy_from_slice(&bytes);
+        Ok(())
+    }
+}
+
+impl GpuApi for Emulated {
+    fn api(&self) -> &'static str {
+        "emulated"
+    }
+    fn timer(&self) -> &'static str {
+        "steady_clock"
+    }
+    fn inventory(&self) -> &Inventory {
+        &self.inv
+    }
+    fn mem_info(&mut self, _device: usize) -> Result<(u64, u64), String> {
+        Ok((self.free_bytes, self.free_bytes))
+    }
+    fn alloc(&mut self, device: usize, bytes: u64) -> Result<DevBuf, String> {
+        let ptr = self.next;
+        self.next += bytes.max(1).next_multiple_of(256);
+        self.mem.insert(ptr, vec![0xAB; bytes as usize]);
+        Ok(DevBuf { device, ptr, bytes })
+    }
+    fn free(&mut self, buf: DevBuf) {
+        assert!(self.mem.remove(&buf.ptr).is_some(), "double free of {:#x}", buf.ptr);
+    }
+    fn alloc_pinned(&mut self, bytes: u64) -> Result<*mut u8, String> {
+        self.pinned.push(vec![0; bytes as usize]);
+        Ok(self.pinned.last_mut().unwrap().as_mut_ptr())
+    }
+    fn free_pinned(&mut self, ptr: *mut u8) {
+        let i = self.pinned.iter().position(|v| v.as_ptr() == ptr as *const u8).expect("pinned pointer");
+        self.pinned.remove(i);
+    }
+    fn upload(&mut self, dst: DevBuf, src: &[u8]) -> Result<(), String> {
+        self.buf(dst)?[..src.len()].copy_from_slice(src);
+        Ok(())
+    }
+    fn download(&mut self, src: DevBuf, dst: &mut [u8]) -> Result<(), String> {
+        let n = dst.len();
+        dst.copy_from_slice(&self.buf(src)?[..n]);
+        Ok(())
+    }
+    fn flush_l2(&mut self, _device: usize) -> Result<(), String> {
+        self.flushes += 1;
+        Ok(())
+    }
+    fn copy_method(&mut self, _device: usize, method: &str) -> Result<(), String> {
+        if method == "sm_kernel" && self.no_kernel_copy {
+            return Err("no copy kernel on the emulated device".into());
+        }
+        Ok(())
+    }
+    fn gemm_method(&self, _device: usize, dtype: &str) -> Result<String, String> {
+        Ok(if dtype == "fp8" { "emulated_lt" } else { "emulated_gemm" }.into())
+    }
+    fn gemm_plan(&mut self, device: usize, dtype: &str, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
+        let method = self.gemm_method(device, dtype)?;
+        self.plans.push((dtype.into(), m, n, k));
+        let out_dtype = if dtype == "f32" || dtype == "tf32" { "f32" } else { "bf16" };
+        Ok(GemmPlan { id: self.plans.len() - 1, method, out_dtype: out_dtype.into() })
+    }
+    fn time(&mut self, _device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {
+        let t = Instant::now();
+        for _ in 0..n {
+            for op in lanes {
+                match *op {
+                    Op::CopyEngine { dst, src } | Op::KernelCopy { dst, src } | Op::Peer { dst, src } => {
+                        self.copy(dst, src)?
+                    }
+                    Op::HostToDevice { dst, src } => {
+                        let data = unsafe { std::slice::from_raw_parts(src, dst.bytes as usize) }.to_vec();
+                        self.upload(dst, &data)?;
+                    }
+                    Op::DeviceToHost { dst, src } => {
+                        let out = unsafe { std::slice::from_raw_parts_mut(dst, src.bytes as usize) };
+                        self.download(src, out)?;
+                    }
+                    Op::Gemm { plan, a, b, c } => self.gemm(plan, a, b, c)?,
+                }
+            }
+        }
+        Ok(t.elapsed().as_secs_f64().max(1e-9))
+    }
+}

@@ -1,0 +1,19 @@
+//! Every integration test, linked into one test binary.
+//!
+//! One binary instead of one per file: each links polars, and on a small CI
+//! machine nine copies of that link step cost minutes and gigabytes of disk
+//! (a full disk once killed the linker with SIGBUS). Run one group with a
+//! filter, e.g. `cargo test --test integration import::`.
+
+mod common;
+
+mod archive_integrity;
+mod backends;
+mod cli;
+mod end_to_end;
+mod golden;
+mod import;
+mod interrupted_run;
+#[cfg(feature = "mpi")]
+mod mpi;
+mod report_safety;
