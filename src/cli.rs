@@ -22,6 +22,9 @@ const AFTER_HELP: &str = "\
 Examples:
   benchbook run quick --report          measure this machine (~1 min), archive it, write a report
   benchbook run memcpy --sizes 4K..2G --threads 1,8
+  benchbook backends                    which GPUs (CUDA, HIP) were found, or why not
+  benchbook run memcpy memcpy-peer h2d d2h --backend cuda --sizes 4K..2G --cache warm,cold
+  benchbook run gemm --backend cuda --gpu-shapes 4096,llama70b --gpu-dtypes bf16,fp8
   benchbook list                        runs in the archive
   benchbook show latest                 one run's manifest and per-point statistics
   benchbook report latest --format html

@@ -581,7 +581,9 @@ impl GpuApi for CudaApi {
     fn alloc_pinned(&mut self, bytes: u64) -> Result<*mut u8, String> {
         self.enter(0)?;
         let mut p = std::ptr::null_mut();
-        ck("cuMemAllocHost", unsafe { cu::cuMemAllocHost_v2(&mut p, bytes as usize) })?;
+        // PORTABLE: pinned for every GPU's context, not only device 0's.
+        const CU_MEMHOSTALLOC_PORTABLE: u32 = 0x01;
+        ck("cuMemHostAlloc", unsafe { cu::cuMemHostAlloc(&mut p, bytes as usize, CU_MEMHOSTALLOC_PORTABLE) })?;
         Ok(p as *mut u8)
     }
 

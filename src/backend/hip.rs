@@ -292,7 +292,8 @@ impl GpuApi for HipApi {
     fn alloc_pinned(&mut self, bytes: u64) -> Result<*mut u8, String> {
         self.enter(0)?;
         let mut p = std::ptr::null_mut();
-        ck("hipHostMalloc", unsafe { hip::hipHostMalloc(&mut p, bytes as usize, 0) })?;
+        // hipHostMallocPortable: pinned for every GPU, not only the current one.
+        ck("hipHostMalloc", unsafe { hip::hipHostMalloc(&mut p, bytes as usize, 0x1) })?;
         Ok(p as *mut u8)
     }
 
@@ -322,6 +323,11 @@ impl GpuApi for HipApi {
                 hip::hipMemcpyKind::hipMemcpyDeviceToHost,
             )
         })
+    }
+
+    fn ramp_seconds(&self) -> f64 {
+        // MI300X/MI350X clocks take hundreds of milliseconds to ramp.
+        1.5
     }
 
     fn flush_l2(&mut self, device: usize) -> Result<(), String> {

@@ -141,6 +141,11 @@ pub trait GpuApi {
     fn upload(&mut self, dst: DevBuf, src: &[u8]) -> Result<(), String>;
     /// Synchronous copy of the start of `src` into `dst`.
     fn download(&mut self, src: DevBuf, dst: &mut [u8]) -> Result<(), String>;
+    /// Seconds of back-to-back work before the first measurement, so that
+    /// the clocks have left their idle state (MI300X takes hundreds of ms).
+    fn ramp_seconds(&self) -> f64 {
+        0.5
+    }
     /// Evict `device`'s L2 cache (by writing a buffer larger than it).
     fn flush_l2(&mut self, device: usize) -> Result<(), String>;
     /// Whether `method` (a [`COPY_METHODS`] entry) can run here, or why not.
@@ -197,7 +202,9 @@ pub fn benchmarks(api: &SharedApi, names: &[String], device: usize) -> Vec<Box<d
     names
         .iter()
         .filter_map(|n| Kind::parse(n))
-        .map(|kind| Box::new(GpuBench { api: api.clone(), kind, device, cache: None }) as Box<dyn Benchmark>)
+        .map(|kind| {
+            Box::new(GpuBench { api: api.clone(), kind, device, cache: None, ramped: false }) as Box<dyn Benchmark>
+        })
         .collect()
 }
 
@@ -208,6 +215,8 @@ pub struct GpuBench {
     device: usize,
     /// Device buffers kept between points of the same size.
     cache: Option<(u64, Vec<DevBuf>)>,
+    /// Whether the clock ramp-up ([`GpuApi::ramp_seconds`]) was done.
+    ramped: bool,
 }
 
 impl Drop for GpuBench {
@@ -284,9 +293,22 @@ impl GpuBench {
 
     /// Measure `lanes` with the sampler (warm: n operations per timed call;
     /// cold: flush, then one timed operation, n times).
-    fn measure(&self, sampler: &Sampler, lanes: &[Op], cold: bool) -> Result<super::Measurement, String> {
+    fn measure(&mut self, sampler: &Sampler, lanes: &[Op], cold: bool) -> Result<super::Measurement, String> {
         let device = self.device;
         let mut api = self.api.borrow_mut();
+        if !self.ramped {
+            // Busy the GPU until its clocks have ramped, once per benchmark
+            // and device, before the first point's own warm-up.
+            let (ramp, start) = (api.ramp_seconds(), std::time::Instant::now());
+            let mut n = 1;
+            while start.elapsed().as_secs_f64() < ramp {
+                let t = api.time(device, lanes, n)?;
+                if t < 0.05 {
+                    n *= 2;
+                }
+            }
+            self.ramped = true;
+        }
         sampler.measure(&mut |n| {
             if !cold {
                 return api.time(device, lanes, n);

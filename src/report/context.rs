@@ -422,7 +422,30 @@ fn bandwidth_section(
     })
 }
 
-fn gemm_section(stats: &[PointStat], spec: Option<&Spec>, chart: &str) -> Option<GemmSection> {
+/// GFLOP/s for CPUs; GPUs are quoted in TFLOP/s, as the seed 002 tables are.
+#[derive(Clone, Copy)]
+enum FlopUnit {
+    Giga,
+    Tera,
+}
+
+impl FlopUnit {
+    fn show(self, gflops: f64) -> String {
+        match self {
+            FlopUnit::Giga => format_sig3(gflops),
+            FlopUnit::Tera => format_sig3(gflops / 1e3),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            FlopUnit::Giga => "GFLOP/s",
+            FlopUnit::Tera => "TFLOP/s",
+        }
+    }
+}
+
+fn gemm_section(stats: &[PointStat], spec: Option<&Spec>, chart: &str, unit: FlopUnit) -> Option<GemmSection> {
     let pts: Vec<&PointStat> = stats.iter().filter(|p| p.bench == "gemm").collect();
     if pts.is_empty() {
         return None;
@@ -436,8 +459,8 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>, chart: &str) -> Option
                 shape: shape(p),
                 threads: p.threads.map(|t| t.to_string()).unwrap_or_default(),
                 method: p.method.clone().unwrap_or_default(),
-                gflops: p.gflops.map(format_sig3).unwrap_or_default(),
-                best_gflops: p.best_gflops.map(format_sig3).unwrap_or_default(),
+                gflops: p.gflops.map(|g| unit.show(g)).unwrap_or_default(),
+                best_gflops: p.best_gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 median_time: format_seconds(p.summary.median),
                 cv_pct: pct(p.summary.cv),
                 samples: p.samples,
@@ -465,11 +488,12 @@ fn gemm_section(stats: &[PointStat], spec: Option<&Spec>, chart: &str) -> Option
                 _ => String::new(),
             };
             observations.push(format!(
-                "{d}: peak {} GFLOP/s at {}{with}; average over the {} measured points {} GFLOP/s.",
-                format_sig3(gf(best)),
+                "{d}: peak {} {u} at {}{with}; average over the {} measured points {} {u}.",
+                unit.show(gf(best)),
                 shape(best),
                 of.len(),
-                format_sig3(avg)
+                unit.show(avg),
+                u = unit.name()
             ));
             best_by_dtype.push((d.clone(), gf(best)));
         }
@@ -559,7 +583,7 @@ fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&Spec>) -> O
         memcpy: bandwidth_section(gpu, &["memcpy"], "gpu-memcpy.svg", roof.as_ref()),
         peer: bandwidth_section(gpu, &["memcpy-peer"], "memcpy-peer.svg", None),
         host: bandwidth_section(gpu, &["h2d", "d2h"], "h2d-d2h.svg", None),
-        gemm: gemm_section(gpu, spec, "gpu-gemm.svg"),
+        gemm: gemm_section(gpu, spec, "gpu-gemm.svg", FlopUnit::Tera),
         roofline: roof.map(|r| r.0),
     })
 }
@@ -690,7 +714,7 @@ pub fn build(
         memcpy: bandwidth_section(stats, &["memcpy"], "memcpy.svg", roof.as_ref()),
         gpu: gpu_section(manifest, &gpu_stats, gpu_spec),
         stream: bandwidth_section(stats, &["stream"], "stream.svg", roof.as_ref()),
-        gemm: gemm_section(stats, spec, "gemm.svg"),
+        gemm: gemm_section(stats, spec, "gemm.svg", FlopUnit::Giga),
         collective: bandwidth_section(stats, &["collective"], "collective.svg", None),
         p2p: bandwidth_section(stats, &["p2p"], "p2p.svg", None),
         latency: stats

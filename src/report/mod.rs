@@ -176,8 +176,10 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
             charts.push(Box::new(bandwidth_chart(name, &format!("{title} on {device}"), y_label, lines, roof)));
         }
     }
-    for (name, pts, title) in [("gemm", &cpu_stats, "GEMM throughput"), ("gpu-gemm", &gpu_stats, "GPU GEMM throughput")]
-    {
+    for (name, pts, title, unit, per) in [
+        ("gemm", &cpu_stats, "GEMM throughput", "GFLOP/s", 1.0),
+        ("gpu-gemm", &gpu_stats, "GPU GEMM throughput", "TFLOP/s", 1e3),
+    ] {
         let gemm: Vec<(String, f64)> = pts
             .iter()
             .filter(|p| p.bench == "gemm")
@@ -186,11 +188,11 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
                     Some(t) => format!("{t}T"),
                     None => p.device.split(':').next().unwrap_or("").to_string(),
                 };
-                Some((format!("{} {}×{}×{} {by}", p.dtype.as_deref()?, p.m?, p.n?, p.k?), p.gflops?))
+                Some((format!("{} {}×{}×{} {by}", p.dtype.as_deref()?, p.m?, p.n?, p.k?), p.gflops? / per))
             })
             .collect();
         if !gemm.is_empty() {
-            charts.push(Box::new(bar_chart(name, title, "GFLOP/s", gemm)));
+            charts.push(Box::new(bar_chart(name, title, unit, gemm)));
         }
     }
     Ok(Report { context, charts })

@@ -121,6 +121,9 @@ impl GpuApi for Emulated {
         dst.copy_from_slice(&self.buf(src)?[..n]);
         Ok(())
     }
+    fn ramp_seconds(&self) -> f64 {
+        0.0
+    }
     fn flush_l2(&mut self, _device: usize) -> Result<(), String> {
         self.flushes += 1;
         Ok(())
