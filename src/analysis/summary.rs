@@ -302,7 +302,7 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
                 label += &format!(", {m}");
             }
             match (peer, &method) {
-                (Some(p), _) => label += &format!(", GPU {p}"),
+                (Some(p), _) => label += &format!(", GPU {}", p.replace("->", "→")),
                 // A GPU curve without a pair runs on one device: "GPU 0".
                 (None, Some(_)) => label += &format!(", {}", device.split(':').next().unwrap_or(&device)),
                 (None, None) => {}

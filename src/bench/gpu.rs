@@ -994,10 +994,14 @@ mod tests {
             "### GPU GEMM",
             "Emulated GPU 1",
             "GPU 0: - P2P",
+            "copy\\_bidir peer\\_access, copy\\_engine, GPU 0→1",
         ] {
             assert!(md.contains(want), "no `{want}` in:\n{md}");
         }
         assert!(!md.contains("## Host memcpy"), "GPU rows must not land in the host section");
+        if std::env::var_os("BENCHBOOK_DUMP_REPORT").is_some() {
+            println!("{md}");
+        }
         let charts: Vec<&str> = rep.charts.iter().map(|c| c.name()).collect();
         for want in ["gpu-memcpy", "memcpy-peer", "h2d-d2h", "gpu-gemm"] {
             assert!(charts.contains(&want), "{charts:?}");
