@@ -36,6 +36,18 @@ fn bad_flags_name_the_flag_and_the_fix() {
     let o = bb(&["run", "gemm", "--dtypes", "bf16"], tmp.path());
     assert!(text(&o).contains("--dtypes"), "{}", text(&o));
 
+    let o = bb(&["run", "gemm", "--gpu-dtypes", "fp4"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--gpu-dtypes") && text(&o).contains("bf16"), "{}", text(&o));
+
+    let o = bb(&["run", "memcpy", "--backend", "tpu"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--backend") && text(&o).contains("cuda"), "{}", text(&o));
+
+    let o = bb(&["run", "memcpy", "--cache", "lukewarm"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--cache"), "{}", text(&o));
+
     let o = bb(&["show", "nothing-here"], tmp.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("benchbook run quick"), "{}", text(&o));
