@@ -316,7 +316,7 @@ pub fn run(
     // Device buffers: recorded as skipped, with the reason, when not possible
     // (only rank 0's rows of this point are written, so only it needs `cuda`).
     let device_reason = format!(
-        "device buffers need a CUDA-aware MPI and benchbook's CUDA backend: this build has no CUDA backend, and the MPI library {}",
+        "device buffers: not measured; the MPI benchmarks pass host buffers only so far (GPU buffers would also need a CUDA-aware MPI, and the MPI library {})",
         match cuda {
             Some(true) => "reports CUDA support",
             Some(false) => "reports no CUDA support (ompi_info: opal_built_with_cuda_support = false)",
