@@ -950,40 +950,57 @@ mod tests {
         assert_eq!(fp8.params.bytes_moved, Some(32 * 48 + 16 * 48 + 32 * 16 * 2));
     }
 
-    /// The GPU report path end to end: emulated-device rows written to a
-    /// real (temporary) archive under the `cuda` backend name, read back,
-    /// analysed and rendered. The numbers are host copies; only the
-    /// report's structure is checked.
-    #[test]
-    fn gpu_rows_render_the_gpu_report_sections() {
+    /// Emulated-device rows for every GPU benchmark, written to a real
+    /// archive under the `cuda` backend name (the device name says it is
+    /// emulated). The numbers are host copies, never a GPU's.
+    fn write_emulated_run(archive: &crate::archive::Archive, label: &str) -> crate::archive::RunDir {
         use crate::archive::manifest::BackendInfo;
-        use crate::archive::{Archive, Manifest, RunStatus};
-        let tmp = tempfile::tempdir().unwrap();
-        let archive = Archive::new(tmp.path());
+        use crate::archive::{Manifest, RunStatus};
+        let device = "GPU 0: Emulated GPU 0 (host memory, not a GPU measurement)";
         let (e, shared) = api(2);
         let facts = serde_json::json!({"devices": e.borrow().inv.facts, "peer_access": [["unsupported", "enabled"], ["enabled", "unsupported"]]});
         let backends = vec![BackendInfo {
             name: "cuda".into(),
-            probe: crate::backend::Probe::Available { devices: vec!["GPU 0: Emulated GPU 0".into()] },
+            probe: crate::backend::Probe::Available { devices: vec![device.into()] },
             facts: Some(facts),
         }];
-        let run_id = crate::archive::manifest::new_run_id("gpu-report");
+        let run_id = crate::archive::manifest::new_run_id(label);
         let mut c = cfg();
         c.stop = sampler().rule;
         c.memcpy_sizes = vec![4096, 1 << 14, 1 << 16, 1 << 18];
         let config = serde_json::to_value(&c).unwrap();
-        let mut writer = archive.create_run(Manifest::begin(&run_id, "native", config, backends)).unwrap();
+        let mut m = Manifest::begin(&run_id, "native", config, backends);
+        m.label = Some(label.into());
+        let mut writer = archive.create_run(m).unwrap();
         let names: Vec<String> = GPU_BENCHES.iter().map(|s| s.to_string()).collect();
         let mut benches = benchmarks(&shared, &names, 0);
-        let meta = RowMeta {
-            run_id,
-            backend: "cuda".into(),
-            device: "GPU 0: Emulated GPU 0".into(),
-            host: "h".into(),
-            rank: 0,
-        };
+        let meta = RowMeta { run_id, backend: "cuda".into(), device: device.into(), host: "h".into(), rank: 0 };
         runner::run_benchmarks(&mut benches, &c, &meta, 0, &mut writer, &indicatif::ProgressBar::hidden()).unwrap();
-        let run = writer.finish(RunStatus::Complete, None).unwrap();
+        writer
+            .finish(
+                RunStatus::Complete,
+                Some("emulated GPU: a test fixture of the GPU report's shape, not a measurement".into()),
+            )
+            .unwrap()
+    }
+
+    /// Writes the committed GPU-shaped fixture run that the golden GPU
+    /// report test renders. Not a test: run it on purpose with
+    /// `cargo test --lib write_gpu_fixture -- --ignored`, delete the old
+    /// fixture run, then re-bless the golden files.
+    #[test]
+    #[ignore = "writes tests/fixtures/archive; run on purpose"]
+    fn write_gpu_fixture() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/archive");
+        write_emulated_run(&crate::archive::Archive::new(root), "emulated-gpu");
+    }
+
+    /// The GPU report path end to end: emulated rows, read back, analysed
+    /// and rendered. Only the report's structure is checked.
+    #[test]
+    fn gpu_rows_render_the_gpu_report_sections() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = write_emulated_run(&crate::archive::Archive::new(tmp.path()), "gpu-report");
         let rep = crate::report::build(&run, tmp.path(), &crate::report::ReportOptions::default()).unwrap();
         let md = crate::report::render_markdown(&crate::report::engine(None).unwrap(), &rep.context).unwrap();
         for want in [
