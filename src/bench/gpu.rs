@@ -735,8 +735,9 @@ impl Benchmark for GpuBench {
                         PeerAccess::Enabled => "peer_access",
                         PeerAccess::Unsupported => "no_peer_access",
                     };
-                    for &size in &cfg.memcpy_sizes {
-                        for op in ["copy", "copy_bidir"] {
+                    // One direction, then both: a sweep keeps its buffers.
+                    for op in ["copy", "copy_bidir"] {
+                        for &size in &cfg.memcpy_sizes {
                             let mut p = Point {
                                 variant: Some(access.into()),
                                 peer: Some(format!("{d}->{to}")),
