@@ -653,7 +653,12 @@ fn cmd_backends(json: bool) -> Result<u8> {
             Probe::Available { devices } => {
                 println!("{name:<5} available: {} device(s)", devices.len());
                 for (i, d) in devices.iter().enumerate() {
-                    println!("      {i}: {d}");
+                    // GPU names already carry their ordinal ("GPU 0: ...").
+                    if d.starts_with("GPU ") {
+                        println!("      {d}");
+                    } else {
+                        println!("      {i}: {d}");
+                    }
                 }
             }
             Probe::Unavailable { reason } => println!("{name:<5} unavailable: {reason}"),

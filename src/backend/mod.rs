@@ -72,7 +72,6 @@ pub fn missing() -> Vec<(&'static str, &'static str)> {
 }
 
 /// The message of a caught panic (cudarc panics on a missing symbol).
-#[allow(dead_code)]
 pub(crate) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
 }

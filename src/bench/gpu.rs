@@ -784,10 +784,14 @@ impl Benchmark for GpuBench {
     }
 
     fn run(&mut self, p: &Point, sampler: &Sampler) -> Outcome {
-        match self.kind {
+        // cudarc panics when a driver library lacks a symbol it binds (an old
+        // driver, a partial install): that point fails with the message, and
+        // the run goes on.
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.kind {
             Kind::Gemm => self.run_gemm(p, sampler),
             _ => self.run_copy(p, sampler),
-        }
+        }));
+        run.unwrap_or_else(|e| Outcome::Failed(format!("the GPU library panicked: {}", crate::backend::panic_text(&e))))
     }
 }
 

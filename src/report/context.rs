@@ -748,7 +748,13 @@ pub fn build(
             .iter()
             .map(|r| SkippedRow {
                 bench: r.params.bench.clone(),
-                point: r.params.label(),
+                point: match (&r.params.method, r.backend.as_str()) {
+                    // GPU points: which method, and on which GPU.
+                    (Some(m), "cuda" | "hip") => {
+                        format!("{} ({m}), {}", r.params.label(), r.device.split(':').next().unwrap_or(""))
+                    }
+                    _ => r.params.label(),
+                },
                 status: r.status.as_str().into(),
                 reason: r.note.clone().unwrap_or_default(),
             })

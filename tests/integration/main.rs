@@ -11,6 +11,8 @@ mod archive_integrity;
 mod backends;
 mod cli;
 mod end_to_end;
+#[cfg(feature = "cuda")]
+mod fake_cuda;
 mod golden;
 mod import;
 mod interrupted_run;

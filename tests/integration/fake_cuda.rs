@@ -1,0 +1,120 @@
+//! benchbook's CUDA backend end to end against a stand-in driver
+//! (`tests/fixtures/fake_cuda/libcuda.c`, built here with `cc`): two
+//! "GPUs" in host memory, every driver call the copy benchmarks make,
+//! executed on the CPU. It checks the backend's real code (cudarc's dynamic
+//! loading, contexts, streams, events, peer access, pinned memory, facts,
+//! validation, rows, report), not any GPU's speed; the times are host
+//! memcpy times and are thrown away with the temporary archive.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use benchbook::prelude::*;
+
+/// Build the stand-in `libcuda.so` into `dir`.
+fn build_fake_driver(dir: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_cuda/libcuda.c");
+    let out = dir.join("libcuda.so");
+    let o = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .expect("a C compiler (`cc`) to build the stand-in driver");
+    assert!(o.status.success(), "cc failed: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn bb(lib: &Path, archive: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(common::bin());
+    c.args(args).arg("--archive").arg(archive).env("LD_LIBRARY_PATH", lib);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+const TINY: [&str; 10] =
+    ["--backend", "cuda", "--sizes", "4K,64K", "--warmup", "0.002", "--min-time", "0.002", "--max-time", "0.02"];
+
+fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = tmp.path().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    build_fake_driver(&lib);
+    let archive = tmp.path().join("data");
+    (tmp, lib, archive)
+}
+
+#[test]
+fn the_cuda_backend_runs_every_copy_benchmark_through_the_driver_api() {
+    let (_tmp, lib, archive) = setup();
+    let o = bb(&lib, &archive, &["backends", "--json"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let cuda = v.as_array().unwrap().iter().find(|b| b["name"] == "cuda").unwrap();
+    assert_eq!(cuda["probe"]["state"], "available", "{cuda}");
+    assert_eq!(cuda["facts"]["devices"][1]["name"], "Fake CUDA GPU 1");
+    assert_eq!(cuda["facts"]["devices"][0]["arch"], "sm_90");
+    assert_eq!(cuda["facts"]["peer_access"][0][1], "enabled");
+
+    let mut args = vec!["run", "memcpy", "memcpy-peer", "h2d", "d2h", "--cache", "warm,cold", "--quiet"];
+    args.extend(TINY);
+    let o = bb(&lib, &archive, &args, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = Archive::new(&archive).resolve("latest").unwrap();
+    let rows = run.rows().unwrap();
+    let m = run.manifest().unwrap();
+    assert_eq!(m.status, RunStatus::Complete);
+    assert_eq!(m.counts.failed, 0, "{:?}", rows.iter().find(|r| r.status == Status::Failed));
+    let measured: Vec<&Row> = rows.iter().filter(|r| r.status == Status::Measured).collect();
+    assert!(measured.iter().all(|r| r.backend == "cuda" && r.timer.as_deref() == Some("cuda_event")));
+    // Both GPUs ran; both pairs, both directions; pinned and pageable; warm and cold.
+    for device in ["GPU 0: Fake CUDA GPU 0", "GPU 1: Fake CUDA GPU 1"] {
+        assert!(measured.iter().any(|r| r.device == device && r.params.bench == "memcpy"), "{device}");
+    }
+    for pair in ["0->1", "1->0"] {
+        for op in ["copy", "copy_bidir"] {
+            assert!(
+                measured.iter().any(|r| r.params.peer.as_deref() == Some(pair) && r.params.op == op),
+                "{pair} {op}"
+            );
+        }
+    }
+    for (bench, variant) in [("h2d", "pinned"), ("h2d", "pageable"), ("d2h", "pinned"), ("memcpy", "cold")] {
+        assert!(measured.iter().any(|r| r.params.bench == bench && r.params.variant.as_deref() == Some(variant)));
+    }
+    // The copy kernel cannot load on the stand-in: skipped, with the driver's answer.
+    let kernel: Vec<&Row> = rows.iter().filter(|r| r.params.method.as_deref() == Some("sm_kernel")).collect();
+    assert!(!kernel.is_empty() && kernel.iter().all(|r| r.status == Status::Skipped));
+    // The report has its GPU sections, with the devices' facts.
+    let reports = archive.join("reports");
+    let o = Command::new(common::bin())
+        .args(["report", "latest", "--format", "md", "--out"])
+        .arg(&reports)
+        .arg("--archive")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(reports.join("report.md")).unwrap();
+    for want in ["### Device memcpy", "### Peer memcpy", "### Host ↔ device", "Fake CUDA GPU 1", "sm\\_90"] {
+        assert!(md.contains(want), "no `{want}`");
+    }
+}
+
+#[test]
+fn a_driver_that_corrupts_copies_fails_validation() {
+    let (_tmp, lib, archive) = setup();
+    let mut args = vec!["run", "memcpy", "--copy-methods", "copy_engine", "--quiet"];
+    args.extend(TINY);
+    let o = bb(&lib, &archive, &args, &[("FAKE_CUDA_BREAK_COPIES", "1")]);
+    // Exit 1: the run completed, and some points failed.
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = Archive::new(&archive).resolve("latest").unwrap().rows().unwrap();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert_eq!(r.status, Status::Failed, "{r:?}");
+        assert!(r.note.as_deref().unwrap().contains("expected"), "{:?}", r.note);
+    }
+}
