@@ -1,5 +1,5 @@
-//! benchbook's CUDA backend end to end against a stand-in driver
-//! (`tests/fixtures/fake_cuda/libcuda.c`, built here with `cc`): two
+//! benchbook's CUDA backend end to end against a stand-in driver and cuBLAS
+//! (`tests/fixtures/fake_cuda/*.c`, built here with `cc`): two
 //! "GPUs" in host memory, every driver call the copy benchmarks make,
 //! executed on the CPU. It checks the backend's real code (cudarc's dynamic
 //! loading, contexts, streams, events, peer access, pinned memory, facts,
@@ -13,17 +13,18 @@ use std::process::{Command, Output};
 
 use benchbook::prelude::*;
 
-/// Build the stand-in `libcuda.so` into `dir`.
+/// Build the stand-in `libcuda.so` and `libcublas.so` into `dir`.
 fn build_fake_driver(dir: &Path) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_cuda/libcuda.c");
-    let out = dir.join("libcuda.so");
-    let o = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O2", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .output()
-        .expect("a C compiler (`cc`) to build the stand-in driver");
-    assert!(o.status.success(), "cc failed: {}", String::from_utf8_lossy(&o.stderr));
+    for lib in ["libcuda", "libcublas"] {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/fake_cuda/{lib}.c"));
+        let o = Command::new("cc")
+            .args(["-shared", "-fPIC", "-O2", "-o"])
+            .arg(dir.join(format!("{lib}.so")))
+            .arg(&src)
+            .output()
+            .expect("a C compiler (`cc`) to build the stand-in driver");
+        assert!(o.status.success(), "cc failed: {}", String::from_utf8_lossy(&o.stderr));
+    }
 }
 
 fn bb(lib: &Path, archive: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
@@ -117,4 +118,29 @@ fn a_driver_that_corrupts_copies_fails_validation() {
         assert_eq!(r.status, Status::Failed, "{r:?}");
         assert!(r.note.as_deref().unwrap().contains("expected"), "{:?}", r.note);
     }
+}
+
+#[test]
+fn gemm_goes_through_cublas_gemm_ex_and_is_validated() {
+    let (_tmp, lib, archive) = setup();
+    let mut args = vec!["run", "gemm", "--gpu-shapes", "64x48x96,128", "--gpu-dtypes", "f32,tf32,bf16,f16", "--quiet"];
+    args.extend(TINY);
+    let o = bb(&lib, &archive, &args, &[]);
+    // The stand-in cuBLAS has no f16: those points fail, so the exit is 1.
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = Archive::new(&archive).resolve("latest").unwrap().rows().unwrap();
+    for r in &rows {
+        let dtype = r.params.dtype.as_deref().unwrap();
+        assert_eq!(r.params.method.as_deref(), Some("cublas_gemm_ex"));
+        if dtype == "f16" {
+            assert_eq!(r.status, Status::Failed);
+            assert!(r.note.as_deref().unwrap().contains("CUBLAS_STATUS_NOT_SUPPORTED"), "{:?}", r.note);
+        } else {
+            // Measured means the 32 checked entries of C matched the reference.
+            assert_eq!(r.status, Status::Measured, "{dtype}: {:?}", r.note);
+            let (m, n, k) = (r.params.m.unwrap() as f64, r.params.n.unwrap() as f64, r.params.k.unwrap() as f64);
+            assert_eq!(r.params.flops, Some(2.0 * m * n * k));
+        }
+    }
+    assert!(rows.iter().any(|r| r.params.dtype.as_deref() == Some("bf16") && r.status == Status::Measured));
 }
