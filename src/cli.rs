@@ -174,7 +174,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "METHODS")]
     pub copy_methods: Option<String>,
 
-    /// GPU cache state: `warm`, `cold` (L2 flushed before every operation), or `warm,cold`.
+    /// GPU device memcpy cache state: `warm`, `cold` (L2 flushed before every copy), or `warm,cold`.
     #[arg(long, value_name = "MODES")]
     pub cache: Option<String>,
 

@@ -48,7 +48,7 @@ pub struct BenchConfig {
     /// GPU device copies: `copy_engine` and/or `sm_kernel`.
     #[serde(default = "default_copy_methods")]
     pub gpu_copy_methods: Vec<String>,
-    /// GPU copies and GEMMs: `warm` and/or `cold` (L2 flushed before each operation).
+    /// GPU device copies: `warm` and/or `cold` (L2 flushed before each operation). GEMMs run warm.
     #[serde(default = "default_cache_modes")]
     pub gpu_cache_modes: Vec<String>,
     /// GPU gemm: (m, n, k) shapes.
