@@ -1,5 +1,5 @@
-//! benchbook's CUDA backend end to end against a stand-in driver and cuBLAS
-//! (`tests/fixtures/fake_cuda/*.c`, built here with `cc`): two
+//! benchbook's CUDA backend end to end against a stand-in driver, cuBLAS
+//! and cuBLASLt (`tests/fixtures/fake_cuda/*.c`, built here with `cc`): two
 //! "GPUs" in host memory, every driver call the copy benchmarks make,
 //! executed on the CPU. It checks the backend's real code (cudarc's dynamic
 //! loading, contexts, streams, events, peer access, pinned memory, facts,
@@ -13,14 +13,15 @@ use std::process::{Command, Output};
 
 use benchbook::prelude::*;
 
-/// Build the stand-in `libcuda.so` and `libcublas.so` into `dir`.
+/// Build the stand-in `libcuda.so`, `libcublas.so` and `libcublasLt.so` into `dir`.
 fn build_fake_driver(dir: &Path) {
-    for lib in ["libcuda", "libcublas"] {
+    for lib in ["libcuda", "libcublas", "libcublasLt"] {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/fake_cuda/{lib}.c"));
         let o = Command::new("cc")
             .args(["-shared", "-fPIC", "-O2", "-o"])
             .arg(dir.join(format!("{lib}.so")))
             .arg(&src)
+            .arg("-lm")
             .output()
             .expect("a C compiler (`cc`) to build the stand-in driver");
         assert!(o.status.success(), "cc failed: {}", String::from_utf8_lossy(&o.stderr));
@@ -121,9 +122,10 @@ fn a_driver_that_corrupts_copies_fails_validation() {
 }
 
 #[test]
-fn gemm_goes_through_cublas_gemm_ex_and_is_validated() {
+fn gemm_goes_through_cublas_and_cublaslt_and_is_validated() {
     let (_tmp, lib, archive) = setup();
-    let mut args = vec!["run", "gemm", "--gpu-shapes", "64x48x96,128", "--gpu-dtypes", "f32,tf32,bf16,f16", "--quiet"];
+    let mut args =
+        vec!["run", "gemm", "--gpu-shapes", "64x48x96,128", "--gpu-dtypes", "f32,tf32,bf16,f16,fp8", "--quiet"];
     args.extend(TINY);
     let o = bb(&lib, &archive, &args, &[]);
     // The stand-in cuBLAS has no f16: those points fail, so the exit is 1.
@@ -131,7 +133,9 @@ fn gemm_goes_through_cublas_gemm_ex_and_is_validated() {
     let rows = Archive::new(&archive).resolve("latest").unwrap().rows().unwrap();
     for r in &rows {
         let dtype = r.params.dtype.as_deref().unwrap();
-        assert_eq!(r.params.method.as_deref(), Some("cublas_gemm_ex"));
+        // FP8 goes through cuBLASLt (E4M3 inputs, "TN", bf16 out); the rest through cublasGemmEx.
+        let want = if dtype == "fp8" { "cublaslt" } else { "cublas_gemm_ex" };
+        assert_eq!(r.params.method.as_deref(), Some(want));
         if dtype == "f16" {
             assert_eq!(r.status, Status::Failed);
             assert!(r.note.as_deref().unwrap().contains("CUBLAS_STATUS_NOT_SUPPORTED"), "{:?}", r.note);
@@ -142,5 +146,7 @@ fn gemm_goes_through_cublas_gemm_ex_and_is_validated() {
             assert_eq!(r.params.flops, Some(2.0 * m * n * k));
         }
     }
-    assert!(rows.iter().any(|r| r.params.dtype.as_deref() == Some("bf16") && r.status == Status::Measured));
+    for dtype in ["bf16", "fp8"] {
+        assert!(rows.iter().any(|r| r.params.dtype.as_deref() == Some(dtype) && r.status == Status::Measured));
+    }
 }
