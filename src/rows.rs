@@ -90,6 +90,18 @@ impl Point {
     }
 }
 
+/// The `device` of a GPU row: `GPU <ordinal>: <name>`, as nvidia-smi -L
+/// writes it.
+pub fn gpu_device_name(ordinal: usize, name: &str) -> String {
+    format!("GPU {ordinal}: {name}")
+}
+
+/// The short form of a device for labels: `GPU 0` for `GPU 0: NVIDIA H200`
+/// (other devices are returned whole).
+pub fn short_device(device: &str) -> &str {
+    device.split(':').next().unwrap_or(device)
+}
+
 /// One row of the archive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {

@@ -75,30 +75,16 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
             }
             Probe::Unavailable { reason } => {
                 // Record, as data, that this backend's benchmarks could not run.
-                let benches: Vec<String> = cfg.benches.iter().filter(|n| b.implements(n)).cloned().collect();
-                let rows = benches
+                let rows: Vec<crate::rows::Row> = cfg
+                    .benches
                     .iter()
-                    .map(|name| {
-                        let p = Point { bench: name.clone(), op: "*".into(), ..Point::default() };
-                        let meta = RowMeta {
-                            run_id: run_id.clone(),
-                            backend: b.name().into(),
-                            device: "none".into(),
-                            host: host.clone(),
-                            rank: 0,
-                        };
+                    .filter(|n| b.implements(n))
+                    .flat_map(|name| {
                         outcome.points += 1;
                         outcome.skipped += 1;
-                        crate::bench::runner::outcome_rows(
-                            &meta,
-                            outcome.points - 1,
-                            &p,
-                            "none",
-                            &crate::bench::Outcome::Skipped(reason.clone()),
-                        )
+                        bench_skipped(&run_id, &host, b.name(), name, outcome.points - 1, reason)
                     })
-                    .flatten()
-                    .collect::<Vec<_>>();
+                    .collect();
                 if rows.is_empty() {
                     Ok(())
                 } else {
@@ -124,21 +110,7 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
                 "no backend of this run implements `{name}`{}",
                 backend::missing().iter().map(|(b, w)| format!("; {b}: {w}")).collect::<String>()
             );
-            let p = Point { bench: name.clone(), op: "*".into(), ..Point::default() };
-            let meta = RowMeta {
-                run_id: run_id.clone(),
-                backend: "none".into(),
-                device: "none".into(),
-                host: host.clone(),
-                rank: 0,
-            };
-            let rows = crate::bench::runner::outcome_rows(
-                &meta,
-                outcome.points,
-                &p,
-                "none",
-                &crate::bench::Outcome::Skipped(why),
-            );
+            let rows = bench_skipped(&run_id, &host, "none", name, outcome.points, &why);
             outcome.points += 1;
             outcome.skipped += 1;
             if let Err(e) = writer.write_point(rows) {
@@ -156,4 +128,20 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
     };
     let run = writer.finish(status, detail)?;
     Ok(RunResult { run, status, outcome })
+}
+
+/// The row recording that benchmark `name` could not run at all on
+/// `backend` (op `*`, no device), with the reason.
+fn bench_skipped(
+    run_id: &str,
+    host: &str,
+    backend: &str,
+    name: &str,
+    point: u32,
+    reason: &str,
+) -> Vec<crate::rows::Row> {
+    let meta =
+        RowMeta { run_id: run_id.into(), backend: backend.into(), device: "none".into(), host: host.into(), rank: 0 };
+    let p = Point { bench: name.into(), op: "*".into(), ..Point::default() };
+    crate::bench::runner::outcome_rows(&meta, point, &p, "none", &crate::bench::Outcome::Skipped(reason.into()))
 }

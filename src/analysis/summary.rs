@@ -304,7 +304,7 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
             match (peer, &method) {
                 (Some(p), _) => label += &format!(", GPU {}", p.replace("->", "→")),
                 // A GPU curve without a pair runs on one device: "GPU 0".
-                (None, Some(_)) => label += &format!(", {}", device.split(':').next().unwrap_or(&device)),
+                (None, Some(_)) => label += &format!(", {}", crate::rows::short_device(&device)),
                 (None, None) => {}
             }
             Curve { label, device: pts[0].device.clone(), run_id, bench, op, threads, dtype, points: pts }

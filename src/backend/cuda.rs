@@ -52,7 +52,7 @@ pub fn backend() -> super::GpuBackend {
 struct Device {
     ctx: cu::CUcontext,
     streams: Vec<cu::CUstream>,
-    /// (start, stop per stream)
+    /// [start, stop, end of the second lane]
     events: Vec<cu::CUevent>,
     flush: Option<(cu::CUdeviceptr, usize)>,
     kernel: Option<Result<cu::CUfunction, String>>,
@@ -250,7 +250,7 @@ impl CudaApi {
         if d.kernel.is_none() {
             d.kernel = Some((|| {
                 if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-                    return Err("no NVRTC library (libnvrtc.so) to compile the copy kernel".to_string());
+                    return Err("no NVRTC library (libnvrtc.so) to compile the copy kernel; put the CUDA toolkit's lib64 on LD_LIBRARY_PATH".to_string());
                 }
                 let ptx = std::panic::catch_unwind(|| cudarc::nvrtc::compile_ptx(COPY_KERNEL))
                     .map_err(|p| format!("NVRTC panicked: {}", super::panic_text(&p)))?
@@ -302,7 +302,8 @@ impl CudaApi {
         if d.lt.is_none() {
             d.lt = Some(unsafe {
                 if !lt::is_culib_present() {
-                    Err("no cuBLASLt library (libcublasLt.so) found".to_string())
+                    Err("no cuBLASLt library (libcublasLt.so) found; put the CUDA toolkit's lib64 on LD_LIBRARY_PATH"
+                        .to_string())
                 } else {
                     let mut h = std::ptr::null_mut();
                     match lt::cublasLtCreate(&mut h) {
@@ -546,10 +547,6 @@ impl CudaApi {
 }
 
 impl GpuApi for CudaApi {
-    fn api(&self) -> &'static str {
-        "cuda"
-    }
-
     fn timer(&self) -> &'static str {
         "cuda_event"
     }
@@ -646,11 +643,11 @@ impl GpuApi for CudaApi {
         let method = self.gemm_method(device, dtype)?;
         let fits = |v: u64| i32::try_from(v).map_err(|_| format!("dimension {v} exceeds cuBLAS's 32-bit sizes"));
         let (mi, ni, ki) = (fits(m)?, fits(n)?, fits(k)?);
-        let (kind, out) = if dtype == "fp8" {
+        let kind = if dtype == "fp8" {
             if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
                 return Err(format!("cuBLASLt FP8 needs m, n, k divisible by 16; got {m}×{n}×{k}"));
             }
-            (PlanKind::Lt(self.lt_plan(device, m, n, k)?), "bf16")
+            PlanKind::Lt(self.lt_plan(device, m, n, k)?)
         } else {
             self.cublas(device)?;
             let d: &'static str = match dtype {
@@ -659,10 +656,10 @@ impl GpuApi for CudaApi {
                 "f16" => "f16",
                 _ => "bf16",
             };
-            (PlanKind::GemmEx { dtype: d, m: mi, n: ni, k: ki }, if d == "f32" || d == "tf32" { "f32" } else { d })
+            PlanKind::GemmEx { dtype: d, m: mi, n: ni, k: ki }
         };
         self.plans.push((device, kind));
-        Ok(GemmPlan { id: self.plans.len() - 1, method, out_dtype: out.into() })
+        Ok(GemmPlan { id: self.plans.len() - 1, method })
     }
 
     fn time(&mut self, device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {

@@ -51,6 +51,7 @@ pub fn backend() -> super::GpuBackend {
 
 struct Device {
     streams: Vec<hip::hipStream_t>,
+    /// [start, stop, end of the second lane]
     events: Vec<hip::hipEvent_t>,
     flush: Option<(*mut c_void, usize)>,
 }
@@ -290,10 +291,6 @@ impl HipApi {
 }
 
 impl GpuApi for HipApi {
-    fn api(&self) -> &'static str {
-        "hip"
-    }
-
     fn timer(&self) -> &'static str {
         "hip_event"
     }
@@ -405,8 +402,7 @@ impl GpuApi for HipApi {
         self.blas_handle(device)?;
         let fits = |v: u64| i32::try_from(v).map_err(|_| format!("dimension {v} exceeds hipBLAS's 32-bit sizes"));
         self.plans.push((device, dtype.to_string(), fits(m)?, fits(n)?, fits(k)?));
-        let out = if dtype == "f32" || dtype == "tf32" { "f32" } else { dtype };
-        Ok(GemmPlan { id: self.plans.len() - 1, method: "hipblas_gemm_ex".into(), out_dtype: out.into() })
+        Ok(GemmPlan { id: self.plans.len() - 1, method: "hipblas_gemm_ex".into() })
     }
 
     fn time(&mut self, device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {

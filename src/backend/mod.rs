@@ -111,7 +111,12 @@ impl Backend for GpuBackend {
     fn probe(&self) -> Probe {
         match self.state() {
             Ok((api, _)) => Probe::Available {
-                devices: api.borrow().devices().iter().map(|d| format!("GPU {}: {}", d.ordinal, d.name)).collect(),
+                devices: api
+                    .borrow()
+                    .devices()
+                    .iter()
+                    .map(|d| crate::rows::gpu_device_name(d.ordinal, &d.name))
+                    .collect(),
             },
             Err(reason) => Probe::Unavailable { reason: reason.clone() },
         }

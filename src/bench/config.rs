@@ -234,8 +234,7 @@ pub fn known_bench(name: &str) -> bool {
 
 /// Every benchmark name, for error messages.
 pub fn known_benches() -> String {
-    let mut all: Vec<&str> = CPU_BENCHES.iter().chain(&GPU_ONLY_BENCHES).chain(&MPI_BENCHES).copied().collect();
-    all.dedup();
+    let all: Vec<&str> = CPU_BENCHES.iter().chain(&GPU_ONLY_BENCHES).chain(&MPI_BENCHES).copied().collect();
     all.join(", ")
 }
 

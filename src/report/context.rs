@@ -751,7 +751,7 @@ pub fn build(
                 point: match (&r.params.method, r.backend.as_str()) {
                     // GPU points: which method, and on which GPU.
                     (Some(m), "cuda" | "hip") => {
-                        format!("{} ({m}), {}", r.params.label(), r.device.split(':').next().unwrap_or(""))
+                        format!("{} ({m}), {}", r.params.label(), crate::rows::short_device(&r.device))
                     }
                     _ => r.params.label(),
                 },

@@ -72,10 +72,10 @@ impl Emulated {
                 out[at] = (0..k).map(|l| dec(&av, i * k + l) * dec(&bv, j * k + l)).sum();
             }
         }
-        let bytes: Vec<u8> = if dtype == "f32" || dtype == "tf32" {
-            out.iter().flat_map(|x| x.to_le_bytes()).collect()
-        } else {
-            out.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect()
+        let bytes: Vec<u8> = match gemm_out_dtype(&dtype) {
+            "f32" => out.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            "f16" => out.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
+            _ => out.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect(),
         };
         self.buf(c)?.copy_from_slice(&bytes);
         Ok(())
@@ -83,9 +83,6 @@ impl Emulated {
 }
 
 impl GpuApi for Emulated {
-    fn api(&self) -> &'static str {
-        "emulated"
-    }
     fn timer(&self) -> &'static str {
         "steady_clock"
     }
@@ -140,8 +137,7 @@ impl GpuApi for Emulated {
     fn gemm_plan(&mut self, device: usize, dtype: &str, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
         let method = self.gemm_method(device, dtype)?;
         self.plans.push((dtype.into(), m, n, k));
-        let out_dtype = if dtype == "f32" || dtype == "tf32" { "f32" } else { "bf16" };
-        Ok(GemmPlan { id: self.plans.len() - 1, method, out_dtype: out_dtype.into() })
+        Ok(GemmPlan { id: self.plans.len() - 1, method })
     }
     fn time(&mut self, _device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {
         let t = Instant::now();
