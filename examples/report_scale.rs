@@ -59,6 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 timer: Some("synthetic".into()),
                 status: Status::Measured,
                 note: Some("converged; rsd 0.100 %".into()),
+                stop: Some(benchbook::vocab::kinds::StopReason::Converged),
                 source: "synthetic".into(),
             });
         }

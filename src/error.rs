@@ -49,6 +49,9 @@ pub enum Error {
 
     #[error("analysis: {0}")]
     Analysis(String),
+
+    #[error("MPI job: {0}")]
+    Mpi(String),
 }
 
 /// Library result type.
@@ -87,4 +90,9 @@ impl<T> IoContext<T> for std::io::Result<T> {
     fn at(self, path: impl Into<PathBuf>) -> Result<T> {
         self.map_err(|e| Error::io(path, e))
     }
+}
+
+/// The message of a caught panic (cudarc panics on a missing symbol).
+pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
 }

@@ -34,9 +34,11 @@ pub mod import;
 pub mod notebook;
 pub mod plot;
 pub mod report;
-pub mod rows;
+
 pub mod session;
-pub mod units;
+pub mod vocab;
+/// The row and unit vocabulary, also at the crate root for notebooks and scripts.
+pub use vocab::{rows, units};
 
 pub use error::{Error, Result};
 /// The polars benchbook is built with, for notebooks and scripts (one copy, one version).
@@ -50,7 +52,7 @@ pub mod prelude {
     pub use crate::archive::{verify_run, Archive, Manifest, RunDir, RunStatus};
     pub use crate::bench::{BenchConfig, Preset, StopRule};
     pub use crate::report::{Format, ReportOptions};
-    pub use crate::rows::{Point, Row, Status};
     pub use crate::session::{run, RunResult};
+    pub use crate::vocab::rows::{Point, Row, Status};
     pub use polars::prelude::IntoLazy;
 }

@@ -21,7 +21,11 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             let e = anyhow::Error::from(e);
-            eprintln!("error: {e:#}");
+            // Errors quote what they were given (run ids, file contents):
+            // shown terminal-safe, a line at a time.
+            let text = format!("{e:#}");
+            let lines: Vec<_> = text.split('\n').map(benchbook::cli::terminal_safe).collect();
+            eprintln!("error: {}", lines.join("\n"));
             ExitCode::from(2)
         }
     }

@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 
+use rand::RngExt;
 use serde::Serialize;
 
-use super::stats;
-use crate::rows::{Row, Status};
+use crate::vocab::rows::{Row, Status};
+use crate::vocab::stats;
 
 /// Verdict on one point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,33 +44,12 @@ pub struct PointComparison {
     pub verdict: Verdict,
 }
 
-type Key = (
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<u64>,
-    Option<u64>,
-    Option<u64>,
-    Option<u64>,
-    Option<u32>,
-    Option<String>,
-);
+/// A point's identity: every key column of the one column table (method
+/// and device included), so copy-engine and SM-kernel samples never merge.
+type Key = Vec<Option<String>>;
 
 fn key(r: &Row) -> Key {
-    let p = &r.params;
-    (
-        p.bench.clone(),
-        p.op.clone(),
-        p.variant.clone(),
-        p.dtype.clone(),
-        p.size_bytes,
-        p.m,
-        p.n,
-        p.k,
-        p.threads,
-        p.peer.clone(),
-    )
+    crate::vocab::columns::point_key(r)
 }
 
 /// Per point: seconds per operation of each sample, slowest rank per sample.
@@ -87,17 +67,6 @@ fn samples(rows: &[Row]) -> BTreeMap<Key, (Row, Vec<f64>)> {
     out
 }
 
-/// Deterministic xorshift64* for resampling.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n.max(1)
-    }
-}
-
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     stats::quantile_sorted(v, 0.5)
@@ -105,15 +74,15 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// 95 % percentile-bootstrap interval of median(a) / median(b).
 pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
-    let mut rng = Rng(seed.max(1));
+    let mut rng = stats::seeded_rng(seed);
     let mut ratios = Vec::with_capacity(resamples);
     let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
     for _ in 0..resamples {
         for x in ra.iter_mut() {
-            *x = a[rng.below(a.len())];
+            *x = a[rng.random_range(0..a.len())];
         }
         for x in rb.iter_mut() {
-            *x = b[rng.below(b.len())];
+            *x = b[rng.random_range(0..b.len())];
         }
         ratios.push(median(&mut ra) / median(&mut rb));
     }
@@ -182,7 +151,7 @@ mod tests {
                 host: "h".into(),
                 rank: 0,
                 point: 0,
-                params: crate::rows::Point {
+                params: crate::vocab::rows::Point {
                     bench: "memcpy".into(),
                     op: "copy".into(),
                     size_bytes: Some(size),
@@ -194,9 +163,37 @@ mod tests {
                 timer: None,
                 status: Status::Measured,
                 note: None,
+                stop: None,
                 source: "native".into(),
             })
             .collect()
+    }
+
+    fn with_method(mut rows: Vec<Row>, method: &str) -> Vec<Row> {
+        for r in &mut rows {
+            r.params.method = Some(method.into());
+        }
+        rows
+    }
+
+    #[test]
+    fn points_match_on_method_and_device() {
+        // A regression test: the key once left out `method` and `device`,
+        // so copy-engine and SM-kernel samples of one size were merged.
+        let fast: Vec<f64> = (0..30).map(|i| 1.0 + 0.001 * (i % 3) as f64).collect();
+        let slow: Vec<f64> = (0..30).map(|i| 2.0 + 0.001 * (i % 3) as f64).collect();
+        let mut a = with_method(rows(&fast, 64), "copy_engine");
+        a.extend(with_method(rows(&slow, 64), "sm_kernel"));
+        let mut b = with_method(rows(&fast, 64), "copy_engine");
+        b.extend(with_method(rows(&slow, 64), "sm_kernel"));
+        let c = compare(&a, &b, 0.02);
+        assert_eq!(c.len(), 2, "one comparison per method");
+        assert!(c.iter().all(|p| p.verdict == Verdict::Same && (p.ratio - 1.0).abs() < 1e-9), "{c:?}");
+        let mut other_gpu = rows(&fast, 64);
+        for r in &mut other_gpu {
+            r.device = "GPU 1".into();
+        }
+        assert!(compare(&rows(&fast, 64), &other_gpu, 0.02).is_empty(), "devices do not pair");
     }
 
     #[test]

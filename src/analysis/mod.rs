@@ -6,7 +6,8 @@
 
 pub mod compare;
 pub mod specs;
-pub mod stats;
+/// Statistics live in the vocabulary layer; re-exported for the notebooks.
+pub use crate::vocab::stats;
 pub mod summary;
 
 pub use specs::{Spec, SpecBook};

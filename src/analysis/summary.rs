@@ -5,39 +5,15 @@ use std::collections::BTreeMap;
 use polars::prelude::*;
 use serde::Serialize;
 
-use super::stats;
 use crate::error::{Error, Result};
-
-/// Parameter columns carried through from the rows (constant within a point).
-const PARAMS: [&str; 22] = [
-    "bench",
-    "backend",
-    "device",
-    "host",
-    "op",
-    "variant",
-    "dtype",
-    "size_bytes",
-    "m",
-    "n",
-    "k",
-    "threads",
-    "ranks",
-    "peer",
-    "bytes_copied",
-    "bytes_moved",
-    "flops",
-    "bw_factor",
-    "method",
-    "timer",
-    "note",
-    "source",
-];
+use crate::vocab::stats;
 
 /// The lazy per-point summary of measured rows: one row per (run, point) with sample statistics of seconds per operation and derived rates.
 pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
+    // The columns constant within a point, from the one column table.
+    let params = crate::vocab::columns::point_columns();
     let spo = || col("seconds_per_op");
-    let mut aggs: Vec<Expr> = PARAMS.iter().map(|c| col(*c).first()).collect();
+    let mut aggs: Vec<Expr> = params.iter().map(|c| col(*c).first()).collect();
     aggs.extend([
         spo().len().alias("samples"),
         spo().min().alias("min_seconds"),
@@ -53,7 +29,7 @@ pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
     let f = |c: &str| col(c).cast(DataType::Float64);
     // A sample's time is the slowest rank's, as nccl-tests and OSU report:
     // collapse ranks first (a no-op for single-process runs).
-    let mut per_sample: Vec<Expr> = PARAMS.iter().map(|c| col(*c).first()).collect();
+    let mut per_sample: Vec<Expr> = params.iter().map(|c| col(*c).first()).collect();
     per_sample.extend([
         col("seconds").max(),
         col("iterations").first(),
@@ -98,6 +74,8 @@ pub struct PointStat {
     pub bw_factor: Option<f64>,
     pub method: Option<String>,
     pub note: Option<String>,
+    /// Why sampling stopped (native measured points).
+    pub stop: Option<crate::vocab::kinds::StopReason>,
     pub source: Option<String>,
     pub samples: u32,
     pub iterations: u64,
@@ -113,8 +91,8 @@ pub struct PointStat {
 
 impl PointStat {
     /// The point's parameters, e.g. for [`Point::label`].
-    pub fn params(&self) -> crate::rows::Point {
-        crate::rows::Point {
+    pub fn params(&self) -> crate::vocab::rows::Point {
+        crate::vocab::rows::Point {
             bench: self.bench.clone(),
             op: self.op.clone(),
             variant: self.variant.clone(),
@@ -146,7 +124,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     let (s, u, f) = (|n| strings(&df, n), |n| u64s(&df, n), |n| f64s(&df, n));
     let (run_id, bench, backend, device, op) = (s("run_id")?, s("bench")?, s("backend")?, s("device")?, s("op")?);
     let (variant, dtype, note, peer, source) = (s("variant")?, s("dtype")?, s("note")?, s("peer")?, s("source")?);
-    let (ranks, method) = (u("ranks")?, s("method")?);
+    let (ranks, method, stop) = (u("ranks")?, s("method")?, s("stop")?);
     let (point, size, m, n, k, threads) = (u("point")?, u("size_bytes")?, u("m")?, u("n")?, u("k")?, u("threads")?);
     let (samples, iterations) = (u("samples")?, u("iterations")?);
     // Read each float column by name into a map, so a new column cannot
@@ -193,6 +171,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             bw_factor: g("bw_factor", i),
             method: method[i].clone(),
             note: note[i].clone(),
+            stop: stop[i].as_deref().and_then(|s| crate::vocab::kinds::StopReason::parse(s).ok()),
             source: source[i].clone(),
             samples: samples[i].unwrap_or(0) as u32,
             iterations: iterations[i].unwrap_or(0),
@@ -304,7 +283,7 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
             match (peer, &method) {
                 (Some(p), _) => label += &format!(", GPU {}", p.replace("->", "→")),
                 // A GPU curve without a pair runs on one device: "GPU 0".
-                (None, Some(_)) => label += &format!(", {}", crate::rows::short_device(&device)),
+                (None, Some(_)) => label += &format!(", {}", crate::vocab::rows::short_device(&device)),
                 (None, None) => {}
             }
             Curve { label, device: pts[0].device.clone(), run_id, bench, op, threads, dtype, points: pts }

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::backend::Probe;
 use crate::host::HostInfo;
 
 /// Version of the manifest's own layout.
@@ -62,16 +61,7 @@ impl ToolInfo {
     }
 }
 
-/// A backend as probed at the start of the run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct BackendInfo {
-    pub name: String,
-    pub probe: Probe,
-    /// Device facts the backend reported (GPU name, UUID, memory, L2,
-    /// clocks, power limit, driver versions, peer-access matrix, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub facts: Option<serde_json::Value>,
-}
+pub use crate::vocab::facts::BackendInfo;
 
 /// One file of the run and its hashes.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

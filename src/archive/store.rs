@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 
 use super::manifest::{now_rfc3339, Counts, FileEntry, Manifest, RunStatus};
 use super::schema;
-use crate::bench::RowSink;
 use crate::error::{Error, IoContext, Result};
-use crate::rows::{Row, Status};
+use crate::vocab::rows::{Row, RowSink, Status};
 
 pub const RESULTS_FILE: &str = "results.parquet";
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -230,5 +229,9 @@ impl RowSink for RunWriter {
     fn write_point(&mut self, rows: Vec<Row>) -> Result<()> {
         self.rows.extend(rows);
         self.flush()
+    }
+
+    fn add_file(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        RunWriter::add_file(self, name, data)
     }
 }

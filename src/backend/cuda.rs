@@ -12,7 +12,13 @@
 //! `lib64` on `LD_LIBRARY_PATH` (the unversioned names live there).
 //!
 //! Only the device calls live here; what to measure, how to validate and
-//! how to count bytes is [`crate::bench::gpu`], shared with HIP.
+//! how to count bytes is [`crate::bench::gpu`], shared with HIP, and so is
+//! the event-timing choreography ([`crate::bench::gpu::timing`]).
+//!
+//! This file is longer than 400 lines: it is the whole CUDA driver surface
+//! (device discovery, the NVRTC copy kernel, cuBLAS and cuBLASLt plans,
+//! enqueueing), one driver call per step with its own error message, kept
+//! together so the calls can be read against each other.
 
 use std::cell::RefCell;
 use std::ffi::{c_void, CStr, CString};
@@ -20,6 +26,7 @@ use std::rc::Rc;
 
 use cudarc::driver::sys as cu;
 
+use crate::bench::gpu::timing::{self, EventDevice};
 use crate::bench::gpu::{DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi};
 
 /// The copy kernel for `sm_kernel` copies: 16-byte vectors over a grid-
@@ -253,7 +260,7 @@ impl CudaApi {
                     return Err("no NVRTC library (libnvrtc.so) to compile the copy kernel; put the CUDA toolkit's lib64 on LD_LIBRARY_PATH".to_string());
                 }
                 let ptx = std::panic::catch_unwind(|| cudarc::nvrtc::compile_ptx(COPY_KERNEL))
-                    .map_err(|p| format!("NVRTC panicked: {}", super::panic_text(&p)))?
+                    .map_err(|p| format!("NVRTC panicked: {}", crate::error::panic_text(&p)))?
                     .map_err(|e| format!("NVRTC could not compile the copy kernel: {e:?}"))?;
                 let src = CString::new(ptx.to_src()).map_err(|e| e.to_string())?;
                 unsafe {
@@ -663,32 +670,46 @@ impl GpuApi for CudaApi {
     }
 
     fn time(&mut self, device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {
-        if lanes.len() > 2 {
-            return Err("at most two concurrent lanes".into());
-        }
-        self.enter(device)?;
-        let (streams, ev) = (self.devs[device].streams.clone(), self.devs[device].events.clone());
-        unsafe {
-            // start on stream 0; stream 1 waits for it; both run; stream 0
-            // waits for stream 1's end; stop on stream 0.
-            ck("cuEventRecord", cu::cuEventRecord(ev[0], streams[0]))?;
-            if lanes.len() == 2 {
-                ck("cuStreamWaitEvent", cu::cuStreamWaitEvent(streams[1], ev[0], 0))?;
-            }
-            for _ in 0..n {
-                for (i, op) in lanes.iter().enumerate() {
-                    self.enqueue(device, streams[i], op)?;
-                }
-            }
-            if lanes.len() == 2 {
-                ck("cuEventRecord", cu::cuEventRecord(ev[2], streams[1]))?;
-                ck("cuStreamWaitEvent", cu::cuStreamWaitEvent(streams[0], ev[2], 0))?;
-            }
-            ck("cuEventRecord", cu::cuEventRecord(ev[1], streams[0]))?;
-            ck("cuEventSynchronize", cu::cuEventSynchronize(ev[1]))?;
-            let mut ms = 0f32;
-            ck("cuEventElapsedTime", cu::cuEventElapsedTime(&mut ms, ev[0], ev[1]))?;
-            Ok(ms as f64 * 1e-3)
-        }
+        timing::time_lanes(&mut Timed { api: self, device }, lanes, n)
+    }
+}
+
+/// One CUDA device for the shared event timing ([`timing::time_lanes`]):
+/// start on stream 0; stream 1 waits for it; both run; stream 0 waits for
+/// stream 1's end; stop on stream 0.
+struct Timed<'a> {
+    api: &'a mut CudaApi,
+    device: usize,
+}
+
+impl EventDevice for Timed<'_> {
+    type Stream = cu::CUstream;
+    type Event = cu::CUevent;
+
+    fn resources(&mut self) -> Result<([cu::CUstream; 2], [cu::CUevent; 3]), String> {
+        let d = self.api.enter(self.device)?;
+        Ok(([d.streams[0], d.streams[1]], [d.events[0], d.events[1], d.events[2]]))
+    }
+
+    fn record(&mut self, event: cu::CUevent, stream: cu::CUstream) -> Result<(), String> {
+        ck("cuEventRecord", unsafe { cu::cuEventRecord(event, stream) })
+    }
+
+    fn wait(&mut self, stream: cu::CUstream, event: cu::CUevent) -> Result<(), String> {
+        ck("cuStreamWaitEvent", unsafe { cu::cuStreamWaitEvent(stream, event, 0) })
+    }
+
+    fn enqueue(&mut self, stream: cu::CUstream, op: &Op) -> Result<(), String> {
+        self.api.enqueue(self.device, stream, op)
+    }
+
+    fn synchronize(&mut self, event: cu::CUevent) -> Result<(), String> {
+        ck("cuEventSynchronize", unsafe { cu::cuEventSynchronize(event) })
+    }
+
+    fn elapsed_ms(&mut self, start: cu::CUevent, end: cu::CUevent) -> Result<f32, String> {
+        let mut ms = 0f32;
+        ck("cuEventElapsedTime", unsafe { cu::cuEventElapsedTime(&mut ms, start, end) })?;
+        Ok(ms)
     }
 }

@@ -17,16 +17,7 @@ mod nvml;
 
 use crate::bench::Benchmark;
 
-/// What a backend found on this machine.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum Probe {
-    /// Usable, with these device names.
-    Available { devices: Vec<String> },
-    /// Not usable here; every benchmark on it is recorded as skipped with
-    /// this reason.
-    Unavailable { reason: String },
-}
+pub use crate::vocab::facts::Probe;
 
 /// One kind of hardware benchbook can measure.
 pub trait Backend {
@@ -71,11 +62,6 @@ pub fn missing() -> Vec<(&'static str, &'static str)> {
     v
 }
 
-/// The message of a caught panic (cudarc panics on a missing symbol).
-pub(crate) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
-}
-
 type GpuState = Result<(crate::bench::gpu::SharedApi, serde_json::Value), String>;
 
 /// A GPU backend (CUDA, HIP): the device API is opened on first use, and
@@ -97,8 +83,9 @@ impl GpuBackend {
         self.state.get_or_init(|| {
             // cudarc panics when a symbol is missing from an old driver; a
             // panic while opening becomes an "unavailable" reason, never a crash.
-            std::panic::catch_unwind(self.open)
-                .unwrap_or_else(|p| Err(format!("the {} runtime panicked: {}", self.name, panic_text(&p))))
+            std::panic::catch_unwind(self.open).unwrap_or_else(|p| {
+                Err(format!("the {} runtime panicked: {}", self.name, crate::error::panic_text(&p)))
+            })
         })
     }
 }
@@ -115,7 +102,7 @@ impl Backend for GpuBackend {
                     .borrow()
                     .devices()
                     .iter()
-                    .map(|d| crate::rows::gpu_device_name(d.ordinal, &d.name))
+                    .map(|d| crate::vocab::rows::gpu_device_name(d.ordinal, &d.name))
                     .collect(),
             },
             Err(reason) => Probe::Unavailable { reason: reason.clone() },

@@ -14,15 +14,14 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
-use crate::archive::manifest::{BackendInfo, Manifest, RunStatus};
-use crate::archive::Archive;
-use crate::backend::Probe;
-use crate::bench::runner::{outcome_rows, RowMeta, RunOutcome};
+use crate::bench::runner::{outcome_rows, point_end, RowMeta};
 use crate::bench::sampler::{interrupt_requested, StopReason};
-use crate::bench::{collective, p2p, BenchConfig, Outcome, RowSink, Sampler};
+use crate::bench::{collective, p2p, BenchConfig, Outcome, Sampler};
 use crate::error::{Error, Result};
-use crate::rows::{Point, Row};
-use crate::session::RunResult;
+use crate::vocab::facts::{BackendInfo, Probe};
+use crate::vocab::progress::Progress;
+use crate::vocab::rows::{Point, Row, RowSink, RunOutcome};
+use crate::vocab::source::{Source as RowSource, SourceInfo};
 
 /// One rank of the job, as the manifest lists it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -186,52 +185,72 @@ fn run_collective(world: &SimpleCommunicator, op: &str, send: &[f32], recv: &mut
     }
 }
 
-/// Run the MPI benchmarks of `cfg` across the job's ranks. Every rank calls
-/// this; rank 0 writes the archive and gets `Some`.
-pub fn run(
-    archive: &Archive,
-    cfg: &BenchConfig,
-    label: Option<&str>,
-    progress: &indicatif::ProgressBar,
-) -> Result<Option<RunResult>> {
-    cfg.validate()?;
-    let universe =
-        mpi::initialize().ok_or_else(|| Error::config("mpi", "MPI was already initialized in this process"))?;
-    let world = universe.world();
-    let (rank, size) = (world.rank() as u32, world.size() as u32);
-    if size < 2 {
-        return Err(Error::config(
-            "PRESET|BENCH",
-            format!(
-                "p2p and collective need at least 2 ranks, and this job has {size}; start it under a launcher, e.g. `mpirun -n 2 benchbook run {}`",
-                cfg.benches.join(" ")
-            ),
-        ));
-    }
-    let me =
-        RankInfo { rank, host: crate::host::hostname(), pid: std::process::id(), device: crate::host::cpu_model() };
-    let ranks: Vec<RankInfo> = gather_bytes(&world, serde_json::to_vec(&me).expect("serializes"))
-        .map(|all| all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect())
-        .unwrap_or_default();
-    // Rank 0 names the run and tells everyone.
-    let mut id_bytes =
-        if rank == 0 { crate::archive::manifest::new_run_id(label.unwrap_or("mpi")).into_bytes() } else { Vec::new() };
-    let mut len = id_bytes.len() as u64;
-    world.process_at_rank(0).broadcast_into(&mut len);
-    id_bytes.resize(len as usize, 0);
-    world.process_at_rank(0).broadcast_into(&mut id_bytes[..]);
-    let run_id = String::from_utf8_lossy(&id_bytes).into_owned();
+/// The ranks of an MPI job as a source of rows. Every rank measures every
+/// point; rank 0 gathers each point's rows from all ranks and alone writes
+/// the archive. Collective decisions (stop, fail, interrupt) are agreed on
+/// by all ranks, so they leave every loop together.
+pub struct MpiSource {
+    cfg: BenchConfig,
+    _universe: mpi::environment::Universe,
+    world: SimpleCommunicator,
+    me: RankInfo,
+    cuda: Option<bool>,
+}
 
-    // Asked once (it runs ompi_info); used for the manifest and the skip reason.
-    let cuda = if rank == 0 { cuda_aware() } else { None };
-    let mut writer = if rank == 0 {
+impl MpiSource {
+    /// Initialize MPI for this process; a job of one rank is refused.
+    pub fn new(cfg: BenchConfig) -> Result<Self> {
+        let universe =
+            mpi::initialize().ok_or_else(|| Error::config("mpi", "MPI was already initialized in this process"))?;
+        let world = universe.world();
+        let size = world.size();
+        if size < 2 {
+            return Err(Error::config(
+                "PRESET|BENCH",
+                format!(
+                    "p2p and collective need at least 2 ranks, and this job has {size}; start it under a launcher, e.g. `mpirun -n 2 benchbook run {}`",
+                    cfg.benches.join(" ")
+                ),
+            ));
+        }
+        let me = RankInfo {
+            rank: world.rank() as u32,
+            host: crate::host::hostname(),
+            pid: std::process::id(),
+            device: crate::host::cpu_model(),
+        };
+        Ok(MpiSource { cfg, _universe: universe, world, me, cuda: None })
+    }
+
+    fn plan(&self) -> Vec<Point> {
+        let size = self.world.size() as u32;
+        let mut plan: Vec<Point> = Vec::new();
+        if self.cfg.benches.iter().any(|b| b == "p2p") {
+            plan.extend(p2p::points(&self.cfg, size));
+        }
+        if self.cfg.benches.iter().any(|b| b == "collective") {
+            plan.extend(collective::points(&self.cfg, size));
+        }
+        plan
+    }
+}
+
+impl RowSource for MpiSource {
+    fn describe(&mut self) -> Result<SourceInfo> {
+        let cfg = &self.cfg;
+        let ranks: Vec<RankInfo> = gather_bytes(&self.world, serde_json::to_vec(&self.me).expect("serializes"))
+            .map(|all| all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect())
+            .unwrap_or_default();
+        // Asked once (it runs ompi_info), on rank 0, which writes the rows
+        // that need it.
+        self.cuda = if self.me.rank == 0 { cuda_aware() } else { None };
         let config = serde_json::json!({
             "preset": cfg.preset, "benches": cfg.benches, "p2p_sizes": cfg.p2p_sizes,
             "latency_sizes": cfg.latency_sizes, "collective_sizes": cfg.collective_sizes, "stop": cfg.stop,
             "mpi": {
                 "library": mpi::environment::library_version().unwrap_or_default().trim(),
                 "ranks": ranks,
-                "cuda_aware": cuda,
+                "cuda_aware": self.cuda,
             },
         });
         let backends = vec![BackendInfo {
@@ -241,112 +260,99 @@ pub fn run(
             },
             facts: None,
         }];
-        let mut m = Manifest::begin(&run_id, "native", config, backends);
-        m.label = label.map(String::from);
-        Some(archive.create_run(m)?)
-    } else {
-        None
-    };
+        Ok(SourceInfo { kind: "native".into(), config, backends, default_label: "mpi".into() })
+    }
 
-    let sampler = Sampler::new(cfg.stop.clone());
-    let mut plan: Vec<Point> = Vec::new();
-    if cfg.benches.iter().any(|b| b == "p2p") {
-        plan.extend(p2p::points(cfg, size));
+    fn writes_archive(&self) -> bool {
+        self.me.rank == 0
     }
-    if cfg.benches.iter().any(|b| b == "collective") {
-        plan.extend(collective::points(cfg, size));
+
+    /// Rank 0 names the run and tells everyone.
+    fn agree_run_id(&mut self, proposed: String) -> Result<String> {
+        let mut id_bytes = if self.me.rank == 0 { proposed.into_bytes() } else { Vec::new() };
+        let mut len = id_bytes.len() as u64;
+        self.world.process_at_rank(0).broadcast_into(&mut len);
+        id_bytes.resize(len as usize, 0);
+        self.world.process_at_rank(0).broadcast_into(&mut id_bytes[..]);
+        Ok(String::from_utf8_lossy(&id_bytes).into_owned())
     }
-    if rank == 0 {
-        progress.set_length(plan.len() as u64 + 1);
-    }
-    let meta = RowMeta {
-        run_id: run_id.clone(),
-        backend: "mpi".into(),
-        device: me.device.clone(),
-        host: me.host.clone(),
-        rank,
-    };
-    let mut outcome = RunOutcome::default();
-    let mut failure: Option<String> = None;
-    for (i, point) in plan.iter().enumerate() {
-        if any(&world, interrupt_requested()) {
-            outcome.interrupted = true;
-            break;
-        }
-        if rank == 0 {
-            progress.set_message(point.label());
-        }
-        let o = measure_point(&world, point, &sampler);
-        if let Outcome::Measured(m) = &o {
-            if m.stop == StopReason::Interrupted {
+
+    fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
+        let world = &self.world;
+        let (rank, size) = (self.me.rank, world.size() as u32);
+        let sampler = Sampler::new(self.cfg.stop.clone());
+        let plan = self.plan();
+        progress.planned(plan.len() as u64 + 1);
+        let meta = RowMeta {
+            run_id: run_id.into(),
+            backend: "mpi".into(),
+            device: self.me.device.clone(),
+            host: self.me.host.clone(),
+            rank,
+        };
+        let mut outcome = RunOutcome::default();
+        let mut failure: Option<String> = None;
+        for (i, point) in plan.iter().enumerate() {
+            if any(world, interrupt_requested()) {
                 outcome.interrupted = true;
                 break;
             }
-        }
-        match &o {
-            Outcome::Measured(_) => outcome.measured += 1,
-            Outcome::Skipped(_) => outcome.skipped += 1,
-            Outcome::Failed(why) => {
-                outcome.failed += 1;
-                if rank == 0 {
-                    progress.println(format!("FAILED {}: {why}", point.label()));
+            let label = point.label();
+            progress.point_started(&label);
+            let o = measure_point(world, point, &sampler);
+            if matches!(&o, Outcome::Measured(m) if m.stop == StopReason::Interrupted) {
+                outcome.interrupted = true;
+                break;
+            }
+            match &o {
+                Outcome::Measured(_) => outcome.measured += 1,
+                Outcome::Skipped(_) => outcome.skipped += 1,
+                Outcome::Failed(_) => outcome.failed += 1,
+            }
+            outcome.points += 1;
+            let rows = outcome_rows(&meta, i as u32, point, "mpi_wtime", &o);
+            if let Some(all) = gather_bytes(world, serde_json::to_vec(&rows).expect("rows serialize")) {
+                let mut gathered: Vec<Row> = Vec::new();
+                for (r, bytes) in all.iter().enumerate() {
+                    match serde_json::from_slice::<Vec<Row>>(bytes) {
+                        Ok(rs) => gathered.extend(rs),
+                        Err(e) => failure = Some(format!("rank {r} sent unreadable rows: {e}")),
+                    }
+                }
+                if let Err(e) = sink.write_point(gathered) {
+                    failure = Some(e.to_string());
                 }
             }
+            progress.point_finished(&label, point_end(&o));
+            if any(world, failure.is_some()) {
+                return Err(Error::Mpi(
+                    failure.unwrap_or_else(|| "rank 0 could not write the archive; see its error".into()),
+                ));
+            }
         }
-        outcome.points += 1;
-        let rows = outcome_rows(&meta, i as u32, point, "mpi_wtime", &o);
-        if let Some(all) = gather_bytes(&world, serde_json::to_vec(&rows).expect("rows serialize")) {
-            let mut gathered: Vec<Row> = Vec::new();
-            for (r, bytes) in all.iter().enumerate() {
-                match serde_json::from_slice::<Vec<Row>>(bytes) {
-                    Ok(rs) => gathered.extend(rs),
-                    Err(e) => failure = Some(format!("rank {r} sent unreadable rows: {e}")),
+        // Device buffers: recorded as skipped, with the reason, when not possible
+        // (only rank 0's rows of this point are written, so only it needs `cuda`).
+        if !outcome.interrupted {
+            let device_reason = format!(
+                "device buffers: not measured; the MPI benchmarks pass host buffers only so far (GPU buffers would also need a CUDA-aware MPI, and the MPI library {})",
+                match self.cuda {
+                    Some(true) => "reports CUDA support",
+                    Some(false) => "reports no CUDA support (ompi_info: opal_built_with_cuda_support = false)",
+                    None => "could not be asked (no ompi_info)",
                 }
-            }
-            let w = writer.as_mut().expect("rank 0 has the writer");
-            if let Err(e) = w.write_point(gathered) {
-                failure = Some(e.to_string());
-            }
-            progress.inc(1);
+            );
+            let p = Point {
+                bench: self.cfg.benches[0].clone(),
+                op: "*".into(),
+                variant: Some("device buffers".into()),
+                ranks: Some(size),
+                ..Point::default()
+            };
+            let rows = outcome_rows(&meta, plan.len() as u32, &p, "none", &Outcome::Skipped(device_reason));
+            sink.write_point(rows)?;
+            outcome.points += 1;
+            outcome.skipped += 1;
         }
-        if any(&world, failure.is_some()) {
-            break;
-        }
+        Ok(outcome)
     }
-    // Device buffers: recorded as skipped, with the reason, when not possible
-    // (only rank 0's rows of this point are written, so only it needs `cuda`).
-    let device_reason = format!(
-        "device buffers: not measured; the MPI benchmarks pass host buffers only so far (GPU buffers would also need a CUDA-aware MPI, and the MPI library {})",
-        match cuda {
-            Some(true) => "reports CUDA support",
-            Some(false) => "reports no CUDA support (ompi_info: opal_built_with_cuda_support = false)",
-            None => "could not be asked (no ompi_info)",
-        }
-    );
-    if !outcome.interrupted && failure.is_none() {
-        let p = Point {
-            bench: cfg.benches[0].clone(),
-            op: "*".into(),
-            variant: Some("device buffers".into()),
-            ranks: Some(size),
-            ..Point::default()
-        };
-        let rows = outcome_rows(&meta, plan.len() as u32, &p, "none", &Outcome::Skipped(device_reason));
-        if let Some(w) = writer.as_mut() {
-            w.write_point(rows)?;
-        }
-        outcome.points += 1;
-        outcome.skipped += 1;
-    }
-    let Some(w) = writer else { return Ok(None) };
-    let (status, detail) = match (&failure, outcome.interrupted) {
-        (Some(f), _) => (RunStatus::Failed, Some(f.clone())),
-        (None, true) => (RunStatus::Interrupted, Some("interrupted by a signal; finished points are kept".into())),
-        (None, false) if outcome.failed > 0 => {
-            (RunStatus::Complete, Some(format!("{} point(s) failed validation", outcome.failed)))
-        }
-        _ => (RunStatus::Complete, None),
-    };
-    let run = w.finish(status, detail)?;
-    Ok(Some(RunResult { run, status, outcome }))
 }

@@ -7,8 +7,8 @@
 //! fails validation instead of reporting a fast time.
 
 use super::BenchConfig;
-use crate::import::bus_factor;
-use crate::rows::Point;
+use crate::vocab::accounting::bus_factor;
+use crate::vocab::rows::Point;
 
 /// The collectives benchbook runs, in order.
 pub const COLLECTIVES: [&str; 5] = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"];

@@ -244,7 +244,7 @@ pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>> {
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let dims: Vec<&str> = part.split(['x', 'X']).collect();
         let parse = |s: &str| {
-            crate::units::parse_size(s).ok().filter(|&v| v > 0).ok_or_else(|| {
+            crate::vocab::units::parse_size(s).ok().filter(|&v| v > 0).ok_or_else(|| {
                 Error::config("--shapes", format!("`{part}`: `{s}` is not a positive integer; write N or MxNxK"))
             })
         };

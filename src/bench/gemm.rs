@@ -6,25 +6,18 @@
 //! compulsory traffic (A and B read once, C written once), the denominator
 //! of a roofline's arithmetic intensity; `bytes_copied` does not apply.
 
-use super::{memory_check, try_alloc, BenchConfig, Benchmark, Outcome, Sampler};
-use crate::rows::Point;
+use rand::RngExt;
 
-/// Bytes per element of a GEMM dtype name.
-pub fn dtype_bytes(dtype: &str) -> Option<u64> {
-    match dtype {
-        "f64" | "fp64" => Some(8),
-        "f32" | "fp32" | "tf32" => Some(4),
-        "f16" | "fp16" | "bf16" => Some(2),
-        "fp8" | "e4m3" | "e5m2" => Some(1),
-        _ => None,
-    }
-}
+use super::dtype::{self, Dtype};
+use super::{memory_check, try_alloc, BenchConfig, Benchmark, Outcome, Sampler};
+use crate::vocab::accounting::gemm_flops;
+use crate::vocab::rows::Point;
 
 /// GEMM points: dtype × shape × threads.
 pub fn points(cfg: &BenchConfig) -> Vec<Point> {
     let mut out = Vec::new();
     for dtype in &cfg.gemm_dtypes {
-        let eb = dtype_bytes(dtype).unwrap_or(0);
+        let eb = Dtype::parse(dtype).map_or(0, Dtype::bytes);
         for &[m, n, k] in &cfg.gemm_shapes {
             for &t in &cfg.threads {
                 out.push(Point {
@@ -37,7 +30,7 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
                     k: Some(k),
                     threads: Some(t),
                     bytes_moved: Some(eb * (m * k + k * n + m * n)),
-                    flops: Some(2.0 * m as f64 * n as f64 * k as f64),
+                    flops: Some(gemm_flops(m, n, k)),
                     ..Point::default()
                 });
             }
@@ -46,34 +39,13 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
     out
 }
 
-/// A small deterministic normal generator (xorshift64* + Box–Muller), so
-/// inputs are reproducible without pulling in an RNG crate.
-pub(crate) struct Normal(u64);
-
-impl Normal {
-    pub fn new(seed: u64) -> Self {
-        Normal(seed.max(1))
-    }
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    pub fn sample(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-}
-
 trait Elem: Copy + Default + 'static + Send + Sync {
     fn from_f64(v: f64) -> Self;
     fn to_f64(self) -> f64;
     const ONE: Self;
     const ZERO: Self;
-    /// Relative tolerance of a k-long dot product against an f64 reference.
-    const EPS: f64;
+    /// The element type, for its tolerance ([`dtype::host_dot_tolerance`]).
+    const DTYPE: Dtype;
 }
 impl Elem for f32 {
     fn from_f64(v: f64) -> Self {
@@ -84,7 +56,7 @@ impl Elem for f32 {
     }
     const ONE: Self = 1.0;
     const ZERO: Self = 0.0;
-    const EPS: f64 = 1e-5;
+    const DTYPE: Dtype = Dtype::F32;
 }
 impl Elem for f64 {
     fn from_f64(v: f64) -> Self {
@@ -95,14 +67,14 @@ impl Elem for f64 {
     }
     const ONE: Self = 1.0;
     const ZERO: Self = 0.0;
-    const EPS: f64 = 1e-13;
+    const DTYPE: Dtype = Dtype::F64;
 }
 
 fn run_typed<T: Elem>(m: usize, n: usize, k: usize, threads: usize, sampler: &Sampler) -> Outcome {
-    let mut rng = Normal::new(0x5eed ^ (m * 31 + n * 17 + k) as u64);
+    let mut rng = dtype::seeded_rng(0x5eed ^ (m * 31 + n * 17 + k) as u64);
     let mut fill = |len: usize| -> Result<Vec<T>, String> {
         let mut v = try_alloc(len, T::ZERO)?;
-        v.iter_mut().for_each(|x| *x = T::from_f64(rng.sample()));
+        v.iter_mut().for_each(|x| *x = T::from_f64(dtype::normal(&mut rng)));
         Ok(v)
     };
     let (a, b) = match (fill(m * k), fill(k * n)) {
@@ -147,10 +119,11 @@ fn run_typed<T: Elem>(m: usize, n: usize, k: usize, threads: usize, sampler: &Sa
     };
     let result = sampler.measure(&mut timed);
     // Validate a few entries against an f64 dot product.
-    let mut pick = Normal::new(7);
+    let mut pick = dtype::seeded_rng(7);
+    let tolerance = dtype::host_dot_tolerance(T::DTYPE);
     for _ in 0..8 {
-        let i = (pick.uniform() * m as f64) as usize % m;
-        let j = (pick.uniform() * n as f64) as usize % n;
+        let i = pick.random_range(0..m);
+        let j = pick.random_range(0..n);
         let (mut exact, mut scale) = (0.0f64, 0.0f64);
         for p in 0..k {
             let prod = a[i + p * m].to_f64() * b[p + j * k].to_f64();
@@ -158,7 +131,7 @@ fn run_typed<T: Elem>(m: usize, n: usize, k: usize, threads: usize, sampler: &Sa
             scale += prod.abs();
         }
         let got = c[i + j * m].to_f64();
-        if (got - exact).abs() > T::EPS * scale * (k as f64).sqrt() + 1e-30 {
+        if (got - exact).abs() > tolerance * scale * (k as f64).sqrt() + 1e-30 {
             return Outcome::Failed(format!("C[{i},{j}] = {got}, expected {exact}"));
         }
     }
@@ -185,16 +158,17 @@ impl Benchmark for CpuGemm {
         let (Some(m), Some(n), Some(k), Some(t)) = (p.m, p.n, p.k, p.threads) else {
             return Outcome::Failed("gemm point without m, n, k or threads".into());
         };
-        let dtype = p.dtype.as_deref().unwrap_or("f32");
-        let eb = dtype_bytes(dtype).unwrap_or(8);
+        let name = p.dtype.as_deref().unwrap_or("f32");
+        let parsed = Dtype::parse(name).ok();
+        let eb = parsed.map_or(8, Dtype::bytes);
         if let Some(why) = memory_check(eb * (m * k + k * n + m * n)) {
             return Outcome::Skipped(why);
         }
         let (m, n, k, t) = (m as usize, n as usize, k as usize, t as usize);
-        match dtype {
-            "f32" => run_typed::<f32>(m, n, k, t, sampler),
-            "f64" => run_typed::<f64>(m, n, k, t, sampler),
-            other => Outcome::Skipped(format!("the CPU backend has no {other} GEMM")),
+        match parsed {
+            Some(Dtype::F32) => run_typed::<f32>(m, n, k, t, sampler),
+            Some(Dtype::F64) => run_typed::<f64>(m, n, k, t, sampler),
+            _ => Outcome::Skipped(format!("the CPU backend has no {name} GEMM")),
         }
     }
 }
@@ -213,15 +187,5 @@ mod tests {
         assert_eq!(p.flops, Some(2.0 * 16384.0 * 8192.0 * 1280.0));
         assert_eq!(p.bytes_moved, Some(4 * (16384 * 1280 + 1280 * 8192 + 16384 * 8192)));
         assert_eq!(p.bytes_copied, None);
-    }
-
-    #[test]
-    fn normal_generator_is_roughly_standard() {
-        let mut g = Normal::new(42);
-        let xs: Vec<f64> = (0..20000).map(|_| g.sample()).collect();
-        let m = crate::analysis::stats::mean(&xs);
-        let s = crate::analysis::stats::std_dev(&xs);
-        assert!(m.abs() < 0.05, "mean {m}");
-        assert!((s - 1.0).abs() < 0.05, "std {s}");
     }
 }

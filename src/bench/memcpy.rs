@@ -13,7 +13,7 @@ use super::{memory_check, AlignedBuf, BenchConfig, Benchmark, Outcome, Sampler, 
 /// The destination starts this many bytes past a page boundary; the source
 /// starts on one. Recorded in `docs/schema.md` and the report's methodology.
 pub const DST_OFFSET_BYTES: usize = 2048;
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 /// The memcpy points for a size × thread sweep (shared with future backends).
 pub fn points(cfg: &BenchConfig) -> Vec<Point> {

@@ -6,6 +6,7 @@
 
 pub mod collective;
 pub mod config;
+pub mod dtype;
 pub mod gemm;
 pub mod gpu;
 pub mod memcpy;
@@ -15,11 +16,12 @@ pub mod sampler;
 pub mod stream;
 pub mod team;
 
+pub use crate::vocab::rows::{RowSink, RunOutcome};
 pub use config::{BenchConfig, Preset};
-pub use runner::{run_benchmarks, RowMeta, RowSink, RunOutcome};
+pub use runner::{run_benchmarks, RowMeta};
 pub use sampler::{Measurement, Sampler, StopReason, StopRule};
 
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 /// The result of measuring one point.
 #[derive(Debug)]
@@ -56,7 +58,10 @@ unsafe impl<T> Sync for SharedPtr<T> {}
 pub(crate) fn try_alloc<T: Clone>(len: usize, value: T) -> Result<Vec<T>, String> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|e| {
-        format!("could not allocate {}: {e}", crate::units::format_bytes((len * std::mem::size_of::<T>()) as u64))
+        format!(
+            "could not allocate {}: {e}",
+            crate::vocab::units::format_bytes((len * std::mem::size_of::<T>()) as u64)
+        )
     })?;
     v.resize(len, value);
     Ok(v)
@@ -104,8 +109,8 @@ pub(crate) fn memory_check(bytes: u64) -> Option<String> {
     if bytes as f64 > 0.9 * avail as f64 {
         Some(format!(
             "needs {} of buffers, only {} of memory is available",
-            crate::units::format_bytes(bytes),
-            crate::units::format_bytes(avail)
+            crate::vocab::units::format_bytes(bytes),
+            crate::vocab::units::format_bytes(avail)
         ))
     } else {
         None

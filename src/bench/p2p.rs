@@ -7,7 +7,7 @@
 //!   seconds / iterations is the one-way latency (half a round trip).
 
 use super::BenchConfig;
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 /// p2p points for the pairs (0, peer) for every other rank.
 pub fn points(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {

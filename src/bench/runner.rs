@@ -3,17 +3,11 @@
 //! them durable before the next point starts, which is the whole of
 //! benchbook's "nothing lost when a run is interrupted" promise.
 
-use indicatif::ProgressBar;
-
 use super::sampler::{interrupt_requested, StopReason};
 use super::{BenchConfig, Benchmark, Outcome, Sampler};
 use crate::error::Result;
-use crate::rows::{Point, Row, Status};
-
-/// Where the rows of a run go: called once per finished point.
-pub trait RowSink {
-    fn write_point(&mut self, rows: Vec<Row>) -> Result<()>;
-}
+use crate::vocab::progress::{PointEnd, Progress};
+use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 
 /// The columns every row of one backend/device shares.
 #[derive(Debug, Clone)]
@@ -23,26 +17,6 @@ pub struct RowMeta {
     pub device: String,
     pub host: String,
     pub rank: u32,
-}
-
-/// Counts after a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct RunOutcome {
-    pub points: u32,
-    pub measured: u32,
-    pub skipped: u32,
-    pub failed: u32,
-    pub interrupted: bool,
-}
-
-impl RunOutcome {
-    pub fn add(&mut self, o: RunOutcome) {
-        self.points += o.points;
-        self.measured += o.measured;
-        self.skipped += o.skipped;
-        self.failed += o.failed;
-        self.interrupted |= o.interrupted;
-    }
 }
 
 /// The rows of one point's outcome.
@@ -61,6 +35,7 @@ pub fn outcome_rows(meta: &RowMeta, index: u32, point: &Point, timer: &str, outc
         timer: None,
         status,
         note,
+        stop: None,
         source: "native".into(),
     };
     match outcome {
@@ -74,6 +49,7 @@ pub fn outcome_rows(meta: &RowMeta, index: u32, point: &Point, timer: &str, outc
                     iterations: Some(s.iterations),
                     seconds: Some(s.seconds),
                     timer: Some(timer.to_string()),
+                    stop: Some(m.stop),
                     ..base(Status::Measured, Some(note.clone()))
                 })
                 .collect()
@@ -91,19 +67,20 @@ pub fn run_benchmarks(
     meta: &RowMeta,
     first_point: u32,
     sink: &mut dyn RowSink,
-    progress: &ProgressBar,
+    progress: &dyn Progress,
 ) -> Result<RunOutcome> {
     let sampler = Sampler::new(cfg.stop.clone());
     let plan: Vec<(usize, Point)> =
         benches.iter().enumerate().flat_map(|(i, b)| b.points(cfg).into_iter().map(move |p| (i, p))).collect();
-    progress.set_length(progress.length().unwrap_or(0) + plan.len() as u64);
+    progress.planned(plan.len() as u64);
     let mut out = RunOutcome::default();
     for (bench_index, point) in plan {
         if interrupt_requested() {
             out.interrupted = true;
             break;
         }
-        progress.set_message(point.label());
+        let label = point.label();
+        progress.point_started(&label);
         let bench = &mut benches[bench_index];
         let outcome = bench.run(&point, &sampler);
         match &outcome {
@@ -113,19 +90,22 @@ pub fn run_benchmarks(
                 break;
             }
             Outcome::Measured(_) => out.measured += 1,
-            Outcome::Skipped(why) => {
-                out.skipped += 1;
-                progress.println(format!("skipped {}: {why}", point.label()));
-            }
-            Outcome::Failed(why) => {
-                out.failed += 1;
-                progress.println(format!("FAILED {}: {why}", point.label()));
-            }
+            Outcome::Skipped(_) => out.skipped += 1,
+            Outcome::Failed(_) => out.failed += 1,
         }
         let rows = outcome_rows(meta, first_point + out.points, &point, bench.timer(), &outcome);
         out.points += 1;
         sink.write_point(rows)?;
-        progress.inc(1);
+        progress.point_finished(&label, point_end(&outcome));
     }
     Ok(out)
+}
+
+/// The progress event for an outcome.
+pub fn point_end(outcome: &Outcome) -> PointEnd<'_> {
+    match outcome {
+        Outcome::Measured(_) => PointEnd::Measured,
+        Outcome::Skipped(why) => PointEnd::Skipped(why),
+        Outcome::Failed(why) => PointEnd::Failed(why),
+    }
 }

@@ -7,9 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
-use crate::analysis::stats::rel_std_dev;
+use crate::vocab::stats::rel_std_dev;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -23,65 +21,8 @@ pub fn interrupt_requested() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// When to stop sampling a point. Defaults follow nvbench: stop when the
-/// relative standard deviation is under 0.5 % and at least 0.5 s was measured.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct StopRule {
-    /// Untimed warm-up per point, in seconds.
-    pub warmup_seconds: f64,
-    /// Never stop before this many samples.
-    pub min_samples: usize,
-    /// Never stop (on noise) before this many seconds were measured.
-    pub min_seconds: f64,
-    /// Always stop after this many wall seconds on one point.
-    pub max_seconds: f64,
-    /// Stop once rel. std. dev. of the per-operation times is at most this.
-    pub target_rsd: f64,
-    /// Batch enough operations that one sample lasts about this long.
-    pub sample_seconds: f64,
-    /// Hard cap on samples per point.
-    pub max_samples: usize,
-}
-
-impl Default for StopRule {
-    fn default() -> Self {
-        StopRule {
-            warmup_seconds: 0.2,
-            min_samples: 10,
-            min_seconds: 0.5,
-            max_seconds: 5.0,
-            target_rsd: 0.005,
-            sample_seconds: 0.001,
-            max_samples: 10_000,
-        }
-    }
-}
-
-impl StopRule {
-    /// Human-readable one-liner for reports and `--help`.
-    pub fn describe(&self) -> String {
-        format!(
-            "warm-up {:.2} s; then samples of ≥ {:.1} ms each until the relative standard deviation is ≤ {:.2} % \
-             with ≥ {} samples and ≥ {:.2} s measured, or {:.1} s have passed",
-            self.warmup_seconds,
-            self.sample_seconds * 1e3,
-            self.target_rsd * 100.0,
-            self.min_samples,
-            self.min_seconds,
-            self.max_seconds
-        )
-    }
-}
-
-/// Why sampling of a point stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    Converged,
-    MaxTime,
-    MaxSamples,
-    Interrupted,
-}
+pub use crate::vocab::facts::StopRule;
+pub use crate::vocab::kinds::StopReason;
 
 /// One timed sample.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,13 +43,7 @@ pub struct Measurement {
 impl Measurement {
     /// The note stored with every row of the point.
     pub fn note(&self) -> String {
-        let why = match self.stop {
-            StopReason::Converged => "converged",
-            StopReason::MaxTime => "stopped at max time",
-            StopReason::MaxSamples => "stopped at max samples",
-            StopReason::Interrupted => "interrupted",
-        };
-        format!("{why}; rsd {:.3} %", self.rsd * 100.0)
+        format!("{}; rsd {:.3} %", self.stop.words(), self.rsd * 100.0)
     }
 }
 

@@ -9,12 +9,12 @@ use std::hint::black_box;
 
 use super::team::{chunk, with_team};
 use super::{memory_check, AlignedBuf, BenchConfig, Benchmark, Outcome, Sampler, SharedPtr};
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 /// The scalar of Scale and Triad, as in BabelStream.
 pub const SCALAR: f64 = 0.4;
 /// Kernels and their BabelStream byte weights (arrays touched per element).
-pub const KERNELS: [(&str, u64); 4] = [("copy", 2), ("scale", 2), ("add", 3), ("triad", 3)];
+pub use crate::vocab::accounting::STREAM_KERNELS as KERNELS;
 
 /// The stream points: array size × kernel × threads.
 pub fn points(cfg: &BenchConfig) -> Vec<Point> {

@@ -9,7 +9,7 @@
 //! against the printed array size.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 pub struct BabelStream;
 pub struct BabelStreamCsv;

@@ -22,12 +22,13 @@ pub mod seed_json;
 
 use std::path::{Path, PathBuf};
 
-use crate::archive::manifest::{BackendInfo, Manifest};
-use crate::archive::{Archive, RunDir, RunStatus};
-use crate::backend::Probe;
-use crate::bench::RowSink;
 use crate::error::{Error, Result};
-use crate::rows::{Point, Row, Status};
+use crate::vocab::facts::{BackendInfo, Probe};
+use crate::vocab::progress::{PointEnd, Progress};
+use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
+use crate::vocab::source::{Source, SourceInfo};
+
+pub use crate::vocab::accounting::bus_factor;
 
 /// One measurement read from a tool's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,20 +178,6 @@ pub(crate) fn dtype(name: &str) -> String {
     }
 }
 
-/// nccl-tests' bus-bandwidth factor for a collective over `ranks`.
-pub fn bus_factor(op: &str, ranks: u32) -> Option<f64> {
-    let n = ranks as f64;
-    if ranks == 0 {
-        return None;
-    }
-    match op {
-        "all_reduce" => Some(2.0 * (n - 1.0) / n),
-        "all_gather" | "reduce_scatter" | "all_to_all" | "alltoall" => Some((n - 1.0) / n),
-        "broadcast" | "reduce" | "sendrecv" | "send_recv" | "hypercube" => Some(1.0),
-        _ => None,
-    }
-}
-
 /// A record for a point with a time per operation.
 pub(crate) fn record(params: Point, seconds_per_op: f64, line: usize, note: impl Into<String>) -> Record {
     Record {
@@ -205,83 +192,121 @@ pub(crate) fn record(params: Point, seconds_per_op: f64, line: usize, note: impl
     }
 }
 
-/// Import `files` into `archive` as one run. Every file is parsed before
-/// anything is written: a file that fails leaves the archive untouched.
-pub fn import_files(
-    archive: &Archive,
-    files: &[PathBuf],
-    tool: Option<&str>,
-    label: Option<&str>,
-) -> Result<(RunDir, Vec<Parsed>)> {
-    let mut parsed = Vec::new();
-    let mut originals = Vec::new();
-    for path in files {
-        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8_lossy(&data);
-        parsed.push(parse(path, &text, tool)?);
-        originals.push(data);
+/// Other tools' output files as the source of one run. [`Source::describe`]
+/// parses every file before the run exists, so a file that fails leaves the
+/// archive untouched.
+pub struct ImportSource {
+    files: Vec<PathBuf>,
+    tool: Option<String>,
+    parsed: Vec<Parsed>,
+    originals: Vec<Vec<u8>>,
+}
+
+impl ImportSource {
+    pub fn new(files: Vec<PathBuf>, tool: Option<String>) -> Self {
+        ImportSource { files, tool, parsed: Vec::new(), originals: Vec::new() }
     }
-    let tools: Vec<String> = {
-        let mut t: Vec<String> = parsed.iter().map(|p| p.tool.clone()).collect();
+
+    /// What each file held (after the run was recorded).
+    pub fn into_parsed(self) -> Vec<Parsed> {
+        self.parsed
+    }
+
+    fn tools(&self) -> Vec<String> {
+        let mut t: Vec<String> = self.parsed.iter().map(|p| p.tool.clone()).collect();
         t.dedup();
         t
-    };
-    let run_id = crate::archive::manifest::new_run_id(label.unwrap_or(&format!("import-{}", tools.join("-"))));
-    let config = serde_json::json!({
-        "import": parsed.iter().zip(files).map(|(p, f)| serde_json::json!({
-            "file": f.display().to_string(),
-            "tool": p.tool,
-            "tool_version": p.tool_version,
-            "command": p.command,
-            "records": p.records.len(),
-            "warnings": p.warnings,
-        })).collect::<Vec<_>>(),
-    });
-    let backends = parsed
-        .iter()
-        .map(|p| BackendInfo {
-            name: p.backend.clone(),
-            probe: Probe::Unavailable { reason: format!("imported from {} output, not measured by benchbook", p.tool) },
-            facts: None,
-        })
-        .collect();
-    let mut manifest = Manifest::begin(&run_id, &format!("import:{}", tools.join(",")), config, backends);
-    manifest.label = label.map(String::from);
-    let mut writer = archive.create_run(manifest)?;
-    let mut point = 0u32;
-    let mut rows = Vec::new();
-    for (i, (p, path)) in parsed.iter().zip(files).enumerate() {
-        let base = path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
-        let stored = format!("source-{}-{}", i + 1, sanitize(base));
-        writer.add_file(&stored, &originals[i])?;
-        for r in &p.records {
-            let iterations = r.iterations.unwrap_or(1).max(1);
-            rows.push(Row {
-                run_id: run_id.clone(),
-                backend: p.backend.clone(),
-                device: r.device.clone().unwrap_or_else(|| "unknown".into()),
-                host: r.host.clone().unwrap_or_else(|| "unknown".into()),
-                rank: 0,
-                point,
-                params: r.params.clone(),
-                sample: (r.status == Status::Measured).then_some(0),
-                iterations: (r.status == Status::Measured).then_some(iterations),
-                seconds: (r.status == Status::Measured).then_some(r.seconds_per_op * iterations as f64),
-                timer: Some(p.tool.clone()),
-                status: r.status,
-                note: Some(format!("{} (line {})", r.note, r.line)),
-                source: format!("import:{}:{}", p.tool, stored),
-            });
-            point += 1;
-        }
     }
-    writer.write_point(rows)?;
-    let warnings: Vec<String> = parsed.iter().flat_map(|p| p.warnings.iter().cloned()).collect();
-    let dir = writer.finish(
-        RunStatus::Complete,
-        (!warnings.is_empty()).then(|| format!("{} warning(s) while importing", warnings.len())),
-    )?;
-    Ok((dir, parsed))
+}
+
+impl Source for ImportSource {
+    fn describe(&mut self) -> Result<SourceInfo> {
+        self.parsed.clear();
+        self.originals.clear();
+        for path in &self.files {
+            let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+            let text = String::from_utf8_lossy(&data);
+            self.parsed.push(parse(path, &text, self.tool.as_deref())?);
+            self.originals.push(data);
+        }
+        let tools = self.tools();
+        let config = serde_json::json!({
+            "import": self.parsed.iter().zip(&self.files).map(|(p, f)| serde_json::json!({
+                "file": f.display().to_string(),
+                "tool": p.tool,
+                "tool_version": p.tool_version,
+                "command": p.command,
+                "records": p.records.len(),
+                "warnings": p.warnings,
+            })).collect::<Vec<_>>(),
+        });
+        let backends = self
+            .parsed
+            .iter()
+            .map(|p| BackendInfo {
+                name: p.backend.clone(),
+                probe: Probe::Unavailable {
+                    reason: format!("imported from {} output, not measured by benchbook", p.tool),
+                },
+                facts: None,
+            })
+            .collect();
+        Ok(SourceInfo {
+            kind: format!("import:{}", tools.join(",")),
+            config,
+            backends,
+            default_label: format!("import-{}", tools.join("-")),
+        })
+    }
+
+    fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
+        let mut outcome = RunOutcome::default();
+        let mut rows = Vec::new();
+        progress.planned(self.parsed.iter().map(|p| p.records.len() as u64).sum());
+        for (i, (p, path)) in self.parsed.iter().zip(&self.files).enumerate() {
+            let base = path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
+            let stored = format!("source-{}-{}", i + 1, sanitize(base));
+            sink.add_file(&stored, &self.originals[i])?;
+            for r in &p.records {
+                let iterations = r.iterations.unwrap_or(1).max(1);
+                let measured = r.status == Status::Measured;
+                rows.push(Row {
+                    run_id: run_id.into(),
+                    backend: p.backend.clone(),
+                    device: r.device.clone().unwrap_or_else(|| "unknown".into()),
+                    host: r.host.clone().unwrap_or_else(|| "unknown".into()),
+                    rank: 0,
+                    point: outcome.points,
+                    params: r.params.clone(),
+                    sample: measured.then_some(0),
+                    iterations: measured.then_some(iterations),
+                    seconds: measured.then_some(r.seconds_per_op * iterations as f64),
+                    timer: Some(p.tool.clone()),
+                    status: r.status,
+                    note: Some(format!("{} (line {})", r.note, r.line)),
+                    stop: None,
+                    source: format!("import:{}:{}", p.tool, stored),
+                });
+                outcome.count(r.status);
+                let label = r.params.label();
+                progress.point_finished(
+                    &label,
+                    match r.status {
+                        Status::Measured => PointEnd::Measured,
+                        Status::Skipped => PointEnd::Skipped(&r.note),
+                        Status::Failed => PointEnd::Failed(&r.note),
+                    },
+                );
+            }
+        }
+        sink.write_point(rows)?;
+        Ok(outcome)
+    }
+
+    fn completion_note(&self) -> Option<String> {
+        let warnings: usize = self.parsed.iter().map(|p| p.warnings.len()).sum();
+        (warnings > 0).then(|| format!("{warnings} warning(s) while importing"))
+    }
 }
 
 fn sanitize(name: &str) -> String {
@@ -297,13 +322,5 @@ mod tests {
         assert_eq!(strip_tag("[1,0]<stdout>:#  size"), "#  size");
         assert_eq!(strip_tag("[1,0]<stderr>: x"), " x");
         assert_eq!(strip_tag("[not a tag] text"), "[not a tag] text");
-    }
-
-    #[test]
-    fn bus_factors_match_nccl_tests() {
-        assert_eq!(bus_factor("all_reduce", 8), Some(1.75));
-        assert_eq!(bus_factor("all_gather", 4), Some(0.75));
-        assert_eq!(bus_factor("broadcast", 8), Some(1.0));
-        assert_eq!(bus_factor("all_reduce", 0), None);
     }
 }

@@ -10,7 +10,7 @@
 //! is checked against the rows.
 
 use super::{bus_factor, dtype, last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
-use crate::rows::{Point, Status};
+use crate::vocab::rows::{Point, Status};
 
 pub struct NcclTests;
 

@@ -10,7 +10,7 @@
 //! cells.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 pub struct Nvbandwidth;
 pub struct NvbandwidthJson;

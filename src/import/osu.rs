@@ -8,7 +8,7 @@
 //! carry no `bw_factor`: OSU does not print the rank count.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 pub struct Osu;
 

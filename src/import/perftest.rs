@@ -9,7 +9,7 @@
 //! `t_typical` (the median, used as the time) and min/max/avg in µs.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 pub struct Perftest;
 

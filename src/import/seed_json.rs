@@ -9,7 +9,7 @@
 //! which become `gemm` rows with FLOPs = 2·m·n·k.
 
 use super::{record, Format, ParseError, Parsed};
-use crate::rows::Point;
+use crate::vocab::rows::Point;
 
 pub struct SeedJson;
 

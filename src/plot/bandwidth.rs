@@ -9,7 +9,7 @@ use super::{plot_err, pow10_ticks, pow2_ticks, COLORS, FONT, SIZE};
 /// Width of the legend column, pixels.
 const LEGEND_WIDTH: u32 = 250;
 use crate::error::Result;
-use crate::units::{format_bytes, format_sig3};
+use crate::vocab::units::{format_bytes, format_sig3};
 
 /// One series: (size in bytes, rate) points.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use super::{plot_err, COLORS, FONT};
 use crate::error::Result;
-use crate::units::format_sig3;
+use crate::vocab::units::format_sig3;
 
 pub struct BarChart {
     pub name: String,

@@ -186,7 +186,7 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
             .filter_map(|p| {
                 let by = match p.threads {
                     Some(t) => format!("{t}T"),
-                    None => crate::rows::short_device(&p.device).to_string(),
+                    None => crate::vocab::rows::short_device(&p.device).to_string(),
                 };
                 Some((format!("{} {}×{}×{} {by}", p.dtype.as_deref()?, p.m?, p.n?, p.k?), p.gflops? / per))
             })

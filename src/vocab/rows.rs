@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::vocab::kinds::StopReason;
+
 /// Whether a row holds a measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -81,7 +83,7 @@ impl Point {
         if let (Some(m), Some(n), Some(k)) = (self.m, self.n, self.k) {
             s += &format!(" {m}×{n}×{k}");
         } else if let Some(b) = self.size_bytes {
-            s += &format!(" {}", crate::units::format_bytes(b));
+            s += &format!(" {}", crate::vocab::units::format_bytes(b));
         }
         if let Some(t) = self.threads {
             s += &format!(" {t}T");
@@ -123,16 +125,93 @@ pub struct Row {
     pub timer: Option<String>,
     pub status: Status,
     pub note: Option<String>,
+    /// Why sampling stopped (measured native rows; schema v3).
+    #[serde(default)]
+    pub stop: Option<StopReason>,
     /// `native`, or `import:<tool>:<file>`.
     pub source: String,
 }
 
 impl Row {
+    /// A row with every column empty: for builders and readers that fill
+    /// it in column by column.
+    pub fn blank() -> Row {
+        Row {
+            run_id: String::new(),
+            backend: String::new(),
+            device: String::new(),
+            host: String::new(),
+            rank: 0,
+            point: 0,
+            params: Point::default(),
+            sample: None,
+            iterations: None,
+            seconds: None,
+            timer: None,
+            status: Status::Measured,
+            note: None,
+            stop: None,
+            source: String::new(),
+        }
+    }
+
     /// Seconds per operation for a measured row.
     pub fn seconds_per_op(&self) -> Option<f64> {
         match (self.seconds, self.iterations) {
             (Some(s), Some(i)) if i > 0 => Some(s / i as f64),
             _ => None,
+        }
+    }
+}
+
+/// Where the rows of a run go: called once per finished point, so that an
+/// interrupted run keeps every point that finished.
+pub trait RowSink {
+    fn write_point(&mut self, rows: Vec<Row>) -> crate::error::Result<()>;
+    /// Keep a file with the run (an imported log, a command's output).
+    fn add_file(&mut self, name: &str, data: &[u8]) -> crate::error::Result<()>;
+}
+
+/// A sink that keeps nothing: MPI ranks other than 0 measure, and rank 0
+/// writes the rows they send it.
+#[derive(Debug, Default)]
+pub struct NullSink;
+
+impl RowSink for NullSink {
+    fn write_point(&mut self, _rows: Vec<Row>) -> crate::error::Result<()> {
+        Ok(())
+    }
+    fn add_file(&mut self, _name: &str, _data: &[u8]) -> crate::error::Result<()> {
+        Ok(())
+    }
+}
+
+/// Counts after a run, whatever produced its rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RunOutcome {
+    pub points: u32,
+    pub measured: u32,
+    pub skipped: u32,
+    pub failed: u32,
+    pub interrupted: bool,
+}
+
+impl RunOutcome {
+    pub fn add(&mut self, o: RunOutcome) {
+        self.points += o.points;
+        self.measured += o.measured;
+        self.skipped += o.skipped;
+        self.failed += o.failed;
+        self.interrupted |= o.interrupted;
+    }
+
+    /// Count one point's status.
+    pub fn count(&mut self, status: Status) {
+        self.points += 1;
+        match status {
+            Status::Measured => self.measured += 1,
+            Status::Skipped => self.skipped += 1,
+            Status::Failed => self.failed += 1,
         }
     }
 }

@@ -4,6 +4,12 @@
 //! prints. Quantiles interpolate linearly between order statistics (type 7,
 //! as numpy's and polars' "linear"), so p50 is the median.
 
+/// The one seeded random number generator (resampling, test data, GEMM
+/// inputs): the same seed gives the same stream on every machine.
+pub fn seeded_rng(seed: u64) -> rand::rngs::StdRng {
+    <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed)
+}
+
 /// Summary of one point's samples (each value is seconds per operation).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Summary {

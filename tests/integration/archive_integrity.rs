@@ -108,3 +108,26 @@ fn run_ids_resolve_by_prefix_and_latest() {
     let e = archive.resolve("nope").unwrap_err().to_string();
     assert!(e.contains("benchbook list"), "{e}");
 }
+
+#[test]
+fn a_v2_archive_reads_through_the_migration_with_its_stop_reasons() {
+    // The committed quick run was written with schema v2, before `stop`
+    // had a column; the migration reads it back from each note.
+    let archive = Archive::new(concat!(env!("CARGO_MANIFEST_DIR"), "/data"));
+    let run = archive.resolve("quick").unwrap();
+    assert_eq!(schema::check_version(&run.results_path()).unwrap(), 2);
+    let rows = run.rows().unwrap();
+    let measured: Vec<&Row> = rows.iter().filter(|r| r.status == Status::Measured).collect();
+    assert!(!measured.is_empty());
+    for r in &measured {
+        let want = benchbook::vocab::kinds::StopReason::from_note(r.note.as_deref().unwrap());
+        assert!(want.is_some(), "a native note starts with its stop reason: {:?}", r.note);
+        assert_eq!(r.stop, want);
+    }
+    assert!(rows.iter().filter(|r| r.status != Status::Measured).all(|r| r.stop.is_none()));
+    // A fresh run is written as v3 with the column filled in.
+    let tmp = tempfile::tempdir().unwrap();
+    let fresh = common::tiny_run(&Archive::new(tmp.path()), None);
+    assert_eq!(schema::check_version(&fresh.run.results_path()).unwrap(), schema::SCHEMA_VERSION);
+    assert!(fresh.run.rows().unwrap().iter().filter(|r| r.status == Status::Measured).all(|r| r.stop.is_some()));
+}

@@ -59,7 +59,7 @@ fn gpu_benchmarks_are_measured_or_skipped_with_the_reason() {
     cfg.memcpy_sizes = vec![1 << 20];
     cfg.gpu_gemm_shapes = vec![[256, 256, 256]];
     cfg.gpu_gemm_dtypes = vec!["f32".into(), "bf16".into()];
-    let r = run(&archive, &cfg, Some("gpu"), &indicatif::ProgressBar::hidden())
+    let r = run(&archive, &cfg, Some("gpu"), &benchbook::vocab::progress::Silent)
         .expect("a run without a GPU still completes");
     assert_eq!(r.status, RunStatus::Complete);
     let rows = r.run.rows().unwrap();

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use benchbook::import::{self, Parsed};
 use benchbook::prelude::*;
+use benchbook::vocab::progress::Silent;
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> PathBuf {
@@ -192,7 +193,7 @@ fn nothing_is_written_when_any_file_fails() {
     let bad = tmp.path().join("bad.txt");
     std::fs::write(&bad, "not a benchmark log\n").unwrap();
     let archive = Archive::new(tmp.path().join("archive"));
-    let e = import::import_files(&archive, &[fixture("osu_bw.txt"), bad], None, None).unwrap_err();
+    let e = benchbook::session::import(&archive, &[fixture("osu_bw.txt"), bad], None, None, &Silent).unwrap_err();
     assert!(e.to_string().contains("bad.txt"), "{e}");
     assert!(archive.runs().unwrap().is_empty(), "a run was written");
 }
@@ -202,7 +203,8 @@ fn an_imported_run_keeps_its_source_verifies_and_reports() {
     let tmp = tempfile::tempdir().unwrap();
     let archive = Archive::new(tmp.path());
     let files = [fixture("nccl_all_reduce_new.txt"), fixture("ib_write_bw_gbits.txt")];
-    let (run, parsed) = import::import_files(&archive, &files, None, Some("imported")).unwrap();
+    let (result, parsed) = benchbook::session::import(&archive, &files, None, Some("imported"), &Silent).unwrap();
+    let run = result.run;
     assert_eq!(parsed.len(), 2);
     let m = run.manifest().unwrap();
     assert_eq!(m.source, "import:nccl-tests,perftest");

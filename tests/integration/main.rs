@@ -7,6 +7,7 @@
 
 mod common;
 
+mod architecture;
 mod archive_integrity;
 mod backends;
 mod cli;

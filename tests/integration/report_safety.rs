@@ -16,7 +16,7 @@ fn hostile_report() -> (tempfile::TempDir, std::path::PathBuf) {
     let archive = Archive::new(tmp.path());
     let mut cfg = common::tiny_config();
     cfg.benches = vec!["memcpy".into()];
-    let r = run(&archive, &cfg, Some(HOSTILE), &indicatif::ProgressBar::hidden()).unwrap();
+    let r = run(&archive, &cfg, Some(HOSTILE), &benchbook::vocab::progress::Silent).unwrap();
     let out = tmp.path().join("report");
     let opts = ReportOptions::default();
     let rep = report::build(&r.run, &archive.root, &opts).unwrap();

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::*;
+use crate::bench::dtype::{self, Dtype};
 
 #[derive(Default)]
 pub struct Emulated {
@@ -54,16 +55,10 @@ impl Emulated {
     }
 
     fn gemm(&mut self, plan: usize, a: DevBuf, b: DevBuf, c: DevBuf) -> Result<(), String> {
-        let (dtype, m, n, k) = self.plans[plan].clone();
+        let (name, m, n, k) = self.plans[plan].clone();
+        let dt = Dtype::parse(&name).map_err(|e| e.to_string())?;
         let (m, n, k) = (m as usize, n as usize, k as usize);
-        let dec = |bytes: &[u8], i: usize| -> f32 {
-            match dtype.as_str() {
-                "f16" => half::f16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]).to_f32(),
-                "bf16" => half::bf16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]).to_f32(),
-                "fp8" => e4m3_to_f32(bytes[i]),
-                _ => f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()),
-            }
-        };
+        let dec = |bytes: &[u8], i: usize| dtype::decode(dt, bytes, i) as f32;
         let (av, bv) = (self.buf(a)?.clone(), self.buf(b)?.clone());
         let mut out = vec![0f32; m * n];
         for i in 0..m {
@@ -72,11 +67,7 @@ impl Emulated {
                 out[at] = (0..k).map(|l| dec(&av, i * k + l) * dec(&bv, j * k + l)).sum();
             }
         }
-        let bytes: Vec<u8> = match gemm_out_dtype(&dtype) {
-            "f32" => out.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            "f16" => out.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
-            _ => out.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect(),
-        };
+        let (bytes, _) = dtype::encode(dt.gemm_output(), &out);
         self.buf(c)?.copy_from_slice(&bytes);
         Ok(())
     }

@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 use benchbook::prelude::*;
-use indicatif::ProgressBar;
 
 /// A sweep small enough to finish in seconds in a debug build.
 pub fn tiny_config() -> BenchConfig {
@@ -29,7 +28,7 @@ pub fn tiny_config() -> BenchConfig {
 }
 
 pub fn tiny_run(archive: &Archive, label: Option<&str>) -> RunResult {
-    run(archive, &tiny_config(), label, &ProgressBar::hidden()).expect("tiny run")
+    run(archive, &tiny_config(), label, &benchbook::vocab::progress::Silent).expect("tiny run")
 }
 
 pub fn bin() -> &'static str {

@@ -1,0 +1,182 @@
+//! Device, peer and host ↔ device copies: buffers, the lanes a point
+//! enqueues, and validation of every destination against the source
+//! pattern (a short, misplaced or missing copy fails its point).
+
+use super::{point_seed, GpuBench, Kind, Op};
+use crate::bench::{AlignedBuf, Measurement, Outcome, Sampler};
+use crate::vocab::rows::Point;
+use crate::vocab::units::format_bytes;
+
+/// The byte pattern every copy benchmark writes and checks: a short or
+/// misplaced copy cannot reproduce it.
+pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| ((i.wrapping_mul(31) ^ (i >> 12)) as u8).wrapping_add(seed)).collect()
+}
+
+fn check(what: &str, got: &[u8], want: &[u8]) -> Result<(), String> {
+    match got.iter().zip(want).position(|(a, b)| a != b) {
+        None if got.len() == want.len() => Ok(()),
+        None => Err(format!("{what}: {} bytes read back, expected {}", got.len(), want.len())),
+        Some(i) => Err(format!("{what}: byte {i} is {:#04x}, expected {:#04x}", got[i], want[i])),
+    }
+}
+
+/// `"0->1"` → (0, 1).
+fn parse_pair(text: &str) -> Option<(usize, usize)> {
+    let (a, b) = text.split_once("->")?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
+impl GpuBench {
+    pub(super) fn run_copy(&mut self, p: &Point, sampler: &Sampler) -> Outcome {
+        let Some(size) = p.size_bytes.filter(|&s| s > 0) else {
+            return Outcome::Failed("copy point without a size".into());
+        };
+        let Ok(len) = usize::try_from(size) else {
+            return Outcome::Skipped(format!("{size} bytes do not fit this machine's address space"));
+        };
+        let method = p.method.as_deref().unwrap_or("copy_engine");
+        if self.kind == Kind::Memcpy {
+            if let Err(why) = self.api.borrow_mut().copy_method(self.device, method) {
+                return Outcome::Skipped(why);
+            }
+        }
+        let peer = match (self.kind, p.peer.as_deref().and_then(parse_pair)) {
+            (Kind::MemcpyPeer, Some((a, b))) => Some((a, b)),
+            (Kind::MemcpyPeer, None) => {
+                let found = self.api.borrow().devices().len();
+                return Outcome::Skipped(format!("memcpy-peer needs a second GPU; {found} GPU(s) found"));
+            }
+            _ => None,
+        };
+        let bidir = p.op == "copy_bidir";
+        let devices: Vec<usize> = match (self.kind, peer) {
+            (Kind::Memcpy, _) => vec![self.device, self.device],
+            (Kind::MemcpyPeer, Some((a, b))) if bidir => vec![a, b, b, a],
+            (Kind::MemcpyPeer, Some((a, b))) => vec![a, b],
+            _ => vec![self.device],
+        };
+        let bufs = match self.buffers(size, &devices) {
+            Ok(b) => b,
+            Err(o) => return o,
+        };
+        let src_data = pattern(len, point_seed(p));
+        let host_bytes = if matches!(self.kind, Kind::H2D | Kind::D2H) { Some(size) } else { None };
+        // Host memory for h2d/d2h: pinned from the driver, or pageable from
+        // the Rust allocator, placed on a page boundary.
+        let pinned = p.variant.as_deref() == Some("pinned");
+        let mut pageable: Option<AlignedBuf<u8>> = None;
+        let mut pinned_ptr: Option<*mut u8> = None;
+        if let Some(bytes) = host_bytes {
+            if pinned {
+                match self.api.borrow_mut().alloc_pinned(bytes) {
+                    Ok(ptr) => pinned_ptr = Some(ptr),
+                    Err(e) => return Outcome::Skipped(format!("could not pin {}: {e}", format_bytes(bytes))),
+                }
+            } else {
+                if let Some(why) = crate::bench::memory_check(bytes) {
+                    return Outcome::Skipped(why);
+                }
+                match AlignedBuf::new(len, 0, 0u8) {
+                    Ok(b) => pageable = Some(b),
+                    Err(e) => return Outcome::Skipped(e),
+                }
+            }
+        }
+        let host: Option<&mut [u8]> = match (pinned_ptr, pageable.as_mut()) {
+            (Some(ptr), _) => Some(unsafe { std::slice::from_raw_parts_mut(ptr, len) }),
+            (None, Some(b)) => Some(b.as_mut_slice()),
+            _ => None,
+        };
+        let result = (|| -> Result<Measurement, String> {
+            let mut api = self.api.borrow_mut();
+            let zeros = vec![0u8; len];
+            let lanes: Vec<Op> = match self.kind {
+                Kind::Memcpy => {
+                    api.upload(bufs[0], &src_data)?;
+                    api.upload(bufs[1], &zeros)?;
+                    if method == "sm_kernel" {
+                        vec![Op::KernelCopy { dst: bufs[1], src: bufs[0] }]
+                    } else {
+                        vec![Op::CopyEngine { dst: bufs[1], src: bufs[0] }]
+                    }
+                }
+                Kind::MemcpyPeer => {
+                    api.upload(bufs[0], &src_data)?;
+                    api.upload(bufs[1], &zeros)?;
+                    let mut l = vec![Op::Peer { dst: bufs[1], src: bufs[0] }];
+                    if bidir {
+                        api.upload(bufs[2], &src_data)?;
+                        api.upload(bufs[3], &zeros)?;
+                        l.push(Op::Peer { dst: bufs[3], src: bufs[2] });
+                    }
+                    l
+                }
+                Kind::H2D => {
+                    let h = host.expect("host buffer allocated for h2d");
+                    h.copy_from_slice(&src_data);
+                    api.upload(bufs[0], &zeros)?;
+                    vec![Op::HostToDevice { dst: bufs[0], src: h.as_ptr() }]
+                }
+                Kind::D2H => {
+                    let h = host.expect("host buffer allocated for d2h");
+                    h.fill(0);
+                    api.upload(bufs[0], &src_data)?;
+                    vec![Op::DeviceToHost { dst: h.as_mut_ptr(), src: bufs[0] }]
+                }
+                Kind::Gemm => unreachable!("gemm has its own path"),
+            };
+            drop(api);
+            let m = self.measure(sampler, &lanes, p.variant.as_deref() == Some("cold"))?;
+            // Validate every destination against the source pattern.
+            let mut api = self.api.borrow_mut();
+            let mut got = vec![0u8; len];
+            for op in &lanes {
+                match *op {
+                    Op::CopyEngine { dst, .. }
+                    | Op::KernelCopy { dst, .. }
+                    | Op::Peer { dst, .. }
+                    | Op::HostToDevice { dst, .. } => {
+                        api.download(dst, &mut got)?;
+                        check(&format!("GPU {} destination after the copy", dst.device), &got, &src_data)?;
+                    }
+                    Op::DeviceToHost { dst, .. } => {
+                        let h = unsafe { std::slice::from_raw_parts(dst, len) };
+                        check("host destination after the copy", h, &src_data)?;
+                    }
+                    Op::Gemm { .. } => {}
+                }
+            }
+            Ok(m)
+        })();
+        if let Some(ptr) = pinned_ptr {
+            self.api.borrow_mut().free_pinned(ptr);
+        }
+        if !matches!(self.kind, Kind::Memcpy | Kind::MemcpyPeer) {
+            self.release(); // h2d/d2h: one device buffer, not worth keeping
+        }
+        match result {
+            Ok(m) => Outcome::Measured(m),
+            Err(e) => Outcome::Failed(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_parse_and_checks_name_the_first_wrong_byte() {
+        assert_eq!(parse_pair("0->1"), Some((0, 1)));
+        assert_eq!(parse_pair(" 3 -> 12 "), Some((3, 12)));
+        assert_eq!(parse_pair("0-1"), None);
+        let want = pattern(64, 5);
+        assert!(check("d", &want, &want).is_ok());
+        let mut got = want.clone();
+        got[9] ^= 1;
+        assert!(check("d", &got, &want).unwrap_err().starts_with("d: byte 9 is"));
+        assert!(check("d", &want[..63], &want).unwrap_err().contains("63 bytes read back, expected 64"));
+        assert_ne!(pattern(64, 5), pattern(64, 6));
+    }
+}

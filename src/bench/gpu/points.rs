@@ -1,0 +1,126 @@
+//! Which points a GPU sweep has, and what each one counts: bytes copied and
+//! moved per copy, FLOPs and compulsory traffic per GEMM (see the table in
+//! [`super`]).
+
+use super::{GpuApi, Kind, PeerAccess};
+use crate::bench::BenchConfig;
+use crate::vocab::accounting::gemm_flops;
+use crate::vocab::kinds::Dtype;
+use crate::vocab::rows::Point;
+
+/// The points of benchmark `kind` on `device`, in the order they run.
+pub fn points(kind: Kind, api: &dyn GpuApi, device: usize, cfg: &BenchConfig) -> Vec<Point> {
+    let d = device;
+    let base = |op: &str, size: u64| Point {
+        bench: kind.name().into(),
+        op: op.into(),
+        size_bytes: Some(size),
+        bytes_copied: Some(size),
+        bytes_moved: Some(2 * size),
+        method: Some("copy_engine".into()),
+        ..Point::default()
+    };
+    let mut out = Vec::new();
+    match kind {
+        Kind::Memcpy => {
+            for &size in &cfg.memcpy_sizes {
+                for method in &cfg.gpu_copy_methods {
+                    for cache in &cfg.gpu_cache_modes {
+                        out.push(Point {
+                            variant: Some(cache.clone()),
+                            method: Some(method.clone()),
+                            ..base("copy", size)
+                        });
+                    }
+                }
+            }
+        }
+        Kind::MemcpyPeer => {
+            let count = api.devices().len();
+            if count < 2 {
+                // One point (without a pair) that records why the sweep cannot run.
+                return vec![base("copy", cfg.memcpy_sizes.first().copied().unwrap_or(0))];
+            }
+            for to in (0..count).filter(|&j| j != d) {
+                let access = match api.peer_access(d, to) {
+                    PeerAccess::Enabled => "peer_access",
+                    PeerAccess::Unsupported => "no_peer_access",
+                };
+                // One direction, then both: a sweep keeps its buffers.
+                for op in ["copy", "copy_bidir"] {
+                    for &size in &cfg.memcpy_sizes {
+                        let mut p =
+                            Point { variant: Some(access.into()), peer: Some(format!("{d}->{to}")), ..base(op, size) };
+                        if op == "copy_bidir" {
+                            p.bytes_copied = Some(2 * size);
+                            p.bytes_moved = Some(4 * size);
+                        }
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        Kind::H2D | Kind::D2H => {
+            for &size in &cfg.memcpy_sizes {
+                for mem in ["pinned", "pageable"] {
+                    out.push(Point { variant: Some(mem.into()), ..base("copy", size) });
+                }
+            }
+        }
+        Kind::Gemm => {
+            for &[m, n, k] in &cfg.gpu_gemm_shapes {
+                for dtype in &cfg.gpu_gemm_dtypes {
+                    // A and B read in the input type, C written in the output type.
+                    let moved =
+                        Dtype::parse(dtype).ok().map(|t| (m * k + n * k) * t.bytes() + m * n * t.gemm_output().bytes());
+                    out.push(Point {
+                        bench: "gemm".into(),
+                        op: "gemm".into(),
+                        variant: Some("warm".into()),
+                        dtype: Some(dtype.clone()),
+                        m: Some(m),
+                        n: Some(n),
+                        k: Some(k),
+                        flops: Some(gemm_flops(m, n, k)),
+                        bytes_moved: moved,
+                        method: Some(api.gemm_method(d, dtype).unwrap_or_else(|_| "none".into())),
+                        ..Point::default()
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::emulated::Emulated;
+    use super::*;
+
+    #[test]
+    fn sweeps_have_their_points_and_counts() {
+        let mut cfg = BenchConfig::preset(crate::bench::Preset::Quick);
+        cfg.memcpy_sizes = vec![4096, 1 << 16];
+        cfg.gpu_copy_methods = vec!["copy_engine".into(), "sm_kernel".into()];
+        cfg.gpu_cache_modes = vec!["warm".into(), "cold".into()];
+        cfg.gpu_gemm_shapes = vec![[32, 16, 48]];
+        cfg.gpu_gemm_dtypes = vec!["bf16".into(), "fp8".into()];
+        let (one, three) = (Emulated::new(1), Emulated::new(3));
+        assert_eq!(points(Kind::Memcpy, &one, 0, &cfg).len(), 8);
+        assert_eq!(points(Kind::H2D, &one, 0, &cfg).len(), 4);
+        let lone = points(Kind::MemcpyPeer, &one, 0, &cfg);
+        assert!(lone.len() == 1 && lone[0].peer.is_none());
+        let peer = points(Kind::MemcpyPeer, &three, 1, &cfg);
+        assert_eq!(peer.len(), 2 * 2 * 2);
+        assert_eq!(peer[0].peer.as_deref(), Some("1->0"));
+        assert_eq!(peer.last().unwrap().peer.as_deref(), Some("1->2"));
+        let bidir = peer.iter().find(|p| p.op == "copy_bidir").unwrap();
+        assert_eq!((bidir.bytes_copied, bidir.bytes_moved), (Some(2 * 4096), Some(4 * 4096)));
+        let gemm = points(Kind::Gemm, &one, 0, &cfg);
+        // bf16: A, B and C in two bytes; fp8: A and B in one, C in bf16.
+        assert_eq!(gemm[0].bytes_moved, Some((32 * 48 + 16 * 48) * 2 + 32 * 16 * 2));
+        assert_eq!(gemm[1].bytes_moved, Some(32 * 48 + 16 * 48 + 32 * 16 * 2));
+        assert_eq!(gemm[1].method.as_deref(), Some("emulated_lt"));
+    }
+}

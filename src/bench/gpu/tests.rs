@@ -1,0 +1,251 @@
+//! The GPU benchmarks end to end on the emulated device ([`super::emulated`]):
+//! through the real runner, into rows, an archive and the GPU report.
+//!
+//! Test code only (`#[cfg(test)] mod tests;` in `mod.rs`). The attribute on
+//! the first item repeats that, and so also ends the architecture scan of
+//! this file there, as a trailing `#[cfg(test)]` module does elsewhere: the
+//! archive and the report are used by these tests, never by `bench`.
+
+#[cfg(test)]
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::emulated::Emulated;
+use super::*;
+use crate::bench::{runner, RowMeta};
+use crate::vocab::facts::StopRule;
+use crate::vocab::progress::Silent;
+use crate::vocab::rows::{Row, RowSink, Status};
+
+fn cfg() -> BenchConfig {
+    let mut c = BenchConfig::preset(crate::bench::Preset::Quick);
+    c.memcpy_sizes = vec![4096, 1 << 16];
+    c.gpu_cache_modes = vec!["warm".into(), "cold".into()];
+    c.gpu_gemm_shapes = vec![[32, 16, 48]];
+    c.gpu_gemm_dtypes = GPU_DTYPES.iter().map(|s| s.to_string()).collect();
+    c
+}
+
+fn sampler() -> Sampler {
+    Sampler::new(StopRule {
+        warmup_seconds: 0.0,
+        min_samples: 3,
+        min_seconds: 0.0,
+        max_seconds: 0.05,
+        target_rsd: 0.5,
+        sample_seconds: 0.0001,
+        max_samples: 5,
+    })
+}
+
+fn api(devices: usize) -> (Rc<RefCell<Emulated>>, SharedApi) {
+    let e = Rc::new(RefCell::new(Emulated::new(devices)));
+    let shared: SharedApi = e.clone();
+    (e, shared)
+}
+
+struct Sink(Vec<Row>);
+impl RowSink for Sink {
+    fn write_point(&mut self, rows: Vec<Row>) -> crate::error::Result<()> {
+        self.0.extend(rows);
+        Ok(())
+    }
+    fn add_file(&mut self, _name: &str, _data: &[u8]) -> crate::error::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every GPU benchmark through the real runner: rows, accounting, validation.
+fn run_all(shared: &SharedApi, names: &[&str], device: usize) -> Vec<Row> {
+    let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    let mut benches = benchmarks(shared, &names, device);
+    let meta =
+        RowMeta { run_id: "t".into(), backend: "emulated".into(), device: "e0".into(), host: "h".into(), rank: 0 };
+    let mut c = cfg();
+    c.stop = sampler().rule;
+    let mut sink = Sink(Vec::new());
+    runner::run_benchmarks(&mut benches, &c, &meta, 0, &mut sink, &Silent).unwrap();
+    sink.0
+}
+
+#[test]
+fn copies_count_bytes_once_and_read_plus_written() {
+    let (_, shared) = api(2);
+    let rows = run_all(&shared, &["memcpy", "memcpy-peer", "h2d", "d2h"], 0);
+    assert!(
+        rows.iter().all(|r| r.status == Status::Measured),
+        "{:?}",
+        rows.iter().find(|r| r.status != Status::Measured)
+    );
+    for r in &rows {
+        let (size, p) = (r.params.size_bytes.unwrap(), &r.params);
+        let once = if p.op == "copy_bidir" { 2 * size } else { size };
+        assert_eq!(p.bytes_copied, Some(once), "{}", p.label());
+        assert_eq!(p.bytes_moved, Some(2 * once), "{}", p.label());
+        assert_eq!(r.timer.as_deref(), Some("steady_clock"));
+        assert!(r.iterations.unwrap() >= 1);
+    }
+    let benches: std::collections::BTreeSet<_> = rows.iter().map(|r| r.params.bench.as_str()).collect();
+    assert_eq!(benches.into_iter().collect::<Vec<_>>(), ["d2h", "h2d", "memcpy", "memcpy-peer"]);
+    // memcpy: 2 sizes × 2 methods × 2 cache modes; peer: 2 sizes × 2 directions.
+    let points = |b: &str| {
+        rows.iter().filter(|r| r.params.bench == b).map(|r| r.point).collect::<std::collections::BTreeSet<_>>().len()
+    };
+    assert_eq!((points("memcpy"), points("memcpy-peer"), points("h2d")), (8, 4, 4));
+    assert!(rows
+        .iter()
+        .any(|r| r.params.peer.as_deref() == Some("0->1") && r.params.variant.as_deref() == Some("peer_access")));
+    assert!(rows.iter().any(|r| r.params.variant.as_deref() == Some("pageable")));
+}
+
+#[test]
+fn a_broken_copy_fails_validation_instead_of_reporting_a_time() {
+    let (e, shared) = api(1);
+    e.borrow_mut().broken = true;
+    let rows = run_all(&shared, &["memcpy"], 0);
+    assert!(!rows.is_empty() && rows.iter().all(|r| r.status == Status::Failed));
+    assert!(rows[0].note.as_deref().unwrap().contains("expected"), "{:?}", rows[0].note);
+}
+
+#[test]
+fn one_gpu_skips_peer_copies_with_the_reason() {
+    let (_, shared) = api(1);
+    let rows = run_all(&shared, &["memcpy-peer"], 0);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].status, Status::Skipped);
+    assert!(rows[0].note.as_deref().unwrap().contains("1 GPU(s) found"), "{:?}", rows[0].note);
+}
+
+#[test]
+fn too_little_device_memory_and_missing_methods_are_skips() {
+    let (e, shared) = api(1);
+    e.borrow_mut().free_bytes = 10_000;
+    e.borrow_mut().no_kernel_copy = true;
+    let rows = run_all(&shared, &["memcpy"], 0);
+    let note = |size: u64, m: &str| {
+        rows.iter()
+            .find(|r| r.params.size_bytes == Some(size) && r.params.method.as_deref() == Some(m))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(note(4096, "copy_engine").status, Status::Measured);
+    let big = note(1 << 16, "copy_engine");
+    assert!(big.status == Status::Skipped && big.note.unwrap().contains("free"));
+    let kernel = note(4096, "sm_kernel");
+    assert!(kernel.status == Status::Skipped && kernel.note.unwrap().contains("no copy kernel"));
+}
+
+#[test]
+fn cold_mode_flushes_before_every_operation() {
+    let (e, shared) = api(1);
+    let mut c = cfg();
+    c.gpu_copy_methods = vec!["copy_engine".into()];
+    c.gpu_cache_modes = vec!["cold".into()];
+    c.memcpy_sizes = vec![4096];
+    let mut b = benchmarks(&shared, &["memcpy".into()], 0).pop().unwrap();
+    let p = &b.points(&c)[0];
+    let Outcome::Measured(m) = b.run(p, &sampler()) else { panic!("cold memcpy did not measure") };
+    let timed_ops: u64 = m.samples.iter().map(|s| s.iterations).sum();
+    // Warm-up calls flush too, so at least one flush per timed operation.
+    assert!(e.borrow().flushes >= timed_ops, "{} flushes for {timed_ops} operations", e.borrow().flushes);
+}
+
+#[test]
+fn gemm_rows_carry_flops_method_and_validate() {
+    let (_, shared) = api(1);
+    let rows = run_all(&shared, &["gemm"], 0);
+    assert!(
+        rows.iter().all(|r| r.status == Status::Measured),
+        "{:?}",
+        rows.iter().find(|r| r.status != Status::Measured)
+    );
+    let fp8 = rows.iter().find(|r| r.params.dtype.as_deref() == Some("fp8")).unwrap();
+    assert_eq!(fp8.params.method.as_deref(), Some("emulated_lt"));
+    assert_eq!(fp8.params.flops, Some(2.0 * 32.0 * 16.0 * 48.0));
+    // A + B in one byte each, C in bf16.
+    assert_eq!(fp8.params.bytes_moved, Some(32 * 48 + 16 * 48 + 32 * 16 * 2));
+}
+
+/// Emulated-device rows for every GPU benchmark, written to a real
+/// archive under the `cuda` backend name (the device name says it is
+/// emulated). The numbers are host copies, never a GPU's.
+fn write_emulated_run(archive: &crate::archive::Archive, label: &str) -> crate::archive::RunDir {
+    use crate::archive::{Manifest, RunStatus};
+    use crate::vocab::facts::{BackendInfo, Probe};
+    let device = "GPU 0: Emulated GPU 0 (host memory, not a GPU measurement)";
+    let (e, shared) = api(2);
+    let facts = serde_json::json!({"devices": e.borrow().inv.facts, "peer_access": [["unsupported", "enabled"], ["enabled", "unsupported"]]});
+    let backends = vec![BackendInfo {
+        name: "cuda".into(),
+        probe: Probe::Available { devices: vec![device.into()] },
+        facts: Some(facts),
+    }];
+    let run_id = crate::archive::manifest::new_run_id(label);
+    let mut c = cfg();
+    c.stop = sampler().rule;
+    c.memcpy_sizes = vec![4096, 1 << 14, 1 << 16, 1 << 18];
+    let config = serde_json::to_value(&c).unwrap();
+    let mut m = Manifest::begin(&run_id, "native", config, backends);
+    m.label = Some(label.into());
+    let mut writer = archive.create_run(m).unwrap();
+    let names: Vec<String> = GPU_BENCHES.iter().map(|s| s.to_string()).collect();
+    let mut benches = benchmarks(&shared, &names, 0);
+    let meta = RowMeta { run_id, backend: "cuda".into(), device: device.into(), host: "h".into(), rank: 0 };
+    runner::run_benchmarks(&mut benches, &c, &meta, 0, &mut writer, &Silent).unwrap();
+    writer
+        .finish(
+            RunStatus::Complete,
+            Some("emulated GPU: a test fixture of the GPU report's shape, not a measurement".into()),
+        )
+        .unwrap()
+}
+
+/// Writes the committed GPU-shaped fixture run that the golden GPU
+/// report test renders. Not a test: run it on purpose with
+/// `cargo test --lib write_gpu_fixture -- --ignored`, delete the old
+/// fixture run, then re-bless the golden files.
+#[test]
+#[ignore = "writes tests/fixtures/archive; run on purpose"]
+fn write_gpu_fixture() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/archive");
+    write_emulated_run(&crate::archive::Archive::new(root), "emulated-gpu");
+}
+
+/// The GPU report path end to end: emulated rows, read back, analysed
+/// and rendered. Only the report's structure is checked.
+#[test]
+fn gpu_rows_render_the_gpu_report_sections() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = write_emulated_run(&crate::archive::Archive::new(tmp.path()), "gpu-report");
+    let rep = crate::report::build(&run, tmp.path(), &crate::report::ReportOptions::default()).unwrap();
+    let md = crate::report::render_markdown(&crate::report::engine(None).unwrap(), &rep.context).unwrap();
+    for want in [
+        "## GPUs",
+        "### Device memcpy",
+        "### Peer memcpy",
+        "### Host ↔ device",
+        "### GPU GEMM",
+        "Emulated GPU 1",
+        "GPU 0: - P2P",
+        "copy\\_bidir peer\\_access, copy\\_engine, GPU 0→1",
+    ] {
+        assert!(md.contains(want), "no `{want}` in:\n{md}");
+    }
+    assert!(!md.contains("## Host memcpy"), "GPU rows must not land in the host section");
+    if std::env::var_os("BENCHBOOK_DUMP_REPORT").is_some() {
+        println!("{md}");
+    }
+    let charts: Vec<&str> = rep.charts.iter().map(|c| c.name()).collect();
+    for want in ["gpu-memcpy", "memcpy-peer", "h2d-d2h", "gpu-gemm"] {
+        assert!(charts.contains(&want), "{charts:?}");
+    }
+}
+
+#[test]
+fn a_broken_gemm_fails() {
+    let (e, shared) = api(1);
+    e.borrow_mut().broken_gemm = true;
+    let rows = run_all(&shared, &["gemm"], 0);
+    assert!(rows.iter().all(|r| r.status == Status::Failed), "{:?}", rows[0]);
+    assert!(rows[0].note.as_deref().unwrap().contains("GEMM result is wrong"));
+}

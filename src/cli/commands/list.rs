@@ -1,0 +1,92 @@
+//! `benchbook list`: the runs in the archive, from their manifests (no
+//! Parquet file is opened).
+
+use std::io;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::archive::{Archive, RunStatus};
+use crate::cli::print::{cell, safe_path, table, terminal_safe, write_table, Render, Term};
+use crate::error::Result;
+
+/// The runs, oldest first; as JSON, an array of [`Listed`].
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct ListOutput {
+    pub runs: Vec<Listed>,
+    /// Where runs live, for the hint when there is none.
+    #[serde(skip)]
+    pub runs_dir: PathBuf,
+}
+
+/// One run directory.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Listed {
+    Run {
+        run_id: String,
+        status: RunStatus,
+        started_at: String,
+        host: String,
+        source: String,
+        label: Option<String>,
+        /// The `benches` of the run's configuration, as stored.
+        benches: Option<serde_json::Value>,
+        points: u32,
+        rows: u64,
+    },
+    /// A run whose manifest cannot be read.
+    Unreadable { run_id: String, error: String },
+}
+
+pub fn list(archive: &Archive) -> Result<ListOutput> {
+    let runs = archive
+        .runs()?
+        .into_iter()
+        .map(|r| match r.manifest() {
+            Ok(m) => Listed::Run {
+                run_id: r.id,
+                status: m.effective_status(),
+                started_at: m.started_at,
+                host: m.host.hostname,
+                source: m.source,
+                label: m.label,
+                benches: m.config.get("benches").cloned(),
+                points: m.counts.points,
+                rows: m.counts.rows,
+            },
+            Err(e) => Listed::Unreadable { run_id: r.id, error: e.to_string() },
+        })
+        .collect();
+    Ok(ListOutput { runs, runs_dir: archive.runs_dir() })
+}
+
+impl Render for ListOutput {
+    fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        if self.runs.is_empty() {
+            return writeln!(t.err, "no runs in {}; `benchbook run quick` makes one", safe_path(&self.runs_dir));
+        }
+        let mut tab = table(&["RUN", "STATUS", "STARTED", "POINTS", "ROWS", "HOST / SOURCE"], &[3, 4]);
+        // Host and source stand a little apart from the numbers.
+        if let Some(c) = tab.column_mut(5) {
+            c.set_padding((1, 1));
+        }
+        for run in &self.runs {
+            tab.add_row(match run {
+                Listed::Run { run_id, status, started_at, host, source, points, rows, .. } => vec![
+                    cell(run_id),
+                    status.as_str().to_string(),
+                    cell(started_at),
+                    points.to_string(),
+                    rows.to_string(),
+                    format!("{} / {}", terminal_safe(host), terminal_safe(source)),
+                ],
+                Listed::Unreadable { run_id, error } => {
+                    vec![cell(run_id), "unreadable".into(), String::new(), String::new(), String::new(), cell(error)]
+                }
+            });
+        }
+        write_table(&mut *t.out, &tab)
+    }
+}

@@ -1,0 +1,12 @@
+//! One file per command. Each returns a value that serializes (its JSON
+//! form) and renders (its text form, see [`super::print::Render`]); the
+//! dispatch in [`super::main_with`] prints it and picks the exit code.
+
+pub mod backends;
+pub mod import;
+pub mod list;
+pub mod report;
+pub mod run;
+pub mod show;
+pub mod specs;
+pub mod verify;

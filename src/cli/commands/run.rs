@@ -1,0 +1,138 @@
+//! `benchbook run`: resolve the flags, measure (on this machine, or across
+//! the ranks of an MPI job), write the report when asked, and say what
+//! became of the run.
+
+use std::io;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::archive::{Archive, RunStatus};
+use crate::bench::config::MPI_BENCHES;
+use crate::bench::BenchConfig;
+use crate::cli::config::resolve_config;
+use crate::cli::print::{safe_path, terminal_safe, Render, Term};
+use crate::cli::progress::{listener, Bar};
+use crate::cli::RunArgs;
+use crate::error::Result;
+use crate::report::ReportOptions;
+use crate::session::RunResult;
+use crate::vocab::progress::Progress;
+use crate::vocab::rows::RunOutcome;
+
+/// What a run left in the archive, and the report written for it.
+#[derive(Debug, Serialize)]
+pub struct RunOutput {
+    pub run_id: String,
+    pub status: RunStatus,
+    pub run_dir: PathBuf,
+    pub outcome: RunOutcome,
+    /// The report's files, with `--report`.
+    pub report: Vec<PathBuf>,
+}
+
+impl RunOutput {
+    /// 130 for an interrupted run, 1 when a point failed, 0 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self.status {
+            RunStatus::Interrupted => 130,
+            _ if self.outcome.failed > 0 => 1,
+            _ => 0,
+        }
+    }
+}
+
+/// Run what `a` asks for. `None` on the ranks of an MPI job other than 0:
+/// they measure, hand their rows to rank 0, and have nothing to say.
+pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutput>> {
+    let cfg = resolve_config(a)?;
+    let mpi = cfg.benches.iter().any(|b| MPI_BENCHES.contains(&b.as_str()));
+    // Only rank 0 of an MPI job draws progress; the others would interleave on the terminal.
+    let bar = Bar::unless(quiet || (mpi && !rank0()));
+    let label = a.label.as_deref();
+    let result = if mpi {
+        run_mpi(archive, &cfg, label, listener(&bar))
+    } else {
+        crate::session::run(archive, &cfg, label, listener(&bar)).map(Some)
+    };
+    // Off the terminal before anything else is printed, errors included.
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    let Some(result) = result? else {
+        return Ok(None);
+    };
+    let mut report = Vec::new();
+    if a.report && result.outcome.measured > 0 {
+        let opts = ReportOptions { format: a.format, png: a.png, ..ReportOptions::default() };
+        let r = crate::report::build(&result.run, &archive.root, &opts)?;
+        report = crate::report::write(&r, &a.reports_dir.join(&result.run.id), &opts)?;
+    }
+    Ok(Some(RunOutput {
+        run_id: result.run.id,
+        status: result.status,
+        run_dir: result.run.path,
+        outcome: result.outcome,
+        report,
+    }))
+}
+
+/// Whether this process is rank 0 of an MPI job, as the launcher tells it
+/// (true outside any job).
+fn rank0() -> bool {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_none_or(|r| r == "0")
+}
+
+#[cfg(feature = "mpi")]
+fn run_mpi(
+    archive: &Archive,
+    cfg: &BenchConfig,
+    label: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<Option<RunResult>> {
+    crate::session::run_mpi(archive, cfg, label, progress)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(
+    _archive: &Archive,
+    cfg: &BenchConfig,
+    _label: Option<&str>,
+    _progress: &dyn Progress,
+) -> Result<Option<RunResult>> {
+    Err(crate::error::Error::config(
+        "PRESET|BENCH",
+        format!(
+            "`{}` needs MPI, and this benchbook was built without it; rebuild with `cargo build --release --features mpi` (needs an MPI library, e.g. Debian's libopenmpi-dev, and libclang)",
+            cfg.benches.join(" ")
+        ),
+    ))
+}
+
+impl Render for RunOutput {
+    /// On stderr, so that stdout holds only what `--json` asks for.
+    fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        if t.quiet {
+            return Ok(());
+        }
+        let o = &self.outcome;
+        writeln!(
+            t.err,
+            "{} run {}: {} points ({} measured, {} skipped, {} failed)",
+            self.status.as_str(),
+            terminal_safe(&self.run_id),
+            o.points,
+            o.measured,
+            o.skipped,
+            o.failed
+        )?;
+        writeln!(t.err, "archive: {}", safe_path(&self.run_dir))?;
+        for p in &self.report {
+            writeln!(t.err, "report:  {}", safe_path(p))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,81 @@
+//! `benchbook show`: one run's manifest and per-point statistics.
+
+use std::io;
+
+use polars::prelude::IntoLazy;
+use serde::Serialize;
+
+use crate::analysis::{point_stats, PointStat};
+use crate::archive::{Archive, Manifest};
+use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
+use crate::error::Result;
+use crate::report::context::shell_join;
+use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
+
+/// The run's manifest as stored and a summary of each point.
+#[derive(Debug, Serialize)]
+pub struct ShowOutput {
+    pub manifest: Manifest,
+    pub points: Vec<PointStat>,
+}
+
+/// Read the run `query` names (an id, a unique part of one, or `latest`).
+pub fn show(archive: &Archive, query: &str) -> Result<ShowOutput> {
+    let run = archive.resolve(query)?;
+    let manifest = run.manifest()?;
+    let points = point_stats(run.dataframe()?.lazy())?;
+    Ok(ShowOutput { manifest, points })
+}
+
+impl Render for ShowOutput {
+    fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        let (m, w) = (&self.manifest, &mut *t.out);
+        let s = terminal_safe;
+        writeln!(w, "run      {}", s(&m.run_id))?;
+        writeln!(
+            w,
+            "status   {}{}",
+            m.effective_status().as_str(),
+            m.status_detail.as_deref().map(|d| format!(" ({})", s(d))).unwrap_or_default()
+        )?;
+        writeln!(w, "started  {}   ended {}", s(&m.started_at), s(m.ended_at.as_deref().unwrap_or("-")))?;
+        writeln!(
+            w,
+            "host     {} — {} ({} CPUs), {}",
+            s(&m.host.hostname),
+            s(&m.host.cpu_model),
+            m.host.logical_cpus,
+            m.host.memory_bytes.map(format_bytes).unwrap_or_default()
+        )?;
+        writeln!(w, "os       {} / {}", s(&m.host.os), s(&m.host.kernel))?;
+        writeln!(
+            w,
+            "tool     {} {} {}",
+            s(&m.tool.name),
+            s(&m.tool.version),
+            s(m.tool.git_commit.as_deref().unwrap_or("(no git commit)"))
+        )?;
+        writeln!(w, "command  {}", s(&shell_join(&m.argv)))?;
+        let c = &m.counts;
+        writeln!(
+            w,
+            "points   {} ({} measured, {} skipped, {} failed), {} rows",
+            c.points, c.measured, c.skipped, c.failed, c.rows
+        )?;
+        writeln!(w)?;
+        let mut tab = table(&["POINT", "MEDIAN", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N"], &[1, 2, 3, 4, 5, 6]);
+        let num = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
+        for p in &self.points {
+            tab.add_row(vec![
+                cell(&p.params().label()),
+                format_seconds(p.summary.median),
+                num(p.gbps_moved),
+                num(p.gbps_copied),
+                num(p.gflops.filter(|g| *g > 0.0)),
+                format!("{:.2}%", p.summary.cv * 100.0),
+                p.samples.to_string(),
+            ]);
+        }
+        write_table(w, &tab)
+    }
+}

@@ -1,0 +1,175 @@
+//! `run` flags → a validated [`BenchConfig`]: the preset the words name
+//! (`quick` by default), then every flag that was given, each read by the
+//! helper for its kind (sizes, counts, shapes, names from a closed
+//! vocabulary, plain numbers), then the checks only the whole config can
+//! make ([`BenchConfig::validate`]). Errors name the flag and the fix.
+
+use std::fmt::Display;
+use std::str::FromStr;
+
+use super::RunArgs;
+use crate::bench::config::{known_bench, known_benches, parse_shapes, LLAMA70B_SHAPES};
+use crate::bench::{BenchConfig, Preset};
+use crate::error::{Error, Result};
+use crate::vocab::kinds::{BackendKind, CacheMode, CopyMethod, Dtype, UnknownName};
+use crate::vocab::units::{parse_counts, parse_sizes};
+
+/// What `--backend` accepts (MPI is chosen by benchmark, not by backend).
+const BACKENDS: &[BackendKind] = &[BackendKind::Cpu, BackendKind::Cuda, BackendKind::Hip];
+/// GEMM element types of the GPU backends (`f64` is CPU only).
+const GPU_GEMM_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::Tf32, Dtype::F16, Dtype::Bf16, Dtype::Fp8];
+
+/// Resolve `run` flags into a validated configuration (preset < flags).
+pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
+    let (preset, benches) = presets_and_benches(&a.what)?;
+    let mut cfg = BenchConfig::preset(preset);
+    if !benches.is_empty() {
+        cfg.benches = benches;
+    }
+
+    // Valued flags, in the order their errors are reported.
+    set(&mut cfg.memcpy_sizes, &a.sizes, |s| parse_sizes("--sizes", s))?;
+    if a.sizes.is_some() {
+        // One --sizes for whichever size-swept benchmarks run.
+        cfg.p2p_sizes = cfg.memcpy_sizes.clone();
+        cfg.collective_sizes = cfg.memcpy_sizes.clone();
+    }
+    set(&mut cfg.latency_sizes, &a.latency_sizes, |s| parse_sizes("--latency-sizes", s))?;
+    set(&mut cfg.stream_sizes, &a.stream_sizes, |s| parse_sizes("--stream-sizes", s))?;
+    set(&mut cfg.threads, &a.threads, |s| parse_counts("--threads", s))?;
+    set(&mut cfg.gemm_shapes, &a.shapes, parse_shapes)?;
+    // CPU GEMM types are checked by `validate` ("not a CPU GEMM type").
+    set(&mut cfg.gemm_dtypes, &a.dtypes, |s| Ok(list(s)))?;
+    set(&mut cfg.backends, &a.backend, |s| names("--backend", "backend", BACKENDS, s))?;
+    set(&mut cfg.gpu_gemm_shapes, &a.gpu_shapes, gpu_shapes)?;
+    set(&mut cfg.gpu_gemm_dtypes, &a.gpu_dtypes, |s| names("--gpu-dtypes", "GPU GEMM dtype", GPU_GEMM_DTYPES, s))?;
+    set(&mut cfg.gpu_copy_methods, &a.copy_methods, |s| names("--copy-methods", "copy method", CopyMethod::ALL, s))?;
+    set(&mut cfg.gpu_cache_modes, &a.cache, |s| names("--cache", "cache mode", CacheMode::ALL, s))?;
+
+    // The stopping rule: plain numbers, checked together by `validate`.
+    let st = &mut cfg.stop;
+    for (slot, given) in [
+        (&mut st.target_rsd, a.target_rsd),
+        (&mut st.min_seconds, a.min_time),
+        (&mut st.max_seconds, a.max_time),
+        (&mut st.warmup_seconds, a.warmup),
+    ] {
+        if let Some(v) = given {
+            *slot = v;
+        }
+    }
+    if let Some(n) = a.min_samples {
+        st.min_samples = n;
+    }
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// Read a flag's text into `slot` when the flag was given.
+fn set<T>(slot: &mut T, given: &Option<String>, read: impl FnOnce(&str) -> Result<T>) -> Result<()> {
+    if let Some(text) = given {
+        *slot = read(text)?;
+    }
+    Ok(())
+}
+
+/// The positional words: presets (`quick`, `full`; the last one wins) and
+/// benchmarks, in order.
+fn presets_and_benches(words: &[String]) -> Result<(Preset, Vec<String>)> {
+    let mut preset = Preset::Quick;
+    let mut benches = Vec::new();
+    for w in words {
+        match w.as_str() {
+            "quick" => preset = Preset::Quick,
+            "full" => preset = Preset::Full,
+            b if known_bench(b) => benches.push(b.to_string()),
+            other => {
+                return Err(Error::config(
+                    "PRESET|BENCH",
+                    format!("`{other}` is neither a preset (quick, full) nor a benchmark ({})", known_benches()),
+                ))
+            }
+        }
+    }
+    Ok((preset, benches))
+}
+
+/// A comma-separated list, trimmed, without empty items.
+fn list(text: &str) -> Vec<String> {
+    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+/// A list of names from a closed vocabulary `K`, of which only `allowed`
+/// make sense for `flag`; each is stored under its canonical name.
+fn names<K>(flag: &str, what: &'static str, allowed: &[K], text: &str) -> Result<Vec<String>>
+where
+    K: FromStr<Err = UnknownName> + Display + Copy + PartialEq,
+{
+    list(text)
+        .into_iter()
+        .map(|name| match name.parse::<K>() {
+            Ok(k) if allowed.contains(&k) => Ok(k.to_string()),
+            _ => {
+                let choices = allowed.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+                Err(Error::config(flag, UnknownName { what, value: name, choices }.to_string()))
+            }
+        })
+        .collect()
+}
+
+/// `--gpu-shapes`: shapes as for `--shapes`, and `llama70b` for the seed
+/// 002 Llama-70B training shapes.
+fn gpu_shapes(text: &str) -> Result<Vec<[u64; 3]>> {
+    let (llama, rest): (Vec<String>, Vec<String>) = list(text).into_iter().partition(|p| p == "llama70b");
+    let mut shapes = Vec::new();
+    if !llama.is_empty() {
+        shapes.extend(LLAMA70B_SHAPES);
+    }
+    if !rest.is_empty() {
+        shapes.extend(parse_shapes(&rest.join(",")).map_err(|e| e.with_flag("--gpu-shapes"))?);
+    }
+    Ok(shapes)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn resolve(args: &[&str]) -> Result<BenchConfig> {
+        let argv = ["benchbook", "run"].iter().chain(args);
+        match Cli::try_parse_from(argv).expect("flags parse").command {
+            Command::Run(a) => resolve_config(&a),
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_override_the_preset() {
+        let c = resolve(&["full", "memcpy", "--sizes", "4K,8K", "--gpu-shapes", "llama70b,64", "--min-samples", "3"])
+            .unwrap();
+        assert_eq!(c.preset, "full");
+        assert_eq!(c.benches, vec!["memcpy".to_string()]);
+        assert_eq!(c.memcpy_sizes, vec![4096, 8192]);
+        assert_eq!(c.p2p_sizes, c.memcpy_sizes);
+        assert_eq!(c.collective_sizes, c.memcpy_sizes);
+        assert_eq!(c.gpu_gemm_shapes.len(), LLAMA70B_SHAPES.len() + 1);
+        assert_eq!(c.gpu_gemm_shapes.last(), Some(&[64, 64, 64]));
+        assert_eq!(c.stop.min_samples, 3);
+    }
+
+    #[test]
+    fn closed_lists_name_the_flag_and_the_choices() {
+        let e = resolve(&["--backend", "cpu,mpi"]).unwrap_err().to_string();
+        assert_eq!(e, "--backend: unknown backend `mpi`; choose from: cpu, cuda, hip");
+        let e = resolve(&["--gpu-dtypes", "bf16, f64"]).unwrap_err().to_string();
+        assert_eq!(e, "--gpu-dtypes: unknown GPU GEMM dtype `f64`; choose from: f32, tf32, f16, bf16, fp8");
+        let c = resolve(&["--cache", " cold ,warm,", "--copy-methods", "sm_kernel"]).unwrap();
+        assert_eq!(c.gpu_cache_modes, vec!["cold".to_string(), "warm".to_string()]);
+        assert_eq!(c.gpu_copy_methods, vec!["sm_kernel".to_string()]);
+        assert!(resolve(&["--dtypes", "bf16"]).unwrap_err().to_string().starts_with("--dtypes"));
+        assert!(resolve(&["--gpu-shapes", "2x3"]).unwrap_err().to_string().starts_with("--gpu-shapes"));
+    }
+}

@@ -1,0 +1,295 @@
+//! The command line, shaped like ripgrep's: flags (here, with clap) become
+//! a resolved, validated configuration ([`config`]); each command is one
+//! file under [`commands`] and returns a value that serializes; one printer
+//! ([`print`]) renders that value as text (tables through comfy-table) or
+//! as JSON. Progress is drawn by [`progress`], which listens to the
+//! library's [`crate::vocab::progress::Progress`] events.
+
+mod commands;
+mod config;
+mod print;
+mod progress;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::archive::Archive;
+use crate::error::Result;
+use crate::report::Format;
+
+pub use config::resolve_config;
+pub use print::terminal_safe;
+use print::{emit, Form};
+
+const AFTER_HELP: &str = "\
+Examples:
+  benchbook run quick --report          measure this machine (~1 min), archive it, write a report
+  benchbook run memcpy --sizes 4K..2G --threads 1,8
+  benchbook backends                    which GPUs (CUDA, HIP) were found, or why not
+  benchbook run memcpy memcpy-peer h2d d2h --backend cuda --sizes 4K..2G --cache warm,cold
+  benchbook run gemm --backend cuda --gpu-shapes 4096,llama70b --gpu-dtypes bf16,fp8
+  benchbook list                        runs in the archive
+  benchbook show latest                 one run's manifest and per-point statistics
+  benchbook report latest --format html
+  benchbook verify latest               re-hash a run's files
+
+The archive is data/ unless --archive or BENCHBOOK_ARCHIVE says otherwise.
+Its Parquet schema is documented in docs/schema.md.";
+
+/// Reproducible GPU/HPC benchmarks: measure, archive as Parquet, analyze, report.
+#[derive(Debug, Parser)]
+#[command(name = "benchbook", version, about, long_about = None, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Archive root (holds runs/ and specs/).
+    #[arg(long, global = true, env = "BENCHBOOK_ARCHIVE", default_value = "data", value_name = "DIR")]
+    pub archive: PathBuf,
+
+    /// No progress bars or chatter; results and errors only.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure this machine and archive the run under <archive>/runs/<run-id>/.
+    Run(RunArgs),
+    /// List the runs in the archive.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a run's manifest and per-point statistics.
+    Show {
+        /// Run id, a unique part of one, or `latest`.
+        run: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the Markdown/HTML report of one or more runs.
+    Report(ReportArgs),
+    /// Re-hash a run's files and say exactly what changed since it was written.
+    Verify {
+        /// Run ids (or unique parts, or `latest`).
+        #[arg(required = true)]
+        runs: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import other tools' output (nccl-tests, perftest, OSU, nvbandwidth, BabelStream, ...) as a run.
+    #[command(long_about = IMPORT_HELP)]
+    Import(ImportArgs),
+    /// List the hardware specs (rooflines) known to this archive.
+    Specs,
+    /// Say which backends (cpu, cuda, hip) this build has, what each found here, and why not.
+    #[command(alias = "list-backends")]
+    Backends {
+        /// Print JSON (probe results and device facts) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const IMPORT_HELP: &str = "\
+Import other tools' output as one run in the archive: rows in the same schema
+as native runs, a manifest naming the tool, version and command line where the
+log carries them, and each original file kept inside the run with its sha256.
+
+Every file is parsed before anything is written: a file that fails leaves the
+archive untouched. Each row's note says how its numbers were read and
+converted. GB/s = 10^9 bytes/s, MB/s = 10^6, MiB/s = 2^20, Gb/s = 10^9 bits/s.
+
+The tool is detected from the content unless --tool names it:
+  nccl-tests        nccl-tests / rccl-tests text (*_perf), old and new layouts, tagged lines
+  rccl-tests-json   rccl-tests --output_file JSON lines
+  perftest          ib_{write,read,send}_{bw,lat}, -a sweeps, -b bidirectional
+  osu               osu_bw, osu_bibw, osu_latency, collective latency tests
+  nvbandwidth       nvbandwidth text; nvbandwidth-json: nvbandwidth -j
+  babelstream       BabelStream text; babelstream-csv: BabelStream --csv
+  seed-json         the seed write-ups' memcpy scripts' JSON (bytes counted once)";
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files to import (one run holds them all).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Force a format instead of detecting it.
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// A label for the run.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Print a JSON summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A preset (`quick`, `full`) and/or benchmarks: `memcpy`, `gemm` (CPU and GPU), `stream`
+    /// (CPU), `memcpy-peer`, `h2d`, `d2h` (GPU); with the `mpi` feature, under mpirun/srun:
+    /// `p2p`, `collective`. A preset sets sizes and stopping rules; naming benchmarks runs
+    /// only those. Default: `quick`. GPU benchmarks without a usable GPU are recorded as
+    /// skipped, with the reason (see `benchbook backends`).
+    #[arg(value_name = "PRESET|BENCH")]
+    pub what: Vec<String>,
+
+    /// memcpy sizes: powers of two `4K..2G`, or a list `1M,64M` (K/M/G = 1024^n).
+    #[arg(long, value_name = "SIZES")]
+    pub sizes: Option<String>,
+
+    /// p2p ping-pong latency sizes, e.g. `8..1M`.
+    #[arg(long, value_name = "SIZES")]
+    pub latency_sizes: Option<String>,
+
+    /// STREAM bytes per array (three arrays are allocated), e.g. `64M..1G`.
+    #[arg(long, value_name = "SIZES")]
+    pub stream_sizes: Option<String>,
+
+    /// Thread counts, e.g. `1,8` or `1..16` (doubling).
+    #[arg(long, value_name = "COUNTS")]
+    pub threads: Option<String>,
+
+    /// GEMM shapes: `N` for N×N×N, or `MxNxK`, comma-separated.
+    #[arg(long, value_name = "SHAPES")]
+    pub shapes: Option<String>,
+
+    /// GEMM dtypes: `f32,f64`.
+    #[arg(long, value_name = "DTYPES")]
+    pub dtypes: Option<String>,
+
+    /// Backends to run on: `cpu`, `cuda`, `hip` (comma-separated). Default: every one built in.
+    #[arg(long, value_name = "NAMES")]
+    pub backend: Option<String>,
+
+    /// GPU GEMM shapes (`N` or `MxNxK`; `llama70b` adds the seed 002 training shapes).
+    #[arg(long, value_name = "SHAPES")]
+    pub gpu_shapes: Option<String>,
+
+    /// GPU GEMM dtypes: `f32,tf32,f16,bf16,fp8` (fp8 = E4M3, cuBLASLt).
+    #[arg(long, value_name = "DTYPES")]
+    pub gpu_dtypes: Option<String>,
+
+    /// GPU device copies: `copy_engine` (DMA), `sm_kernel` (a copy kernel), or both.
+    #[arg(long, value_name = "METHODS")]
+    pub copy_methods: Option<String>,
+
+    /// GPU device memcpy cache state: `warm`, `cold` (L2 flushed before every copy), or `warm,cold`.
+    #[arg(long, value_name = "MODES")]
+    pub cache: Option<String>,
+
+    /// Stop sampling a point when the relative std. dev. falls to this (0.005 = 0.5 %).
+    #[arg(long, value_name = "FRACTION")]
+    pub target_rsd: Option<f64>,
+
+    /// Take at least this many samples per point.
+    #[arg(long, value_name = "N")]
+    pub min_samples: Option<usize>,
+
+    /// Measure at least this many seconds per point before stopping on noise.
+    #[arg(long, value_name = "SECONDS")]
+    pub min_time: Option<f64>,
+
+    /// Give up on noise after this many seconds per point (the CV is recorded).
+    #[arg(long, value_name = "SECONDS")]
+    pub max_time: Option<f64>,
+
+    /// Untimed warm-up per point, seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub warmup: Option<f64>,
+
+    /// A label for the run (kept in the manifest and the run id).
+    #[arg(long)]
+    pub label: Option<String>,
+
+    /// Also write the report when the run ends.
+    #[arg(long)]
+    pub report: bool,
+
+    /// Report formats with --report.
+    #[arg(long, value_enum, default_value_t = Format::Both)]
+    pub format: Format,
+
+    /// Where reports go (a <run-id>/ folder is made inside).
+    #[arg(long, default_value = "reports", value_name = "DIR")]
+    pub reports_dir: PathBuf,
+
+    /// Also write PNG charts with --report.
+    #[arg(long)]
+    pub png: bool,
+
+    /// Print a JSON summary on stdout at the end.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run ids (or unique parts, or `latest`).
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    #[arg(long, value_enum, default_value_t = Format::Both)]
+    pub format: Format,
+    /// Output folder; default reports/<run-id>/ (one folder per run).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Use this spec as roofline (see `benchbook specs`); default: matched from the device name.
+    #[arg(long)]
+    pub spec: Option<String>,
+    /// Also write PNG charts.
+    #[arg(long)]
+    pub png: bool,
+    /// Folder whose run.md / page.html / style.css override the built-in templates.
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+}
+
+/// Run the CLI; returns the process exit code.
+pub fn main_with(cli: Cli) -> Result<u8> {
+    let archive = Archive::new(&cli.archive);
+    let quiet = cli.quiet;
+    match cli.command {
+        Command::Run(a) => match commands::run::run(&archive, &a, quiet)? {
+            Some(out) => {
+                emit(&out, Form::json(a.json), quiet);
+                Ok(out.exit_code())
+            }
+            // Ranks other than 0 measure, hand their rows to rank 0, and exit quietly.
+            None => Ok(0),
+        },
+        Command::List { json } => {
+            emit(&commands::list::list(&archive)?, Form::json(json), quiet);
+            Ok(0)
+        }
+        Command::Show { run, json } => {
+            emit(&commands::show::show(&archive, &run)?, Form::json(json), quiet);
+            Ok(0)
+        }
+        Command::Report(a) => {
+            emit(&commands::report::report(&archive, &a)?, Form::Text, quiet);
+            Ok(0)
+        }
+        Command::Verify { runs, json } => {
+            let out = commands::verify::verify(&archive, &runs)?;
+            emit(&out, Form::json(json), quiet);
+            Ok(out.exit_code())
+        }
+        Command::Import(a) => {
+            emit(&commands::import::import(&archive, &a, quiet)?, Form::json(a.json), quiet);
+            Ok(0)
+        }
+        Command::Specs => {
+            emit(&commands::specs::specs(&archive)?, Form::Text, quiet);
+            Ok(0)
+        }
+        Command::Backends { json } => {
+            // `backends --json` has always been pretty-printed.
+            emit(&commands::backends::backends(), if json { Form::PrettyJson } else { Form::Text }, quiet);
+            Ok(0)
+        }
+    }
+}

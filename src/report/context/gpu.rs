@@ -1,0 +1,98 @@
+//! The GPU section: what each GPU backend recorded about its devices,
+//! versions and peer access, then the device, peer, host↔device and GEMM
+//! measurements.
+
+use crate::analysis::{PointStat, Spec};
+use crate::archive::manifest::Manifest;
+use crate::vocab::facts::{GpuBackendFacts, GpuFacts, PeerAccess};
+use crate::vocab::units::format_bytes;
+
+use super::prose::{kv, FlopUnit};
+use super::sections::{bandwidth_section, gemm_section, roofline_of};
+use super::{GpuDeviceRow, GpuSection, KeyValue};
+
+/// The GPU section, or `None` when the run has neither GPU points nor GPU
+/// devices in its manifest.
+pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&Spec>) -> Option<GpuSection> {
+    let mut devices = Vec::new();
+    let mut versions = Vec::new();
+    for b in &manifest.backends {
+        let Some(f) = b.gpu_facts() else { continue };
+        devices.extend(f.devices.iter().map(|d| device_row(&b.name, d)));
+        versions.extend(version_rows(&b.name, &f));
+    }
+    if gpu.is_empty() && devices.is_empty() {
+        return None;
+    }
+    let roof = roofline_of(spec);
+    Some(GpuSection {
+        devices,
+        versions,
+        memcpy: bandwidth_section(gpu, &["memcpy"], "gpu-memcpy.svg", roof.as_ref()),
+        peer: bandwidth_section(gpu, &["memcpy-peer"], "memcpy-peer.svg", None),
+        host: bandwidth_section(gpu, &["h2d", "d2h"], "h2d-d2h.svg", None),
+        gemm: gemm_section(gpu, spec, "gpu-gemm.svg", FlopUnit::Tera),
+        roofline: roof.map(|r| r.0),
+    })
+}
+
+fn device_row(backend: &str, d: &GpuFacts) -> GpuDeviceRow {
+    GpuDeviceRow {
+        backend: backend.to_string(),
+        ordinal: d.ordinal.to_string(),
+        name: d.name.clone(),
+        arch: d.arch.clone().unwrap_or_default(),
+        memory: d.memory_bytes.map(format_bytes).unwrap_or_default(),
+        multiprocessors: d.multiprocessors.map(|m| m.to_string()).unwrap_or_default(),
+        l2: d.l2_bytes.map(format_bytes).unwrap_or_default(),
+        details: d
+            .uuid
+            .iter()
+            .cloned()
+            .chain(d.pci_bus_id.as_ref().map(|p| format!("PCI {p}")))
+            .chain(d.extra.iter().map(|(k, v)| format!("{k} {v}")))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// A backend's fact rows in the order of their keys, as the manifest sorts
+/// them: the versions, with the peer-access matrix where `peer_access`
+/// sorts among them.
+fn version_rows(backend: &str, f: &GpuBackendFacts) -> Vec<KeyValue> {
+    let version = |(k, v): (&String, &serde_json::Value)| {
+        kv(&format!("{backend} {k}"), v.as_str().map(String::from).unwrap_or(v.to_string()))
+    };
+    let mut rows: Vec<KeyValue> = f.versions.iter().filter(|(k, _)| k.as_str() < "peer_access").map(version).collect();
+    if !f.peer_access.is_empty() {
+        rows.push(kv(&format!("{backend} peer access"), peer_matrix(&f.peer_access)));
+    }
+    rows.extend(f.versions.iter().filter(|(k, _)| k.as_str() > "peer_access").map(version));
+    rows
+}
+
+/// `GPU 0: - P2P; GPU 1: P2P -`: `P2P` where peer access is enabled, `no`
+/// where it is not, `-` from a GPU to itself.
+fn peer_matrix(m: &[Vec<PeerAccess>]) -> String {
+    let rows: Vec<String> = m
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let cells: Vec<&str> = r
+                .iter()
+                .enumerate()
+                .map(|(j, c)| {
+                    if i == j {
+                        "-"
+                    } else if *c == PeerAccess::Enabled {
+                        "P2P"
+                    } else {
+                        "no"
+                    }
+                })
+                .collect();
+            format!("GPU {i}: {}", cells.join(" "))
+        })
+        .collect();
+    rows.join("; ")
+}

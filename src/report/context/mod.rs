@@ -1,0 +1,273 @@
+//! The report context: a Serialize struct built from a run's manifest and
+//! its analysed rows. Templates only format what is here; every sentence of
+//! "observations" is computed from the data, so a report never says more
+//! than its numbers back.
+//!
+//! - this file: the view structs templates see, and [`build`];
+//! - `prose`: sentence-making helpers (formatting, observations);
+//! - `sections`: the bandwidth (memcpy, STREAM, collective, p2p), GEMM,
+//!   latency and other-points builders;
+//! - `gpu`: the GPU section (device facts, versions, peer access);
+//! - `run`: the title, run counts, system table and import sources;
+//! - `methodology`: timers, stop rule, convergence and the list of points
+//!   not measured.
+
+use serde::Serialize;
+
+use crate::analysis::{PointStat, Spec};
+use crate::archive::manifest::Manifest;
+use crate::vocab::rows::Row;
+
+mod gpu;
+mod methodology;
+mod prose;
+mod run;
+mod sections;
+
+pub use prose::shell_join;
+
+use prose::{kv, FlopUnit};
+use sections::{bandwidth_section, gemm_section, roofline_of};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyValue {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSection {
+    pub id: String,
+    pub status: String,
+    pub status_detail: Option<String>,
+    pub label: Option<String>,
+    pub source: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub command: String,
+    pub preset: Option<String>,
+    pub points: u32,
+    pub measured: u32,
+    pub skipped: u32,
+    pub failed: u32,
+    pub rows: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RooflineRef {
+    pub name: String,
+    pub gbps: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SatRow {
+    pub label: String,
+    pub peak_gbps: String,
+    pub peak_size: String,
+    pub plateau_gbps: String,
+    pub p50: String,
+    pub p80: String,
+    pub p90: String,
+    pub roofline_pct: String,
+    pub roofline_90: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BwRow {
+    pub label: String,
+    pub size: String,
+    pub median_time: String,
+    pub gbps_copied: String,
+    pub gbps_moved: String,
+    pub busbw: String,
+    pub cv_pct: String,
+    pub samples: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BandwidthSection {
+    pub chart: String,
+    pub roofline: Option<RooflineRef>,
+    pub observations: Vec<String>,
+    pub saturation: Vec<SatRow>,
+    pub table: Vec<BwRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GemmRow {
+    pub dtype: String,
+    pub shape: String,
+    pub threads: String,
+    /// The library call (GPU GEMMs), e.g. `cublas_gemm_ex`.
+    pub method: String,
+    pub gflops: String,
+    pub best_gflops: String,
+    pub median_time: String,
+    pub cv_pct: String,
+    pub samples: u32,
+    pub peak_pct: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GemmSection {
+    pub chart: String,
+    pub observations: Vec<String>,
+    pub table: Vec<GemmRow>,
+}
+
+/// One ping-pong latency point.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyRow {
+    pub peer: String,
+    pub size: String,
+    pub median: String,
+    pub p20: String,
+    pub p80: String,
+    pub samples: u32,
+}
+
+/// A point of a benchmark without a section of its own.
+#[derive(Debug, Clone, Serialize)]
+pub struct OtherRow {
+    pub bench: String,
+    pub op: String,
+    pub variant: String,
+    pub size: String,
+    pub peer: String,
+    pub median_time: String,
+    pub gbps_copied: String,
+    pub note: String,
+}
+
+/// Where an imported run came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportInfo {
+    pub file: String,
+    pub tool: String,
+    pub tool_version: String,
+    pub command: String,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedRow {
+    pub bench: String,
+    pub point: String,
+    pub status: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Methodology {
+    pub timers: String,
+    pub stop_rule: String,
+    pub converged: usize,
+    pub stopped_early: usize,
+    pub median_cv_pct: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileRow {
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// One GPU as the backend described it at the start of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuDeviceRow {
+    pub backend: String,
+    pub ordinal: String,
+    pub name: String,
+    pub arch: String,
+    pub memory: String,
+    pub multiprocessors: String,
+    pub l2: String,
+    pub details: String,
+}
+
+/// The GPU half of a run: device copies (seed 001), peer copies (seed
+/// 000), host↔device transfers and GEMM (seed 002).
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuSection {
+    pub devices: Vec<GpuDeviceRow>,
+    /// Driver/runtime versions and the peer-access matrix, per backend.
+    pub versions: Vec<KeyValue>,
+    pub memcpy: Option<BandwidthSection>,
+    pub peer: Option<BandwidthSection>,
+    pub host: Option<BandwidthSection>,
+    pub gemm: Option<GemmSection>,
+    pub roofline: Option<RooflineRef>,
+}
+
+/// Everything a run report template can use.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportContext {
+    pub title: String,
+    pub generated_at: String,
+    pub benchbook_version: String,
+    pub benchbook_commit: String,
+    pub run: RunSection,
+    pub system: Vec<KeyValue>,
+    pub memcpy: Option<BandwidthSection>,
+    pub gpu: Option<GpuSection>,
+    pub stream: Option<BandwidthSection>,
+    pub gemm: Option<GemmSection>,
+    pub collective: Option<BandwidthSection>,
+    pub p2p: Option<BandwidthSection>,
+    pub latency: Vec<LatencyRow>,
+    pub other: Vec<OtherRow>,
+    /// Set for imported runs: the numbers are the tool's, not benchbook's.
+    pub imported: Vec<ImportInfo>,
+    pub skipped: Vec<SkippedRow>,
+    pub methodology: Methodology,
+    pub files: Vec<FileRow>,
+    pub env: Vec<KeyValue>,
+}
+
+/// Whether a point was measured on a GPU: by benchbook's CUDA or HIP
+/// backend, or by PyTorch (the seed scripts, `scripts/torch_reference.py`).
+pub fn is_gpu(p: &PointStat) -> bool {
+    crate::vocab::kinds::backend_is_gpu(&p.backend)
+}
+
+/// Build the context of a run report.
+pub fn build(
+    manifest: &Manifest,
+    all_stats: &[PointStat],
+    not_measured: &[Row],
+    spec: Option<&Spec>,
+    gpu_spec: Option<&Spec>,
+) -> ReportContext {
+    let (gpu_stats, stats): (Vec<PointStat>, Vec<PointStat>) = all_stats.iter().cloned().partition(is_gpu);
+    let stats = &stats[..];
+    let roof = roofline_of(spec);
+    let imported = run::imported(manifest);
+    let system = run::system(manifest, stats, &imported, spec, gpu_spec);
+    ReportContext {
+        title: run::title(manifest),
+        generated_at: crate::archive::manifest::now_rfc3339(),
+        benchbook_version: manifest.tool.version.clone(),
+        benchbook_commit: run::commit(manifest),
+        run: run::run_section(manifest),
+        system,
+        memcpy: bandwidth_section(stats, &["memcpy"], "memcpy.svg", roof.as_ref()),
+        gpu: gpu::gpu_section(manifest, &gpu_stats, gpu_spec),
+        stream: bandwidth_section(stats, &["stream"], "stream.svg", roof.as_ref()),
+        gemm: gemm_section(stats, spec, "gemm.svg", FlopUnit::Giga),
+        collective: bandwidth_section(stats, &["collective"], "collective.svg", None),
+        p2p: bandwidth_section(stats, &["p2p"], "p2p.svg", None),
+        latency: sections::latency_rows(stats),
+        other: sections::other_rows(stats),
+        imported,
+        skipped: methodology::not_measured(not_measured),
+        methodology: methodology::methodology(manifest, all_stats),
+        files: manifest
+            .files
+            .iter()
+            .map(|f| FileRow { path: f.path.clone(), bytes: f.bytes, sha256: f.sha256.clone() })
+            .collect(),
+        env: manifest.env.iter().map(|(k, v)| kv(k, v.clone())).collect(),
+    }
+}

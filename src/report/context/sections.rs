@@ -1,0 +1,156 @@
+//! Section builders: the size-swept bandwidth sections (memcpy, STREAM,
+//! collectives, MPI p2p and the GPU copies), GEMM, latency and the points of
+//! benchmarks without a section of their own.
+
+use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
+use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
+
+use super::prose::{
+    bandwidth_observations, gemm_observations, link_observations, opt_size, pct, stream_observations, FlopUnit,
+};
+use super::{BandwidthSection, BwRow, GemmRow, GemmSection, LatencyRow, OtherRow, RooflineRef, SatRow};
+
+/// The memory roofline of a spec, as shown and as a number (GB/s).
+pub(super) fn roofline_of(spec: Option<&Spec>) -> Option<(RooflineRef, f64)> {
+    let s = spec?;
+    let m = s.memory.as_ref()?;
+    Some((
+        RooflineRef { name: s.name.clone(), gbps: format_sig3(m.bandwidth_gbps), source: m.source.clone() },
+        m.bandwidth_gbps,
+    ))
+}
+
+fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
+    curves
+        .iter()
+        .flat_map(|c| {
+            c.points.iter().map(move |p| BwRow {
+                label: c.label.clone(),
+                size: opt_size(p.size_bytes),
+                median_time: format_seconds(p.summary.median),
+                gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
+                gbps_moved: p.gbps_moved.map(format_sig3).unwrap_or_default(),
+                busbw: p.busbw_gbps.map(format_sig3).unwrap_or_default(),
+                cv_pct: pct(p.summary.cv),
+                samples: p.samples,
+            })
+        })
+        .collect()
+}
+
+fn sat_row(s: &Saturation) -> SatRow {
+    SatRow {
+        label: s.label.clone(),
+        peak_gbps: format_sig3(s.peak_gbps),
+        peak_size: format_bytes(s.peak_size_bytes),
+        plateau_gbps: format_sig3(s.plateau_gbps),
+        p50: opt_size(s.plateau_50),
+        p80: opt_size(s.plateau_80),
+        p90: opt_size(s.plateau_90),
+        roofline_pct: s.plateau_fraction.map(pct).unwrap_or_else(|| "no roofline".into()),
+        roofline_90: if s.roofline_gbps.is_some() { opt_size(s.roofline_90) } else { "no roofline".into() },
+    }
+}
+
+/// The section of the size-swept curves of `benches` (the first names the
+/// kind of observations), or `None` when there are none.
+pub(super) fn bandwidth_section(
+    stats: &[PointStat],
+    benches: &[&str],
+    chart: &str,
+    roof: Option<&(RooflineRef, f64)>,
+) -> Option<BandwidthSection> {
+    let bench = benches[0];
+    // Latency curves are times, not bandwidths: they get their own table.
+    let cs: Vec<Curve> =
+        curves(stats).into_iter().filter(|c| benches.contains(&c.bench.as_str()) && c.op != "latency").collect();
+    if cs.is_empty() {
+        return None;
+    }
+    let sats: Vec<Saturation> = cs.iter().filter_map(|c| saturation(c, roof.map(|r| r.1))).collect();
+    let observations = if bench == "stream" {
+        stream_observations(&cs, &sats)
+    } else if bench == "collective" || bench == "p2p" || bench == "memcpy-peer" || bench == "h2d" {
+        link_observations(&cs, &sats, bench)
+    } else {
+        bandwidth_observations(&cs, &sats, roof, bench)
+    };
+    Some(BandwidthSection {
+        chart: chart.into(),
+        roofline: roof.map(|r| r.0.clone()),
+        observations,
+        saturation: sats.iter().map(sat_row).collect(),
+        table: bw_rows(&cs),
+    })
+}
+
+/// The GEMM section, with rates in `unit`, or `None` without GEMM points.
+pub(super) fn gemm_section(
+    stats: &[PointStat],
+    spec: Option<&Spec>,
+    chart: &str,
+    unit: FlopUnit,
+) -> Option<GemmSection> {
+    let pts: Vec<&PointStat> = stats.iter().filter(|p| p.bench == "gemm").collect();
+    if pts.is_empty() {
+        return None;
+    }
+    let shape = |p: &PointStat| format!("{}×{}×{}", p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
+    let table: Vec<GemmRow> = pts
+        .iter()
+        .map(|p| {
+            let dtype = p.dtype.clone().unwrap_or_default();
+            GemmRow {
+                shape: shape(p),
+                threads: p.threads.map(|t| t.to_string()).unwrap_or_default(),
+                method: p.method.clone().unwrap_or_default(),
+                gflops: p.gflops.map(|g| unit.show(g)).unwrap_or_default(),
+                best_gflops: p.best_gflops.map(|g| unit.show(g)).unwrap_or_default(),
+                median_time: format_seconds(p.summary.median),
+                cv_pct: pct(p.summary.cv),
+                samples: p.samples,
+                peak_pct: match (spec.and_then(|s| s.peak_tflops(&dtype)), p.gflops) {
+                    (Some(peak), Some(g)) => pct(g / (peak * 1e3)),
+                    _ => "no spec".into(),
+                },
+                dtype,
+            }
+        })
+        .collect();
+    let observations = gemm_observations(&pts, unit);
+    Some(GemmSection { chart: chart.into(), observations, table })
+}
+
+/// The one-way latencies of MPI ping-pong.
+pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
+    stats
+        .iter()
+        .filter(|p| p.bench == "p2p" && p.op == "latency")
+        .map(|p| LatencyRow {
+            peer: p.peer.clone().unwrap_or_default(),
+            size: p.size_bytes.map(format_bytes).unwrap_or_default(),
+            median: format_seconds(p.summary.median),
+            p20: format_seconds(p.summary.p20),
+            p80: format_seconds(p.summary.p80),
+            samples: p.samples,
+        })
+        .collect()
+}
+
+/// Points of benchmarks without a section of their own.
+pub(super) fn other_rows(stats: &[PointStat]) -> Vec<OtherRow> {
+    stats
+        .iter()
+        .filter(|p| !["memcpy", "stream", "gemm", "collective", "p2p"].contains(&p.bench.as_str()))
+        .map(|p| OtherRow {
+            bench: p.bench.clone(),
+            op: p.op.clone(),
+            variant: p.variant.clone().unwrap_or_default(),
+            size: p.size_bytes.map(format_bytes).unwrap_or_else(|| "-".into()),
+            peer: p.peer.clone().unwrap_or_default(),
+            median_time: format_seconds(p.summary.median),
+            gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
+            note: p.note.clone().unwrap_or_default(),
+        })
+        .collect()
+}

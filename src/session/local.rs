@@ -1,0 +1,121 @@
+//! The local source: every backend of this build that the configuration
+//! selects, probed, then each of its devices swept point by point. What
+//! cannot run is recorded as skipped rows with the reason, never dropped.
+
+use crate::backend::{self, Backend};
+use crate::bench::runner::{outcome_rows, run_benchmarks, RowMeta};
+use crate::bench::{BenchConfig, Outcome};
+use crate::error::Result;
+use crate::vocab::facts::{BackendInfo, Probe};
+use crate::vocab::progress::Progress;
+use crate::vocab::rows::{Point, Row, RowSink, RunOutcome};
+use crate::vocab::source::{Source, SourceInfo};
+
+/// Measure a [`BenchConfig`] on this machine.
+pub struct LocalSource {
+    cfg: BenchConfig,
+    backends: Vec<Box<dyn Backend>>,
+    probes: Vec<Probe>,
+}
+
+impl LocalSource {
+    pub fn new(cfg: BenchConfig) -> Self {
+        let backends: Vec<Box<dyn Backend>> = backend::all()
+            .into_iter()
+            .filter(|b| cfg.backends.is_empty() || cfg.backends.iter().any(|n| n == b.name()))
+            .collect();
+        LocalSource { cfg, backends, probes: Vec::new() }
+    }
+
+    fn selected(&self, name: &str) -> bool {
+        self.cfg.backends.is_empty() || self.cfg.backends.iter().any(|n| n == name)
+    }
+}
+
+impl Source for LocalSource {
+    fn describe(&mut self) -> Result<SourceInfo> {
+        self.probes = self.backends.iter().map(|b| b.probe()).collect();
+        let mut infos: Vec<BackendInfo> = self
+            .backends
+            .iter()
+            .zip(&self.probes)
+            .map(|(b, p)| BackendInfo { name: b.name().into(), probe: p.clone(), facts: b.facts() })
+            .collect();
+        // Backends this build lacks, so that a reader knows why there are no GPU rows.
+        for (name, why) in backend::missing() {
+            if self.selected(name) {
+                infos.push(BackendInfo {
+                    name: name.into(),
+                    probe: Probe::Unavailable { reason: why.into() },
+                    facts: None,
+                });
+            }
+        }
+        Ok(SourceInfo {
+            kind: "native".into(),
+            config: serde_json::to_value(&self.cfg).expect("a config always serializes"),
+            backends: infos,
+            default_label: self.cfg.preset.clone(),
+        })
+    }
+
+    fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
+        let cfg = &self.cfg;
+        let host = crate::host::hostname();
+        let mut outcome = RunOutcome::default();
+        for (b, probe) in self.backends.iter().zip(&self.probes) {
+            match probe {
+                Probe::Available { devices } => {
+                    for (i, device) in devices.iter().enumerate() {
+                        let mut benches = b.benchmarks(&cfg.benches, i);
+                        let meta = RowMeta {
+                            run_id: run_id.into(),
+                            backend: b.name().into(),
+                            device: device.clone(),
+                            host: host.clone(),
+                            rank: 0,
+                        };
+                        outcome.add(run_benchmarks(&mut benches, cfg, &meta, outcome.points, sink, progress)?);
+                        if outcome.interrupted {
+                            return Ok(outcome);
+                        }
+                    }
+                }
+                Probe::Unavailable { reason } => {
+                    // Record, as data, that this backend's benchmarks could not run.
+                    let mut rows = Vec::new();
+                    for name in cfg.benches.iter().filter(|n| b.implements(n)) {
+                        rows.extend(bench_skipped(run_id, &host, b.name(), name, outcome.points, reason));
+                        outcome.points += 1;
+                        outcome.skipped += 1;
+                    }
+                    if !rows.is_empty() {
+                        sink.write_point(rows)?;
+                    }
+                }
+            }
+        }
+        // Benchmarks no backend of this build implements (e.g. `h2d` without a
+        // GPU backend) are recorded as skipped too, never silently dropped.
+        for name in cfg.benches.iter().filter(|n| !self.backends.iter().any(|b| b.implements(n))) {
+            let why = format!(
+                "no backend of this run implements `{name}`{}",
+                backend::missing().iter().map(|(b, w)| format!("; {b}: {w}")).collect::<String>()
+            );
+            let rows = bench_skipped(run_id, &host, "none", name, outcome.points, &why);
+            outcome.points += 1;
+            outcome.skipped += 1;
+            sink.write_point(rows)?;
+        }
+        Ok(outcome)
+    }
+}
+
+/// The row recording that benchmark `name` could not run at all on
+/// `backend` (op `*`, no device), with the reason.
+fn bench_skipped(run_id: &str, host: &str, backend: &str, name: &str, point: u32, reason: &str) -> Vec<Row> {
+    let meta =
+        RowMeta { run_id: run_id.into(), backend: backend.into(), device: "none".into(), host: host.into(), rank: 0 };
+    let p = Point { bench: name.into(), op: "*".into(), ..Point::default() };
+    outcome_rows(&meta, point, &p, "none", &Outcome::Skipped(reason.into()))
+}

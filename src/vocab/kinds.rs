@@ -1,0 +1,179 @@
+//! The closed vocabularies, as enums: parsed once at the edge (flags,
+//! files), with an error that names the value and the choices, and written
+//! back to the archive as the same strings.
+
+use serde::{Deserialize, Serialize};
+
+/// A value outside a closed vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{value}`; choose from: {choices}")]
+pub struct UnknownName {
+    pub what: &'static str,
+    pub value: String,
+    pub choices: String,
+}
+
+/// Declares a closed vocabulary: the enum, its names, `parse`, `name`,
+/// `ALL` and `Display`.
+macro_rules! vocabulary {
+    ($(#[$m:meta])* $ty:ident, $what:literal { $($(#[$vm:meta])* $var:ident = $name:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum $ty { $($(#[$vm])* #[serde(rename = $name)] $var),+ }
+
+        impl $ty {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$ty] = &[$($ty::$var),+];
+
+            /// The name stored in the archive and typed on the command line.
+            pub fn name(self) -> &'static str {
+                match self { $($ty::$var => $name),+ }
+            }
+
+            /// Parse a name; the error lists the choices.
+            pub fn parse(value: &str) -> Result<Self, UnknownName> {
+                match value.trim() {
+                    $($name => Ok($ty::$var),)+
+                    other => Err(UnknownName {
+                        what: $what,
+                        value: other.to_string(),
+                        choices: Self::ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "),
+                    }),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                Self::parse(s)
+            }
+        }
+    };
+}
+
+vocabulary!(
+    /// Where a native row was measured (the `backend` column). Imported
+    /// rows carry their tool's name instead (`nccl`, `rdma`, `torch`, ...).
+    BackendKind, "backend" {
+        Cpu = "cpu",
+        Cuda = "cuda",
+        Hip = "hip",
+        Mpi = "mpi",
+    }
+);
+
+vocabulary!(
+    /// Element types of GEMM and STREAM (`fp8` is E4M3; `tf32` is f32
+    /// storage with TensorFloat-32 math).
+    Dtype, "dtype" {
+        F64 = "f64",
+        F32 = "f32",
+        Tf32 = "tf32",
+        F16 = "f16",
+        Bf16 = "bf16",
+        Fp8 = "fp8",
+    }
+);
+
+vocabulary!(
+    /// How a device-to-device copy is performed.
+    CopyMethod, "copy method" {
+        /// The DMA copy engine (`cuMemcpyDtoDAsync`).
+        CopyEngine = "copy_engine",
+        /// A copy kernel on the SMs/CUs.
+        SmKernel = "sm_kernel",
+    }
+);
+
+vocabulary!(
+    /// Cache state before each operation: `cold` flushes L2 first.
+    CacheMode, "cache mode" {
+        Warm = "warm",
+        Cold = "cold",
+    }
+);
+
+vocabulary!(
+    /// Why sampling of a point stopped (the `stop` column, schema v3).
+    StopReason, "stop reason" {
+        Converged = "converged",
+        MaxTime = "max_time",
+        MaxSamples = "max_samples",
+        Interrupted = "interrupted",
+    }
+);
+
+impl Dtype {
+    /// Bytes per stored element (`tf32` is stored as f32).
+    pub fn bytes(self) -> u64 {
+        match self {
+            Dtype::F64 => 8,
+            Dtype::F32 | Dtype::Tf32 => 4,
+            Dtype::F16 | Dtype::Bf16 => 2,
+            Dtype::Fp8 => 1,
+        }
+    }
+
+    /// The element type of C for a GEMM of this input type, the same on
+    /// every backend: the input type, except f32 for tf32 and bf16 for fp8.
+    pub fn gemm_output(self) -> Dtype {
+        match self {
+            Dtype::Tf32 => Dtype::F32,
+            Dtype::Fp8 => Dtype::Bf16,
+            other => other,
+        }
+    }
+}
+
+impl StopReason {
+    /// The words a row's note starts with (schema v1/v2 kept the reason
+    /// only there; the v2 → v3 migration reads it back with [`Self::from_note`]).
+    pub fn words(self) -> &'static str {
+        match self {
+            StopReason::Converged => "converged",
+            StopReason::MaxTime => "stopped at max time",
+            StopReason::MaxSamples => "stopped at max samples",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+
+    /// The reason a v1/v2 note starts with, if any.
+    pub fn from_note(note: &str) -> Option<StopReason> {
+        StopReason::ALL.iter().copied().find(|r| note.starts_with(r.words()))
+    }
+}
+
+/// Whether rows of `backend` were measured on a GPU: the native GPU
+/// backends and the GPU tools whose output is imported. The one list every
+/// stage uses.
+pub fn backend_is_gpu(backend: &str) -> bool {
+    matches!(backend, "cuda" | "hip" | "torch")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_errors_list_choices() {
+        for d in Dtype::ALL {
+            assert_eq!(Dtype::parse(d.name()), Ok(*d));
+        }
+        let e = CopyMethod::parse("dma").unwrap_err();
+        assert_eq!(e.to_string(), "unknown copy method `dma`; choose from: copy_engine, sm_kernel");
+    }
+
+    #[test]
+    fn stop_reasons_read_back_from_old_notes() {
+        assert_eq!(StopReason::from_note("converged; rsd 0.31 %"), Some(StopReason::Converged));
+        assert_eq!(StopReason::from_note("stopped at max time; rsd 2.000 %"), Some(StopReason::MaxTime));
+        assert_eq!(StopReason::from_note("needs 4 GiB"), None);
+    }
+}

@@ -1,0 +1,31 @@
+//! Progress as events. The library reports what happens to each point; who
+//! listens decides how it looks: the CLI draws a bar (indicatif), `--quiet`
+//! and the notebooks listen to nothing ([`Silent`]), tests may record.
+
+/// What became of one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointEnd<'a> {
+    Measured,
+    Skipped(&'a str),
+    Failed(&'a str),
+}
+
+/// Listener for a run's events. Every method has a no-op default.
+pub trait Progress {
+    /// `points` more points are planned.
+    fn planned(&self, _points: u64) {}
+    /// A point starts; `label` is e.g. `memcpy copy 64 MiB 2T`.
+    fn point_started(&self, _label: &str) {}
+    /// A sample of the current point was taken (`sample` counts from 0).
+    fn sample(&self, _sample: usize) {}
+    /// A point ended.
+    fn point_finished(&self, _label: &str, _end: PointEnd<'_>) {}
+    /// A line for the user that is not about one point.
+    fn note(&self, _text: &str) {}
+}
+
+/// Listens to nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+impl Progress for Silent {}
