@@ -86,13 +86,16 @@ pub fn read_parquet(path: &Path) -> Result<DataFrame> {
     Ok(df)
 }
 
-/// Bring a frame of an older schema `version` to the current one:
-/// columns added since read as null, except `stop` (v3), which v1/v2 kept
-/// only as the first words of a measured row's note ("converged; rsd …").
+/// Bring a frame of an older schema `version` to the current one: `method`
+/// (v2) follows from a v1 row's bench and op ([`v1_methods`]); `stop` (v3)
+/// is read back from the first words of a measured row's note
+/// ("converged; rsd …"); any other added column reads as null.
 fn migrate(mut df: DataFrame, version: u32) -> PolarsResult<DataFrame> {
     use crate::vocab::kinds::StopReason;
     for c in crate::vocab::columns::columns().iter().filter(|c| c.since > version) {
-        let values = if c.name == "stop" {
+        let values = if c.name == "method" {
+            Series::new(c.name.into(), v1_methods(&df)?)
+        } else if c.name == "stop" {
             let status = df.column("status")?.str()?.clone();
             let note = df.column("note")?.str()?.clone();
             let stop: Vec<Option<&str>> = status
@@ -110,6 +113,34 @@ fn migrate(mut df: DataFrame, version: u32) -> PolarsResult<DataFrame> {
         df.with_column(values.into_column())?;
     }
     df.select(schema().iter_names().cloned())
+}
+
+/// The `method` of v1 rows. v1 was written by the CPU and MPI backends
+/// only, and each of their benchmarks had exactly one method, so a native
+/// row's method follows from its bench and op (as the v2 code sets it);
+/// imported rows and whole-benchmark skip rows (`op` = `*`) stay null.
+fn v1_methods(df: &DataFrame) -> PolarsResult<Vec<Option<String>>> {
+    let text = |name: &str| -> PolarsResult<Vec<Option<String>>> {
+        Ok(df.column(name)?.str()?.iter().map(|v| v.map(String::from)).collect())
+    };
+    let (source, bench, op) = (text("source")?, text("bench")?, text("op")?);
+    Ok((0..df.height())
+        .map(|i| {
+            let (Some(source), Some(bench), Some(op)) = (&source[i], &bench[i], &op[i]) else { return None };
+            if source != "native" || op == "*" {
+                return None;
+            }
+            Some(match bench.as_str() {
+                "memcpy" => "libc_memcpy".to_string(),
+                "stream" => "rust_loop".to_string(),
+                "gemm" => "gemm_crate".to_string(),
+                "p2p" if op == "latency" => "mpi_ping_pong".to_string(),
+                "p2p" => "mpi_send_recv".to_string(),
+                "collective" => format!("mpi_{}", op.replace('_', "")),
+                _ => return None,
+            })
+        })
+        .collect())
 }
 
 /// Typed readers of one DataFrame column, shared by every DataFrame → Rust

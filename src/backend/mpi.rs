@@ -326,7 +326,7 @@ impl RowSource for MpiSource {
             progress.point_finished(&label, point_end(&o));
             if any(world, failure.is_some()) {
                 return Err(Error::Mpi(
-                    failure.unwrap_or_else(|| "rank 0 could not write the archive; see its error".into()),
+                    failure.unwrap_or_else(|| "another rank reported an error and the job stopped; rank 0's output and the run's manifest say which".into()),
                 ));
             }
         }

@@ -6,7 +6,6 @@
 //! zero result validates nothing).
 
 use rand::rngs::StdRng;
-use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 
 pub use crate::vocab::kinds::Dtype;
@@ -39,10 +38,8 @@ pub fn host_dot_tolerance(dtype: Dtype) -> f64 {
     }
 }
 
-/// The one seeded generator every benchmark draws its inputs from.
-pub fn seeded_rng(seed: u64) -> StdRng {
-    StdRng::seed_from_u64(seed)
-}
+/// The one seeded generator of the crate (see [`crate::vocab::stats::seeded_rng`]).
+pub use crate::vocab::stats::seeded_rng;
 
 /// One N(0, 1) value.
 pub fn normal(rng: &mut StdRng) -> f64 {

@@ -64,7 +64,8 @@ pub fn final_status(outcome: &RunOutcome, note: Option<String>) -> (RunStatus, O
     if outcome.interrupted {
         (RunStatus::Interrupted, Some("interrupted by a signal; finished points are kept".to_string()))
     } else if outcome.failed > 0 {
-        (RunStatus::Complete, Some(format!("{} point(s) failed validation or errored", outcome.failed)))
+        let failed = format!("{} point(s) failed validation or errored", outcome.failed);
+        (RunStatus::Complete, Some(note.map_or(failed.clone(), |n| format!("{failed}; {n}"))))
     } else {
         (RunStatus::Complete, note)
     }

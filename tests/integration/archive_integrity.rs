@@ -131,3 +131,20 @@ fn a_v2_archive_reads_through_the_migration_with_its_stop_reasons() {
     assert_eq!(schema::check_version(&fresh.run.results_path()).unwrap(), schema::SCHEMA_VERSION);
     assert!(fresh.run.rows().unwrap().iter().filter(|r| r.status == Status::Measured).all(|r| r.stop.is_some()));
 }
+
+#[test]
+fn a_v1_archive_gets_its_methods_back_and_compares_with_a_v2_run() {
+    // The committed repeat run is schema v1 (no `method` column). Points
+    // match on method, so without the migration no point would pair.
+    let archive = Archive::new(concat!(env!("CARGO_MANIFEST_DIR"), "/data"));
+    let old = archive.resolve("repeat").unwrap();
+    assert_eq!(schema::check_version(&old.results_path()).unwrap(), 1);
+    let rows = old.rows().unwrap();
+    assert!(rows
+        .iter()
+        .filter(|r| r.params.bench == "memcpy")
+        .all(|r| r.params.method.as_deref() == Some("libc_memcpy")));
+    let new = archive.resolve("quick").unwrap().rows().unwrap();
+    let cmp = benchbook::analysis::compare::compare(&new, &rows, 0.02);
+    assert!(!cmp.is_empty(), "v1 and v2 runs of one machine share their memcpy points");
+}
