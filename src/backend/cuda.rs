@@ -236,13 +236,18 @@ impl CudaApi {
     }
 
     fn facts_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "cuda_driver_api_version": format!("{}.{}", self.driver_version / 1000, (self.driver_version % 1000) / 10),
-            "driver_version": match &self.nvml_driver { Ok(v) => v.clone(), Err(e) => format!("unknown ({e})") },
-            "bindings": "cudarc 0.19, CUDA 12.8 API (runs on 12.x and 13.x drivers)",
-            "devices": self.inv.facts,
-            "peer_access": self.inv.peers,
-        })
+        let (major, minor) = (self.driver_version / 1000, (self.driver_version % 1000) / 10);
+        self.inv.backend_facts(&[
+            ("cuda_driver_api_version", format!("{major}.{minor}")),
+            (
+                "driver_version",
+                match &self.nvml_driver {
+                    Ok(v) => v.clone(),
+                    Err(e) => format!("unknown ({e})"),
+                },
+            ),
+            ("bindings", "cudarc 0.19, CUDA 12.8 API (runs on 12.x and 13.x drivers)".into()),
+        ])
     }
 
     fn enter(&self, device: usize) -> Result<&Device, String> {

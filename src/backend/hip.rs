@@ -210,13 +210,11 @@ impl HipApi {
 
     fn facts_json(&self) -> serde_json::Value {
         let v = self.runtime_version;
-        serde_json::json!({
+        self.inv.backend_facts(&[
             // HIP_VERSION = major * 10^7 + minor * 10^5 + patch.
-            "hip_runtime_version": format!("{}.{}.{}", v / 10_000_000, (v / 100_000) % 100, v % 100_000),
-            "bindings": "hip-sys 0.1 (HIP 5.4 headers; only layout-stable calls are used)",
-            "devices": self.inv.facts,
-            "peer_access": self.inv.peers,
-        })
+            ("hip_runtime_version", format!("{}.{}.{}", v / 10_000_000, (v / 100_000) % 100, v % 100_000)),
+            ("bindings", "hip-sys 0.1 (HIP 5.4 headers; only layout-stable calls are used)".into()),
+        ])
     }
 
     fn enter(&self, device: usize) -> Result<&Device, String> {

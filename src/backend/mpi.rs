@@ -20,7 +20,7 @@ use crate::bench::{collective, p2p, BenchConfig, Outcome, Sampler};
 use crate::error::{Error, Result};
 use crate::vocab::facts::{BackendInfo, Probe};
 use crate::vocab::progress::Progress;
-use crate::vocab::rows::{Point, Row, RowSink, RunOutcome};
+use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 use crate::vocab::source::{Source as RowSource, SourceInfo};
 
 /// One rank of the job, as the manifest lists it.
@@ -304,12 +304,7 @@ impl RowSource for MpiSource {
                 outcome.interrupted = true;
                 break;
             }
-            match &o {
-                Outcome::Measured(_) => outcome.measured += 1,
-                Outcome::Skipped(_) => outcome.skipped += 1,
-                Outcome::Failed(_) => outcome.failed += 1,
-            }
-            outcome.points += 1;
+            outcome.count(o.status());
             let rows = outcome_rows(&meta, i as u32, point, "mpi_wtime", &o);
             if let Some(all) = gather_bytes(world, serde_json::to_vec(&rows).expect("rows serialize")) {
                 let mut gathered: Vec<Row> = Vec::new();
@@ -350,8 +345,7 @@ impl RowSource for MpiSource {
             };
             let rows = outcome_rows(&meta, plan.len() as u32, &p, "none", &Outcome::Skipped(device_reason));
             sink.write_point(rows)?;
-            outcome.points += 1;
-            outcome.skipped += 1;
+            outcome.count(Status::Skipped);
         }
         Ok(outcome)
     }

@@ -2,11 +2,15 @@
 //! flags are turned into a [`BenchConfig`] once (in `cli`), and the config is
 //! stored verbatim in the manifest so a run can be repeated exactly.
 
+use std::fmt::Display;
+use std::str::FromStr;
+
 use serde::{Deserialize, Serialize};
 
-use super::gpu::{COPY_METHODS, GPU_BENCHES, GPU_DTYPES, GPU_ONLY_BENCHES};
+use super::gpu::{GPU_BENCHES, GPU_DTYPES, GPU_ONLY_BENCHES};
 use super::sampler::StopRule;
 use crate::error::{Error, Result};
+use crate::vocab::kinds::{BackendKind, CacheMode, CopyMethod, UnknownName};
 
 /// Benchmarks the CPU backend knows.
 pub const CPU_BENCHES: [&str; 3] = ["memcpy", "stream", "gemm"];
@@ -61,7 +65,25 @@ pub struct BenchConfig {
 }
 
 fn default_copy_methods() -> Vec<String> {
-    vec!["copy_engine".into(), "sm_kernel".into()]
+    CopyMethod::ALL.iter().map(|m| m.name().to_string()).collect()
+}
+
+/// What `backends` may name (MPI is chosen by benchmark, not by backend).
+const BACKENDS: &[BackendKind] = &[BackendKind::Cpu, BackendKind::Cuda, BackendKind::Hip];
+
+/// Every value must name one of `allowed`, a part of a closed vocabulary
+/// `K`; the error names the flag, the value and the choices.
+fn check_names<K>(flag: &str, what: &'static str, allowed: &[K], values: &[String]) -> Result<()>
+where
+    K: FromStr<Err = UnknownName> + Display + Copy + PartialEq,
+{
+    for v in values {
+        if !v.parse::<K>().is_ok_and(|k| allowed.contains(&k)) {
+            let choices = allowed.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+            return Err(Error::config(flag, UnknownName { what, value: v.trim().to_string(), choices }.to_string()));
+        }
+    }
+    Ok(())
 }
 
 fn default_cache_modes() -> Vec<String> {
@@ -164,7 +186,7 @@ impl BenchConfig {
                     .map(|e| [1u64 << e; 3])
                     .chain(LLAMA70B_SHAPES.iter().copied().filter(|s| s[0] != s[1] || s[1] != s[2]))
                     .collect(),
-                gpu_gemm_dtypes: crate::bench::gpu::GPU_DTYPES.iter().map(|s| s.to_string()).collect(),
+                gpu_gemm_dtypes: GPU_DTYPES.iter().map(|d| d.name().to_string()).collect(),
                 stop: StopRule::default(),
             },
         }
@@ -192,24 +214,10 @@ impl BenchConfig {
                 return Err(Error::config("--dtypes", format!("`{d}` is not a CPU GEMM type; use f32 or f64")));
             }
         }
-        for d in &self.gpu_gemm_dtypes {
-            if !GPU_DTYPES.contains(&d.as_str()) {
-                return Err(Error::config(
-                    "--gpu-dtypes",
-                    format!("`{d}` is not a GPU GEMM type; use {}", GPU_DTYPES.join(", ")),
-                ));
-            }
-        }
-        for m in &self.gpu_copy_methods {
-            if !COPY_METHODS.contains(&m.as_str()) {
-                return Err(Error::config("--copy-methods", format!("`{m}`: use {}", COPY_METHODS.join(", "))));
-            }
-        }
-        for c in &self.gpu_cache_modes {
-            if c != "warm" && c != "cold" {
-                return Err(Error::config("--cache", format!("`{c}`: use warm, cold or both (warm,cold)")));
-            }
-        }
+        check_names("--backend", "backend", BACKENDS, &self.backends)?;
+        check_names("--gpu-dtypes", "GPU GEMM dtype", &GPU_DTYPES, &self.gpu_gemm_dtypes)?;
+        check_names("--copy-methods", "copy method", CopyMethod::ALL, &self.gpu_copy_methods)?;
+        check_names("--cache", "cache mode", CacheMode::ALL, &self.gpu_cache_modes)?;
         let s = &self.stop;
         if !(s.target_rsd > 0.0) {
             return Err(Error::config("--target-rsd", "must be a positive fraction, e.g. 0.005 for 0.5 %"));

@@ -33,6 +33,18 @@ pub enum Outcome {
     Failed(String),
 }
 
+impl Outcome {
+    /// The status its rows get.
+    pub fn status(&self) -> crate::vocab::rows::Status {
+        use crate::vocab::rows::Status;
+        match self {
+            Outcome::Measured(_) => Status::Measured,
+            Outcome::Skipped(_) => Status::Skipped,
+            Outcome::Failed(_) => Status::Failed,
+        }
+    }
+}
+
 /// A benchmark on one backend and device.
 pub trait Benchmark {
     /// Name as typed on the command line and stored in `bench`.

@@ -83,18 +83,13 @@ pub fn run_benchmarks(
         progress.point_started(&label);
         let bench = &mut benches[bench_index];
         let outcome = bench.run(&point, &sampler);
-        match &outcome {
-            Outcome::Measured(m) if m.stop == StopReason::Interrupted => {
-                // A point cut short is not a measurement of that point.
-                out.interrupted = true;
-                break;
-            }
-            Outcome::Measured(_) => out.measured += 1,
-            Outcome::Skipped(_) => out.skipped += 1,
-            Outcome::Failed(_) => out.failed += 1,
+        if matches!(&outcome, Outcome::Measured(m) if m.stop == StopReason::Interrupted) {
+            // A point cut short is not a measurement of that point.
+            out.interrupted = true;
+            break;
         }
         let rows = outcome_rows(meta, first_point + out.points, &point, bench.timer(), &outcome);
-        out.points += 1;
+        out.count(outcome.status());
         sink.write_point(rows)?;
         progress.point_finished(&label, point_end(&outcome));
     }

@@ -4,20 +4,11 @@
 //! vocabulary, plain numbers), then the checks only the whole config can
 //! make ([`BenchConfig::validate`]). Errors name the flag and the fix.
 
-use std::fmt::Display;
-use std::str::FromStr;
-
 use super::RunArgs;
 use crate::bench::config::{known_bench, known_benches, parse_shapes, LLAMA70B_SHAPES};
 use crate::bench::{BenchConfig, Preset};
 use crate::error::{Error, Result};
-use crate::vocab::kinds::{BackendKind, CacheMode, CopyMethod, Dtype, UnknownName};
 use crate::vocab::units::{parse_counts, parse_sizes};
-
-/// What `--backend` accepts (MPI is chosen by benchmark, not by backend).
-const BACKENDS: &[BackendKind] = &[BackendKind::Cpu, BackendKind::Cuda, BackendKind::Hip];
-/// GEMM element types of the GPU backends (`f64` is CPU only).
-const GPU_GEMM_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::Tf32, Dtype::F16, Dtype::Bf16, Dtype::Fp8];
 
 /// Resolve `run` flags into a validated configuration (preset < flags).
 pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
@@ -40,11 +31,13 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
     set(&mut cfg.gemm_shapes, &a.shapes, parse_shapes)?;
     // CPU GEMM types are checked by `validate` ("not a CPU GEMM type").
     set(&mut cfg.gemm_dtypes, &a.dtypes, |s| Ok(list(s)))?;
-    set(&mut cfg.backends, &a.backend, |s| names("--backend", "backend", BACKENDS, s))?;
+    set(&mut cfg.backends, &a.backend, |s| Ok(list(s)))?;
     set(&mut cfg.gpu_gemm_shapes, &a.gpu_shapes, gpu_shapes)?;
-    set(&mut cfg.gpu_gemm_dtypes, &a.gpu_dtypes, |s| names("--gpu-dtypes", "GPU GEMM dtype", GPU_GEMM_DTYPES, s))?;
-    set(&mut cfg.gpu_copy_methods, &a.copy_methods, |s| names("--copy-methods", "copy method", CopyMethod::ALL, s))?;
-    set(&mut cfg.gpu_cache_modes, &a.cache, |s| names("--cache", "cache mode", CacheMode::ALL, s))?;
+    // Closed vocabularies (backends, dtypes, methods, cache modes) are
+    // checked by `validate`, the one place every caller goes through.
+    set(&mut cfg.gpu_gemm_dtypes, &a.gpu_dtypes, |s| Ok(list(s)))?;
+    set(&mut cfg.gpu_copy_methods, &a.copy_methods, |s| Ok(list(s)))?;
+    set(&mut cfg.gpu_cache_modes, &a.cache, |s| Ok(list(s)))?;
 
     // The stopping rule: plain numbers, checked together by `validate`.
     let st = &mut cfg.stop;
@@ -97,24 +90,6 @@ fn presets_and_benches(words: &[String]) -> Result<(Preset, Vec<String>)> {
 /// A comma-separated list, trimmed, without empty items.
 fn list(text: &str) -> Vec<String> {
     text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
-}
-
-/// A list of names from a closed vocabulary `K`, of which only `allowed`
-/// make sense for `flag`; each is stored under its canonical name.
-fn names<K>(flag: &str, what: &'static str, allowed: &[K], text: &str) -> Result<Vec<String>>
-where
-    K: FromStr<Err = UnknownName> + Display + Copy + PartialEq,
-{
-    list(text)
-        .into_iter()
-        .map(|name| match name.parse::<K>() {
-            Ok(k) if allowed.contains(&k) => Ok(k.to_string()),
-            _ => {
-                let choices = allowed.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
-                Err(Error::config(flag, UnknownName { what, value: name, choices }.to_string()))
-            }
-        })
-        .collect()
 }
 
 /// `--gpu-shapes`: shapes as for `--shapes`, and `llama70b` for the seed

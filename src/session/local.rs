@@ -8,7 +8,7 @@ use crate::bench::{BenchConfig, Outcome};
 use crate::error::Result;
 use crate::vocab::facts::{BackendInfo, Probe};
 use crate::vocab::progress::Progress;
-use crate::vocab::rows::{Point, Row, RowSink, RunOutcome};
+use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 use crate::vocab::source::{Source, SourceInfo};
 
 /// Measure a [`BenchConfig`] on this machine.
@@ -86,8 +86,7 @@ impl Source for LocalSource {
                     let mut rows = Vec::new();
                     for name in cfg.benches.iter().filter(|n| b.implements(n)) {
                         rows.extend(bench_skipped(run_id, &host, b.name(), name, outcome.points, reason));
-                        outcome.points += 1;
-                        outcome.skipped += 1;
+                        outcome.count(Status::Skipped);
                     }
                     if !rows.is_empty() {
                         sink.write_point(rows)?;
@@ -103,8 +102,7 @@ impl Source for LocalSource {
                 backend::missing().iter().map(|(b, w)| format!("; {b}: {w}")).collect::<String>()
             );
             let rows = bench_skipped(run_id, &host, "none", name, outcome.points, &why);
-            outcome.points += 1;
-            outcome.skipped += 1;
+            outcome.count(Status::Skipped);
             sink.write_point(rows)?;
         }
         Ok(outcome)

@@ -116,11 +116,6 @@ pub fn columns() -> &'static [ColumnDef] {
     &COLUMNS
 }
 
-/// Names of the columns with `role`, in file order.
-pub fn names(role: Role) -> Vec<&'static str> {
-    COLUMNS.iter().filter(|c| c.role == role).map(|c| c.name).collect()
-}
-
 /// The columns constant within a point (key and per-point), which the
 /// per-point summary carries through.
 pub fn point_columns() -> Vec<&'static str> {

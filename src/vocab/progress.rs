@@ -16,8 +16,6 @@ pub trait Progress {
     fn planned(&self, _points: u64) {}
     /// A point starts; `label` is e.g. `memcpy copy 64 MiB 2T`.
     fn point_started(&self, _label: &str) {}
-    /// A sample of the current point was taken (`sample` counts from 0).
-    fn sample(&self, _sample: usize) {}
     /// A point ended.
     fn point_finished(&self, _label: &str, _end: PointEnd<'_>) {}
     /// A line for the user that is not about one point.

@@ -28,6 +28,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{BenchConfig, Benchmark, Measurement, Outcome, Sampler};
+use crate::vocab::kinds::Dtype;
 use crate::vocab::rows::Point;
 use crate::vocab::units::format_bytes;
 
@@ -47,9 +48,7 @@ pub const GPU_ONLY_BENCHES: [&str; 3] = ["memcpy-peer", "h2d", "d2h"];
 /// Every benchmark a GPU backend implements.
 pub const GPU_BENCHES: [&str; 5] = ["memcpy", "memcpy-peer", "h2d", "d2h", "gemm"];
 /// GEMM element types a GPU backend may offer (`fp8` is E4M3).
-pub const GPU_DTYPES: [&str; 5] = ["f32", "tf32", "f16", "bf16", "fp8"];
-/// Device-copy methods: the DMA copy engine, or a copy kernel on the SMs/CUs.
-pub const COPY_METHODS: [&str; 2] = ["copy_engine", "sm_kernel"];
+pub const GPU_DTYPES: [Dtype; 5] = [Dtype::F32, Dtype::Tf32, Dtype::F16, Dtype::Bf16, Dtype::Fp8];
 
 /// A device allocation: its device ordinal, device address and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +93,19 @@ pub struct Inventory {
     pub peers: Vec<Vec<PeerAccess>>,
 }
 
+impl Inventory {
+    /// The manifest facts of a GPU backend with this inventory and these
+    /// version strings: the same type the report reads back.
+    pub fn backend_facts(&self, versions: &[(&str, String)]) -> serde_json::Value {
+        let facts = crate::vocab::facts::GpuBackendFacts {
+            devices: self.facts.clone(),
+            peer_access: self.peers.clone(),
+            versions: versions.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect(),
+        };
+        serde_json::to_value(facts).expect("GPU facts always serialize")
+    }
+}
+
 /// The device calls a GPU backend provides. Every call reports failure as a
 /// message (the driver's error name and what was attempted); the shared code
 /// turns it into a failed or skipped point, never a panic.
@@ -128,7 +140,7 @@ pub trait GpuApi {
     }
     /// Evict `device`'s L2 cache (by writing a buffer larger than it).
     fn flush_l2(&mut self, device: usize) -> Result<(), String>;
-    /// Whether `method` (a [`COPY_METHODS`] entry) can run here, or why not.
+    /// Whether `method` (a [`crate::vocab::kinds::CopyMethod`] name) can run here, or why not.
     fn copy_method(&mut self, device: usize, method: &str) -> Result<(), String>;
     /// The library call that will run a GEMM of `dtype`, or why none can.
     fn gemm_method(&self, device: usize, dtype: &str) -> Result<String, String>;

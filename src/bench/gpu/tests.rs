@@ -1,12 +1,10 @@
 //! The GPU benchmarks end to end on the emulated device ([`super::emulated`]):
 //! through the real runner, into rows, an archive and the GPU report.
 //!
-//! Test code only (`#[cfg(test)] mod tests;` in `mod.rs`). The attribute on
-//! the first item repeats that, and so also ends the architecture scan of
-//! this file there, as a trailing `#[cfg(test)]` module does elsewhere: the
-//! archive and the report are used by these tests, never by `bench`.
+//! Test code only (`#[cfg(test)] mod tests;` in `mod.rs`), so the
+//! architecture scan skips it: the archive and the report are used by these
+//! tests, never by `bench`.
 
-#[cfg(test)]
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -22,7 +20,7 @@ fn cfg() -> BenchConfig {
     c.memcpy_sizes = vec![4096, 1 << 16];
     c.gpu_cache_modes = vec!["warm".into(), "cold".into()];
     c.gpu_gemm_shapes = vec![[32, 16, 48]];
-    c.gpu_gemm_dtypes = GPU_DTYPES.iter().map(|s| s.to_string()).collect();
+    c.gpu_gemm_dtypes = GPU_DTYPES.iter().map(|d| d.name().to_string()).collect();
     c
 }
 
