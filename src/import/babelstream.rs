@@ -4,9 +4,12 @@
 //! Add 3, Triad 3, Dot 2, Nstream 4. BabelStream's MBytes/sec (10^6 bytes/s)
 //! is computed from the *minimum* runtime, so the row's time is the minimum:
 //! its derived rate equals the printed one. The CSV states the element
-//! count and size exactly; the text table's array size is rounded, so there
-//! `bytes_moved` is derived as MBytes/sec × 10^6 × min time and checked
-//! against the printed array size.
+//! count and size exactly. The text table prints the array size rounded
+//! (`Array size: 268.4 MB`) and the min time to five decimals, so there the
+//! array size is the power-of-two element count that prints as the header
+//! says (BabelStream's default and the usual `--arraysize`), else the
+//! header's value; the time is then derived from the printed rate, which is
+//! exact, and checked against the printed min time.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
 use crate::vocab::rows::Point;
@@ -59,7 +62,7 @@ impl Format for BabelStream {
         let all = lines(text);
         let truncated = last_line_incomplete(text);
         let mut precision = "f64".to_string();
-        let mut array_mb: Option<f64> = None;
+        let mut array_mb: Option<&str> = None;
         let mut in_table = false;
         let mut implementation: Option<String> = None;
         for &(no, line) in &all {
@@ -72,7 +75,7 @@ impl Format for BabelStream {
             } else if let Some(v) = t.strip_prefix("Precision:") {
                 precision = if v.trim() == "float" { "f32".into() } else { "f64".into() };
             } else if let Some(v) = t.strip_prefix("Array size:") {
-                array_mb = v.split_whitespace().next().and_then(num);
+                array_mb = v.split_whitespace().next();
             } else if t.starts_with("Function") {
                 in_table = true;
             } else if in_table && !t.is_empty() {
@@ -86,24 +89,34 @@ impl Format for BabelStream {
                     }
                     return Err(ParseError::new(no, "expected `Function MBytes/sec Min Max Average` numbers"));
                 };
-                let moved = (mbs * 1e6 * min).round() as u64;
-                let array = moved / weight;
-                if let Some(mb) = array_mb {
-                    if ((array as f64 / 1e6) - mb).abs() > 0.01 * mb + 0.1 {
-                        out.warnings.push(format!(
-                            "line {no}: {op}: rate × time implies {:.1} MB arrays, the header says {mb} MB",
-                            array as f64 / 1e6
-                        ));
+                let elem = if precision == "f32" { 4 } else { 8 };
+                let (array, how) = match array_mb.and_then(|mb| array_bytes(mb, elem)) {
+                    Some(found) => found,
+                    None => {
+                        let a = (mbs * 1e6 * min / weight as f64).round() as u64;
+                        (a, "no `Array size:` line, so derived as MBytes/sec × min time / weight".to_string())
                     }
+                };
+                let Some(moved) = weight.checked_mul(array) else {
+                    return Err(ParseError::new(no, format!("array size {array} B × {weight} arrays overflows a byte count")));
+                };
+                let seconds = moved as f64 / (mbs * 1e6);
+                // The printed min has five decimals.
+                if (seconds - min).abs() > 0.5e-5 + 1e-3 * min {
+                    out.warnings.push(format!(
+                        "line {no}: {op}: {moved} bytes at {mbs} MBytes/sec take {seconds:.6} s, but the printed min time is {min} s"
+                    ));
                 }
+                let max_avg: String = [("max", toks.get(3)), ("average", toks.get(4))]
+                    .iter()
+                    .filter_map(|(k, v)| v.and_then(|v| num(v)).map(|v| format!("; {k} {v} s")))
+                    .collect();
                 let mut r = record(
                     point(op, weight, array, moved, &precision),
-                    min,
+                    seconds,
                     no,
                     format!(
-                        "BabelStream {mbs} MBytes/sec (10^6 bytes/s) from its min time {min} s; max {:?} s, average {:?} s; bytes = weight {weight} × array, derived as rate × min time",
-                        toks.get(3).and_then(|v| num(v)),
-                        toks.get(4).and_then(|v| num(v))
+                        "BabelStream {mbs} MBytes/sec (10^6 bytes/s) from its min time (printed {min} s); time = bytes / rate{max_avg}; bytes = weight {weight} × array; array {how}"
                     ),
                 );
                 r.device = implementation.clone();
@@ -112,6 +125,23 @@ impl Format for BabelStream {
         }
         Ok(out)
     }
+}
+
+/// The array size in bytes that BabelStream's rounded `Array size: <mb> MB`
+/// stands for, and how it was read: the power-of-two element count that
+/// prints as `mb`, else `mb` × 10^6 rounded to whole elements.
+fn array_bytes(mb: &str, elem: u64) -> Option<(u64, String)> {
+    let value = num(mb).filter(|v| *v > 0.0)?;
+    let decimals = mb.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    let half_ulp = 0.5 * 10f64.powi(-decimals);
+    for k in 0..48u32 {
+        let bytes = (1u64 << k) * elem;
+        if ((bytes as f64 / 1e6) - value).abs() <= half_ulp + 1e-9 {
+            return Some((bytes, format!("{mb} MB read as 2^{k} elements × {elem} B, the power of two that prints so")));
+        }
+    }
+    let bytes = ((value * 1e6 / elem as f64).round() as u64).checked_mul(elem)?;
+    Some((bytes, format!("{mb} MB from the header (± {half_ulp} MB as printed)")))
 }
 
 impl Format for BabelStreamCsv {
@@ -157,10 +187,12 @@ impl Format for BabelStreamCsv {
                 }
                 return Err(ParseError::new(no, format!("expected numbers under {}", header.join(","))));
             };
-            let array = n * size;
+            let Some((array, moved)) = n.checked_mul(size).and_then(|a| Some((a, a.checked_mul(weight)?))) else {
+                return Err(ParseError::new(no, format!("{n} elements × {size} B × {weight} overflows a byte count")));
+            };
             let dtype = if size == 4 { "f32" } else { "f64" };
             let mut r = record(
-                point(op, weight, array, weight * array, dtype),
+                point(op, weight, array, moved, dtype),
                 min,
                 no,
                 format!(
@@ -168,7 +200,7 @@ impl Format for BabelStreamCsv {
                 ),
             );
             if let Some(mbs) = col("max_mbytes_per_sec").and_then(num) {
-                let ours = (weight * array) as f64 / min / 1e6;
+                let ours = moved as f64 / min / 1e6;
                 if (ours - mbs).abs() > 0.01 * mbs {
                     out.warnings.push(format!(
                         "line {no}: {op}: max_mbytes_per_sec {mbs}, bytes / min_runtime gives {ours:.1}"

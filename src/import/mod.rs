@@ -18,6 +18,7 @@ pub mod nccl_tests;
 pub mod nvbandwidth;
 pub mod osu;
 pub mod perftest;
+pub mod rccl_json;
 pub mod seed_json;
 
 use std::path::{Path, PathBuf};
@@ -53,7 +54,10 @@ pub struct Parsed {
     /// The `backend` column of its rows (`nccl`, `rdma`, `mpi`, ...).
     pub backend: String,
     pub tool_version: Option<String>,
+    /// The command line that produced the output, when the file holds it.
     pub command: Option<String>,
+    /// The tool's own settings line (nccl-tests' `# nThread ...`).
+    pub settings: Option<String>,
     pub records: Vec<Record>,
     pub warnings: Vec<String>,
 }
@@ -86,7 +90,7 @@ pub trait Format {
 /// Every format, in detection order (most specific first).
 pub fn formats() -> Vec<Box<dyn Format>> {
     vec![
-        Box::new(nccl_tests::NcclTestsJson),
+        Box::new(rccl_json::NcclTestsJson),
         Box::new(nvbandwidth::NvbandwidthJson),
         Box::new(seed_json::SeedJson),
         Box::new(nccl_tests::NcclTests),
@@ -114,11 +118,12 @@ pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
             tried: all.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
         })?,
     };
-    let parsed = format.parse(text, file_name).map_err(|e| Error::Import {
+    let mut parsed = format.parse(text, file_name).map_err(|e| Error::Import {
         path: path.to_path_buf(),
         line: e.line,
         message: e.message,
     })?;
+    keep_possible(&mut parsed);
     if parsed.records.is_empty() {
         return Err(Error::Import {
             path: path.to_path_buf(),
@@ -129,12 +134,67 @@ pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
     Ok(parsed)
 }
 
+/// A rate no interconnect or memory reaches (10^6 GB/s = 1 PB/s): a row
+/// above it is a misread or corrupt number, never a measurement.
+pub const MAX_GB_PER_S: f64 = 1e6;
+
+/// Drop every measured record whose numbers cannot be a measurement (a time
+/// that is not finite and positive, a rate above [`MAX_GB_PER_S`], a bus
+/// factor that is not finite and positive), each with a warning naming its
+/// line and value. Formats parse leniently; this is the one gate before
+/// the archive.
+fn keep_possible(parsed: &mut Parsed) {
+    let mut warnings = Vec::new();
+    parsed.records.retain_mut(|r| {
+        if r.params.bw_factor.is_some_and(|f| !(f.is_finite() && f > 0.0)) {
+            warnings.push(format!(
+                "line {}: bus factor {} is not a positive number; left unknown",
+                r.line,
+                r.params.bw_factor.unwrap_or(f64::NAN)
+            ));
+            r.params.bw_factor = None;
+        }
+        if r.status != Status::Measured {
+            return true;
+        }
+        let s = r.seconds_per_op;
+        if !(s.is_finite() && s > 0.0) {
+            warnings.push(format!("line {}: time {s} s per operation is not a positive finite number; row dropped", r.line));
+            return false;
+        }
+        for bytes in [r.params.bytes_copied, r.params.bytes_moved].into_iter().flatten() {
+            let gbps = bytes as f64 / s / 1e9;
+            if gbps > MAX_GB_PER_S {
+                warnings.push(format!(
+                    "line {}: {bytes} bytes in {s} s is {gbps:.3e} GB/s, above any real link ({MAX_GB_PER_S:e} GB/s); row dropped",
+                    r.line
+                ));
+                return false;
+            }
+        }
+        true
+    });
+    parsed.warnings.extend(warnings);
+}
+
 // ---- helpers shared by the formats ----
 
-/// Lines with 1-based numbers, launcher tags removed (Open MPI's
-/// `--tag-output` writes `[1,0]<stdout>:` before each line).
+/// Lines with 1-based numbers, launcher tags removed: Open MPI's
+/// `--tag-output` writes `[1,0]<stdout>:` before each line, Ray-based
+/// launchers (SkyPilot) `(head, rank=0, pid=3808) `, and both can stack.
 pub(crate) fn lines(text: &str) -> Vec<(usize, &str)> {
-    text.lines().enumerate().map(|(i, l)| (i + 1, strip_tag(l))).collect()
+    text.lines().enumerate().map(|(i, l)| (i + 1, strip_tag(strip_ray_prefix(l)))).collect()
+}
+
+fn strip_ray_prefix(line: &str) -> &str {
+    if line.starts_with('(') {
+        if let Some(end) = line.find(") ") {
+            if end < 120 && line[..end].contains("pid=") {
+                return &line[end + 2..];
+            }
+        }
+    }
+    line
 }
 
 fn strip_tag(line: &str) -> &str {
@@ -154,6 +214,34 @@ fn strip_tag(line: &str) -> &str {
 /// Whether the final line of `text` was cut off (no trailing newline).
 pub(crate) fn last_line_incomplete(text: &str) -> bool {
     !text.is_empty() && !text.ends_with('\n')
+}
+
+/// Launchers whose command lines say how many ranks ran.
+pub(crate) const LAUNCHERS: [&str; 6] = ["mpirun", "mpiexec", "srun", "orterun", "prterun", "flux"];
+
+/// The rank count a launcher's arguments give: `-np N`, `-n N`, `--np N`,
+/// `--ntasks N` or `--ntasks=N`, else srun's `-N nodes` × `--ntasks-per-node`.
+/// `tokens` must stop before the benchmark binary, whose own `-n` means
+/// something else.
+pub(crate) fn launcher_ranks(tokens: &[&str]) -> Option<u32> {
+    // `-n 8`, `--ntasks=8`, and srun's attached short form `-N2`.
+    let value = |keys: &[&str]| -> Option<u32> {
+        tokens.iter().enumerate().find_map(|(i, t)| {
+            keys.iter().find_map(|k| {
+                let rest = t.strip_prefix(k)?;
+                let attached = if k.starts_with("--") && !rest.is_empty() { rest.strip_prefix('=') } else { Some(rest) };
+                match attached {
+                    Some("") => tokens.get(i + 1)?.parse().ok(),
+                    Some(v) => v.parse().ok(),
+                    None => None,
+                }
+            })
+        })
+    };
+    value(&["-np", "--np", "--ntasks", "-n"]).or_else(|| {
+        let nodes = value(&["--nodes", "-N"])?;
+        nodes.checked_mul(value(&["--ntasks-per-node"])?)
+    })
 }
 
 /// A number as tools print them; `None` for `N/A` and friends.
@@ -236,6 +324,7 @@ impl Source for ImportSource {
                 "tool": p.tool,
                 "tool_version": p.tool_version,
                 "command": p.command,
+                "settings": p.settings,
                 "records": p.records.len(),
                 "warnings": p.warnings,
             })).collect::<Vec<_>>(),
@@ -322,5 +411,17 @@ mod tests {
         assert_eq!(strip_tag("[1,0]<stdout>:#  size"), "#  size");
         assert_eq!(strip_tag("[1,0]<stderr>: x"), " x");
         assert_eq!(strip_tag("[not a tag] text"), "[not a tag] text");
+        assert_eq!(strip_tag(strip_ray_prefix("(head, rank=0, pid=38) [1,0]<stdout>:# x")), "# x");
+    }
+
+    #[test]
+    fn launcher_rank_counts() {
+        let toks = |s: &'static str| s.split_whitespace().collect::<Vec<_>>();
+        assert_eq!(launcher_ranks(&toks("mpirun -np 16 -H a:8,b:8")), Some(16));
+        assert_eq!(launcher_ranks(&toks("srun --ntasks=32 --mpi=pmix")), Some(32));
+        assert_eq!(launcher_ranks(&toks("srun -N2 --ntasks-per-node=4 --mpi=pmix")), Some(8));
+        assert_eq!(launcher_ranks(&toks("srun -N 2 --ntasks-per-node 4")), Some(8));
+        assert_eq!(launcher_ranks(&toks("srun -N2 --mpi=pmix")), None);
+        assert_eq!(launcher_ranks(&toks("mpirun --np 4")), Some(4));
     }
 }

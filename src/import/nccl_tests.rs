@@ -1,23 +1,49 @@
-//! nccl-tests / rccl-tests text output, and rccl-tests' JSON lines
-//! (`--output_file x.json`).
+//! nccl-tests / rccl-tests text output, in every layout people publish:
+//! with or without the leading `#` on comment lines, with launcher
+//! prefixes, with the device list elided or missing, with the old
+//! `error` column or the newer `#wrong`, and with or without `redop`/`root`.
 //!
-//! The text table is read by its header: the first `time algbw busbw`
-//! group is out-of-place, the second in-place; `#wrong` (newer) or `error`
-//! (older) follows each; `root` is optional. `size` is the byte count that
-//! algbw divides by (algbw = size / time), so it becomes `bytes_copied`, and
-//! the collective's bus factor (busbw = algbw × factor) becomes `bw_factor`,
-//! checked against the printed busbw/algbw. The `# Avg bus bandwidth` footer
-//! is checked against the rows.
+//! Each table is read by its header: the first `time algbw busbw` group is
+//! out-of-place, the second in-place. `size` is the byte count the tool
+//! divides by, so it becomes `bytes_copied`, and the row's time is the
+//! printed one. Three things are decided per table, each from every source
+//! the log offers, and a disagreement is a warning, never a silent choice:
+//! - **the collective**: the `# Collective test starting:` line, else the
+//!   binary on the command line (`mpirun … ./build/all_reduce_perf`), else
+//!   the file name; checked against what the table itself says (a `redop`,
+//!   a `root`, and busbw / (size / time)). When they disagree the table wins.
+//! - **the rank count**: the highest `Rank` index + 1 (published logs elide
+//!   the list with `...`), else `-np`/`-n`/`--ntasks` before the binary
+//!   times nThread × nGpus, else the busbw ratio, which fixes n for
+//!   all_reduce, all_gather, reduce_scatter and alltoall.
+//! - **the bus factor** (busbw = size / time × factor): the collective's
+//!   formula over n ranks when both are known and fit the table; otherwise
+//!   the table's own busbw / (size / time), and the note says so. An
+//!   unknown factor is never guessed.
+//!
+//! This file is longer than 400 lines: the evidence scan, the table reader
+//! and the decision that combines them share their types and are checked
+//! together against the real-log corpus.
 
-use super::{bus_factor, dtype, last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use super::{bus_factor, dtype, last_line_incomplete, launcher_ranks, lines, num, record, Format, ParseError, Parsed, LAUNCHERS};
 use crate::vocab::rows::{Point, Status};
 
 pub struct NcclTests;
 
-const COLLECTIVES: [&str; 9] =
-    ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv", "gather", "scatter"];
+const COLLECTIVES: [&str; 10] = [
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "alltoall",
+    "broadcast",
+    "reduce",
+    "sendrecv",
+    "gather",
+    "scatter",
+    "hypercube",
+];
 
-fn normalize_op(name: &str) -> String {
+pub(crate) fn normalize_op(name: &str) -> String {
     let n = name.trim().trim_end_matches("_perf").to_ascii_lowercase().replace('-', "_");
     match n.as_str() {
         "allreduce" => "all_reduce".into(),
@@ -28,22 +54,196 @@ fn normalize_op(name: &str) -> String {
     }
 }
 
-/// Which collective a section measures: the "Collective test starting"
-/// line, else the file name.
-fn collective_from(text: &str) -> Option<String> {
+/// The collective a binary such as `./build/all_reduce_perf` or
+/// `all_reduce_perf_mpi` runs.
+fn op_of_binary(token: &str) -> Option<String> {
+    let base = token.rsplit('/').next()?;
+    let (stem, _) = base.split_once("_perf")?;
+    COLLECTIVES.iter().find(|c| **c == stem).map(|c| normalize_op(c))
+}
+
+/// A collective named anywhere in `text` (the file name).
+fn op_in_name(text: &str) -> Option<String> {
     let lower = text.to_ascii_lowercase();
     COLLECTIVES.iter().find(|c| lower.contains(*c)).map(|c| normalize_op(c))
 }
 
-struct Header {
-    cols: Vec<String>,
-    line: usize,
+/// What the log says outside its tables.
+#[derive(Default)]
+struct Evidence {
+    command: Option<String>,
+    binary_op: Option<String>,
+    launcher_ranks: Option<u32>,
+    threads: Option<u32>,
+    gpus: Option<u32>,
+    rank_max: Option<u32>,
+    device: Option<(String, String)>,
+    settings: Option<String>,
+    iters: Option<u64>,
+    tests_version: Option<String>,
+    tests_name: Option<String>,
+    library_version: Option<String>,
 }
 
-impl Header {
+fn value_after<T: std::str::FromStr>(toks: &[&str], key: &str) -> Option<T> {
+    toks.iter().position(|t| *t == key).and_then(|p| toks.get(p + 1)).and_then(|v| v.parse().ok())
+}
+
+impl Evidence {
+    fn scan(all: &[(usize, &str)]) -> Evidence {
+        let mut ev = Evidence::default();
+        let mut joined = String::new();
+        for &(_, line) in all {
+            let t = line.trim();
+            // Shell continuation lines make one command.
+            if let Some(part) = t.strip_suffix('\\') {
+                joined += part;
+                joined.push(' ');
+                continue;
+            }
+            let whole = if joined.is_empty() { t.to_string() } else { std::mem::take(&mut joined) + t };
+            ev.command_line(&whole);
+            let rest = whole.trim_start_matches('#').trim();
+            let toks: Vec<&str> = rest.split_whitespace().collect();
+            if rest.starts_with("nThread") {
+                ev.threads = value_after(&toks, "nThread");
+                ev.gpus = value_after(&toks, "nGpus");
+                // The plain `iters:`, not `warmup iters:` or `agg iters:`.
+                let pos = (1..toks.len()).find(|&p| toks[p] == "iters:" && !["warmup", "agg"].contains(&toks[p - 1]));
+                ev.iters = pos.and_then(|p| toks.get(p + 1)).and_then(|v| v.parse().ok());
+                ev.settings.get_or_insert_with(|| rest.to_string());
+            } else if toks.first() == Some(&"Rank") && toks.contains(&"device") {
+                // "Rank  0 Group  0 Pid 1234 on host1 device  0 [0x07] NVIDIA H100 80GB HBM3"
+                if let Some(r) = toks.get(1).and_then(|r| r.parse::<u32>().ok()) {
+                    ev.rank_max = Some(ev.rank_max.map_or(r, |m| m.max(r)));
+                }
+                if ev.device.is_none() {
+                    let host = value_after::<String>(&toks, "on").unwrap_or_default();
+                    let name = rest.rsplit_once(']').map(|(_, n)| n.trim().to_string()).unwrap_or_default();
+                    ev.device = Some((host, name));
+                }
+            } else if let Some(v) =
+                rest.strip_prefix("nccl-tests version").or_else(|| rest.strip_prefix("rccl-tests version"))
+            {
+                ev.tests_version.get_or_insert_with(|| v.trim().to_string());
+            } else if let Some((name, v)) = rest.split_once("-tests: Version") {
+                // "rccl-tests: Version develop:448c4c7" (and a published "rcccl-tests: ...")
+                ev.tests_name = Some(format!("{name}-tests"));
+                ev.tests_version.get_or_insert_with(|| v.trim().to_string());
+            } else if let Some(v) = rest.strip_prefix("NCCL version").or_else(|| rest.strip_prefix("RCCL version")) {
+                ev.library_version.get_or_insert_with(|| v.trim_start_matches([' ', ':']).trim().to_string());
+            }
+        }
+        ev
+    }
+
+    /// A launcher or benchmark command line, after any shell prompt.
+    fn command_line(&mut self, line: &str) {
+        if line.starts_with('#') || self.binary_op.is_some() {
+            return;
+        }
+        let cmd = match line.find("]# ").or_else(|| line.find("]$ ")) {
+            Some(p) => &line[p + 3..],
+            None => line.trim_start_matches("Running:").trim_start_matches('$'),
+        }
+        .trim();
+        let toks: Vec<&str> = cmd.split_whitespace().collect();
+        let binary = toks.iter().position(|t| op_of_binary(t).is_some());
+        let launcher = toks.first().is_some_and(|t| LAUNCHERS.iter().any(|l| t.ends_with(l)));
+        if binary.is_none() && !launcher {
+            return;
+        }
+        if let Some(b) = binary {
+            self.binary_op = op_of_binary(toks[b]);
+            // `-g` and `-t` of the binary itself.
+            self.gpus = self.gpus.or_else(|| value_after(&toks[b..], "-g"));
+            self.threads = self.threads.or_else(|| value_after(&toks[b..], "-t"));
+        }
+        if launcher {
+            self.launcher_ranks = launcher_ranks(&toks[..binary.unwrap_or(toks.len())]);
+        }
+        if self.command.is_none() || binary.is_some() {
+            self.command = Some(cmd.to_string());
+        }
+    }
+}
+
+struct Cell {
+    time_us: f64,
+    busbw: Option<f64>,
+    check: Option<String>,
+}
+
+struct TableRow {
+    line: usize,
+    size: u64,
+    count: Option<u64>,
+    dtype: Option<String>,
+    redop: Option<String>,
+    root: Option<i64>,
+    cells: [Option<Cell>; 2],
+}
+
+struct Table {
+    tag_op: Option<String>,
+    cols: Vec<String>,
+    line: usize,
+    rows: Vec<TableRow>,
+    footer: Option<(usize, f64)>,
+}
+
+impl Table {
     fn index(&self, name: &str, nth: usize) -> Option<usize> {
         self.cols.iter().enumerate().filter(|(_, c)| c.as_str() == name).map(|(i, _)| i).nth(nth)
     }
+
+    /// busbw / (size / time) of the row with the largest busbw: the bus
+    /// factor the table itself used.
+    fn table_factor(&self) -> Option<f64> {
+        let best = self
+            .rows
+            .iter()
+            .filter_map(|r| r.cells[0].as_ref().or(r.cells[1].as_ref()).map(|c| (r.size, c)))
+            .filter(|(s, c)| *s > 0 && c.time_us > 0.0 && c.busbw.is_some_and(|b| b > 0.0))
+            .max_by(|a, b| a.1.busbw.partial_cmp(&b.1.busbw).unwrap_or(std::cmp::Ordering::Equal))?;
+        let rate_gbs = best.0 as f64 / (best.1.time_us * 1e-6) / 1e9;
+        Some(best.1.busbw? / rate_gbs).filter(|f| f.is_finite() && *f > 0.0)
+    }
+}
+
+/// The collective a table's own columns and factor point to, when they
+/// point to exactly one.
+fn infer_op(has_redop: Option<bool>, rooted: Option<bool>, f: f64) -> Option<&'static str> {
+    if f > 1.02 && f < 2.0 {
+        Some("all_reduce")
+    } else if (f - 1.0).abs() <= 0.02 {
+        match (rooted, has_redop) {
+            (Some(true), Some(false)) => Some("broadcast"),
+            (Some(true), Some(true)) => Some("reduce"),
+            _ => None,
+        }
+    } else if (0.45..0.98).contains(&f) && has_redop == Some(true) {
+        Some("reduce_scatter")
+    } else {
+        None // all_gather and alltoall share (n-1)/n
+    }
+}
+
+/// The rank count a bus factor implies, for the collectives whose factor
+/// depends on it.
+fn ranks_from_factor(f: f64) -> Option<u32> {
+    let n = if f > 1.02 && f < 2.0 {
+        2.0 / (2.0 - f)
+    } else if (0.45..0.98).contains(&f) {
+        1.0 / (1.0 - f)
+    } else {
+        return None;
+    };
+    (n.is_finite() && n >= 2.0 && n < 1e6).then(|| n.round() as u32)
+}
+
+fn fits(a: f64, b: f64) -> bool {
+    (a / b - 1.0).abs() <= 0.02
 }
 
 impl Format for NcclTests {
@@ -56,268 +256,234 @@ impl Format for NcclTests {
     }
 
     fn sniff(&self, text: &str) -> bool {
-        lines(text).iter().any(|(_, l)| {
-            let t: Vec<&str> = l.trim_start_matches('#').split_whitespace().collect();
-            l.starts_with('#') && t.contains(&"size") && t.contains(&"algbw") && t.contains(&"busbw")
-        })
+        lines(text).iter().any(|(_, l)| is_header(l))
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        let all = lines(text);
+        let ev = Evidence::scan(&all);
+        let amd = ["rccl", "RCCL", "AMD Instinct", "ROCm"].iter().any(|w| text.contains(w));
+        let backend = if amd { "rccl" } else { "nccl" };
+        let tests = ev.tests_name.clone().unwrap_or_else(|| format!("{backend}-tests"));
+        let library = backend.to_uppercase();
         let mut out = Parsed {
             tool: self.name().into(),
-            backend: if text.contains("rccl") || text.contains("RCCL") { "rccl".into() } else { "nccl".into() },
+            backend: backend.into(),
+            command: ev.command.clone(),
+            settings: ev.settings.clone(),
+            tool_version: match (&ev.tests_version, &ev.library_version) {
+                (Some(t), Some(l)) => Some(format!("{tests} {t}; {library} {l}")),
+                (Some(t), None) => Some(format!("{tests} {t}")),
+                (None, Some(l)) => Some(format!("{library} {l}")),
+                (None, None) => None,
+            },
             ..Parsed::default()
         };
-        let all = lines(text);
-        let n_lines = all.len();
-        let truncated = last_line_incomplete(text);
-        let mut header: Option<Header> = None;
-        let mut op = collective_from(file_name);
-        let mut iters: Option<u64> = None;
-        let mut ranks: Vec<u32> = Vec::new();
-        let mut devices: Vec<(u32, String, String)> = Vec::new();
-        let mut busbw_sum = 0.0;
-        let mut busbw_n = 0usize;
-        let mut rows_since_footer = 0usize;
-        for &(no, line) in &all {
-            let trimmed = line.trim();
-            if trimmed.is_empty() {
-                continue;
-            }
-            if let Some(rest) = trimmed.strip_prefix('#') {
-                let rest = rest.trim();
-                let toks: Vec<&str> = rest.split_whitespace().collect();
-                if let Some(name) = rest.strip_prefix("Collective test starting:") {
-                    op = Some(normalize_op(name));
-                    header = None;
-                } else if toks.contains(&"size") && toks.contains(&"algbw") {
-                    header = Some(Header { cols: toks.iter().map(|s| s.to_string()).collect(), line: no });
-                } else if rest.starts_with("nThread") {
-                    // "# nThread 1 nGpus 1 ... warmup iters: 5 iters: 20 ..."
-                    // The plain `iters:`, not `warmup iters:` or `agg iters:`.
-                    let pos =
-                        (1..toks.len()).find(|&p| toks[p] == "iters:" && !["warmup", "agg"].contains(&toks[p - 1]));
-                    iters = pos.and_then(|p| toks.get(p + 1)).and_then(|v| v.parse().ok());
-                    out.command.get_or_insert_with(|| rest.to_string());
-                } else if rest.starts_with("Rank") && rest.contains("device") {
-                    // "#  Rank  0 Group  0 Pid 1234 on host1 device  0 [0x07] NVIDIA H100 80GB HBM3"
-                    let rank = toks.get(1).and_then(|r| r.parse().ok()).unwrap_or(0);
-                    let host =
-                        toks.iter().position(|t| *t == "on").and_then(|p| toks.get(p + 1)).unwrap_or(&"").to_string();
-                    let name = rest.rsplit_once(']').map(|(_, n)| n.trim().to_string()).unwrap_or_default();
-                    if !ranks.contains(&rank) {
-                        ranks.push(rank);
-                        devices.push((rank, host, name));
-                    }
-                } else if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
-                    // Each table ends with its own footer: check it against that table.
-                    if let Some(avg) = v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num) {
-                        if busbw_n > 0 {
-                            let ours = busbw_sum / busbw_n as f64;
-                            if (ours - avg).abs() > 0.02 * avg.abs() + 0.01 {
-                                out.warnings.push(format!("line {no}: footer says average bus bandwidth {avg}, the table's rows average {ours:.4}"));
-                            }
-                        }
-                    }
-                    busbw_sum = 0.0;
-                    busbw_n = 0;
-                    rows_since_footer = 0;
-                } else if rest.starts_with("nccl-tests version") || rest.starts_with("rccl-tests version") {
-                    out.tool_version = Some(rest.to_string());
-                }
-                continue;
-            }
-            if trimmed.starts_with("NCCL version") || trimmed.starts_with("RCCL version") {
-                out.tool_version.get_or_insert_with(|| trimmed.to_string());
-                continue;
-            }
-            let Some(h) = &header else { continue };
-            let toks: Vec<&str> = trimmed.split_whitespace().collect();
-            if toks.first().and_then(|t| t.parse::<u64>().ok()).is_none() {
-                continue; // NCCL INFO lines and the like between rows
-            }
-            if toks.len() != h.cols.len() {
-                if truncated && no == n_lines {
-                    out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
-                    continue;
-                }
-                return Err(ParseError::new(
-                    no,
-                    format!(
-                        "expected {} columns as in the header on line {} ({}), found {}",
-                        h.cols.len(),
-                        h.line,
-                        h.cols.join(" "),
-                        toks.len()
-                    ),
-                ));
-            }
-            let size: u64 = toks[h.index("size", 0).unwrap_or(0)]
-                .parse()
-                .map_err(|_| ParseError::new(no, "size is not an integer"))?;
-            let count = h.index("count", 0).and_then(|i| toks[i].parse::<u64>().ok());
-            let ty = h.index("type", 0).map(|i| dtype(toks[i]));
-            let redop = h.index("redop", 0).map(|i| toks[i].to_string());
-            let root = h.index("root", 0).and_then(|i| toks[i].parse::<i64>().ok());
-            let n_ranks = ranks.len().max(1) as u32;
-            let op_name = op.clone().unwrap_or_else(|| "unknown_collective".into());
-            for (nth, variant) in [(0, "out-of-place"), (1, "in-place")] {
-                let (Some(ti), Some(ai), Some(bi)) =
-                    (h.index("time", nth), h.index("algbw", nth), h.index("busbw", nth))
-                else {
-                    continue;
-                };
-                let Some(time_us) = num(toks[ti]) else { continue };
-                let (algbw, busbw) = (num(toks[ai]), num(toks[bi]));
-                let check = h.index("#wrong", nth).or_else(|| h.index("error", nth)).map(|i| toks[i]);
-                let mut status = Status::Measured;
-                let mut note = format!(
-                    "nccl-tests {variant} time {time_us} us → s; algbw = size / time; busbw = algbw × bw_factor"
-                );
-                match check.map(|c| (c, num(c))) {
-                    Some((_, Some(w))) if h.index("#wrong", nth).is_some() && w > 0.0 => {
-                        status = Status::Failed;
-                        note = format!("{w} wrong elements reported by nccl-tests");
-                    }
-                    Some((c, None)) if c == "N/A" => note += "; results not checked (-c 0)",
-                    _ => {}
-                }
-                let factor = bus_factor(&op_name, n_ranks);
-                if let (Some(a), Some(b), Some(f)) = (algbw, busbw, factor) {
-                    if a >= 1.0 && ((b / a) - f).abs() > 0.02 * f + 0.01 {
-                        out.warnings.push(format!(
-                            "line {no}: busbw/algbw = {:.3}, but {op_name} over {n_ranks} ranks has factor {f:.3}",
-                            b / a
-                        ));
-                    }
-                }
-                if let Some(b) = busbw {
-                    busbw_sum += b;
-                    busbw_n += 1;
-                }
-                rows_since_footer += 1;
-                let mut r = record(
-                    Point {
-                        bench: "collective".into(),
-                        op: op_name.clone(),
-                        variant: Some(variant.into()),
-                        dtype: ty.clone(),
-                        size_bytes: Some(size),
-                        ranks: Some(n_ranks),
-                        peer: root.filter(|r| *r >= 0).map(|r| format!("root {r}")),
-                        bytes_copied: Some(size),
-                        bw_factor: factor.or_else(|| match (algbw, busbw) {
-                            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
-                            _ => None,
-                        }),
-                        ..Point::default()
-                    },
-                    time_us * 1e-6,
-                    no,
-                    note,
-                );
-                if let Some(rop) = &redop {
-                    r.note += &format!("; redop {rop}");
-                }
-                if let Some(c) = count {
-                    r.note += &format!("; count {c}");
-                }
-                r.iterations = iters;
-                r.status = status;
-                if let Some((_, host, name)) = devices.first() {
-                    r.device = Some(name.clone()).filter(|n| !n.is_empty());
-                    r.host = Some(host.clone()).filter(|h| !h.is_empty());
-                }
-                out.records.push(r);
-            }
-        }
-        if op.is_none() {
-            out.warnings.push("could not tell which collective this is (no `Collective test starting` line, and the file name does not say); rows use op `unknown_collective`".into());
-        }
-        if rows_since_footer > 0 {
-            out.warnings
-                .push("no `# Avg bus bandwidth` footer after the last table: the run may have been cut short".into());
-        }
-        if header.is_none() && out.records.is_empty() {
-            return Err(ParseError::new(
-                n_lines.max(1),
-                "expected a `#  size  count  type ... time  algbw  busbw` header line",
-            ));
+        let tables = read_tables(&all, last_line_incomplete(text), &mut out)?;
+        for table in &tables {
+            emit(table, &ev, file_name, &mut out);
         }
         Ok(out)
     }
 }
 
-/// rccl-tests JSON lines: one object per (size, in-place) with
-/// `name, size, time, algBw, busBw, inPlace, gpus, type, redop, #wrong`.
-pub struct NcclTestsJson;
+fn is_header(line: &str) -> bool {
+    let t: Vec<&str> = line.trim_start_matches('#').split_whitespace().collect();
+    ["size", "time", "algbw", "busbw"].iter().all(|c| t.contains(c))
+}
 
-impl Format for NcclTestsJson {
-    fn name(&self) -> &'static str {
-        "rccl-tests-json"
-    }
-
-    fn describe(&self) -> &'static str {
-        "rccl-tests --output_file JSON lines (one object per size and in-place flag)"
-    }
-
-    fn sniff(&self, text: &str) -> bool {
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        first.trim_start().starts_with('{') && first.contains("\"algBw\"") && first.contains("\"busBw\"")
-    }
-
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        let mut out = Parsed { tool: self.name().into(), backend: "rccl".into(), ..Parsed::default() };
-        let truncated = last_line_incomplete(text);
-        let n_lines = text.lines().count();
-        for (i, line) in text.lines().enumerate() {
-            let no = i + 1;
-            if line.trim().is_empty() {
+fn read_tables(all: &[(usize, &str)], truncated: bool, out: &mut Parsed) -> Result<Vec<Table>, ParseError> {
+    let mut tables: Vec<Table> = Vec::new();
+    let mut tag: Option<String> = None;
+    for &(no, line) in all {
+        let rest = line.trim().trim_start_matches('#').trim();
+        if rest.is_empty() {
+            continue;
+        }
+        if let Some(name) = rest.strip_prefix("Collective test starting:") {
+            tag = Some(normalize_op(name));
+            continue;
+        }
+        if is_header(rest) {
+            let cols = rest.split_whitespace().map(String::from).collect();
+            tables.push(Table { tag_op: tag.clone(), cols, line: no, rows: Vec::new(), footer: None });
+            continue;
+        }
+        if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
+            if let (Some(t), Some(avg)) = (tables.last_mut(), v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num)) {
+                t.footer = Some((no, avg));
+            }
+            continue;
+        }
+        if rest.starts_with("Out of bounds values") && rest.contains("FAILED") {
+            out.warnings.push(format!("line {no}: nccl-tests reports `{rest}`"));
+            continue;
+        }
+        let Some(table) = tables.last_mut() else { continue };
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        let toks: Vec<&str> = rest.split_whitespace().collect();
+        let Some(size) = toks.first().and_then(|t| t.parse::<u64>().ok()) else {
+            continue; // NCCL INFO lines, <snip>, launcher chatter between rows
+        };
+        if toks.len() != table.cols.len() {
+            if truncated && no == all.len() {
+                out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
                 continue;
             }
-            let v: serde_json::Value = match serde_json::from_str(line) {
-                Ok(v) => v,
-                Err(_) if truncated && no == n_lines => {
-                    out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
-                    continue;
+            return Err(ParseError::new(
+                no,
+                format!(
+                    "expected {} columns as in the header on line {} ({}), found {}",
+                    table.cols.len(),
+                    table.line,
+                    table.cols.join(" "),
+                    toks.len()
+                ),
+            ));
+        }
+        let col = |name: &str| table.index(name, 0).map(|i| toks[i]);
+        let cell = |nth: usize| -> Option<Cell> {
+            let time_us = num(toks[table.index("time", nth)?])?;
+            let check = table.index("#wrong", nth).or_else(|| table.index("error", nth)).map(|i| toks[i].to_string());
+            Some(Cell { time_us, busbw: table.index("busbw", nth).and_then(|i| num(toks[i])), check })
+        };
+        let row = TableRow {
+            line: no,
+            size,
+            count: col("count").and_then(|c| c.parse().ok()),
+            dtype: col("type").map(dtype),
+            redop: col("redop").map(String::from),
+            root: col("root").and_then(|r| r.parse().ok()),
+            cells: [cell(0), cell(1)],
+        };
+        table.rows.push(row);
+    }
+    if tables.is_empty() {
+        return Err(ParseError::new(all.len().max(1), "expected a `#  size  count  type ... time  algbw  busbw` header line"));
+    }
+    Ok(tables)
+}
+
+/// Decide collective, ranks and factor for one table and push its records.
+fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed) {
+    let at = table.line;
+    let f_table = table.table_factor();
+    let first = table.rows.first();
+    let has_redop = first.map(|r| r.redop.as_deref().is_some_and(|o| o != "none")).filter(|_| table.index("redop", 0).is_some());
+    let rooted = first.and_then(|r| r.root).map(|r| r >= 0);
+    let claimed = table.tag_op.clone().or_else(|| ev.binary_op.clone()).or_else(|| op_in_name(file_name));
+    let inferred = f_table.and_then(|f| infer_op(has_redop, rooted, f)).map(String::from);
+    let op = match (&claimed, &inferred) {
+        (Some(c), Some(i)) if c != i => {
+            out.warnings.push(format!("table at line {at}: the log names {c}, but its redop/root columns and busbw fit {i}; rows use {i}"));
+            Some(i.clone())
+        }
+        (Some(c), _) => Some(c.clone()),
+        (None, i) => i.clone(),
+    };
+    let per_proc = ev.threads.unwrap_or(1).saturating_mul(ev.gpus.unwrap_or(1));
+    let from_list = ev.rank_max.map(|m| m + 1);
+    let from_cmd = ev.launcher_ranks.and_then(|p| p.checked_mul(per_proc));
+    let from_ratio = f_table.and_then(ranks_from_factor);
+    let mut ranks = from_list.or(from_cmd).or(from_ratio);
+    if let (Some(n), Some(r), Some(o), Some(f)) = (ranks, from_ratio, &op, f_table) {
+        if n != r && bus_factor(o, n).is_some_and(|b| !fits(b, f)) && bus_factor(o, r).is_some_and(|b| fits(b, f)) {
+            out.warnings.push(format!(
+                "table at line {at}: the log implies {n} ranks, but busbw fits {o} over {r} ranks; rows use {r}"
+            ));
+            ranks = Some(r);
+        }
+    }
+    let (factor, how) = match (op.as_deref().zip(ranks).and_then(|(o, n)| bus_factor(o, n)), f_table) {
+        (Some(b), Some(f)) if !fits(b, f) => {
+            out.warnings.push(format!(
+                "table at line {at}: the bus factor of {} over {} ranks is {b:.4}, but the table's busbw / (size / time) is {f:.4}; rows use the table's",
+                op.as_deref().unwrap_or("?"),
+                ranks.unwrap_or(0)
+            ));
+            (Some(f), "busbw = size / time × the table's own busbw ratio")
+        }
+        (Some(b), _) => (Some(b), "busbw = size / time × bw_factor of the collective over its ranks"),
+        (None, Some(f)) => (Some(f), "busbw = size / time × the table's own busbw ratio (collective or rank count not in the log)"),
+        (None, None) => (None, "bus factor unknown"),
+    };
+    if op.is_none() {
+        out.warnings.push(format!(
+            "table at line {at}: the log does not say which collective this is (no `Collective test starting` line, no *_perf command); rows use op `unknown_collective`"
+        ));
+    }
+    if ranks.is_none() {
+        out.warnings.push(format!("table at line {at}: the rank count is not in the log"));
+    }
+    check_footer(table, out);
+    let op_name = op.unwrap_or_else(|| "unknown_collective".into());
+    for row in &table.rows {
+        for (nth, variant) in [(0, "out-of-place"), (1, "in-place")] {
+            let Some(cell) = &row.cells[nth] else { continue };
+            let mut note = format!("nccl-tests {variant} time {} us → s; algbw = size / time; {how}", cell.time_us);
+            let mut status = Status::Measured;
+            match (table.index("#wrong", nth).is_some(), cell.check.as_deref()) {
+                (true, Some(c)) if num(c.trim_end_matches('*')).is_some_and(|w| w > 0.0) => {
+                    status = Status::Failed;
+                    note = format!("{c} wrong elements reported by nccl-tests");
                 }
-                Err(e) => return Err(ParseError::new(no, format!("expected one JSON object per line: {e}"))),
-            };
-            let get_f = |k: &str| v.get(k).and_then(|x| x.as_f64().or_else(|| x.as_str().and_then(num)));
-            let (Some(size), Some(time_us)) = (get_f("size"), get_f("time")) else {
-                return Err(ParseError::new(no, "expected numeric `size` and `time` fields"));
-            };
-            let op = normalize_op(v.get("name").and_then(|x| x.as_str()).unwrap_or("unknown_collective"));
-            let gpus = get_f("gpus").map(|g| g as u32);
-            let wrong = get_f("#wrong").unwrap_or(0.0);
-            let in_place = get_f("inPlace").unwrap_or(0.0) > 0.0;
+                (_, Some("N/A")) => note += "; results not checked (-c 0)",
+                (false, Some(e)) => note += &format!("; max error {e}"),
+                _ => {}
+            }
+            if let Some(rop) = &row.redop {
+                note += &format!("; redop {rop}");
+            }
+            if let Some(c) = row.count {
+                note += &format!("; count {c}");
+            }
             let mut r = record(
                 Point {
                     bench: "collective".into(),
-                    op: op.clone(),
-                    variant: Some(if in_place { "in-place" } else { "out-of-place" }.into()),
-                    dtype: v.get("type").and_then(|x| x.as_str()).map(dtype),
-                    size_bytes: Some(size as u64),
-                    ranks: gpus,
-                    bytes_copied: Some(size as u64),
-                    bw_factor: gpus.and_then(|g| bus_factor(&op, g)).or_else(|| {
-                        match (get_f("algBw"), get_f("busBw")) {
-                            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
-                            _ => None,
-                        }
-                    }),
+                    op: op_name.clone(),
+                    variant: Some(variant.into()),
+                    dtype: row.dtype.clone(),
+                    size_bytes: Some(row.size),
+                    ranks,
+                    peer: row.root.filter(|r| *r >= 0).map(|r| format!("root {r}")),
+                    bytes_copied: Some(row.size),
+                    bw_factor: factor,
                     ..Point::default()
                 },
-                time_us * 1e-6,
-                no,
-                "rccl-tests JSON time (us) → s; algbw = size / time",
+                cell.time_us * 1e-6,
+                row.line,
+                note,
             );
-            if wrong > 0.0 {
-                r.status = Status::Failed;
-                r.note = format!("{wrong} wrong elements reported");
+            r.iterations = ev.iters;
+            r.status = status;
+            if let Some((host, name)) = &ev.device {
+                r.device = Some(name.clone()).filter(|n| !n.is_empty());
+                r.host = Some(host.clone()).filter(|h| !h.is_empty());
             }
             out.records.push(r);
         }
-        Ok(out)
+    }
+}
+
+/// The `# Avg bus bandwidth` footer against the busbw the rows give.
+fn check_footer(table: &Table, out: &mut Parsed) {
+    let Some((no, avg)) = table.footer else {
+        if !table.rows.is_empty() {
+            out.warnings.push(format!(
+                "table at line {}: no `# Avg bus bandwidth` footer: the run may have been cut short",
+                table.line
+            ));
+        }
+        return;
+    };
+    let printed: Vec<f64> = table.rows.iter().flat_map(|r| r.cells.iter().flatten().filter_map(|c| c.busbw)).collect();
+    if printed.is_empty() {
+        return;
+    }
+    let ours = printed.iter().sum::<f64>() / printed.len() as f64;
+    if (ours - avg).abs() > 0.02 * avg.abs() + 0.01 {
+        out.warnings.push(format!("line {no}: footer says average bus bandwidth {avg}, the table's rows average {ours:.4}"));
     }
 }

@@ -7,10 +7,14 @@
 //! command line, in MiB), rows are normalized to one GB per operation
 //! (`bytes_copied` = 10^9, `size_bytes` null) so that the derived rate is the
 //! printed one, and the note says so. `SUM` lines are checked against the
-//! cells.
+//! cells. A matrix titled in `(ns)` (`host_device_latency_sm`,
+//! `device_to_device_latency_sm`) holds latencies: those cells become
+//! latency rows (time = the printed ns, no bytes), never bandwidth. A cell
+//! printed as `0.00` (a GPU to itself, in some versions) is kept as a
+//! skipped point; `N/A` cells are not points.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
-use crate::vocab::rows::Point;
+use crate::vocab::rows::{Point, Status};
 
 pub struct Nvbandwidth;
 pub struct NvbandwidthJson;
@@ -23,44 +27,71 @@ fn buffer_bytes(text: &str) -> Option<u64> {
         let toks: Vec<&str> = l.split_whitespace().collect();
         if let Some(p) = toks.iter().position(|t| *t == "-b" || *t == "--bufferSize") {
             if let Some(mib) = toks.get(p + 1).and_then(|v| v.parse::<u64>().ok()) {
-                return Some(mib << 20);
+                return mib.checked_mul(1 << 20);
             }
         }
         if let Some(v) = l.trim().strip_prefix("--bufferSize=") {
-            return v.trim().parse::<u64>().ok().map(|m| m << 20);
+            return v.trim().parse::<u64>().ok().and_then(|m| m.checked_mul(1 << 20));
         }
     }
     None
 }
 
+/// What a matrix holds, from its title or JSON description.
+#[derive(Clone, Copy, PartialEq)]
+enum Unit {
+    GbPerSec,
+    Nanoseconds,
+}
+
+fn unit_of(title: &str) -> Option<Unit> {
+    if title.contains("(ns)") {
+        Some(Unit::Nanoseconds)
+    } else if title.contains("(GB/s)") {
+        Some(Unit::GbPerSec)
+    } else {
+        None
+    }
+}
+
 fn cell_record(
     test: &str,
-    row: &str,
-    col: &str,
-    gbps: f64,
+    (row, col): (&str, &str),
+    value: f64,
+    unit: Unit,
     bytes: Option<u64>,
     line: usize,
     device: Option<&String>,
 ) -> super::Record {
     let op_bytes = bytes.unwrap_or(NORMALIZED_BYTES);
-    let note = match bytes {
-        Some(_) => format!("nvbandwidth {gbps} GB/s (10^9 bytes/s); time derived as buffer bytes / rate"),
-        None => format!("nvbandwidth {gbps} GB/s (10^9 bytes/s); buffer size not in the file, so one operation is normalized to 10^9 bytes and time = 1 / rate"),
+    let variant = if test.contains("_sm") { "sm" } else { "ce" };
+    let mut point = Point {
+        bench: "nvbandwidth".into(),
+        op: test.to_string(),
+        variant: Some(variant.into()),
+        size_bytes: bytes,
+        peer: Some(format!("{row}->{col}")),
+        ..Point::default()
     };
-    let mut r = record(
-        Point {
-            bench: "nvbandwidth".into(),
-            op: test.to_string(),
-            variant: Some(if test.contains("_sm") { "sm".into() } else { "ce".into() }),
-            size_bytes: bytes,
-            peer: Some(format!("{row}->{col}")),
-            bytes_copied: Some(op_bytes),
-            ..Point::default()
-        },
-        op_bytes as f64 / (gbps * 1e9),
-        line,
-        note,
-    );
+    let mut r = match unit {
+        Unit::Nanoseconds => {
+            point.variant = Some(format!("{variant} latency"));
+            record(point, value * 1e-9, line, format!("nvbandwidth latency {value} ns → s (a latency test case: no bytes)"))
+        }
+        Unit::GbPerSec => {
+            point.bytes_copied = Some(op_bytes);
+            let note = match bytes {
+                Some(_) => format!("nvbandwidth {value} GB/s (10^9 bytes/s); time derived as buffer bytes / rate"),
+                None => format!("nvbandwidth {value} GB/s (10^9 bytes/s); buffer size not in the file, so one operation is normalized to 10^9 bytes and time = 1 / rate"),
+            };
+            record(point, op_bytes as f64 / (value * 1e9), line, note)
+        }
+    };
+    if value == 0.0 {
+        r.status = Status::Skipped;
+        r.seconds_per_op = f64::NAN;
+        r.note = "nvbandwidth printed 0.00: this pair was not measured (a GPU to itself)".into();
+    }
     r.device = device.cloned();
     r
 }
@@ -89,6 +120,7 @@ impl Format for Nvbandwidth {
         let mut test: Option<String> = None;
         let mut col_ids: Vec<String> = Vec::new();
         let mut in_matrix = false;
+        let mut unit = Unit::GbPerSec;
         let mut sum_cells = 0.0;
         let mut devices: Vec<String> = Vec::new();
         for &(no, line) in &all {
@@ -106,22 +138,24 @@ impl Format for Nvbandwidth {
             if let Some(name) = t.strip_prefix("Running ") {
                 test = Some(name.trim_end_matches('.').to_string());
                 in_matrix = false;
+                col_ids.clear();
                 sum_cells = 0.0;
                 continue;
             }
-            if t.contains("bandwidth (GB/s)") {
+            if let Some(u) = unit_of(t).filter(|_| test.is_some() && !in_matrix && col_ids.is_empty()) {
+                unit = u;
                 in_matrix = true;
-                col_ids.clear();
                 continue;
             }
             if let Some(rest) = t.strip_prefix("SUM ") {
                 let printed = rest.split_whitespace().last().and_then(num);
                 if let Some(p) = printed {
-                    if (p - sum_cells).abs() > 0.01 * p.abs() + 0.05 {
+                    if unit == Unit::GbPerSec && (p - sum_cells).abs() > 0.01 * p.abs() + 0.05 {
                         out.warnings.push(format!("line {no}: SUM says {p}, the cells add up to {sum_cells:.2}"));
                     }
                 }
                 in_matrix = false;
+                col_ids.clear();
                 continue;
             }
             if !in_matrix || t.is_empty() {
@@ -148,12 +182,11 @@ impl Format for Nvbandwidth {
             let row_id = toks[0];
             for (c, cell) in toks[1..].iter().enumerate() {
                 match num(cell) {
-                    Some(v) if v > 0.0 => {
+                    Some(v) => {
                         sum_cells += v;
                         let dev = row_id.parse::<usize>().ok().and_then(|i| devices.get(i)).or(devices.first());
-                        out.records.push(cell_record(test_name, row_id, &col_ids[c], v, bytes, no, dev));
+                        out.records.push(cell_record(test_name, (row_id, &col_ids[c]), v, unit, bytes, no, dev));
                     }
-                    Some(_) => {}
                     None if *cell == "N/A" => {}
                     None => return Err(ParseError::new(no, format!("expected a number or N/A, found `{cell}`"))),
                 }
@@ -191,7 +224,7 @@ impl Format for NvbandwidthJson {
                 .map(|s| format!("nvbandwidth {s}")),
             ..Parsed::default()
         };
-        let bytes = root.get("bufferSize").and_then(|b| b.as_u64()).map(|mib| mib << 20);
+        let bytes = root.get("bufferSize").and_then(|b| b.as_u64()).and_then(|mib| mib.checked_mul(1 << 20));
         if bytes.is_none() {
             out.warnings.push("buffer size not stated in the file; rows normalized to 10^9 bytes per operation".into());
         }
@@ -206,11 +239,13 @@ impl Format for NvbandwidthJson {
                 continue;
             }
             let Some(matrix) = case.get("bandwidth_matrix").and_then(|m| m.as_array()) else { continue };
+            let description = case.get("bandwidth_description").and_then(|d| d.as_str()).unwrap_or("");
+            let unit = unit_of(description).unwrap_or(Unit::GbPerSec);
             for (r, row) in matrix.iter().enumerate() {
                 for (c, cell) in row.as_array().into_iter().flatten().enumerate() {
                     let v = cell.as_f64().or_else(|| cell.as_str().and_then(num));
-                    if let Some(v) = v.filter(|v| *v > 0.0) {
-                        out.records.push(cell_record(name, &r.to_string(), &c.to_string(), v, bytes, 1, None));
+                    if let Some(v) = v {
+                        out.records.push(cell_record(name, (&r.to_string(), &c.to_string()), v, unit, bytes, 1, None));
                     }
                 }
             }

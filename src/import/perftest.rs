@@ -2,8 +2,9 @@
 //! twins), including `-a` sweeps and bidirectional (`-b`) runs.
 //!
 //! Bandwidth tables print `BW average` in the unit of their header:
-//! `Gb/sec` (10^9 bits/s, `--report_gbits`), `MB/sec` (10^6 bytes/s) or
-//! `MiB/sec` (2^20 bytes/s). The time per message is derived as
+//! `Gb/sec` (10^9 bits/s, `--report_gbits`), or `MB/sec` / `MiB/sec`, which
+//! perftest computes as 2^20 bytes/s (its `format_factor` is 0x100000 for
+//! MB/sec and 125000000 for Gb/sec). The time per message is derived as
 //! bytes / BW average; for a bidirectional run the average counts both
 //! directions, so one operation is `2 × #bytes`. Latency tables give
 //! `t_typical` (the median, used as the time) and min/max/avg in µs.
@@ -20,7 +21,7 @@ fn unit_bytes_per_sec(header: &str) -> Option<(f64, &'static str)> {
     } else if header.contains("[MiB/sec]") {
         Some((1048576.0, "MiB/sec = 2^20 bytes/s"))
     } else if header.contains("[MB/sec]") {
-        Some((1e6, "MB/sec = 10^6 bytes/s"))
+        Some((1048576.0, "MB/sec, which perftest computes as 2^20 bytes/s"))
     } else if header.contains("[GB/sec]") {
         Some((1e9, "GB/sec = 10^9 bytes/s"))
     } else {
@@ -49,6 +50,20 @@ impl Format for Perftest {
         let mut op = "unknown".to_string();
         let mut bidirectional = false;
         let mut device: Option<String> = None;
+        // The command line, after any shell prompt: perftest prints no version.
+        out.command = all.iter().find_map(|(_, l)| {
+            let toks: Vec<&str> = l.split_whitespace().collect();
+            let at = toks.iter().position(|t| {
+                let b = t.rsplit('/').next().unwrap_or(t);
+                b.starts_with("ib_") && (b.ends_with("_bw") || b.ends_with("_lat"))
+            })?;
+            Some(toks[at..].join(" "))
+        });
+        let gpu_buffers = out
+            .command
+            .as_deref()
+            .and_then(|c| c.split_whitespace().find(|t| t.starts_with("--use_cuda") || t.starts_with("--use_rocm") || t.starts_with("--use_neuron")))
+            .map(|flag| format!("; GPU buffers ({})", flag.split('=').next().unwrap_or(flag)));
         // (column names, unit) of the current table
         let mut table: Option<(Vec<String>, Option<(f64, &'static str)>, usize)> = None;
         for &(no, line) in &all {
@@ -62,7 +77,6 @@ impl Format for Perftest {
                 let kind = if t.ends_with("BW Test") { "bw" } else { "lat" };
                 let base = t.split_whitespace().next().unwrap_or("").to_ascii_lowercase().replace("rdma_", "");
                 op = format!("{base}_{kind}");
-                out.tool_version.get_or_insert_with(|| "perftest".into());
                 continue;
             }
             if let Some(rest) = t.strip_prefix("Dual-port") {
@@ -123,12 +137,29 @@ impl Format for Perftest {
             }
             let col = |prefix: &str| names.iter().position(|n| n.starts_with(prefix)).and_then(|i| num(toks[i]));
             let iterations = col("#iterations").map(|v| v as u64);
-            let (op_bytes, dir) = if bidirectional { (2 * bytes, "bidirectional") } else { (bytes, "unidirectional") };
+            let (op_bytes, dir) = if bidirectional {
+                let both = bytes.checked_mul(2).ok_or_else(|| ParseError::new(no, format!("#bytes {bytes} × 2 directions overflows")))?;
+                (both, "bidirectional")
+            } else {
+                (bytes, "unidirectional")
+            };
             let mut r = if let (Some(avg), Some((per_unit, unit_text))) = (col("BW average"), unit) {
                 let bps = avg * per_unit;
                 if bps <= 0.0 {
                     out.warnings.push(format!("line {no}: BW average is {avg}; row skipped"));
                     continue;
+                }
+                // MsgRate [Mpps] × #bytes must give the same rate: a check on
+                // the unit, which perftest's header names loosely.
+                if let Some(mpps) = col("MsgRate").filter(|m| *m >= 0.01 && avg >= 10.0) {
+                    let from_rate = mpps * 1e6 * bytes as f64;
+                    let ratio = bps / from_rate;
+                    if !(0.98..=1.02).contains(&ratio) && !(bidirectional && (1.96..=2.04).contains(&ratio)) {
+                        out.warnings.push(format!(
+                            "line {no}: BW average {avg} [{unit_text}] is {:.4e} bytes/s, but MsgRate {mpps} Mpps × {bytes} B is {from_rate:.4e}",
+                            bps
+                        ));
+                    }
                 }
                 record(
                     Point {
@@ -159,10 +190,11 @@ impl Format for Perftest {
                     typ * 1e-6,
                     no,
                     format!(
-                        "perftest t_typical {typ} us (median) → s; t_min {:?}, t_max {:?}, t_avg {:?} us",
-                        col("t_min"),
-                        col("t_max"),
-                        col("t_avg")
+                        "perftest t_typical {typ} us (median) → s{}",
+                        ["t_min", "t_max", "t_avg"]
+                            .iter()
+                            .filter_map(|c| col(c).map(|v| format!("; {c} {v} us")))
+                            .collect::<String>()
                     ),
                 )
             } else {
@@ -170,6 +202,9 @@ impl Format for Perftest {
             };
             r.iterations = iterations;
             r.device = device.clone();
+            if let Some(g) = &gpu_buffers {
+                r.note += g;
+            }
             out.records.push(r);
         }
         Ok(out)

@@ -90,7 +90,7 @@ impl Format for SeedJson {
                     dtype: Some("f32".into()),
                     size_bytes: Some(bytes),
                     bytes_copied: Some(bytes),
-                    bytes_moved: Some(2 * bytes),
+                    bytes_moved: bytes.checked_mul(2),
                     ..Point::default()
                 },
                 time,

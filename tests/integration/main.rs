@@ -16,6 +16,7 @@ mod end_to_end;
 mod fake_cuda;
 mod golden;
 mod import;
+mod import_corpus;
 mod interrupted_run;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -1,0 +1,339 @@
+//! The importers against real logs that users of each tool published
+//! (`tests/fixtures/import/real/`, sources in each folder's
+//! `expected.toml`): every log imports with its published headline value
+//! within 1 % and its number of points, its rows match golden files, it
+//! goes through the archive and reads back, and mutated copies never
+//! archive an impossible number.
+//!
+//! The expected values were read by hand from the logs, never from what
+//! benchbook prints. Units are converted here with each tool's own
+//! definition (perftest's MB/sec is 2^20 bytes/s, OSU's and BabelStream's
+//! 10^6), independently of the importers' code.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use benchbook::import::{self, Parsed, Record};
+use benchbook::prelude::*;
+use benchbook::vocab::progress::Silent;
+use proptest::prelude::*;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Expected {
+    log: Vec<Log>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Log {
+    file: String,
+    source: String,
+    commit: Option<String>,
+    collective: Option<String>,
+    /// False where only the page around the log names the collective.
+    collective_in_log: Option<bool>,
+    test: Option<String>,
+    ranks: Option<u32>,
+    points: usize,
+    max_metric: String,
+    max_value: f64,
+    unit: String,
+    buffers: Option<String>,
+    array_size_bytes: Option<u64>,
+}
+
+const TOOLS: [&str; 6] = ["nccl-tests", "rccl-tests", "osu", "perftest", "nvbandwidth", "babelstream"];
+
+fn real() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/real")
+}
+
+fn corpus() -> Vec<(&'static str, Log)> {
+    let mut all = Vec::new();
+    for tool in TOOLS {
+        let text = std::fs::read_to_string(real().join(tool).join("expected.toml")).unwrap();
+        let e: Expected = toml::from_str(&text).unwrap_or_else(|e| panic!("{tool}/expected.toml: {e}"));
+        all.extend(e.log.into_iter().map(|l| (tool, l)));
+    }
+    all
+}
+
+/// Bytes per second of one unit as the tool defines it.
+fn bytes_per_sec(tool: &str, unit: &str) -> f64 {
+    match (tool, unit) {
+        (_, "GB/s") => 1e9,
+        (_, "Gb/s") => 1e9 / 8.0,
+        ("perftest", "MB/sec") => 1048576.0, // perftest: format_factor 0x100000
+        ("osu", "MB/s") => 1e6,
+        ("babelstream", "MBytes/sec") => 1e6,
+        other => panic!("no unit rule for {other:?}"),
+    }
+}
+
+fn norm_op(name: &str) -> String {
+    let n = name.trim().trim_start_matches("osu_").trim_end_matches("_perf").replace('-', "_");
+    match n.as_str() {
+        "alltoall" => "all_to_all".into(),
+        "allreduce" => "all_reduce".into(),
+        "allgather" => "all_gather".into(),
+        _ => n,
+    }
+}
+
+fn is_latency(r: &Record) -> bool {
+    r.params.op.contains("latency") || r.params.variant.as_deref().is_some_and(|v| v.contains("latency"))
+}
+
+/// The records the headline counts, and the headline (best value) itself.
+fn headline(tool: &str, log: &Log, p: &Parsed) -> (usize, f64) {
+    let rate = |r: &Record, bytes: u64| bytes as f64 / r.seconds_per_op / bytes_per_sec(tool, &log.unit);
+    let measured = |r: &Record| r.status == Status::Measured;
+    match tool {
+        "nccl-tests" | "rccl-tests" => {
+            let oop: Vec<&Record> =
+                p.records.iter().filter(|r| r.params.variant.as_deref() == Some("out-of-place")).collect();
+            let best = oop
+                .iter()
+                .filter(|r| measured(r))
+                .map(|r| rate(r, r.params.bytes_copied.unwrap()) * r.params.bw_factor.unwrap_or(f64::NAN))
+                .fold(f64::NAN, f64::max);
+            (oop.len(), best)
+        }
+        "babelstream" => {
+            let kernel = log.max_metric.rsplit(' ').next().unwrap().to_ascii_lowercase();
+            let kernel = if kernel == "mul" { "scale".to_string() } else { kernel };
+            let best = p
+                .records
+                .iter()
+                .filter(|r| r.params.op == kernel)
+                .map(|r| rate(r, r.params.bytes_moved.unwrap()))
+                .fold(f64::NAN, f64::max);
+            (p.records.len(), best)
+        }
+        "nvbandwidth" => {
+            // Points count every test case's cells, latency ones included;
+            // the headline is the best bandwidth.
+            let best = p
+                .records
+                .iter()
+                .filter(|r| measured(r) && !is_latency(r))
+                .map(|r| rate(r, r.params.bytes_copied.unwrap()))
+                .fold(f64::NAN, f64::max);
+            (p.records.len(), best)
+        }
+        _ if matches!(log.unit.as_str(), "us" | "usec") => {
+            let best = p.records.iter().filter(|r| measured(r)).map(|r| r.seconds_per_op * 1e6).fold(f64::NAN, f64::min);
+            (p.records.len(), best)
+        }
+        _ => {
+            let best =
+                p.records.iter().filter(|r| measured(r)).map(|r| rate(r, r.params.bytes_copied.unwrap())).fold(f64::NAN, f64::max);
+            (p.records.len(), best)
+        }
+    }
+}
+
+/// Parse a log under a neutral name: the fixture names were chosen here
+/// and say what the log holds, which a user's file name need not.
+fn parse_log(tool: &str, log: &Log) -> Result<Parsed, String> {
+    let text = std::fs::read_to_string(real().join(tool).join(&log.file)).unwrap();
+    import::parse(Path::new("published.log"), &text, None).map_err(|e| format!("{e}"))
+}
+
+#[test]
+fn the_corpus_is_big_enough_and_sourced() {
+    let all = corpus();
+    assert!(all.len() >= 25, "only {} real logs", all.len());
+    for (tool, log) in &all {
+        assert!(log.source.starts_with("https://"), "{tool}/{}: no source URL", log.file);
+        assert!(log.commit.as_ref().is_some_and(|c| c.len() == 40) || log.source.contains("/issues/") || log.source.contains("/pull/") || log.source.contains("/discussions/"),
+            "{tool}/{}: no commit", log.file);
+        assert!(real().join(tool).join(&log.file).exists(), "{tool}/{} missing", log.file);
+    }
+    let tools: BTreeSet<&str> = all.iter().map(|(t, _)| *t).collect();
+    assert_eq!(tools.len(), TOOLS.len());
+}
+
+#[test]
+fn every_real_log_imports_with_its_published_headline() {
+    let mut failures = Vec::new();
+    for (tool, log) in corpus() {
+        let p = match parse_log(tool, &log) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{tool}/{}: {e}", log.file));
+                continue;
+            }
+        };
+        let (points, best) = headline(tool, &log, &p);
+        let mut why = Vec::new();
+        if points != log.points {
+            why.push(format!("{points} points, published {}", log.points));
+        }
+        if !((best / log.max_value - 1.0).abs() <= 0.01) {
+            why.push(format!("{} {best:.4} {}, published {}", log.max_metric, log.unit, log.max_value));
+        }
+        if let Some(n) = log.ranks {
+            let got: BTreeSet<Option<u32>> = p.records.iter().map(|r| r.params.ranks).collect();
+            if tool.ends_with("tests") && got != BTreeSet::from([Some(n)]) {
+                why.push(format!("ranks {got:?}, published {n}"));
+            }
+        }
+        if let Some(c) = &log.collective {
+            let ops: BTreeSet<&str> = p.records.iter().map(|r| r.params.op.as_str()).collect();
+            if log.collective_in_log == Some(false) {
+                if ops != BTreeSet::from(["unknown_collective"]) || !p.warnings.iter().any(|w| w.contains("which collective")) {
+                    why.push(format!("ops {ops:?}: the log does not say {c}, so the importer must not claim it"));
+                }
+            } else if ops != BTreeSet::from([norm_op(c).as_str()]) {
+                why.push(format!("ops {ops:?}, published {c}"));
+            }
+        }
+        if tool == "osu" {
+            if let Some(t) = &log.test {
+                let want = norm_op(&t.replace("osu_", ""));
+                let ops: BTreeSet<&str> = p.records.iter().map(|r| r.params.op.as_str()).collect();
+                if ops != BTreeSet::from([want.as_str()]) {
+                    why.push(format!("ops {ops:?}, published {t}"));
+                }
+            }
+            if let Some(b) = &log.buffers {
+                let want = format!("{b} buffers");
+                if !p.records.iter().all(|r| r.params.variant.as_deref() == Some(want.as_str())) {
+                    why.push(format!("variant {:?}, published {want}", p.records[0].params.variant));
+                }
+            }
+        }
+        if let Some(a) = log.array_size_bytes.filter(|a| *a > 0) {
+            if !p.records.iter().all(|r| r.params.size_bytes == Some(a)) {
+                why.push(format!("array size {:?}, published {a}", p.records[0].params.size_bytes));
+            }
+        }
+        if p.records.iter().any(|r| r.note.contains("Some(") || r.note.contains("None")) {
+            why.push("a note holds Rust debug text".into());
+        }
+        if !why.is_empty() {
+            failures.push(format!("{tool}/{}: {}", log.file, why.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{} logs wrong:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn real_logs_match_their_golden_rows() {
+    let bless = std::env::var("BENCHBOOK_BLESS").is_ok();
+    let mut failures = Vec::new();
+    for (tool, log) in corpus() {
+        let got = match parse_log(tool, &log) {
+            Ok(p) => crate::import::render(&p),
+            Err(e) => format!("error: {e}\n"),
+        };
+        let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden/import/real")
+            .join(tool)
+            .join(format!("{}.rows", log.file));
+        if bless {
+            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+            std::fs::write(&golden, &got).unwrap();
+        } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(got.as_str()) {
+            failures.push(format!("{tool}/{}", log.file));
+        }
+    }
+    assert!(failures.is_empty(), "rows differ from tests/golden/import/real for {failures:?} (BENCHBOOK_BLESS=1 rewrites; review the diff)");
+}
+
+#[test]
+fn every_real_log_goes_through_the_archive_and_reads_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    for tool in TOOLS {
+        let files: Vec<PathBuf> =
+            corpus().into_iter().filter(|(t, _)| *t == tool).map(|(t, l)| real().join(t).join(l.file)).collect();
+        for f in files {
+            if import::parse(&f, &std::fs::read_to_string(&f).unwrap(), None).is_err() {
+                continue; // reported by every_real_log_imports_with_its_published_headline
+            }
+            let (result, parsed) = benchbook::session::import(&archive, &[f.clone()], None, None, &Silent)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let rows = result.run.rows().unwrap();
+            assert_eq!(rows.len(), parsed[0].records.len(), "{}", f.display());
+            assert!(verify_run(&result.run).unwrap().is_empty(), "{}", f.display());
+            assert!(
+                rows.iter().all(|r| r.seconds.is_none_or(|s| s.is_finite() && s > 0.0)),
+                "{}: a non-positive time archived",
+                f.display()
+            );
+            let m = result.run.manifest().unwrap();
+            let command = m.config["import"][0]["command"].as_str().unwrap_or("");
+            assert!(!command.trim_start_matches('#').trim().starts_with("nThread"), "{}: command {command:?}", f.display());
+        }
+    }
+}
+
+fn all_logs() -> Vec<(String, String)> {
+    corpus()
+        .into_iter()
+        .map(|(t, l)| {
+            let text = std::fs::read_to_string(real().join(t).join(&l.file)).unwrap();
+            (format!("{t}/{}", l.file), text)
+        })
+        .collect()
+}
+
+/// Replace one number-looking token with a hostile value.
+fn poison(text: &str, which: usize, value: &str) -> String {
+    let spans: Vec<(usize, usize)> = text
+        .char_indices()
+        .filter(|(i, c)| c.is_ascii_digit() && (*i == 0 || !text.as_bytes()[i - 1].is_ascii_alphanumeric() && text.as_bytes()[i - 1] != b'.'))
+        .map(|(i, _)| {
+            let end = text[i..].find(|c: char| !(c.is_ascii_digit() || c == '.')).map_or(text.len(), |e| i + e);
+            (i, end)
+        })
+        .collect();
+    if spans.is_empty() {
+        return text.to_string();
+    }
+    let (a, b) = spans[which % spans.len()];
+    format!("{}{}{}", &text[..a], value, &text[b..])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Mutated real logs: nothing panics, and whatever is accepted holds
+    /// only finite, positive times and rates below a physical bound.
+    #[test]
+    fn mutated_real_logs_never_archive_impossible_numbers(
+        which in 0usize..64,
+        token in 0usize..5000,
+        value in prop::sample::select(vec![
+            "0", "-1", "-197.5", "1e308", "1e26", "inf", "NaN", "99999999999999999999999",
+            "0.000", "-0", "18446744073709551615", "1e-320",
+        ]),
+        cut in prop::option::of(0usize..20000),
+    ) {
+        let logs = all_logs();
+        let (name, text) = &logs[which % logs.len()];
+        let mut mutated = poison(text, token, value);
+        if let Some(c) = cut {
+            let at = mutated.char_indices().map(|(i, _)| i).take_while(|i| *i <= c).last().unwrap_or(0);
+            mutated.truncate(at);
+        }
+        if let Ok(p) = import::parse(Path::new(name), &mutated, None) {
+            for r in &p.records {
+                if r.status != Status::Measured {
+                    continue;
+                }
+                prop_assert!(r.seconds_per_op.is_finite() && r.seconds_per_op > 0.0,
+                    "{name} ({value}): line {} has {} s", r.line, r.seconds_per_op);
+                for bytes in [r.params.bytes_copied, r.params.bytes_moved].into_iter().flatten() {
+                    let gbps = bytes as f64 / r.seconds_per_op / 1e9;
+                    prop_assert!(gbps <= import::MAX_GB_PER_S, "{name} ({value}): line {} at {gbps} GB/s", r.line);
+                }
+                if let Some(f) = r.params.bw_factor {
+                    prop_assert!(f.is_finite() && f > 0.0, "{name}: bus factor {f}");
+                }
+            }
+        }
+    }
+}
