@@ -20,14 +20,14 @@ pub mod osu;
 pub mod perftest;
 pub mod rccl_json;
 pub mod seed_json;
+mod source;
 
-use std::path::{Path, PathBuf};
+pub use source::ImportSource;
+
+use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::vocab::facts::{BackendInfo, Probe};
-use crate::vocab::progress::{PointEnd, Progress};
-use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
-use crate::vocab::source::{Source, SourceInfo};
+use crate::vocab::rows::{Point, Status};
 
 pub use crate::vocab::accounting::bus_factor;
 
@@ -278,128 +278,6 @@ pub(crate) fn record(params: Point, seconds_per_op: f64, line: usize, note: impl
         note: note.into(),
         line,
     }
-}
-
-/// Other tools' output files as the source of one run. [`Source::describe`]
-/// parses every file before the run exists, so a file that fails leaves the
-/// archive untouched.
-pub struct ImportSource {
-    files: Vec<PathBuf>,
-    tool: Option<String>,
-    parsed: Vec<Parsed>,
-    originals: Vec<Vec<u8>>,
-}
-
-impl ImportSource {
-    pub fn new(files: Vec<PathBuf>, tool: Option<String>) -> Self {
-        ImportSource { files, tool, parsed: Vec::new(), originals: Vec::new() }
-    }
-
-    /// What each file held (after the run was recorded).
-    pub fn into_parsed(self) -> Vec<Parsed> {
-        self.parsed
-    }
-
-    fn tools(&self) -> Vec<String> {
-        let mut t: Vec<String> = self.parsed.iter().map(|p| p.tool.clone()).collect();
-        t.dedup();
-        t
-    }
-}
-
-impl Source for ImportSource {
-    fn describe(&mut self) -> Result<SourceInfo> {
-        self.parsed.clear();
-        self.originals.clear();
-        for path in &self.files {
-            let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            let text = String::from_utf8_lossy(&data);
-            self.parsed.push(parse(path, &text, self.tool.as_deref())?);
-            self.originals.push(data);
-        }
-        let tools = self.tools();
-        let config = serde_json::json!({
-            "import": self.parsed.iter().zip(&self.files).map(|(p, f)| serde_json::json!({
-                "file": f.display().to_string(),
-                "tool": p.tool,
-                "tool_version": p.tool_version,
-                "command": p.command,
-                "settings": p.settings,
-                "records": p.records.len(),
-                "warnings": p.warnings,
-            })).collect::<Vec<_>>(),
-        });
-        let backends = self
-            .parsed
-            .iter()
-            .map(|p| BackendInfo {
-                name: p.backend.clone(),
-                probe: Probe::Unavailable {
-                    reason: format!("imported from {} output, not measured by benchbook", p.tool),
-                },
-                facts: None,
-            })
-            .collect();
-        Ok(SourceInfo {
-            kind: format!("import:{}", tools.join(",")),
-            config,
-            backends,
-            default_label: format!("import-{}", tools.join("-")),
-        })
-    }
-
-    fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
-        let mut outcome = RunOutcome::default();
-        let mut rows = Vec::new();
-        progress.planned(self.parsed.iter().map(|p| p.records.len() as u64).sum());
-        for (i, (p, path)) in self.parsed.iter().zip(&self.files).enumerate() {
-            let base = path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
-            let stored = format!("source-{}-{}", i + 1, sanitize(base));
-            sink.add_file(&stored, &self.originals[i])?;
-            for r in &p.records {
-                let iterations = r.iterations.unwrap_or(1).max(1);
-                let measured = r.status == Status::Measured;
-                rows.push(Row {
-                    run_id: run_id.into(),
-                    backend: p.backend.clone(),
-                    device: r.device.clone().unwrap_or_else(|| "unknown".into()),
-                    host: r.host.clone().unwrap_or_else(|| "unknown".into()),
-                    rank: 0,
-                    point: outcome.points,
-                    params: r.params.clone(),
-                    sample: measured.then_some(0),
-                    iterations: measured.then_some(iterations),
-                    seconds: measured.then_some(r.seconds_per_op * iterations as f64),
-                    timer: Some(p.tool.clone()),
-                    status: r.status,
-                    note: Some(format!("{} (line {})", r.note, r.line)),
-                    stop: None,
-                    source: format!("import:{}:{}", p.tool, stored),
-                });
-                outcome.count(r.status);
-                let label = r.params.label();
-                progress.point_finished(
-                    &label,
-                    match r.status {
-                        Status::Measured => PointEnd::Measured,
-                        Status::Skipped => PointEnd::Skipped(&r.note),
-                        Status::Failed => PointEnd::Failed(&r.note),
-                    },
-                );
-            }
-        }
-        sink.write_point(rows)?;
-        Ok(outcome)
-    }
-
-    fn completion_note(&self) -> Option<String> {
-        let warnings: usize = self.parsed.iter().map(|p| p.warnings.len()).sum();
-        (warnings > 0).then(|| format!("{warnings} warning(s) while importing"))
-    }
-}
-
-fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' }).collect()
 }
 
 #[cfg(test)]
