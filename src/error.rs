@@ -52,6 +52,9 @@ pub enum Error {
 
     #[error("MPI job: {0}")]
     Mpi(String),
+
+    #[error("{what} cancelled by an interrupt; the archive was left as it was")]
+    Cancelled { what: String },
 }
 
 /// Library result type.

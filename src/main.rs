@@ -7,15 +7,16 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = benchbook::cli::Cli::parse();
-    // First Ctrl-C (or SIGTERM): finish the current sample, archive what is
-    // done, mark the run interrupted. A second one exits at once; the files
-    // on disk are complete either way (they are replaced atomically).
+    // First Ctrl-C (or SIGTERM): a measurement finishes the current sample,
+    // archives what is done and marks the run interrupted; an import is
+    // cancelled and leaves nothing. A second one exits at once; the files on
+    // disk are complete either way (replaced atomically, imports staged).
     let _ = ctrlc::set_handler(|| {
-        if benchbook::bench::sampler::interrupt_requested() {
+        if benchbook::vocab::interrupt::requested() {
             std::process::exit(130);
         }
-        benchbook::bench::sampler::request_interrupt();
-        eprintln!("\ninterrupt: stopping after the current sample; finished points are already saved (press Ctrl-C again to quit now)");
+        benchbook::vocab::interrupt::request();
+        eprintln!("\n{}", benchbook::vocab::interrupt::message());
     });
     match benchbook::cli::main_with(cli) {
         Ok(code) => ExitCode::from(code),

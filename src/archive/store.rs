@@ -14,6 +14,8 @@ use crate::vocab::rows::{Row, RowSink, Status};
 
 pub const RESULTS_FILE: &str = "results.parquet";
 pub const MANIFEST_FILE: &str = "manifest.json";
+/// Prefix of the folder an all-or-nothing run is built in.
+pub const STAGING_PREFIX: &str = ".staging-";
 
 /// Write `data` to `path` atomically: temp file in the same directory,
 /// fsync, rename over the target.
@@ -97,7 +99,7 @@ impl Archive {
         let mut runs: Vec<RunDir> = fs::read_dir(&dir)
             .at(&dir)?
             .filter_map(|e| e.ok())
-            .filter(|e| e.path().join(MANIFEST_FILE).exists())
+            .filter(|e| e.path().join(MANIFEST_FILE).exists() && !e.file_name().to_string_lossy().starts_with('.'))
             .map(|e| RunDir { id: e.file_name().to_string_lossy().into_owned(), path: e.path() })
             .collect();
         runs.sort_by(|a, b| a.id.cmp(&b.id));
@@ -137,6 +139,39 @@ impl Archive {
     }
 
     /// Create the directory of a new run and write its first manifest.
+    /// Start an all-or-nothing run in `runs/.staging-<id>`, hidden from
+    /// [`Archive::runs`] until [`RunWriter::finish`] renames it into place.
+    pub fn create_run_staged(&self, manifest: Manifest) -> Result<RunWriter> {
+        let target = self.runs_dir().join(&manifest.run_id);
+        if target.exists() {
+            return Err(Error::config("run id", format!("{} already exists", target.display())));
+        }
+        let staging = self.runs_dir().join(format!("{STAGING_PREFIX}{}", manifest.run_id));
+        if staging.exists() {
+            fs::remove_dir_all(&staging).at(&staging)?;
+        }
+        fs::create_dir_all(&staging).at(&staging)?;
+        let mut w = RunWriter {
+            dir: RunDir { id: manifest.run_id.clone(), path: staging },
+            manifest,
+            rows: Vec::new(),
+            extra_files: Vec::new(),
+            final_path: Some(target),
+        };
+        w.flush()?;
+        Ok(w)
+    }
+
+    /// Staging folders left by a killed import (none after a clean exit).
+    pub fn stale_staging(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(self.runs_dir()) else { return Vec::new() };
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(STAGING_PREFIX))
+            .map(|e| e.path())
+            .collect()
+    }
+
     pub fn create_run(&self, manifest: Manifest) -> Result<RunWriter> {
         let path = self.runs_dir().join(&manifest.run_id);
         if path.exists() {
@@ -148,6 +183,7 @@ impl Archive {
             manifest,
             rows: Vec::new(),
             extra_files: Vec::new(),
+            final_path: None,
         };
         w.flush()?;
         Ok(w)
@@ -161,6 +197,8 @@ pub struct RunWriter {
     rows: Vec<Row>,
     /// Other files of the run (imported logs, ...) with their hashes.
     extra_files: Vec<FileEntry>,
+    /// Where a staged run moves when it finishes.
+    final_path: Option<PathBuf>,
 }
 
 impl RunWriter {
@@ -221,7 +259,24 @@ impl RunWriter {
         self.manifest.status_detail = detail;
         self.manifest.ended_at = Some(now_rfc3339());
         self.flush()?;
+        if let Some(target) = self.final_path.clone() {
+            if target.exists() {
+                self.discard();
+                return Err(Error::config("run id", format!("{} already exists", target.display())));
+            }
+            fs::rename(&self.dir.path, &target).at(&target)?;
+            self.dir.path = target;
+            self.final_path = None;
+        }
         Ok(self.dir)
+    }
+
+    /// Remove a staged run that will not finish (an error or Ctrl-C during
+    /// an import). A run created in place is never removed.
+    pub fn discard(self) {
+        if self.final_path.is_some() {
+            let _ = fs::remove_dir_all(&self.dir.path);
+        }
     }
 }
 

@@ -4,22 +4,11 @@
 //! after a minimum count and measured time, with a maximum time per point.
 //! Every sample is returned; nothing is averaged away here.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::vocab::stats::rel_std_dev;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Ask every running sampler to stop after its current sample (Ctrl-C).
-pub fn request_interrupt() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Whether an interrupt was requested.
-pub fn interrupt_requested() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
+pub use crate::vocab::interrupt::{request as request_interrupt, requested as interrupt_requested};
 
 pub use crate::vocab::facts::StopRule;
 pub use crate::vocab::kinds::StopReason;

@@ -102,6 +102,48 @@ pub fn formats() -> Vec<Box<dyn Format>> {
     ]
 }
 
+/// A log's bytes as text. UTF-8 (with or without a byte-order mark) and
+/// UTF-16 with a byte-order mark are read; CRLF line ends are read as lines.
+/// UTF-16 without a mark is refused by name; other invalid UTF-8 is
+/// replaced, with a warning naming the first line it is on.
+pub fn decode(path: &Path, data: &[u8]) -> Result<(String, Option<String>)> {
+    let refuse = |line: usize, message: String| Error::Import { path: path.to_path_buf(), line, message };
+    let utf16 = |bytes: &[u8], big: bool, name: &str| -> Result<(String, Option<String>)> {
+        if bytes.len() % 2 != 0 {
+            return Err(refuse(1, format!("{name} file with an odd number of bytes (cut short?)")));
+        }
+        let units = bytes.chunks_exact(2).map(|c| if big { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) });
+        let text = char::decode_utf16(units)
+            .collect::<std::result::Result<String, _>>()
+            .map_err(|e| refuse(1, format!("not valid {name}: {e}")))?;
+        Ok((text, Some(format!("read as {name} (byte-order mark)"))))
+    };
+    match data {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => return decode(path, rest),
+        [0xFF, 0xFE, rest @ ..] => return utf16(rest, false, "UTF-16LE"),
+        [0xFE, 0xFF, rest @ ..] => return utf16(rest, true, "UTF-16BE"),
+        _ => {}
+    }
+    let head = &data[..data.len().min(4096)];
+    let nuls = head.iter().filter(|b| **b == 0).count();
+    if nuls * 4 > head.len() && !head.is_empty() {
+        return Err(refuse(
+            1,
+            "looks like UTF-16 without a byte-order mark (every other byte is 0); convert it with `iconv -f UTF-16LE -t UTF-8`".into(),
+        ));
+    }
+    match std::str::from_utf8(data) {
+        Ok(s) => Ok((s.to_string(), None)),
+        Err(e) => {
+            let line = data[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count() + 1;
+            Ok((
+                String::from_utf8_lossy(data).into_owned(),
+                Some(format!("line {line}: bytes that are not UTF-8 were replaced with U+FFFD")),
+            ))
+        }
+    }
+}
+
 /// Parse `text` as `tool`, or as the first format that recognizes it.
 pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
     let all = formats();

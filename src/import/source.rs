@@ -43,8 +43,10 @@ impl Source for ImportSource {
         self.originals.clear();
         for path in &self.files {
             let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            let text = String::from_utf8_lossy(&data);
-            self.parsed.push(parse(path, &text, self.tool.as_deref())?);
+            let (text, note) = super::decode(path, &data)?;
+            let mut parsed = parse(path, &text, self.tool.as_deref())?;
+            parsed.warnings.extend(note);
+            self.parsed.push(parsed);
             self.originals.push(data);
         }
         let tools = self.tools();
@@ -78,11 +80,19 @@ impl Source for ImportSource {
         })
     }
 
+    fn all_or_nothing(&self) -> bool {
+        true
+    }
+
     fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
         let mut outcome = RunOutcome::default();
         let mut rows = Vec::new();
         progress.planned(self.parsed.iter().map(|p| p.records.len() as u64).sum());
         for (i, (p, path)) in self.parsed.iter().zip(&self.files).enumerate() {
+            if crate::vocab::interrupt::requested() {
+                outcome.interrupted = true;
+                return Ok(outcome);
+            }
             let base = path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
             let stored = format!("source-{}-{}", i + 1, sanitize(base));
             sink.add_file(&stored, &self.originals[i])?;
@@ -117,6 +127,10 @@ impl Source for ImportSource {
                     },
                 );
             }
+        }
+        if crate::vocab::interrupt::requested() {
+            outcome.interrupted = true;
+            return Ok(outcome);
         }
         sink.write_point(rows)?;
         Ok(outcome)

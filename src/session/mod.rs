@@ -5,6 +5,9 @@
 //! manifest begun → run folder created → rows handed to the sink after
 //! every point (each flush leaves complete files on disk) → interrupt
 //! honoured between points → final status and counts written.
+//!
+//! An all-or-nothing source (an import) is built in a staging folder that
+//! becomes the run only when complete; an error or Ctrl-C removes it.
 
 mod local;
 
@@ -45,12 +48,21 @@ pub fn record(
     }
     let mut manifest = Manifest::begin(&run_id, &info.kind, info.config, info.backends);
     manifest.label = label.map(String::from);
-    let mut writer = archive.create_run(manifest)?;
+    let staged = source.all_or_nothing();
+    let mut writer = if staged { archive.create_run_staged(manifest)? } else { archive.create_run(manifest)? };
     match source.produce(&run_id, &mut writer, progress) {
+        Ok(outcome) if staged && (outcome.interrupted || crate::vocab::interrupt::requested()) => {
+            writer.discard();
+            Err(crate::error::Error::Cancelled { what: info.kind })
+        }
         Ok(outcome) => {
             let (status, detail) = final_status(&outcome, source.completion_note());
             let run = writer.finish(status, detail)?;
             Ok(Some(RunResult { run, status, outcome }))
+        }
+        Err(e) if staged => {
+            writer.discard();
+            Err(e)
         }
         Err(e) => {
             let _ = writer.finish(RunStatus::Failed, Some(e.to_string()));

@@ -17,6 +17,7 @@
 pub mod accounting;
 pub mod columns;
 pub mod facts;
+pub mod interrupt;
 pub mod kinds;
 pub mod progress;
 pub mod rows;

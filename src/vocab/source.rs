@@ -33,6 +33,14 @@ pub trait Source {
         true
     }
 
+    /// Whether the run is all or nothing (an import): it is then built in a
+    /// staging folder and renamed into place only when complete, so an
+    /// error, Ctrl-C or a kill leaves no run behind. Measurements are not:
+    /// their finished points are kept.
+    fn all_or_nothing(&self) -> bool {
+        false
+    }
+
     /// The run id every process uses (an MPI job: rank 0's).
     fn agree_run_id(&mut self, proposed: String) -> Result<String> {
         Ok(proposed)

@@ -249,3 +249,45 @@ proptest! {
         let _ = import::parse(Path::new(FIXTURES[which].0), &mutated[..at], None);
     }
 }
+
+#[test]
+fn byte_order_marks_utf16_and_crlf_are_read_or_refused_by_name() {
+    let path = fixture("osu_bw.txt");
+    let data = std::fs::read(&path).unwrap();
+    let plain = import::parse(&path, std::str::from_utf8(&data).unwrap(), None).unwrap();
+    let same = |bytes: Vec<u8>, what: &str| {
+        let (text, note) = import::decode(&path, &bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let p = import::parse(&path, &text, None).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(p.records, plain.records, "{what}");
+        note
+    };
+    assert_eq!(same([&[0xEF, 0xBB, 0xBF][..], &data].concat(), "UTF-8 BOM"), None);
+    let crlf = String::from_utf8(data.clone()).unwrap().replace('\n', "\r\n");
+    same(crlf.into_bytes(), "CRLF");
+    let text = std::str::from_utf8(&data).unwrap();
+    let le: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(|u| u.to_le_bytes())).collect();
+    assert!(same(le.clone(), "UTF-16LE").unwrap().contains("UTF-16LE"));
+    let be: Vec<u8> = [0xFE, 0xFF].into_iter().chain(text.encode_utf16().flat_map(|u| u.to_be_bytes())).collect();
+    same(be, "UTF-16BE");
+    let e = import::decode(&path, &le[2..]).unwrap_err().to_string();
+    assert!(e.contains("osu_bw.txt:1:") && e.contains("UTF-16 without a byte-order mark"), "{e}");
+    let (_, note) = import::decode(&path, &[&b"ab\ncd\xff\n"[..], &data[..]].concat()).unwrap();
+    assert!(note.unwrap().contains("line 2"));
+}
+
+#[test]
+fn impossible_numbers_are_dropped_with_the_line_named() {
+    let path = fixture("osu_bw.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let last = text.lines().rev().find(|l| l.starts_with(char::is_numeric)).unwrap().to_string();
+    let size = last.split_whitespace().next().unwrap();
+    for bad in ["0.00", "-197.5", "1e26"] {
+        let p = import::parse(&path, &text.replace(&last, &format!("{size}  {bad}")), None).unwrap();
+        assert_eq!(p.records.len(), plain_len(&text) - 1, "{bad}");
+        assert!(p.warnings.iter().any(|w| w.contains("row dropped") && w.starts_with("line ")), "{bad}: {:?}", p.warnings);
+    }
+}
+
+fn plain_len(text: &str) -> usize {
+    import::parse(Path::new("osu_bw.txt"), text, None).unwrap().records.len()
+}

@@ -18,6 +18,9 @@ pub struct ListOutput {
     /// Where runs live, for the hint when there is none.
     #[serde(skip)]
     pub runs_dir: PathBuf,
+    /// Staging folders of imports that were killed before they finished.
+    #[serde(skip)]
+    pub stale: Vec<PathBuf>,
 }
 
 /// One run directory.
@@ -59,11 +62,18 @@ pub fn list(archive: &Archive) -> Result<ListOutput> {
             Err(e) => Listed::Unreadable { run_id: r.id, error: e.to_string() },
         })
         .collect();
-    Ok(ListOutput { runs, runs_dir: archive.runs_dir() })
+    Ok(ListOutput { runs, runs_dir: archive.runs_dir(), stale: archive.stale_staging() })
 }
 
 impl Render for ListOutput {
     fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        for s in &self.stale {
+            writeln!(
+                t.err,
+                "note: {} is an import that was killed before it finished; it is not a run, and can be removed",
+                safe_path(s)
+            )?;
+        }
         if self.runs.is_empty() {
             return writeln!(t.err, "no runs in {}; `benchbook run quick` makes one", safe_path(&self.runs_dir));
         }
