@@ -223,6 +223,9 @@ fn an_imported_run_keeps_its_source_verifies_and_reports() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("## Collectives") && md.contains("## Other measurements"), "{md}");
     assert!(md.contains("measured by other tools and imported"));
+    // Every imported rate carries its unit; a perftest row also in Gb/s,
+    // as the tool printed it (392 Gb/sec in the log).
+    assert!(md.contains("49.0 GB/s = 392 Gb/s"), "{md}");
     assert!(!md.contains("Backend cpu"), "an import must not describe the importing machine as the measured one");
     assert!(out.join("collective.svg").exists());
 }

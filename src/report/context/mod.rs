@@ -79,6 +79,8 @@ pub struct BwRow {
     pub size: String,
     pub median_time: String,
     pub gbps_copied: String,
+    /// The same rate in Gb/s (10^9 bits/s), as network tools print it.
+    pub gbits_copied: String,
     pub gbps_moved: String,
     pub busbw: String,
     pub cv_pct: String,
@@ -136,7 +138,9 @@ pub struct OtherRow {
     pub size: String,
     pub peer: String,
     pub median_time: String,
-    pub gbps_copied: String,
+    /// The rate with its unit in the cell: GB/s, with Gb/s beside it for
+    /// network rows (perftest-style), `-` for latency-only rows.
+    pub rate: String,
     pub note: String,
 }
 

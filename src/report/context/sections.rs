@@ -29,6 +29,7 @@ fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
                 size: opt_size(p.size_bytes),
                 median_time: format_seconds(p.summary.median),
                 gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
+                gbits_copied: p.gbps_copied.map(|g| format_sig3(g * 8.0)).unwrap_or_default(),
                 gbps_moved: p.gbps_moved.map(format_sig3).unwrap_or_default(),
                 busbw: p.busbw_gbps.map(format_sig3).unwrap_or_default(),
                 cv_pct: pct(p.summary.cv),
@@ -137,6 +138,9 @@ pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
         .collect()
 }
 
+/// Benchmarks whose rates network tools print in Gb/s (perftest, OSU).
+const NETWORK_BENCHES: [&str; 2] = ["rdma", "p2p"];
+
 /// Points of benchmarks without a section of their own.
 pub(super) fn other_rows(stats: &[PointStat]) -> Vec<OtherRow> {
     stats
@@ -149,7 +153,13 @@ pub(super) fn other_rows(stats: &[PointStat]) -> Vec<OtherRow> {
             size: p.size_bytes.map(format_bytes).unwrap_or_else(|| "-".into()),
             peer: p.peer.clone().unwrap_or_default(),
             median_time: format_seconds(p.summary.median),
-            gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
+            rate: match p.gbps_copied {
+                Some(g) if NETWORK_BENCHES.contains(&p.bench.as_str()) => {
+                    format!("{} GB/s = {} Gb/s", format_sig3(g), format_sig3(g * 8.0))
+                }
+                Some(g) => format!("{} GB/s", format_sig3(g)),
+                None => "- (a time, no bytes)".into(),
+            },
             note: p.note.clone().unwrap_or_default(),
         })
         .collect()
