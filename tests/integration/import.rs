@@ -294,3 +294,21 @@ fn impossible_numbers_are_dropped_with_the_line_named() {
 fn plain_len(text: &str) -> usize {
     import::parse(Path::new("osu_bw.txt"), text, None).unwrap().records.len()
 }
+
+#[test]
+fn imported_gpu_tool_rows_are_all_reported_and_no_benchbook_gpu_method_is_claimed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/real/nvbandwidth");
+    let log = real.join("v0.8_full_run_rtx3050_laptop_latency.txt");
+    let (result, parsed) = benchbook::session::import(&archive, &[log], None, None, &Silent).unwrap();
+    let opts = ReportOptions::default();
+    let rep = benchbook::report::build(&result.run, &archive.root, &opts).unwrap();
+    let out = tmp.path().join("report");
+    benchbook::report::write(&rep, &out, &opts).unwrap();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let shown = md.lines().filter(|l| l.starts_with("| nvbandwidth |")).count();
+    assert_eq!(shown, parsed[0].records.len(), "every imported cell is a row of the report");
+    assert!(md.contains("host\\_device\\_latency\\_sm") && md.contains("613.2 ns"), "the latency test case as a time");
+    assert!(!md.contains("## GPUs"), "an import must not describe benchbook's GPU timing");
+}

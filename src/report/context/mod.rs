@@ -232,9 +232,14 @@ pub struct ReportContext {
 
 /// Whether a point was measured on a GPU: by benchbook's CUDA or HIP
 /// backend, or by PyTorch (the seed scripts, `scripts/torch_reference.py`).
+/// A point the GPU section shows: a GPU backend's memcpy, peer, host↔device
+/// or GEMM point. Other GPU rows (imported nvbandwidth matrices) stay in
+/// the run's other sections, so that no row goes unreported.
 pub fn is_gpu(p: &PointStat) -> bool {
-    crate::vocab::kinds::backend_is_gpu(&p.backend)
+    crate::vocab::kinds::backend_is_gpu(&p.backend) && GPU_SECTION_BENCHES.contains(&p.bench.as_str())
 }
+
+const GPU_SECTION_BENCHES: [&str; 5] = ["memcpy", "memcpy-peer", "h2d", "d2h", "gemm"];
 
 /// Build the context of a run report.
 pub fn build(
