@@ -155,6 +155,7 @@ impl Archive {
             dir: RunDir { id: manifest.run_id.clone(), path: staging },
             manifest,
             rows: Vec::new(),
+            written_rows: None,
             extra_files: Vec::new(),
             final_path: Some(target),
         };
@@ -182,6 +183,7 @@ impl Archive {
             dir: RunDir { id: manifest.run_id.clone(), path },
             manifest,
             rows: Vec::new(),
+            written_rows: None,
             extra_files: Vec::new(),
             final_path: None,
         };
@@ -195,6 +197,8 @@ pub struct RunWriter {
     pub dir: RunDir,
     pub manifest: Manifest,
     rows: Vec<Row>,
+    /// How many rows the results file on disk holds (None: not yet written).
+    written_rows: Option<usize>,
     /// Other files of the run (imported logs, ...) with their hashes.
     extra_files: Vec<FileEntry>,
     /// Where a staged run moves when it finishes.
@@ -218,12 +222,20 @@ impl RunWriter {
     /// Rewrite results and manifest from what is held now.
     pub fn flush(&mut self) -> Result<()> {
         let results = self.dir.results_path();
-        let tmp = results.with_extension("parquet.tmp");
-        schema::write_parquet(&tmp, &self.rows)?;
-        fs::File::open(&tmp).and_then(|f| f.sync_all()).at(&tmp)?;
-        fs::rename(&tmp, &results).at(&results)?;
-        let data = fs::read(&results).at(&results)?;
-        let mut files = vec![FileEntry::of(RESULTS_FILE, &data)];
+        // The results file is rewritten only when rows were added since the
+        // last write (finishing a run changes only its manifest).
+        let entry = match (self.written_rows, self.manifest.files.first()) {
+            (Some(n), Some(e)) if n == self.rows.len() && e.path == RESULTS_FILE => e.clone(),
+            _ => {
+                let tmp = results.with_extension("parquet.tmp");
+                schema::write_parquet(&tmp, &self.rows)?;
+                fs::File::open(&tmp).and_then(|f| f.sync_all()).at(&tmp)?;
+                fs::rename(&tmp, &results).at(&results)?;
+                self.written_rows = Some(self.rows.len());
+                FileEntry::of(RESULTS_FILE, &fs::read(&results).at(&results)?)
+            }
+        };
+        let mut files = vec![entry];
         files.extend(self.extra_files.iter().cloned());
         self.manifest.files = files;
         let mut counts = Counts { rows: self.rows.len() as u64, ..Counts::default() };
