@@ -53,6 +53,9 @@ pub enum Error {
     #[error("MPI job: {0}")]
     Mpi(String),
 
+    #[error("{path}: its sha256 is {found}, but the run's manifest recorded {expected}: the file changed after benchbook wrote it, so its numbers are not published. `benchbook verify {run}` says which bytes changed; `--no-verify` reads it anyway, for forensics.")]
+    Tampered { path: PathBuf, run: String, expected: String, found: String },
+
     #[error("{what} cancelled by an interrupt; the archive was left as it was")]
     Cancelled { what: String },
 }

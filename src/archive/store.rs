@@ -70,9 +70,40 @@ impl RunDir {
         serde_json::from_value(value).map_err(|e| Error::Manifest { path, message: e.to_string() })
     }
 
-    /// The run's rows as a DataFrame (version-checked).
+    /// The run's rows as a DataFrame, after checking the results file
+    /// against the sha256 its manifest recorded (and its schema version).
     pub fn dataframe(&self) -> Result<polars::prelude::DataFrame> {
+        self.check_results_hash()?;
+        self.dataframe_unverified()
+    }
+
+    /// The rows without the hash check: forensic reads (`--no-verify`).
+    pub fn dataframe_unverified(&self) -> Result<polars::prelude::DataFrame> {
         schema::read_parquet(&self.results_path())
+    }
+
+    /// Refuse a results file whose bytes differ from what the manifest
+    /// recorded. A running run rewrites its file and then its manifest, so
+    /// a mismatch there is re-checked after a moment before it counts.
+    fn check_results_hash(&self) -> Result<()> {
+        use sha2::{Digest, Sha256};
+        let path = self.results_path();
+        for attempt in 0..3 {
+            let manifest = self.manifest()?;
+            let Some(expected) = manifest.files.iter().find(|f| f.path == RESULTS_FILE).map(|f| f.sha256.clone()) else {
+                return Ok(()); // a run begun by a version that did not hash: verify says so
+            };
+            let data = fs::read(&path).at(&path)?;
+            let found = super::manifest::hex(&Sha256::digest(&data));
+            if found == expected {
+                return Ok(());
+            }
+            if manifest.status != RunStatus::Running || attempt == 2 {
+                return Err(Error::Tampered { path, run: self.id.clone(), expected, found });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Ok(())
     }
 
     /// The run's rows.

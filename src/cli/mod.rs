@@ -69,6 +69,10 @@ pub enum Command {
         run: String,
         #[arg(long)]
         json: bool,
+        /// Read the results even if their sha256 no longer matches the
+        /// manifest (forensics; the numbers may be corrupt).
+        #[arg(long)]
+        no_verify: bool,
     },
     /// Write the Markdown/HTML report of one or more runs.
     Report(ReportArgs),
@@ -246,6 +250,10 @@ pub struct ReportArgs {
     /// Folder whose run.md / page.html / style.css override the built-in templates.
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
+    /// Report results even if their sha256 no longer matches the manifest
+    /// (forensics; the numbers may be corrupt).
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
 /// Run the CLI; returns the process exit code.
@@ -265,8 +273,8 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&commands::list::list(&archive)?, Form::json(json), quiet);
             Ok(0)
         }
-        Command::Show { run, json } => {
-            emit(&commands::show::show(&archive, &run)?, Form::json(json), quiet);
+        Command::Show { run, json, no_verify } => {
+            emit(&commands::show::show(&archive, &run, no_verify)?, Form::json(json), quiet);
             Ok(0)
         }
         Command::Report(a) => {

@@ -47,6 +47,8 @@ pub struct ReportOptions {
     pub png: bool,
     /// A folder whose files override the built-in templates.
     pub templates: Option<PathBuf>,
+    /// Read results whose sha256 no longer matches the manifest (forensics).
+    pub no_verify: bool,
 }
 
 /// The tera engine with benchbook's templates, filters and escaping.
@@ -116,7 +118,7 @@ pub struct Report {
 /// Analyse a run and build its report context and charts.
 pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<Report> {
     let manifest = run.manifest()?;
-    let df = run.dataframe()?;
+    let df = if opts.no_verify { run.dataframe_unverified()? } else { run.dataframe()? };
     let stats = point_stats(df.clone().lazy())?;
     let not_measured =
         from_dataframe(&df.lazy().filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?)?;

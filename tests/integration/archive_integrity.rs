@@ -148,3 +148,42 @@ fn a_v1_archive_gets_its_methods_back_and_compares_with_a_v2_run() {
     let cmp = benchbook::analysis::compare::compare(&new, &rows, 0.02);
     assert!(!cmp.is_empty(), "v1 and v2 runs of one machine share their memcpy points");
 }
+
+#[test]
+fn a_flipped_byte_makes_show_and_report_refuse_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path().join("archive"));
+    let r = common::tiny_run(&archive, Some("flip"));
+    let path = r.run.results_path();
+    let mut data = std::fs::read(&path).unwrap();
+    // A byte inside the data pages, not the footer: the file still parses,
+    // so only the hash can tell.
+    let at = data.len() / 3;
+    data[at] ^= 0x01;
+    std::fs::write(&path, &data).unwrap();
+    let cli = |args: &[&str]| {
+        std::process::Command::new(common::bin())
+            .args(args)
+            .arg("--archive")
+            .arg(&archive.root)
+            .output()
+            .unwrap()
+    };
+    let out_dir = tmp.path().join("report");
+    let out_arg = out_dir.to_str().unwrap();
+    for args in [&["show", "flip"][..], &["report", "flip", "--quiet", "--out", out_arg][..]] {
+        let out = cli(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} must refuse: {err}");
+        assert!(err.contains("results.parquet") && err.contains("sha256") && err.contains("benchbook verify"), "{err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed numbers from a corrupt file");
+    }
+    assert!(!out_dir.join("report.md").exists(), "a report was written from a corrupt file");
+    // The library refuses too, and --no-verify is the way to read it anyway.
+    assert!(matches!(r.run.dataframe(), Err(benchbook::error::Error::Tampered { .. })));
+    let forensic = cli(&["show", "flip", "--no-verify"]);
+    let err = String::from_utf8_lossy(&forensic.stderr);
+    // The flipped byte may or may not break the Parquet decoding; either
+    // way the answer is no longer the hash refusal.
+    assert!(!err.contains("sha256"), "{err}");
+}

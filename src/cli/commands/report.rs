@@ -26,6 +26,7 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
         spec: a.spec.clone(),
         png: a.png,
         templates: a.templates.clone(),
+        no_verify: a.no_verify,
         ..ReportOptions::default()
     };
     let mut files = Vec::new();
