@@ -90,7 +90,8 @@ impl RunDir {
         let path = self.results_path();
         for attempt in 0..3 {
             let manifest = self.manifest()?;
-            let Some(expected) = manifest.files.iter().find(|f| f.path == RESULTS_FILE).map(|f| f.sha256.clone()) else {
+            let Some(expected) = manifest.files.iter().find(|f| f.path == RESULTS_FILE).map(|f| f.sha256.clone())
+            else {
                 return Ok(()); // a run begun by a version that did not hash: verify says so
             };
             let data = fs::read(&path).at(&path)?;

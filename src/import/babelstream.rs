@@ -98,7 +98,10 @@ impl Format for BabelStream {
                     }
                 };
                 let Some(moved) = weight.checked_mul(array) else {
-                    return Err(ParseError::new(no, format!("array size {array} B × {weight} arrays overflows a byte count")));
+                    return Err(ParseError::new(
+                        no,
+                        format!("array size {array} B × {weight} arrays overflows a byte count"),
+                    ));
                 };
                 let seconds = moved as f64 / (mbs * 1e6);
                 // The printed min has five decimals.
@@ -137,7 +140,10 @@ fn array_bytes(mb: &str, elem: u64) -> Option<(u64, String)> {
     for k in 0..48u32 {
         let bytes = (1u64 << k) * elem;
         if ((bytes as f64 / 1e6) - value).abs() <= half_ulp + 1e-9 {
-            return Some((bytes, format!("{mb} MB read as 2^{k} elements × {elem} B, the power of two that prints so")));
+            return Some((
+                bytes,
+                format!("{mb} MB read as 2^{k} elements × {elem} B, the power of two that prints so"),
+            ));
         }
     }
     let bytes = ((value * 1e6 / elem as f64).round() as u64).checked_mul(elem)?;

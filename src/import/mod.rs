@@ -112,7 +112,13 @@ pub fn decode(path: &Path, data: &[u8]) -> Result<(String, Option<String>)> {
         if bytes.len() % 2 != 0 {
             return Err(refuse(1, format!("{name} file with an odd number of bytes (cut short?)")));
         }
-        let units = bytes.chunks_exact(2).map(|c| if big { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) });
+        let units = bytes.chunks_exact(2).map(|c| {
+            if big {
+                u16::from_be_bytes([c[0], c[1]])
+            } else {
+                u16::from_le_bytes([c[0], c[1]])
+            }
+        });
         let text = char::decode_utf16(units)
             .collect::<std::result::Result<String, _>>()
             .map_err(|e| refuse(1, format!("not valid {name}: {e}")))?;
@@ -271,7 +277,8 @@ pub(crate) fn launcher_ranks(tokens: &[&str]) -> Option<u32> {
         tokens.iter().enumerate().find_map(|(i, t)| {
             keys.iter().find_map(|k| {
                 let rest = t.strip_prefix(k)?;
-                let attached = if k.starts_with("--") && !rest.is_empty() { rest.strip_prefix('=') } else { Some(rest) };
+                let attached =
+                    if k.starts_with("--") && !rest.is_empty() { rest.strip_prefix('=') } else { Some(rest) };
                 match attached {
                     Some("") => tokens.get(i + 1)?.parse().ok(),
                     Some(v) => v.parse().ok(),

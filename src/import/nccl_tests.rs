@@ -25,7 +25,9 @@
 //! and the decision that combines them share their types and are checked
 //! together against the real-log corpus.
 
-use super::{bus_factor, dtype, last_line_incomplete, launcher_ranks, lines, num, record, Format, ParseError, Parsed, LAUNCHERS};
+use super::{
+    bus_factor, dtype, last_line_incomplete, launcher_ranks, lines, num, record, Format, ParseError, Parsed, LAUNCHERS,
+};
 use crate::vocab::rows::{Point, Status};
 
 pub struct NcclTests;
@@ -310,7 +312,9 @@ fn read_tables(all: &[(usize, &str)], truncated: bool, out: &mut Parsed) -> Resu
             continue;
         }
         if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
-            if let (Some(t), Some(avg)) = (tables.last_mut(), v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num)) {
+            if let (Some(t), Some(avg)) =
+                (tables.last_mut(), v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num))
+            {
                 t.footer = Some((no, avg));
             }
             continue;
@@ -361,7 +365,10 @@ fn read_tables(all: &[(usize, &str)], truncated: bool, out: &mut Parsed) -> Resu
         table.rows.push(row);
     }
     if tables.is_empty() {
-        return Err(ParseError::new(all.len().max(1), "expected a `#  size  count  type ... time  algbw  busbw` header line"));
+        return Err(ParseError::new(
+            all.len().max(1),
+            "expected a `#  size  count  type ... time  algbw  busbw` header line",
+        ));
     }
     Ok(tables)
 }
@@ -371,13 +378,16 @@ fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed) {
     let at = table.line;
     let f_table = table.table_factor();
     let first = table.rows.first();
-    let has_redop = first.map(|r| r.redop.as_deref().is_some_and(|o| o != "none")).filter(|_| table.index("redop", 0).is_some());
+    let has_redop =
+        first.map(|r| r.redop.as_deref().is_some_and(|o| o != "none")).filter(|_| table.index("redop", 0).is_some());
     let rooted = first.and_then(|r| r.root).map(|r| r >= 0);
     let claimed = table.tag_op.clone().or_else(|| ev.binary_op.clone()).or_else(|| op_in_name(file_name));
     let inferred = f_table.and_then(|f| infer_op(has_redop, rooted, f)).map(String::from);
     let op = match (&claimed, &inferred) {
         (Some(c), Some(i)) if c != i => {
-            out.warnings.push(format!("table at line {at}: the log names {c}, but its redop/root columns and busbw fit {i}; rows use {i}"));
+            out.warnings.push(format!(
+                "table at line {at}: the log names {c}, but its redop/root columns and busbw fit {i}; rows use {i}"
+            ));
             Some(i.clone())
         }
         (Some(c), _) => Some(c.clone()),
@@ -406,7 +416,9 @@ fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed) {
             (Some(f), "busbw = size / time × the table's own busbw ratio")
         }
         (Some(b), _) => (Some(b), "busbw = size / time × bw_factor of the collective over its ranks"),
-        (None, Some(f)) => (Some(f), "busbw = size / time × the table's own busbw ratio (collective or rank count not in the log)"),
+        (None, Some(f)) => {
+            (Some(f), "busbw = size / time × the table's own busbw ratio (collective or rank count not in the log)")
+        }
         (None, None) => (None, "bus factor unknown"),
     };
     if op.is_none() {
@@ -484,6 +496,7 @@ fn check_footer(table: &Table, out: &mut Parsed) {
     }
     let ours = printed.iter().sum::<f64>() / printed.len() as f64;
     if (ours - avg).abs() > 0.02 * avg.abs() + 0.01 {
-        out.warnings.push(format!("line {no}: footer says average bus bandwidth {avg}, the table's rows average {ours:.4}"));
+        out.warnings
+            .push(format!("line {no}: footer says average bus bandwidth {avg}, the table's rows average {ours:.4}"));
     }
 }

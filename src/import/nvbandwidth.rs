@@ -76,7 +76,12 @@ fn cell_record(
     let mut r = match unit {
         Unit::Nanoseconds => {
             point.variant = Some(format!("{variant} latency"));
-            record(point, value * 1e-9, line, format!("nvbandwidth latency {value} ns → s (a latency test case: no bytes)"))
+            record(
+                point,
+                value * 1e-9,
+                line,
+                format!("nvbandwidth latency {value} ns → s (a latency test case: no bytes)"),
+            )
         }
         Unit::GbPerSec => {
             point.bytes_copied = Some(op_bytes);

@@ -42,7 +42,11 @@ fn test_kind(title: &str) -> Option<(String, &'static str)> {
         ("scatter", "scatter"),
         ("reduce", "reduce"),
     ];
-    let op = known.iter().find(|(k, _)| coll.starts_with(k)).map(|(_, op)| op.to_string()).unwrap_or_else(|| coll.to_string());
+    let op = known
+        .iter()
+        .find(|(k, _)| coll.starts_with(k))
+        .map(|(_, op)| op.to_string())
+        .unwrap_or_else(|| coll.to_string());
     Some((op, "coll"))
 }
 
@@ -108,7 +112,8 @@ impl Format for Osu {
         let mut out = Parsed { tool: self.name().into(), backend: "mpi".into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
-        let command = all.iter().find_map(|(_, l)| (!l.trim_start().starts_with('#')).then(|| read_command(l)).flatten());
+        let command =
+            all.iter().find_map(|(_, l)| (!l.trim_start().starts_with('#')).then(|| read_command(l)).flatten());
         out.command = command.as_ref().map(|c| c.text.clone());
         let mut kind: Option<(String, &'static str)> = None;
         // Buffers: the explicit header line, else the command line's
@@ -180,7 +185,8 @@ impl Format for Osu {
             };
             let bytes = match size {
                 Some(s) if op == "bibw" => Some(
-                    s.checked_mul(2).ok_or_else(|| ParseError::new(no, format!("size {s} × 2 directions overflows")))?,
+                    s.checked_mul(2)
+                        .ok_or_else(|| ParseError::new(no, format!("size {s} × 2 directions overflows")))?,
                 ),
                 other => other,
             };
@@ -200,7 +206,8 @@ impl Format for Osu {
                 .clone()
                 .or_else(|| command.as_ref().and_then(|c| c.buffers.clone()))
                 .or_else(|| {
-                    (title_accelerated || command.as_ref().is_some_and(|c| c.accelerated)).then(|| "device buffers".into())
+                    (title_accelerated || command.as_ref().is_some_and(|c| c.accelerated))
+                        .then(|| "device buffers".into())
                 })
                 .unwrap_or_else(|| "host buffers".into());
             let mut r = record(

@@ -62,7 +62,11 @@ impl Format for Perftest {
         let gpu_buffers = out
             .command
             .as_deref()
-            .and_then(|c| c.split_whitespace().find(|t| t.starts_with("--use_cuda") || t.starts_with("--use_rocm") || t.starts_with("--use_neuron")))
+            .and_then(|c| {
+                c.split_whitespace().find(|t| {
+                    t.starts_with("--use_cuda") || t.starts_with("--use_rocm") || t.starts_with("--use_neuron")
+                })
+            })
             .map(|flag| format!("; GPU buffers ({})", flag.split('=').next().unwrap_or(flag)));
         // (column names, unit) of the current table
         let mut table: Option<(Vec<String>, Option<(f64, &'static str)>, usize)> = None;
@@ -138,7 +142,9 @@ impl Format for Perftest {
             let col = |prefix: &str| names.iter().position(|n| n.starts_with(prefix)).and_then(|i| num(toks[i]));
             let iterations = col("#iterations").map(|v| v as u64);
             let (op_bytes, dir) = if bidirectional {
-                let both = bytes.checked_mul(2).ok_or_else(|| ParseError::new(no, format!("#bytes {bytes} × 2 directions overflows")))?;
+                let both = bytes
+                    .checked_mul(2)
+                    .ok_or_else(|| ParseError::new(no, format!("#bytes {bytes} × 2 directions overflows")))?;
                 (both, "bidirectional")
             } else {
                 (bytes, "unidirectional")

@@ -162,12 +162,7 @@ fn a_flipped_byte_makes_show_and_report_refuse_naming_the_file() {
     data[at] ^= 0x01;
     std::fs::write(&path, &data).unwrap();
     let cli = |args: &[&str]| {
-        std::process::Command::new(common::bin())
-            .args(args)
-            .arg("--archive")
-            .arg(&archive.root)
-            .output()
-            .unwrap()
+        std::process::Command::new(common::bin()).args(args).arg("--archive").arg(&archive.root).output().unwrap()
     };
     let out_dir = tmp.path().join("report");
     let out_arg = out_dir.to_str().unwrap();

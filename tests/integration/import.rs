@@ -287,7 +287,11 @@ fn impossible_numbers_are_dropped_with_the_line_named() {
     for bad in ["0.00", "-197.5", "1e26"] {
         let p = import::parse(&path, &text.replace(&last, &format!("{size}  {bad}")), None).unwrap();
         assert_eq!(p.records.len(), plain_len(&text) - 1, "{bad}");
-        assert!(p.warnings.iter().any(|w| w.contains("row dropped") && w.starts_with("line ")), "{bad}: {:?}", p.warnings);
+        assert!(
+            p.warnings.iter().any(|w| w.contains("row dropped") && w.starts_with("line ")),
+            "{bad}: {:?}",
+            p.warnings
+        );
     }
 }
 

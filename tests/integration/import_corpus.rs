@@ -122,12 +122,17 @@ fn headline(tool: &str, log: &Log, p: &Parsed) -> (usize, f64) {
             (p.records.len(), best)
         }
         _ if matches!(log.unit.as_str(), "us" | "usec") => {
-            let best = p.records.iter().filter(|r| measured(r)).map(|r| r.seconds_per_op * 1e6).fold(f64::NAN, f64::min);
+            let best =
+                p.records.iter().filter(|r| measured(r)).map(|r| r.seconds_per_op * 1e6).fold(f64::NAN, f64::min);
             (p.records.len(), best)
         }
         _ => {
-            let best =
-                p.records.iter().filter(|r| measured(r)).map(|r| rate(r, r.params.bytes_copied.unwrap())).fold(f64::NAN, f64::max);
+            let best = p
+                .records
+                .iter()
+                .filter(|r| measured(r))
+                .map(|r| rate(r, r.params.bytes_copied.unwrap()))
+                .fold(f64::NAN, f64::max);
             (p.records.len(), best)
         }
     }
@@ -146,8 +151,14 @@ fn the_corpus_is_big_enough_and_sourced() {
     assert!(all.len() >= 25, "only {} real logs", all.len());
     for (tool, log) in &all {
         assert!(log.source.starts_with("https://"), "{tool}/{}: no source URL", log.file);
-        assert!(log.commit.as_ref().is_some_and(|c| c.len() == 40) || log.source.contains("/issues/") || log.source.contains("/pull/") || log.source.contains("/discussions/"),
-            "{tool}/{}: no commit", log.file);
+        assert!(
+            log.commit.as_ref().is_some_and(|c| c.len() == 40)
+                || log.source.contains("/issues/")
+                || log.source.contains("/pull/")
+                || log.source.contains("/discussions/"),
+            "{tool}/{}: no commit",
+            log.file
+        );
         assert!(real().join(tool).join(&log.file).exists(), "{tool}/{} missing", log.file);
     }
     let tools: BTreeSet<&str> = all.iter().map(|(t, _)| *t).collect();
@@ -182,7 +193,9 @@ fn every_real_log_imports_with_its_published_headline() {
         if let Some(c) = &log.collective {
             let ops: BTreeSet<&str> = p.records.iter().map(|r| r.params.op.as_str()).collect();
             if log.collective_in_log == Some(false) {
-                if ops != BTreeSet::from(["unknown_collective"]) || !p.warnings.iter().any(|w| w.contains("which collective")) {
+                if ops != BTreeSet::from(["unknown_collective"])
+                    || !p.warnings.iter().any(|w| w.contains("which collective"))
+                {
                     why.push(format!("ops {ops:?}: the log does not say {c}, so the importer must not claim it"));
                 }
             } else if ops != BTreeSet::from([norm_op(c).as_str()]) {
@@ -239,7 +252,10 @@ fn real_logs_match_their_golden_rows() {
             failures.push(format!("{tool}/{}", log.file));
         }
     }
-    assert!(failures.is_empty(), "rows differ from tests/golden/import/real for {failures:?} (BENCHBOOK_BLESS=1 rewrites; review the diff)");
+    assert!(
+        failures.is_empty(),
+        "rows differ from tests/golden/import/real for {failures:?} (BENCHBOOK_BLESS=1 rewrites; review the diff)"
+    );
 }
 
 #[test]
@@ -265,7 +281,11 @@ fn every_real_log_goes_through_the_archive_and_reads_back() {
             );
             let m = result.run.manifest().unwrap();
             let command = m.config["import"][0]["command"].as_str().unwrap_or("");
-            assert!(!command.trim_start_matches('#').trim().starts_with("nThread"), "{}: command {command:?}", f.display());
+            assert!(
+                !command.trim_start_matches('#').trim().starts_with("nThread"),
+                "{}: command {command:?}",
+                f.display()
+            );
         }
     }
 }
@@ -284,7 +304,10 @@ fn all_logs() -> Vec<(String, String)> {
 fn poison(text: &str, which: usize, value: &str) -> String {
     let spans: Vec<(usize, usize)> = text
         .char_indices()
-        .filter(|(i, c)| c.is_ascii_digit() && (*i == 0 || !text.as_bytes()[i - 1].is_ascii_alphanumeric() && text.as_bytes()[i - 1] != b'.'))
+        .filter(|(i, c)| {
+            c.is_ascii_digit()
+                && (*i == 0 || !text.as_bytes()[i - 1].is_ascii_alphanumeric() && text.as_bytes()[i - 1] != b'.')
+        })
         .map(|(i, _)| {
             let end = text[i..].find(|c: char| !(c.is_ascii_digit() || c == '.')).map_or(text.len(), |e| i + e);
             (i, end)
