@@ -80,10 +80,15 @@ impl FileEntry {
         FileEntry {
             path: path.into(),
             bytes: data.len() as u64,
-            sha256: hex(&Sha256::digest(data)),
-            block_sha256: data.chunks(HASH_BLOCK_BYTES).map(|b| hex(&Sha256::digest(b))).collect(),
+            sha256: sha256_hex(data),
+            block_sha256: data.chunks(HASH_BLOCK_BYTES).map(sha256_hex).collect(),
         }
     }
+}
+
+/// The sha256 of `data`, as lowercase hex.
+pub(crate) fn sha256_hex(data: &[u8]) -> String {
+    hex(&Sha256::digest(data))
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {

@@ -46,7 +46,10 @@ fn parquet_err(path: &Path, e: impl std::fmt::Display) -> Error {
 /// Read the schema version from a file's metadata, refusing unknown ones.
 pub fn check_version(path: &Path) -> Result<u32> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = ParquetReader::new(file);
+    version_in(&mut ParquetReader::new(file), path)
+}
+
+fn version_in<R: polars::io::mmap::MmapBytesReader>(reader: &mut ParquetReader<R>, path: &Path) -> Result<u32> {
     let meta = reader.get_metadata().map_err(|e| parquet_err(path, e))?;
     let found = meta
         .key_value_metadata()
@@ -69,9 +72,15 @@ pub fn check_version(path: &Path) -> Result<u32> {
 
 /// Read a run's Parquet file eagerly, after checking its version.
 pub fn read_parquet(path: &Path) -> Result<DataFrame> {
-    let version = check_version(path)?;
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut df = ParquetReader::new(file).finish().map_err(|e| parquet_err(path, e))?;
+    read_parquet_bytes(path, std::fs::read(path).map_err(|e| Error::io(path, e))?)
+}
+
+/// [`read_parquet`] of bytes already in memory (read once to hash them);
+/// `path` names the file in errors.
+pub fn read_parquet_bytes(path: &Path, data: Vec<u8>) -> Result<DataFrame> {
+    let mut reader = ParquetReader::new(std::io::Cursor::new(data));
+    let version = version_in(&mut reader, path)?;
+    let mut df = reader.finish().map_err(|e| parquet_err(path, e))?;
     if version < SCHEMA_VERSION {
         df = migrate(df, version).map_err(|e| parquet_err(path, e))?;
     }

@@ -73,8 +73,7 @@ impl RunDir {
     /// The run's rows as a DataFrame, after checking the results file
     /// against the sha256 its manifest recorded (and its schema version).
     pub fn dataframe(&self) -> Result<polars::prelude::DataFrame> {
-        self.check_results_hash()?;
-        self.dataframe_unverified()
+        schema::read_parquet_bytes(&self.results_path(), self.verified_results()?)
     }
 
     /// The rows without the hash check: forensic reads (`--no-verify`).
@@ -82,29 +81,29 @@ impl RunDir {
         schema::read_parquet(&self.results_path())
     }
 
-    /// Refuse a results file whose bytes differ from what the manifest
-    /// recorded. A running run rewrites its file and then its manifest, so
-    /// a mismatch there is re-checked after a moment before it counts.
-    fn check_results_hash(&self) -> Result<()> {
-        use sha2::{Digest, Sha256};
+    /// The results file's bytes, refused if they differ from the sha256 the
+    /// manifest recorded. A running run rewrites its file and then its
+    /// manifest, so a mismatch there is re-checked after a moment first.
+    fn verified_results(&self) -> Result<Vec<u8>> {
         let path = self.results_path();
-        for attempt in 0..3 {
+        let mut attempt = 0;
+        loop {
             let manifest = self.manifest()?;
-            let Some(expected) = manifest.files.iter().find(|f| f.path == RESULTS_FILE).map(|f| f.sha256.clone())
-            else {
-                return Ok(()); // a run begun by a version that did not hash: verify says so
-            };
             let data = fs::read(&path).at(&path)?;
-            let found = super::manifest::hex(&Sha256::digest(&data));
+            // A run begun by a version that did not hash: `verify` says so.
+            let Some(expected) = manifest.files.into_iter().find(|f| f.path == RESULTS_FILE).map(|f| f.sha256) else {
+                return Ok(data);
+            };
+            let found = super::manifest::sha256_hex(&data);
             if found == expected {
-                return Ok(());
+                return Ok(data);
             }
-            if manifest.status != RunStatus::Running || attempt == 2 {
+            attempt += 1;
+            if manifest.status != RunStatus::Running || attempt == 3 {
                 return Err(Error::Tampered { path, run: self.id.clone(), expected, found });
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        Ok(())
     }
 
     /// The run's rows.
@@ -170,29 +169,14 @@ impl Archive {
         }
     }
 
-    /// Create the directory of a new run and write its first manifest.
     /// Start an all-or-nothing run in `runs/.staging-<id>`, hidden from
     /// [`Archive::runs`] until [`RunWriter::finish`] renames it into place.
     pub fn create_run_staged(&self, manifest: Manifest) -> Result<RunWriter> {
-        let target = self.runs_dir().join(&manifest.run_id);
-        if target.exists() {
-            return Err(Error::config("run id", format!("{} already exists", target.display())));
-        }
         let staging = self.runs_dir().join(format!("{STAGING_PREFIX}{}", manifest.run_id));
         if staging.exists() {
             fs::remove_dir_all(&staging).at(&staging)?;
         }
-        fs::create_dir_all(&staging).at(&staging)?;
-        let mut w = RunWriter {
-            dir: RunDir { id: manifest.run_id.clone(), path: staging },
-            manifest,
-            rows: Vec::new(),
-            written_rows: None,
-            extra_files: Vec::new(),
-            final_path: Some(target),
-        };
-        w.flush()?;
-        Ok(w)
+        self.start_run(manifest, staging, true)
     }
 
     /// Staging folders left by a killed import (none after a clean exit).
@@ -205,10 +189,18 @@ impl Archive {
             .collect()
     }
 
+    /// Create the directory of a new run and write its first manifest.
     pub fn create_run(&self, manifest: Manifest) -> Result<RunWriter> {
         let path = self.runs_dir().join(&manifest.run_id);
-        if path.exists() {
-            return Err(Error::config("run id", format!("{} already exists", path.display())));
+        self.start_run(manifest, path, false)
+    }
+
+    /// A writer for a run built in `path`: the run's own folder, or a
+    /// staging folder that becomes it when `staged`.
+    fn start_run(&self, manifest: Manifest, path: PathBuf, staged: bool) -> Result<RunWriter> {
+        let target = self.runs_dir().join(&manifest.run_id);
+        if target.exists() {
+            return Err(Error::config("run id", format!("{} already exists", target.display())));
         }
         fs::create_dir_all(&path).at(&path)?;
         let mut w = RunWriter {
@@ -217,7 +209,7 @@ impl Archive {
             rows: Vec::new(),
             written_rows: None,
             extra_files: Vec::new(),
-            final_path: None,
+            final_path: staged.then_some(target),
         };
         w.flush()?;
         Ok(w)

@@ -15,10 +15,11 @@ use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::runner::{outcome_rows, point_end, RowMeta};
-use crate::bench::sampler::{interrupt_requested, StopReason};
+use crate::bench::sampler::StopReason;
 use crate::bench::{collective, p2p, BenchConfig, Outcome, Sampler};
 use crate::error::{Error, Result};
 use crate::vocab::facts::{BackendInfo, Probe};
+use crate::vocab::interrupt;
 use crate::vocab::progress::Progress;
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 use crate::vocab::source::{Source as RowSource, SourceInfo};
@@ -293,7 +294,7 @@ impl RowSource for MpiSource {
         let mut outcome = RunOutcome::default();
         let mut failure: Option<String> = None;
         for (i, point) in plan.iter().enumerate() {
-            if any(world, interrupt_requested()) {
+            if any(world, interrupt::requested()) {
                 outcome.interrupted = true;
                 break;
             }

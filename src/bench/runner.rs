@@ -3,9 +3,10 @@
 //! them durable before the next point starts, which is the whole of
 //! benchbook's "nothing lost when a run is interrupted" promise.
 
-use super::sampler::{interrupt_requested, StopReason};
+use super::sampler::StopReason;
 use super::{BenchConfig, Benchmark, Outcome, Sampler};
 use crate::error::Result;
+use crate::vocab::interrupt;
 use crate::vocab::progress::{PointEnd, Progress};
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 
@@ -75,7 +76,7 @@ pub fn run_benchmarks(
     progress.planned(plan.len() as u64);
     let mut out = RunOutcome::default();
     for (bench_index, point) in plan {
-        if interrupt_requested() {
+        if interrupt::requested() {
             out.interrupted = true;
             break;
         }

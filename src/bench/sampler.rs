@@ -6,9 +6,8 @@
 
 use std::time::Instant;
 
+use crate::vocab::interrupt;
 use crate::vocab::stats::rel_std_dev;
-
-pub use crate::vocab::interrupt::{request as request_interrupt, requested as interrupt_requested};
 
 pub use crate::vocab::facts::StopRule;
 pub use crate::vocab::kinds::StopReason;
@@ -83,7 +82,8 @@ impl Sampler {
                 iters *= 2;
             }
             let elapsed = start.elapsed().as_secs_f64();
-            let done = (elapsed >= r.warmup_seconds && calibrated) || elapsed >= r.max_seconds || interrupt_requested();
+            let done =
+                (elapsed >= r.warmup_seconds && calibrated) || elapsed >= r.max_seconds || interrupt::requested();
             if agree(done) {
                 break;
             }
@@ -95,7 +95,7 @@ impl Sampler {
         let mut per_op_times = Vec::new();
         let mut measured = 0.0;
         let stop = loop {
-            if agree(interrupt_requested()) {
+            if agree(interrupt::requested()) {
                 break StopReason::Interrupted;
             }
             let t = timed(batch)?;

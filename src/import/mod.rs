@@ -14,6 +14,7 @@
 //!   filled only where read + written is known (BabelStream, memcpy).
 
 pub mod babelstream;
+mod command;
 pub mod nccl_tests;
 pub mod nvbandwidth;
 pub mod osu;
@@ -22,6 +23,7 @@ pub mod rccl_json;
 pub mod seed_json;
 mod source;
 
+pub(crate) use command::command_line;
 pub use source::ImportSource;
 
 use std::path::Path;
@@ -264,35 +266,6 @@ pub(crate) fn last_line_incomplete(text: &str) -> bool {
     !text.is_empty() && !text.ends_with('\n')
 }
 
-/// Launchers whose command lines say how many ranks ran.
-pub(crate) const LAUNCHERS: [&str; 6] = ["mpirun", "mpiexec", "srun", "orterun", "prterun", "flux"];
-
-/// The rank count a launcher's arguments give: `-np N`, `-n N`, `--np N`,
-/// `--ntasks N` or `--ntasks=N`, else srun's `-N nodes` × `--ntasks-per-node`.
-/// `tokens` must stop before the benchmark binary, whose own `-n` means
-/// something else.
-pub(crate) fn launcher_ranks(tokens: &[&str]) -> Option<u32> {
-    // `-n 8`, `--ntasks=8`, and srun's attached short form `-N2`.
-    let value = |keys: &[&str]| -> Option<u32> {
-        tokens.iter().enumerate().find_map(|(i, t)| {
-            keys.iter().find_map(|k| {
-                let rest = t.strip_prefix(k)?;
-                let attached =
-                    if k.starts_with("--") && !rest.is_empty() { rest.strip_prefix('=') } else { Some(rest) };
-                match attached {
-                    Some("") => tokens.get(i + 1)?.parse().ok(),
-                    Some(v) => v.parse().ok(),
-                    None => None,
-                }
-            })
-        })
-    };
-    value(&["-np", "--np", "--ntasks", "-n"]).or_else(|| {
-        let nodes = value(&["--nodes", "-N"])?;
-        nodes.checked_mul(value(&["--ntasks-per-node"])?)
-    })
-}
-
 /// A number as tools print them; `None` for `N/A` and friends.
 pub(crate) fn num(tok: &str) -> Option<f64> {
     tok.trim().parse::<f64>().ok().filter(|v| v.is_finite())
@@ -339,16 +312,5 @@ mod tests {
         assert_eq!(strip_tag("[1,0]<stderr>: x"), " x");
         assert_eq!(strip_tag("[not a tag] text"), "[not a tag] text");
         assert_eq!(strip_tag(strip_ray_prefix("(head, rank=0, pid=38) [1,0]<stdout>:# x")), "# x");
-    }
-
-    #[test]
-    fn launcher_rank_counts() {
-        let toks = |s: &'static str| s.split_whitespace().collect::<Vec<_>>();
-        assert_eq!(launcher_ranks(&toks("mpirun -np 16 -H a:8,b:8")), Some(16));
-        assert_eq!(launcher_ranks(&toks("srun --ntasks=32 --mpi=pmix")), Some(32));
-        assert_eq!(launcher_ranks(&toks("srun -N2 --ntasks-per-node=4 --mpi=pmix")), Some(8));
-        assert_eq!(launcher_ranks(&toks("srun -N 2 --ntasks-per-node 4")), Some(8));
-        assert_eq!(launcher_ranks(&toks("srun -N2 --mpi=pmix")), None);
-        assert_eq!(launcher_ranks(&toks("mpirun --np 4")), Some(4));
     }
 }

@@ -25,9 +25,7 @@
 //! and the decision that combines them share their types and are checked
 //! together against the real-log corpus.
 
-use super::{
-    bus_factor, dtype, last_line_incomplete, launcher_ranks, lines, num, record, Format, ParseError, Parsed, LAUNCHERS,
-};
+use super::{bus_factor, command_line, dtype, last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
 use crate::vocab::rows::{Point, Status};
 
 pub struct NcclTests;
@@ -139,33 +137,22 @@ impl Evidence {
         ev
     }
 
-    /// A launcher or benchmark command line, after any shell prompt.
+    /// The first command line that runs a `*_perf` binary (else the
+    /// first launcher line, which a published log may have cut short).
     fn command_line(&mut self, line: &str) {
-        if line.starts_with('#') || self.binary_op.is_some() {
+        if self.binary_op.is_some() {
             return;
         }
-        let cmd = match line.find("]# ").or_else(|| line.find("]$ ")) {
-            Some(p) => &line[p + 3..],
-            None => line.trim_start_matches("Running:").trim_start_matches('$'),
-        }
-        .trim();
-        let toks: Vec<&str> = cmd.split_whitespace().collect();
-        let binary = toks.iter().position(|t| op_of_binary(t).is_some());
-        let launcher = toks.first().is_some_and(|t| LAUNCHERS.iter().any(|l| t.ends_with(l)));
-        if binary.is_none() && !launcher {
-            return;
-        }
-        if let Some(b) = binary {
-            self.binary_op = op_of_binary(toks[b]);
+        let Some(c) = command_line(line, |t| op_of_binary(t).is_some()) else { return };
+        if let Some(b) = c.binary {
+            self.binary_op = op_of_binary(c.tokens[b]);
             // `-g` and `-t` of the binary itself.
-            self.gpus = self.gpus.or_else(|| value_after(&toks[b..], "-g"));
-            self.threads = self.threads.or_else(|| value_after(&toks[b..], "-t"));
+            self.gpus = self.gpus.or_else(|| value_after(c.args(), "-g"));
+            self.threads = self.threads.or_else(|| value_after(c.args(), "-t"));
         }
-        if launcher {
-            self.launcher_ranks = launcher_ranks(&toks[..binary.unwrap_or(toks.len())]);
-        }
-        if self.command.is_none() || binary.is_some() {
-            self.command = Some(cmd.to_string());
+        self.launcher_ranks = c.ranks.or(self.launcher_ranks);
+        if self.command.is_none() || c.binary.is_some() {
+            self.command = Some(c.text());
         }
     }
 }

@@ -78,10 +78,9 @@ struct Command {
 }
 
 fn read_command(line: &str) -> Option<Command> {
-    let cmd = line.trim().trim_start_matches('$').trim();
-    let toks: Vec<&str> = cmd.split_whitespace().collect();
-    let binary = toks.iter().position(|t| t.rsplit('/').next().is_some_and(|b| b.starts_with("osu_")))?;
-    let args = &toks[binary + 1..];
+    let c = super::command_line(line, |t| t.rsplit('/').next().is_some_and(|b| b.starts_with("osu_")))?;
+    c.binary?;
+    let args = c.args();
     // Positional buffer letters: `D D`, `H D`, ...
     let letters: Vec<&str> = args.iter().copied().filter(|a| buffer_word(a).is_some()).collect();
     let buffers = match letters.as_slice() {
@@ -90,9 +89,7 @@ fn read_command(line: &str) -> Option<Command> {
         [] => None,
     };
     let accelerated = args.windows(2).any(|w| (w[0] == "-d" || w[0] == "--accelerator") && w[1] != "host");
-    let launcher = toks.first().is_some_and(|t| super::LAUNCHERS.iter().any(|l| t.ends_with(l)));
-    let ranks = if launcher { super::launcher_ranks(&toks[..binary]) } else { None };
-    Some(Command { text: cmd.to_string(), buffers, accelerated, ranks })
+    Some(Command { text: c.text(), buffers, accelerated, ranks: c.ranks })
 }
 
 impl Format for Osu {

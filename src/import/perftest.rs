@@ -9,7 +9,7 @@
 //! directions, so one operation is `2 × #bytes`. Latency tables give
 //! `t_typical` (the median, used as the time) and min/max/avg in µs.
 
-use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use super::{command_line, last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
 use crate::vocab::rows::Point;
 
 pub struct Perftest;
@@ -51,14 +51,12 @@ impl Format for Perftest {
         let mut bidirectional = false;
         let mut device: Option<String> = None;
         // The command line, after any shell prompt: perftest prints no version.
-        out.command = all.iter().find_map(|(_, l)| {
-            let toks: Vec<&str> = l.split_whitespace().collect();
-            let at = toks.iter().position(|t| {
-                let b = t.rsplit('/').next().unwrap_or(t);
-                b.starts_with("ib_") && (b.ends_with("_bw") || b.ends_with("_lat"))
-            })?;
-            Some(toks[at..].join(" "))
-        });
+        let is_binary = |t: &str| {
+            let b = t.rsplit('/').next().unwrap_or(t);
+            b.starts_with("ib_") && (b.ends_with("_bw") || b.ends_with("_lat"))
+        };
+        out.command =
+            all.iter().find_map(|(_, l)| command_line(l, is_binary).filter(|c| c.binary.is_some())).map(|c| c.text());
         let gpu_buffers = out
             .command
             .as_deref()

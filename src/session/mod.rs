@@ -49,6 +49,7 @@ pub fn record(
     let mut manifest = Manifest::begin(&run_id, &info.kind, info.config, info.backends);
     manifest.label = label.map(String::from);
     let staged = source.all_or_nothing();
+    crate::vocab::interrupt::set_cancels(staged);
     let mut writer = if staged { archive.create_run_staged(manifest)? } else { archive.create_run(manifest)? };
     match source.produce(&run_id, &mut writer, progress) {
         Ok(outcome) if staged && (outcome.interrupted || crate::vocab::interrupt::requested()) => {

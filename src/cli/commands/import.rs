@@ -30,7 +30,6 @@ pub struct ImportedFile {
 
 pub fn import(archive: &Archive, a: &ImportArgs, quiet: bool) -> Result<ImportOutput> {
     let bar = Bar::unless(quiet);
-    crate::vocab::interrupt::set_meaning(crate::vocab::interrupt::Meaning::Cancel);
     let result = crate::session::import(archive, &a.files, a.tool.as_deref(), a.label.as_deref(), listener(&bar));
     if let Some(b) = &bar {
         b.finish();

@@ -21,9 +21,7 @@ pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&
         devices.extend(f.devices.iter().map(|d| device_row(&b.name, d)));
         versions.extend(version_rows(&b.name, &f));
     }
-    // An import describes no benchbook GPU timing, so it gets no GPU
-    // section (its rows are reported where their benchmark belongs).
-    if gpu.is_empty() && (devices.is_empty() || manifest.source.starts_with("import")) {
+    if gpu.is_empty() && devices.is_empty() {
         return None;
     }
     let roof = roofline_of(spec);

@@ -230,11 +230,11 @@ pub struct ReportContext {
     pub env: Vec<KeyValue>,
 }
 
-/// Whether a point was measured on a GPU: by benchbook's CUDA or HIP
-/// backend, or by PyTorch (the seed scripts, `scripts/torch_reference.py`).
-/// A point the GPU section shows: a GPU backend's memcpy, peer, host↔device
-/// or GEMM point. Other GPU rows (imported nvbandwidth matrices) stay in
-/// the run's other sections, so that no row goes unreported.
+/// Whether the GPU section shows a point: a memcpy, peer, host↔device or
+/// GEMM point measured on a GPU (by benchbook's CUDA or HIP backend, or by
+/// PyTorch through the seed scripts). Other GPU rows (imported nvbandwidth
+/// matrices) stay in the run's other sections, so that no row goes
+/// unreported.
 pub fn is_gpu(p: &PointStat) -> bool {
     crate::vocab::kinds::backend_is_gpu(&p.backend) && GPU_SECTION_BENCHES.contains(&p.bench.as_str())
 }
