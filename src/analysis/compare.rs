@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use rand::RngExt;
 use serde::Serialize;
 
 use crate::vocab::rows::{Row, Status};
@@ -67,28 +66,22 @@ fn samples(rows: &[Row]) -> BTreeMap<Key, (Row, Vec<f64>)> {
     out
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    stats::quantile_sorted(v, 0.5)
-}
-
-/// 95 % percentile-bootstrap interval of median(a) / median(b).
+/// 95 % percentile-bootstrap interval of median(a) / median(b): each
+/// resample's medians are drawn from their exact bootstrap distribution
+/// ([`stats::MedianResampler`]).
 pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
-    let mut rng = stats::seeded_rng(seed);
-    let mut ratios = Vec::with_capacity(resamples);
-    let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
-    for _ in 0..resamples {
-        for x in ra.iter_mut() {
-            *x = a[rng.random_range(0..a.len())];
-        }
-        for x in rb.iter_mut() {
-            *x = b[rng.random_range(0..b.len())];
-        }
-        ratios.push(median(&mut ra) / median(&mut rb));
-    }
+    let (Some(ra), Some(rb)) = (stats::MedianResampler::new(a), stats::MedianResampler::new(b)) else {
+        return (f64::NAN, f64::NAN);
+    };
+    let mut rng = stats::resampling_rng(seed);
+    let mut ratios: Vec<f64> = (0..resamples).map(|_| ra.draw(&mut rng) / rb.draw(&mut rng)).collect();
     ratios.sort_by(f64::total_cmp);
     (stats::quantile_sorted(&ratios, 0.025), stats::quantile_sorted(&ratios, 0.975))
 }
+
+/// Bootstrap resamples behind every interval: enough that the 2.5 % and
+/// 97.5 % percentiles rest on 250 resamples each.
+pub const RESAMPLES: usize = 10_000;
 
 /// Compare the points two runs share. `threshold` is the relative change
 /// that counts (0.02 = 2 %).
@@ -97,9 +90,12 @@ pub fn compare(a: &[Row], b: &[Row], threshold: f64) -> Vec<PointComparison> {
     let mut out = Vec::new();
     for (k, (row, xa)) in &sa {
         let Some((_, xb)) = sb.get(k) else { continue };
-        let (ma, mb) = (median(&mut xa.clone()), median(&mut xb.clone()));
-        let (lo, hi) =
-            if xa.len() > 1 && xb.len() > 1 { bootstrap_ratio_ci(xa, xb, 1000, 0x5eed) } else { (ma / mb, ma / mb) };
+        let (ma, mb) = (stats::median_unsorted(&mut xa.clone()), stats::median_unsorted(&mut xb.clone()));
+        let (lo, hi) = if xa.len() > 1 && xb.len() > 1 {
+            bootstrap_ratio_ci(xa, xb, RESAMPLES, 0x5eed)
+        } else {
+            (ma / mb, ma / mb)
+        };
         let verdict = if lo > 1.0 + threshold {
             Verdict::Faster
         } else if hi < 1.0 - threshold {
@@ -135,7 +131,7 @@ mod tests {
         let a: Vec<f64> = (0..50).map(|i| 2.0 + 0.01 * (i % 7) as f64).collect();
         let b: Vec<f64> = (0..50).map(|i| 1.0 + 0.005 * (i % 5) as f64).collect();
         let (lo, hi) = bootstrap_ratio_ci(&a, &b, 500, 1);
-        let r = median(&mut a.clone()) / median(&mut b.clone());
+        let r = stats::median_unsorted(&mut a.clone()) / stats::median_unsorted(&mut b.clone());
         assert!(lo <= r && r <= hi, "{lo} {r} {hi}");
         assert!(lo > 1.9 && hi < 2.1, "{lo} {hi}");
     }
