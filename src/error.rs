@@ -20,6 +20,9 @@ pub enum Error {
     #[error("{path}: schema version {found} is not one this benchbook reads (it reads {supported}). Upgrade benchbook, or re-import the run.")]
     SchemaVersion { path: PathBuf, found: String, supported: String },
 
+    #[error("{path}: manifest version {found} is not one this benchbook reads (it reads {supported}). Upgrade benchbook to read this run.")]
+    ManifestVersion { path: PathBuf, found: u64, supported: String },
+
     #[error("{path}: invalid manifest: {message}")]
     Manifest { path: PathBuf, message: String },
 
@@ -55,6 +58,9 @@ pub enum Error {
 
     #[error("{path}: its sha256 is {found}, but the run's manifest recorded {expected}: the file changed after benchbook wrote it, so its numbers are not published. `benchbook verify {run}` says which bytes changed; `--no-verify` reads it anyway, for forensics.")]
     Tampered { path: PathBuf, run: String, expected: String, found: String },
+
+    #[error("{path}: its content hashes to {found}, but its manifest_sha256 says {expected}: the manifest was edited after benchbook wrote it, so the run is not trusted. `benchbook verify {run}` reports it; `--no-verify` reads it anyway, for forensics.")]
+    ManifestChanged { path: PathBuf, run: String, expected: String, found: String },
 
     #[error("{what} cancelled by an interrupt; the archive was left as it was")]
     Cancelled { what: String },

@@ -14,6 +14,10 @@ pub struct HostInfo {
     pub cpu_model: String,
     pub logical_cpus: usize,
     pub memory_bytes: Option<u64>,
+    /// The tightest cgroup (container, Slurm job) memory limit over this
+    /// process, when one is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<u64>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -27,9 +31,84 @@ fn meminfo_field(name: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Memory the kernel says is available for new allocations.
+/// Memory this process can still allocate: what the kernel says is
+/// available, or less where a cgroup limit leaves less room.
 pub fn available_memory_bytes() -> Option<u64> {
-    meminfo_field("MemAvailable:")
+    let machine = meminfo_field("MemAvailable:");
+    match (machine, cgroup_memory().map(|c| c.room_bytes())) {
+        (Some(m), Some(c)) => Some(m.min(c)),
+        (m, c) => m.or(c),
+    }
+}
+
+/// A cgroup memory limit over this process: the tightest one on the path
+/// from its cgroup up to the hierarchy's root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupMemory {
+    pub limit_bytes: u64,
+    /// What the cgroup already uses (page cache included), when readable.
+    pub usage_bytes: Option<u64>,
+    /// The file the limit was read from.
+    pub file: std::path::PathBuf,
+}
+
+impl CgroupMemory {
+    /// Room left under the limit.
+    pub fn room_bytes(&self) -> u64 {
+        self.limit_bytes.saturating_sub(self.usage_bytes.unwrap_or(0))
+    }
+}
+
+/// The cgroup memory limit over this process (v1 or v2), if any.
+pub fn cgroup_memory() -> Option<CgroupMemory> {
+    let text = read("/proc/self/cgroup")?;
+    cgroup_memory_in(&text, std::path::Path::new("/sys/fs/cgroup"))
+}
+
+/// [`cgroup_memory`] from a `/proc/self/cgroup` text and a cgroup mount
+/// root, so a stand-in tree can be tested. v2 (`0::/path`) reads
+/// `memory.max` and `memory.current`; v1 (`N:memory:/path`, or with other
+/// controllers) reads `memory/…/memory.limit_in_bytes` and
+/// `memory.usage_in_bytes`, where a value of 2^62 or more means no limit.
+/// Where the process's own cgroup folder is not visible (a container
+/// without a cgroup namespace), the walk starts at the deepest folder that
+/// is.
+pub fn cgroup_memory_in(proc_self_cgroup: &str, root: &std::path::Path) -> Option<CgroupMemory> {
+    let mut best: Option<CgroupMemory> = None;
+    for line in proc_self_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let (base, limit_file, usage_file) = if id == "0" && controllers.is_empty() {
+            let v2 = if root.join("cgroup.controllers").exists() { root.to_path_buf() } else { root.join("unified") };
+            (v2, "memory.max", "memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (root.join(controllers), "memory.limit_in_bytes", "memory.usage_in_bytes")
+        } else {
+            continue;
+        };
+        let mut dir = base.join(path.trim_start_matches('/'));
+        while !dir.exists() && dir.starts_with(&base) && dir != base {
+            dir.pop();
+        }
+        loop {
+            let file = dir.join(limit_file);
+            let limit = read(&file.to_string_lossy()).and_then(|t| t.trim().parse::<u64>().ok());
+            if let Some(limit) = limit.filter(|l| *l < 1 << 62) {
+                let usage_bytes =
+                    read(&dir.join(usage_file).to_string_lossy()).and_then(|t| t.trim().parse::<u64>().ok());
+                let found = CgroupMemory { limit_bytes: limit, usage_bytes, file };
+                if best.as_ref().is_none_or(|b| found.room_bytes() < b.room_bytes()) {
+                    best = Some(found);
+                }
+            }
+            if dir == base || !dir.pop() || !dir.starts_with(&base) {
+                break;
+            }
+        }
+    }
+    best
 }
 
 /// Logical CPUs this process may use.
@@ -75,6 +154,62 @@ impl HostInfo {
             cpu_model: cpu_model(),
             logical_cpus: logical_cpus(),
             memory_bytes: meminfo_field("MemTotal:"),
+            memory_limit_bytes: cgroup_memory().map(|c| c.limit_bytes),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn write(root: &std::path::Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn a_cgroup_v2_limit_is_read_from_a_stand_in_tree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(root, "cgroup.controllers", "cpu memory");
+        // A 1 GiB job limit under a looser 4 GiB parent, 256 MiB used.
+        write(root, "slurm/memory.max", "4294967296\n");
+        write(root, "slurm/memory.current", "0\n");
+        write(root, "slurm/job_7/memory.max", "1073741824\n");
+        write(root, "slurm/job_7/memory.current", "268435456\n");
+        write(root, "slurm/job_7/step_0/memory.max", "max\n");
+        let c = cgroup_memory_in("0::/slurm/job_7/step_0\n", root).unwrap();
+        assert_eq!(c.limit_bytes, 1 << 30);
+        assert_eq!(c.room_bytes(), (1 << 30) - (256 << 20));
+        assert!(c.file.ends_with("slurm/job_7/memory.max"));
+        // No limit anywhere: none.
+        write(root, "slurm/job_7/memory.max", "max\n");
+        write(root, "slurm/memory.max", "max\n");
+        assert_eq!(cgroup_memory_in("0::/slurm/job_7/step_0\n", root), None);
+    }
+
+    #[test]
+    fn a_cgroup_v1_limit_is_read_and_the_unlimited_value_ignored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // The layout of this CI machine: v1 memory controller, plus an
+        // empty unified hierarchy.
+        write(root, "memory/memory.limit_in_bytes", "9223372036854771712\n");
+        write(root, "memory/docker/abc/memory.limit_in_bytes", "2147483648\n");
+        write(root, "memory/docker/abc/memory.usage_in_bytes", "1073741824\n");
+        write(root, "unified/cgroup.procs", "");
+        let text = "4:memory:/docker/abc\n1:cpu,cpuacct:/docker/abc\n0::/\n";
+        let c = cgroup_memory_in(text, root).unwrap();
+        assert_eq!((c.limit_bytes, c.room_bytes()), (2 << 30, 1 << 30));
+        // Seen from inside the container, its own folder is not mounted:
+        // the walk starts at the deepest folder that exists.
+        write(root, "memory/memory.limit_in_bytes", "536870912\n");
+        let c = cgroup_memory_in("4:memory:/docker/gone\n", root).unwrap();
+        assert_eq!(c.limit_bytes, 512 << 20);
+        // Garbage lines are skipped, never a panic.
+        assert_eq!(cgroup_memory_in("nonsense\n::\n", root), None);
     }
 }

@@ -105,7 +105,7 @@ pub fn runs(archive: &Archive) -> Result<Table> {
             ]),
             Err(e) => t.rows.push(vec![
                 r.id.clone(),
-                format!("unreadable: {e}"),
+                format!("damaged: {e}"),
                 String::new(),
                 String::new(),
                 String::new(),

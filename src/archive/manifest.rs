@@ -1,7 +1,9 @@
 //! `manifest.json`: everything needed to trust, compare and repeat a run:
 //! which code (version, commit, dirty flag), which command and resolved
 //! configuration, which machine and environment, when, how it ended, and a
-//! sha256 (whole file and per 64 KiB block) of every file in the run.
+//! sha256 (whole file and per 64 KiB block) of every file in the run, and
+//! a sha256 of the manifest's own content (`manifest_sha256`), so an edit
+//! to the manifest is caught like an edit to the results.
 
 use std::collections::BTreeMap;
 
@@ -10,8 +12,14 @@ use sha2::{Digest, Sha256};
 
 use crate::host::HostInfo;
 
-/// Version of the manifest's own layout.
-pub const MANIFEST_VERSION: u32 = 1;
+/// Version of the manifest's own layout. v2 adds `manifest_sha256`,
+/// `pid_start_ticks`, `repeats` and `host.memory_limit_bytes`; a v1
+/// manifest reads as v2 with those absent (and is reported as unsealed).
+pub const MANIFEST_VERSION: u32 = 2;
+/// Manifest versions this build reads.
+pub const READABLE_MANIFEST_VERSIONS: [u32; 2] = [1, 2];
+/// The field that holds the hash of the rest of the manifest.
+pub const SEAL_FIELD: &str = "manifest_sha256";
 /// Size of the blocks hashed separately so `verify` can say where a file changed.
 pub const HASH_BLOCK_BYTES: usize = 64 * 1024;
 
@@ -127,8 +135,40 @@ pub struct Manifest {
     pub status: RunStatus,
     pub status_detail: Option<String>,
     pub pid: u32,
+    /// When `pid` started, in clock ticks since boot (`/proc/<pid>/stat`
+    /// field 22), so a reused pid is not taken for the run's process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start_ticks: Option<u64>,
+    /// The run this one repeats (`benchbook rerun`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<String>,
     pub counts: Counts,
     pub files: Vec<FileEntry>,
+    /// sha256 of this manifest without this field (compact JSON, as
+    /// [`content_sha256`] computes it); absent in v1 manifests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_sha256: Option<String>,
+}
+
+/// The hash a manifest's `manifest_sha256` must hold: sha256 of the
+/// compact JSON of every other field, as parsed. Parsing and re-serializing
+/// is deterministic (same key order, shortest round-trip floats), so the
+/// writer and every later reader compute the same bytes.
+pub fn content_sha256(manifest: &serde_json::Value) -> String {
+    let mut v = manifest.clone();
+    if let Some(map) = v.as_object_mut() {
+        map.remove(SEAL_FIELD);
+    }
+    sha256_hex(&serde_json::to_vec(&v).expect("a JSON value always serializes"))
+}
+
+/// Start time of process `pid` in clock ticks since boot, from
+/// `/proc/<pid>/stat` (field 22, counted after the parenthesised name).
+pub fn process_start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    // Fields from 3 (state) on; starttime is field 22.
+    after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Prefixes of environment variables worth recording: thread pinning,
@@ -206,22 +246,42 @@ impl Manifest {
             status: RunStatus::Running,
             status_detail: None,
             pid: std::process::id(),
+            pid_start_ticks: process_start_ticks(std::process::id()),
+            repeats: None,
             counts: Counts::default(),
             files: Vec::new(),
+            manifest_sha256: None,
         }
     }
 
+    /// The manifest as written to disk: pretty JSON with `manifest_sha256`
+    /// set to the hash of everything else.
+    pub fn sealed_json(&mut self) -> Vec<u8> {
+        self.manifest_sha256 = None;
+        let value = serde_json::to_value(&*self).expect("a manifest always serializes");
+        self.manifest_sha256 = Some(content_sha256(&value));
+        serde_json::to_vec_pretty(&*self).expect("a manifest always serializes")
+    }
+
     /// The status to show: a `running` manifest whose process is gone (on
-    /// this host) was killed, so it reads as interrupted.
+    /// this host) was killed, so it reads as interrupted. A pid that now
+    /// belongs to a process started at another time was reused: also gone.
     pub fn effective_status(&self) -> RunStatus {
-        if self.status == RunStatus::Running
-            && self.host.hostname == crate::host::hostname()
-            && !std::path::Path::new(&format!("/proc/{}", self.pid)).exists()
-            && std::path::Path::new("/proc/self").exists()
+        if self.status != RunStatus::Running
+            || self.host.hostname != crate::host::hostname()
+            || !std::path::Path::new("/proc/self").exists()
         {
-            RunStatus::Interrupted
+            return self.status;
+        }
+        let alive = match (process_start_ticks(self.pid), self.pid_start_ticks) {
+            (None, _) => false,
+            (Some(now), Some(recorded)) => now == recorded,
+            (Some(_), None) => true,
+        };
+        if alive {
+            RunStatus::Running
         } else {
-            self.status
+            RunStatus::Interrupted
         }
     }
 }
@@ -245,6 +305,35 @@ mod tests {
         assert_eq!(e.block_sha256.len(), 3);
         assert_eq!(e.bytes, data.len() as u64);
         assert_eq!(e.sha256.len(), 64);
+    }
+
+    fn manifest() -> Manifest {
+        Manifest::begin("20261121T000000Z-t-0000", "native", serde_json::json!({"target_rsd": 0.05}), Vec::new())
+    }
+
+    #[test]
+    fn the_seal_covers_every_field_and_survives_a_round_trip() {
+        let mut m = manifest();
+        let json = m.sealed_json();
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(value[SEAL_FIELD].as_str(), m.manifest_sha256.as_deref());
+        assert_eq!(content_sha256(&value), m.manifest_sha256.clone().unwrap());
+        // Any edit, even one digit of a count, changes the hash.
+        let edited = String::from_utf8(json).unwrap().replace("\"rows\": 0", "\"rows\": 5");
+        let edited: serde_json::Value = serde_json::from_str(&edited).unwrap();
+        assert_ne!(content_sha256(&edited), m.manifest_sha256.unwrap());
+    }
+
+    #[test]
+    fn a_reused_pid_does_not_keep_a_run_running() {
+        let mut m = manifest();
+        assert_eq!(m.effective_status(), RunStatus::Running, "this process is alive");
+        m.pid_start_ticks = m.pid_start_ticks.map(|t| t + 1);
+        assert_eq!(m.effective_status(), RunStatus::Interrupted, "same pid, another start time");
+        m.pid_start_ticks = None;
+        assert_eq!(m.effective_status(), RunStatus::Running, "v1 manifests: the pid alone");
+        m.status = RunStatus::Complete;
+        assert_eq!(m.effective_status(), RunStatus::Complete);
     }
 
     #[test]

@@ -9,5 +9,5 @@ pub mod store;
 pub mod verify;
 
 pub use manifest::{Manifest, RunStatus};
-pub use store::{Archive, RunDir, RunWriter, MANIFEST_FILE, RESULTS_FILE};
-pub use verify::{verify_run, Finding};
+pub use store::{Archive, RunDir, RunWriter, Seal, MANIFEST_FILE, RESULTS_FILE};
+pub use verify::{verify_run, Finding, RunCheck};

@@ -7,7 +7,9 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::manifest::{now_rfc3339, Counts, FileEntry, Manifest, RunStatus};
+use super::manifest::{
+    content_sha256, now_rfc3339, Counts, FileEntry, Manifest, RunStatus, READABLE_MANIFEST_VERSIONS, SEAL_FIELD,
+};
 use super::schema;
 use crate::error::{Error, IoContext, Result};
 use crate::vocab::rows::{Row, RowSink, Status};
@@ -27,6 +29,19 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
     drop(f);
     fs::rename(&tmp, path).at(path)?;
     Ok(())
+}
+
+/// Whether a manifest's content still matches its own hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seal {
+    Intact,
+    /// A v1 manifest, written before manifests were hashed.
+    Absent,
+    /// Edited after benchbook wrote it.
+    Broken {
+        expected: String,
+        found: String,
+    },
 }
 
 /// An archive root.
@@ -50,15 +65,38 @@ impl RunDir {
         self.path.join(RESULTS_FILE)
     }
 
-    /// Read and parse the manifest, refusing unknown versions.
+    /// Read and parse the manifest, refusing unknown versions and a
+    /// manifest whose content no longer matches its `manifest_sha256`.
     pub fn manifest(&self) -> Result<Manifest> {
+        let (manifest, seal) = self.manifest_unsealed()?;
+        match seal {
+            Seal::Broken { expected, found } => {
+                Err(Error::ManifestChanged { path: self.manifest_path(), run: self.id.clone(), expected, found })
+            }
+            Seal::Intact | Seal::Absent => Ok(manifest),
+        }
+    }
+
+    /// The manifest and the state of its seal, without refusing a broken
+    /// one (`verify` reports it as a finding).
+    pub fn manifest_unsealed(&self) -> Result<(Manifest, Seal)> {
         let path = self.manifest_path();
         let text = fs::read_to_string(&path).at(&path)?;
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Manifest {
             path: path.clone(),
             message: format!("line {}, column {}: {e}", e.line(), e.column()),
         })?;
-        if let Some(v) = value.get("schema_version").and_then(|v| v.as_u64()) {
+        let version = |key: &str| value.get(key).and_then(|v| v.as_u64());
+        if let Some(v) = version("manifest_version") {
+            if !READABLE_MANIFEST_VERSIONS.contains(&(v as u32)) {
+                return Err(Error::ManifestVersion {
+                    path,
+                    found: v,
+                    supported: READABLE_MANIFEST_VERSIONS.map(|v| v.to_string()).join(", "),
+                });
+            }
+        }
+        if let Some(v) = version("schema_version") {
             if !schema::READABLE_VERSIONS.contains(&(v as u32)) {
                 return Err(Error::SchemaVersion {
                     path,
@@ -67,13 +105,35 @@ impl RunDir {
                 });
             }
         }
-        serde_json::from_value(value).map_err(|e| Error::Manifest { path, message: e.to_string() })
+        let seal = match value.get(SEAL_FIELD).and_then(|v| v.as_str()) {
+            None => Seal::Absent,
+            Some(expected) => {
+                let found = content_sha256(&value);
+                if found == expected {
+                    Seal::Intact
+                } else {
+                    Seal::Broken { expected: expected.to_string(), found }
+                }
+            }
+        };
+        let manifest = serde_json::from_value(value).map_err(|e| Error::Manifest { path, message: e.to_string() })?;
+        Ok((manifest, seal))
     }
 
     /// The run's rows as a DataFrame, after checking the results file
     /// against the sha256 its manifest recorded (and its schema version).
     pub fn dataframe(&self) -> Result<polars::prelude::DataFrame> {
         schema::read_parquet_bytes(&self.results_path(), self.verified_results()?)
+    }
+
+    /// The manifest and the rows, both checked against their hashes, or
+    /// neither (`no_verify`: forensic reads of a damaged run).
+    pub fn read(&self, no_verify: bool) -> Result<(Manifest, polars::prelude::DataFrame)> {
+        if no_verify {
+            Ok((self.manifest_unsealed()?.0, self.dataframe_unverified()?))
+        } else {
+            Ok((self.manifest()?, self.dataframe()?))
+        }
     }
 
     /// The rows without the hash check: forensic reads (`--no-verify`).
@@ -121,7 +181,10 @@ impl Archive {
         self.root.join("runs")
     }
 
-    /// Every run directory, sorted by id (ids start with their UTC start time).
+    /// Every run directory, sorted by id (ids start with their UTC start
+    /// time), damaged ones included: a folder under `runs/` whose manifest
+    /// is missing or unreadable is still listed, so `list` can say why.
+    /// Hidden folders (staging) are not runs.
     pub fn runs(&self) -> Result<Vec<RunDir>> {
         let dir = self.runs_dir();
         if !dir.exists() {
@@ -130,7 +193,7 @@ impl Archive {
         let mut runs: Vec<RunDir> = fs::read_dir(&dir)
             .at(&dir)?
             .filter_map(|e| e.ok())
-            .filter(|e| e.path().join(MANIFEST_FILE).exists() && !e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| e.path().is_dir() && !e.file_name().to_string_lossy().starts_with('.'))
             .map(|e| RunDir { id: e.file_name().to_string_lossy().into_owned(), path: e.path() })
             .collect();
         runs.sort_by(|a, b| a.id.cmp(&b.id));
@@ -141,7 +204,8 @@ impl Archive {
     pub fn resolve(&self, query: &str) -> Result<RunDir> {
         let runs = self.runs()?;
         if query == "latest" {
-            return runs.last().cloned().ok_or_else(|| Error::RunNotFound {
+            // The newest run that has a manifest: a damaged folder is not "latest".
+            return runs.iter().rev().find(|r| r.manifest_path().exists()).cloned().ok_or_else(|| Error::RunNotFound {
                 query: query.into(),
                 archive: self.root.clone(),
                 hint: "The archive has no runs yet; `benchbook run quick` makes one.".into(),
@@ -284,8 +348,8 @@ impl RunWriter {
         self.write_manifest()
     }
 
-    fn write_manifest(&self) -> Result<()> {
-        let json = serde_json::to_vec_pretty(&self.manifest).expect("a manifest always serializes");
+    fn write_manifest(&mut self) -> Result<()> {
+        let json = self.manifest.sealed_json();
         write_atomic(&self.dir.manifest_path(), &json)
     }
 

@@ -1,12 +1,12 @@
 //! `verify`: re-hash every file a manifest lists and say exactly what
 //! changed: a missing file, a new size, and which 64 KiB blocks differ,
-//! plus files in the run directory the manifest does not know.
+//! plus files in the run directory the manifest does not know, and a
+//! manifest that is missing, unreadable or edited since it was written.
 
 use std::fs;
 
 use super::manifest::{FileEntry, HASH_BLOCK_BYTES};
-use super::store::{RunDir, MANIFEST_FILE};
-use crate::error::Result;
+use super::store::{RunDir, Seal, MANIFEST_FILE};
 
 /// One discrepancy between a run directory and its manifest.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -28,6 +28,17 @@ pub enum Finding {
     Unlisted {
         path: String,
     },
+    /// The run folder has no manifest: nothing in it can be trusted.
+    ManifestMissing,
+    /// The manifest cannot be read (not JSON, unknown version, ...).
+    ManifestUnreadable {
+        message: String,
+    },
+    /// The manifest's content no longer matches its `manifest_sha256`.
+    ManifestChanged {
+        expected: String,
+        found: String,
+    },
 }
 
 impl std::fmt::Display for Finding {
@@ -42,6 +53,12 @@ impl std::fmt::Display for Finding {
                 write!(f, "{path}: content changed in bytes {}", r.join(", "))
             }
             Finding::Unlisted { path } => write!(f, "{path}: not listed in the manifest"),
+            Finding::ManifestMissing => write!(f, "{MANIFEST_FILE}: missing, so no file of the run can be checked"),
+            Finding::ManifestUnreadable { message } => write!(f, "{MANIFEST_FILE}: unreadable: {message}"),
+            Finding::ManifestChanged { expected, found } => write!(
+                f,
+                "{MANIFEST_FILE}: edited after it was written (its content hashes to {found}, its manifest_sha256 says {expected})"
+            ),
         }
     }
 }
@@ -72,10 +89,38 @@ fn check(dir: &RunDir, entry: &FileEntry) -> Option<Finding> {
     Some(Finding::ContentChanged { path, ranges })
 }
 
-/// Everything that differs from the manifest; empty means the run verifies.
-pub fn verify_run(dir: &RunDir) -> Result<Vec<Finding>> {
-    let manifest = dir.manifest()?;
-    let mut findings: Vec<Finding> = manifest.files.iter().filter_map(|e| check(dir, e)).collect();
+/// What `verify` found in one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunCheck {
+    /// Everything that differs; empty means the run verifies.
+    pub findings: Vec<Finding>,
+    /// Files whose hashes were checked.
+    pub files: usize,
+    /// Whether the manifest carries its own hash (v1 manifests do not).
+    pub sealed: bool,
+}
+
+/// Check every file of a run against its manifest, and the manifest against
+/// its own hash. A damaged run is reported, never an error.
+pub fn verify_run(dir: &RunDir) -> RunCheck {
+    if !dir.manifest_path().exists() {
+        return RunCheck { findings: vec![Finding::ManifestMissing], files: 0, sealed: false };
+    }
+    let (manifest, seal) = match dir.manifest_unsealed() {
+        Ok(m) => m,
+        Err(e) => {
+            return RunCheck {
+                findings: vec![Finding::ManifestUnreadable { message: e.to_string() }],
+                files: 0,
+                sealed: false,
+            }
+        }
+    };
+    let mut findings = Vec::new();
+    if let Seal::Broken { expected, found } = &seal {
+        findings.push(Finding::ManifestChanged { expected: expected.clone(), found: found.clone() });
+    }
+    findings.extend(manifest.files.iter().filter_map(|e| check(dir, e)));
     if let Ok(entries) = fs::read_dir(&dir.path) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -84,5 +129,5 @@ pub fn verify_run(dir: &RunDir) -> Result<Vec<Finding>> {
             }
         }
     }
-    Ok(findings)
+    RunCheck { findings, files: manifest.files.len(), sealed: seal != Seal::Absent }
 }

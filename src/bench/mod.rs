@@ -116,15 +116,16 @@ impl<T: Copy> AlignedBuf<T> {
 
 /// Skip reason when `bytes` would not fit in available memory (keeping 10 %
 /// headroom so the benchmark never pushes the machine into swap or OOM).
+/// A cgroup limit (container, Slurm job) counts: its room is named.
 pub(crate) fn memory_check(bytes: u64) -> Option<String> {
     let avail = crate::host::available_memory_bytes()?;
-    if bytes as f64 > 0.9 * avail as f64 {
-        Some(format!(
-            "needs {} of buffers, only {} of memory is available",
-            crate::vocab::units::format_bytes(bytes),
-            crate::vocab::units::format_bytes(avail)
-        ))
-    } else {
-        None
+    if bytes as f64 <= 0.9 * avail as f64 {
+        return None;
     }
+    let fmt = crate::vocab::units::format_bytes;
+    let limit = crate::host::cgroup_memory()
+        .filter(|c| c.room_bytes() == avail)
+        .map(|c| format!(" under the cgroup limit of {} ({})", fmt(c.limit_bytes), c.file.display()))
+        .unwrap_or_default();
+    Some(format!("needs {} of buffers, only {} of memory is available{limit}", fmt(bytes), fmt(avail)))
 }

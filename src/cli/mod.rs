@@ -278,11 +278,12 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Command::Report(a) => {
-            emit(&commands::report::report(&archive, &a)?, Form::Text, quiet);
-            Ok(0)
+            let out = commands::report::report(&archive, &a)?;
+            emit(&out, Form::Text, quiet);
+            Ok(out.exit_code())
         }
         Command::Verify { runs, json } => {
-            let out = commands::verify::verify(&archive, &runs)?;
+            let out = commands::verify::verify(&archive, &runs);
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }

@@ -117,8 +117,7 @@ pub struct Report {
 
 /// Analyse a run and build its report context and charts.
 pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<Report> {
-    let manifest = run.manifest()?;
-    let df = if opts.no_verify { run.dataframe_unverified()? } else { run.dataframe()? };
+    let (manifest, df) = run.read(opts.no_verify)?;
     let stats = point_stats(df.clone().lazy())?;
     let not_measured =
         from_dataframe(&df.lazy().filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?)?;

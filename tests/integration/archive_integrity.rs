@@ -11,13 +11,13 @@ fn verify_catches_a_flipped_byte_and_says_where() {
     let tmp = tempfile::tempdir().unwrap();
     let archive = Archive::new(tmp.path());
     let r = common::tiny_run(&archive, None);
-    assert!(verify_run(&r.run).unwrap().is_empty());
+    assert!(verify_run(&r.run).findings.is_empty());
     let path = r.run.results_path();
     let mut data = std::fs::read(&path).unwrap();
     let at = data.len() / 2;
     data[at] ^= 0x01;
     std::fs::write(&path, &data).unwrap();
-    let findings = verify_run(&r.run).unwrap();
+    let findings = verify_run(&r.run).findings;
     assert_eq!(findings.len(), 1, "{findings:?}");
     match &findings[0] {
         Finding::ContentChanged { path, ranges } => {
@@ -30,11 +30,11 @@ fn verify_catches_a_flipped_byte_and_says_where() {
     // A truncated file is a size change; a new file is unlisted.
     std::fs::write(&path, &data[..100]).unwrap();
     std::fs::write(r.run.path.join("extra.txt"), "x").unwrap();
-    let f = verify_run(&r.run).unwrap();
+    let f = verify_run(&r.run).findings;
     assert!(f.iter().any(|f| matches!(f, Finding::SizeChanged { actual: 100, .. })), "{f:?}");
     assert!(f.iter().any(|f| matches!(f, Finding::Unlisted { path } if path == "extra.txt")), "{f:?}");
     std::fs::remove_file(&path).unwrap();
-    assert!(verify_run(&r.run).unwrap().iter().any(|f| matches!(f, Finding::Missing { .. })));
+    assert!(verify_run(&r.run).findings.iter().any(|f| matches!(f, Finding::Missing { .. })));
 }
 
 #[test]
@@ -181,4 +181,116 @@ fn a_flipped_byte_makes_show_and_report_refuse_naming_the_file() {
     // The flipped byte may or may not break the Parquet decoding; either
     // way the answer is no longer the hash refusal.
     assert!(!err.contains("sha256"), "{err}");
+}
+
+fn cli(archive: &Archive, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(common::bin()).args(args).arg("--archive").arg(&archive.root).output().unwrap()
+}
+
+#[test]
+fn an_edited_manifest_fails_verify_and_is_not_published() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path().join("archive"));
+    let r = common::tiny_run(&archive, Some("edited"));
+    assert!(verify_run(&r.run).sealed, "a new manifest carries its own hash");
+    let mp = r.run.manifest_path();
+    let text = std::fs::read_to_string(&mp).unwrap();
+    let rows = r.run.manifest().unwrap().counts.rows;
+    let edited = text.replace(&format!("\"rows\": {rows}"), "\"rows\": 5");
+    assert_ne!(edited, text);
+    std::fs::write(&mp, edited).unwrap();
+
+    let findings = verify_run(&r.run).findings;
+    assert!(matches!(findings.as_slice(), [Finding::ManifestChanged { .. }]), "{findings:?}");
+    let out = cli(&archive, &["verify", "edited"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("CHANGED") && text.contains("manifest.json: edited"), "{text}");
+    // show and report refuse it, naming the file; --no-verify reads it.
+    let out = cli(&archive, &["show", "edited"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("manifest.json") && err.contains("benchbook verify"), "{err}");
+    assert!(out.stdout.is_empty());
+    let out = cli(&archive, &["show", "edited", "--no-verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(", 5 rows"));
+}
+
+#[test]
+fn a_manifest_from_a_newer_benchbook_is_refused_naming_both_versions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let r = common::tiny_run(&archive, None);
+    let mp = r.run.manifest_path();
+    let text = std::fs::read_to_string(&mp).unwrap();
+    let current = format!("\"manifest_version\": {}", benchbook::archive::manifest::MANIFEST_VERSION);
+    assert!(text.contains(&current));
+    std::fs::write(&mp, text.replace(&current, "\"manifest_version\": 99")).unwrap();
+    let e = r.run.manifest().unwrap_err().to_string();
+    assert!(e.contains("manifest version 99") && e.contains("reads 1, 2"), "{e}");
+}
+
+/// Three runs, the first damaged (its manifest deleted): `verify` reports
+/// all three and fails; `list` shows the damaged one and why; `report`
+/// writes the two good ones and names the bad one.
+#[test]
+fn a_damaged_run_is_reported_and_the_others_still_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path().join("archive"));
+    let a = common::tiny_run(&archive, Some("first"));
+    let b = common::tiny_run(&archive, Some("second"));
+    let c = common::tiny_run(&archive, Some("third"));
+    std::fs::remove_file(a.run.manifest_path()).unwrap();
+
+    let out = cli(&archive, &["verify", &a.run.id, &b.run.id, &c.run.id]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].contains(&a.run.id) && lines[0].contains("CHANGED"), "{text}");
+    assert!(text.contains("manifest.json: missing"), "{text}");
+    assert!(lines[1].contains(&b.run.id) && lines[1].contains("OK"), "{text}");
+    assert!(lines[2].contains(&c.run.id) && lines[2].contains("OK"), "{text}");
+    let json = cli(&archive, &["verify", &a.run.id, &b.run.id, &c.run.id, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        v.as_array().unwrap().iter().map(|r| r["ok"].as_bool().unwrap()).collect::<Vec<_>>(),
+        [false, true, true]
+    );
+
+    let out = cli(&archive, &["list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().find(|l| l.contains(&a.run.id)).unwrap_or_else(|| panic!("damaged run not listed: {text}"));
+    assert!(row.contains("damaged") && row.contains("no manifest.json"), "{row}");
+
+    let reports = tmp.path().join("reports");
+    let out = cli(
+        &archive,
+        &["report", &a.run.id, &b.run.id, &c.run.id, "--format", "md", "--out", reports.to_str().unwrap()],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("no report for {}", a.run.id)), "{err}");
+    assert!(!reports.join(&a.run.id).join("report.md").exists());
+    assert!(reports.join(&b.run.id).join("report.md").exists() && reports.join(&c.run.id).join("report.md").exists());
+}
+
+#[test]
+fn show_escapes_control_characters_in_a_label() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let hostile = "t\u{1b}]0;pwned\u{7}itle\u{1b}[2J\r\u{9b}31m";
+    let r = common::tiny_run(&archive, Some("ctl"));
+    // The label as a user could have stored it (ids are always cleaned).
+    let mut m = r.run.manifest().unwrap();
+    m.label = Some(hostile.into());
+    std::fs::write(r.run.manifest_path(), m.sealed_json()).unwrap();
+    let out = cli(&archive, &["show", "ctl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let label = text.lines().find(|l| l.starts_with("label")).expect("show prints the label");
+    assert!(!label.chars().any(|c| c.is_control()), "{label:?}");
+    assert!(label.contains("pwned") && label.contains("itle"), "the text stays readable: {label:?}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{7}'), "{text:?}");
 }

@@ -212,7 +212,7 @@ fn an_imported_run_keeps_its_source_verifies_and_reports() {
     assert!(names.contains(&"source-1-nccl_all_reduce_new.txt") && names.contains(&"source-2-ib_write_bw_gbits.txt"));
     let kept = std::fs::read(run.path.join("source-1-nccl_all_reduce_new.txt")).unwrap();
     assert_eq!(kept, std::fs::read(&files[0]).unwrap(), "the original is kept byte for byte");
-    assert!(verify_run(&run).unwrap().is_empty());
+    assert!(verify_run(&run).findings.is_empty());
     let rows = run.rows().unwrap();
     assert_eq!(rows.len(), 14 + 5);
     assert!(rows.iter().all(|r| r.source.starts_with("import:")));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::archive::{Archive, RunStatus};
+use crate::archive::{Archive, RunStatus, MANIFEST_FILE};
 use crate::cli::print::{cell, safe_path, table, terminal_safe, write_table, Render, Term};
 use crate::error::Result;
 
@@ -39,8 +39,9 @@ pub enum Listed {
         points: u32,
         rows: u64,
     },
-    /// A run whose manifest cannot be read.
-    Unreadable { run_id: String, error: String },
+    /// A run folder whose manifest is missing, unreadable or edited:
+    /// `status` is `damaged` and `error` says why.
+    Damaged { run_id: String, status: &'static str, error: String },
 }
 
 pub fn list(archive: &Archive) -> Result<ListOutput> {
@@ -59,7 +60,14 @@ pub fn list(archive: &Archive) -> Result<ListOutput> {
                 points: m.counts.points,
                 rows: m.counts.rows,
             },
-            Err(e) => Listed::Unreadable { run_id: r.id, error: e.to_string() },
+            Err(e) => {
+                let error = if r.manifest_path().exists() {
+                    e.to_string()
+                } else {
+                    format!("no {MANIFEST_FILE}: the run cannot be read or trusted (`benchbook verify {}`)", r.id)
+                };
+                Listed::Damaged { run_id: r.id, status: "damaged", error }
+            }
         })
         .collect();
     Ok(ListOutput { runs, runs_dir: archive.runs_dir(), stale: archive.stale_staging() })
@@ -92,8 +100,8 @@ impl Render for ListOutput {
                     rows.to_string(),
                     format!("{} / {}", terminal_safe(host), terminal_safe(source)),
                 ],
-                Listed::Unreadable { run_id, error } => {
-                    vec![cell(run_id), "unreadable".into(), String::new(), String::new(), String::new(), cell(error)]
+                Listed::Damaged { run_id, status, error } => {
+                    vec![cell(run_id), status.to_string(), String::new(), String::new(), String::new(), cell(error)]
                 }
             });
         }

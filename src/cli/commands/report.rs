@@ -6,16 +6,32 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::archive::Archive;
-use crate::cli::print::{safe_path, Render, Term};
+use crate::cli::print::{safe_path, terminal_safe, Render, Term};
 use crate::cli::ReportArgs;
 use crate::error::Result;
 use crate::report::ReportOptions;
 
-/// The files written, every run's in turn.
+/// The files written, every run's in turn, and the runs that could not be
+/// reported (only when several were asked for: one run's error is the
+/// command's error).
 #[derive(Debug, Serialize)]
-#[serde(transparent)]
 pub struct ReportOutput {
     pub files: Vec<PathBuf>,
+    pub failed: Vec<NotReported>,
+}
+
+/// A run whose report was not written, and why.
+#[derive(Debug, Serialize)]
+pub struct NotReported {
+    pub run: String,
+    pub error: String,
+}
+
+impl ReportOutput {
+    /// 1 when any run asked for was not reported.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(!self.failed.is_empty())
+    }
 }
 
 /// Build and write the report of each run `a` names: into `--out` for one
@@ -29,28 +45,37 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
         no_verify: a.no_verify,
         ..ReportOptions::default()
     };
-    let mut files = Vec::new();
+    let mut out = ReportOutput { files: Vec::new(), failed: Vec::new() };
     for q in &a.runs {
-        let run = archive.resolve(q)?;
-        let out = match &a.out {
-            Some(o) if a.runs.len() == 1 => o.clone(),
-            Some(o) => o.join(&run.id),
-            None => PathBuf::from("reports").join(&run.id),
-        };
-        let r = crate::report::build(&run, &archive.root, &opts)?;
-        files.extend(crate::report::write(&r, &out, &opts)?);
+        match report_one(archive, a, &opts, q) {
+            Ok(files) => out.files.extend(files),
+            Err(e) if a.runs.len() > 1 => out.failed.push(NotReported { run: q.clone(), error: e.to_string() }),
+            Err(e) => return Err(e),
+        }
     }
-    Ok(ReportOutput { files })
+    Ok(out)
+}
+
+fn report_one(archive: &Archive, a: &ReportArgs, opts: &ReportOptions, query: &str) -> Result<Vec<PathBuf>> {
+    let run = archive.resolve(query)?;
+    let out = match &a.out {
+        Some(o) if a.runs.len() == 1 => o.clone(),
+        Some(o) => o.join(&run.id),
+        None => PathBuf::from("reports").join(&run.id),
+    };
+    let r = crate::report::build(&run, &archive.root, opts)?;
+    crate::report::write(&r, &out, opts)
 }
 
 impl Render for ReportOutput {
-    /// One path a line, on stdout, for scripts; nothing with `--quiet`.
+    /// One path a line, on stdout, for scripts (nothing with `--quiet`);
+    /// the runs not reported on stderr.
     fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
-        if t.quiet {
-            return Ok(());
-        }
-        for p in &self.files {
+        for p in self.files.iter().filter(|_| !t.quiet) {
             writeln!(t.out, "{}", safe_path(p))?;
+        }
+        for f in &self.failed {
+            writeln!(t.err, "error: no report for {}: {}", terminal_safe(&f.run), terminal_safe(&f.error))?;
         }
         Ok(())
     }

@@ -22,8 +22,7 @@ pub struct ShowOutput {
 /// Read the run `query` names (an id, a unique part of one, or `latest`).
 pub fn show(archive: &Archive, query: &str, no_verify: bool) -> Result<ShowOutput> {
     let run = archive.resolve(query)?;
-    let manifest = run.manifest()?;
-    let df = if no_verify { run.dataframe_unverified()? } else { run.dataframe()? };
+    let (manifest, df) = run.read(no_verify)?;
     let points = point_stats(df.lazy())?;
     Ok(ShowOutput { manifest, points })
 }
@@ -33,6 +32,12 @@ impl Render for ShowOutput {
         let (m, w) = (&self.manifest, &mut *t.out);
         let s = terminal_safe;
         writeln!(w, "run      {}", s(&m.run_id))?;
+        if let Some(label) = &m.label {
+            writeln!(w, "label    {}", s(label))?;
+        }
+        if let Some(original) = &m.repeats {
+            writeln!(w, "repeats  {}", s(original))?;
+        }
         writeln!(
             w,
             "status   {}{}",
