@@ -23,6 +23,9 @@ pub enum Error {
     #[error("{path}: manifest version {found} is not one this benchbook reads (it reads {supported}). Upgrade benchbook to read this run.")]
     ManifestVersion { path: PathBuf, found: u64, supported: String },
 
+    #[error("{path}: bundle refused: {message}. Nothing was written.")]
+    Bundle { path: PathBuf, message: String },
+
     #[error("{path}: invalid manifest: {message}")]
     Manifest { path: PathBuf, message: String },
 

@@ -3,6 +3,7 @@
 //! (see [`manifest`]), plus `specs/` (hardware rooflines). Writing is
 //! atomic per file and repeated after every point; reading checks versions.
 
+pub mod bundle;
 pub mod manifest;
 pub mod schema;
 pub mod store;

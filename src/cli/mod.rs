@@ -32,7 +32,8 @@ Examples:
   benchbook list                        runs in the archive
   benchbook show latest                 one run's manifest and per-point statistics
   benchbook report latest --format html
-  benchbook verify latest               re-hash a run's files
+  benchbook verify latest               re-hash a run's files (and the manifest's own hash)
+  benchbook bundle latest -o run.tar.zst    one portable, hash-checked file; `unbundle` it anywhere
 
 The archive is data/ unless --archive or BENCHBOOK_ARCHIVE says otherwise.
 Its Parquet schema is documented in docs/schema.md.";
@@ -87,6 +88,35 @@ pub enum Command {
     /// Import other tools' output (nccl-tests, perftest, OSU, nvbandwidth, BabelStream, ...) as a run.
     #[command(long_about = IMPORT_HELP)]
     Import(ImportArgs),
+    /// Pack runs (Parquet, manifests, imported logs, reports) into one
+    /// portable zstd-compressed tar file; each run must verify first.
+    #[command(
+        after_help = "Example:\n  benchbook bundle latest 20261121T200308Z -o results.benchbook.tar.zst\n  benchbook unbundle results.benchbook.tar.zst --archive other/"
+    )]
+    Bundle {
+        #[arg(required = true, value_name = "RUN")]
+        runs: Vec<String>,
+        /// The bundle file to write.
+        #[arg(long, short, value_name = "FILE")]
+        out: PathBuf,
+        /// Where reports live (`reports/<run-id>/`); a run's report is packed when it exists.
+        #[arg(long, default_value = "reports", value_name = "DIR")]
+        reports_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unpack a bundle into the archive. Every file is checked against its
+    /// sha256 before anything is written; a damaged or altered bundle is
+    /// refused whole, and a run id already present with other content is
+    /// never overwritten.
+    Unbundle {
+        file: PathBuf,
+        /// Where the bundle's reports go (`<DIR>/<run-id>/`).
+        #[arg(long, default_value = "reports", value_name = "DIR")]
+        reports_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// List the hardware specs (rooflines) known to this archive.
     Specs,
     /// Say which backends (cpu, cuda, hip) this build has, what each found here, and why not.
@@ -289,6 +319,14 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         }
         Command::Import(a) => {
             emit(&commands::import::import(&archive, &a, quiet)?, Form::json(a.json), quiet);
+            Ok(0)
+        }
+        Command::Bundle { runs, out, reports_dir, json } => {
+            emit(&commands::bundle::bundle(&archive, &runs, &reports_dir, &out)?, Form::json(json), quiet);
+            Ok(0)
+        }
+        Command::Unbundle { file, reports_dir, json } => {
+            emit(&commands::bundle::unbundle(&archive, &file, &reports_dir)?, Form::json(json), quiet);
             Ok(0)
         }
         Command::Specs => {

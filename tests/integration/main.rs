@@ -10,6 +10,7 @@ mod common;
 mod architecture;
 mod archive_integrity;
 mod backends;
+mod bundle;
 mod cli;
 mod end_to_end;
 #[cfg(feature = "cuda")]

@@ -3,6 +3,7 @@
 //! dispatch in [`super::main_with`] prints it and picks the exit code.
 
 pub mod backends;
+pub mod bundle;
 pub mod import;
 pub mod list;
 pub mod report;
