@@ -226,6 +226,15 @@ pub fn new_run_id(label: &str) -> String {
     format!("{}-{}-{salt:04x}", now.format("%Y%m%dT%H%M%SZ"), clean.trim_matches('-'))
 }
 
+/// The same run id with a fresh 4-hex suffix, for when the id is taken
+/// (two runs with one label started in the same second).
+pub fn reroll_run_id(id: &str, attempt: u32) -> String {
+    let stem = id.rsplit_once('-').map(|(stem, _)| stem).unwrap_or(id);
+    let nanos = chrono::Utc::now().timestamp_subsec_nanos();
+    let salt = (nanos.rotate_left(attempt * 7) ^ std::process::id().wrapping_mul(0x9e37_79b9) ^ attempt) & 0xffff;
+    format!("{stem}-{salt:04x}")
+}
+
 impl Manifest {
     /// A manifest for a run starting now on this host.
     pub fn begin(run_id: &str, source: &str, config: serde_json::Value, backends: Vec<BackendInfo>) -> Self {

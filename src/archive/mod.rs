@@ -8,7 +8,9 @@ pub mod manifest;
 pub mod schema;
 pub mod store;
 pub mod verify;
+pub mod writer;
 
 pub use manifest::{Manifest, RunStatus};
-pub use store::{Archive, RunDir, RunWriter, Seal, MANIFEST_FILE, RESULTS_FILE};
+pub use store::{Archive, RunDir, Seal, MANIFEST_FILE, RESULTS_FILE};
 pub use verify::{verify_run, Finding, RunCheck};
+pub use writer::RunWriter;

@@ -1,18 +1,16 @@
-//! Runs on disk. [`RunWriter`] rewrites `results.parquet` and
-//! `manifest.json` after every point, each through a temporary file, fsync
-//! and rename, so at every instant both files on disk are complete: a run
-//! killed at any moment keeps every finished point.
+//! Runs on disk: the archive's folders, finding runs, and reading a run's
+//! manifest and rows with their hashes checked. Writing is
+//! [`super::writer::RunWriter`]'s.
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::manifest::{
-    content_sha256, now_rfc3339, Counts, FileEntry, Manifest, RunStatus, READABLE_MANIFEST_VERSIONS, SEAL_FIELD,
-};
+use super::manifest::{content_sha256, Manifest, RunStatus, READABLE_MANIFEST_VERSIONS, SEAL_FIELD};
 use super::schema;
+use super::writer::RunWriter;
 use crate::error::{Error, IoContext, Result};
-use crate::vocab::rows::{Row, RowSink, Status};
+use crate::vocab::rows::Row;
 
 pub const RESULTS_FILE: &str = "results.parquet";
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -235,11 +233,17 @@ impl Archive {
 
     /// Start an all-or-nothing run in `runs/.staging-<id>`, hidden from
     /// [`Archive::runs`] until [`RunWriter::finish`] renames it into place.
-    pub fn create_run_staged(&self, manifest: Manifest) -> Result<RunWriter> {
+    pub fn create_run_staged(&self, mut manifest: Manifest) -> Result<RunWriter> {
+        let mut attempt = 0;
+        while self.runs_dir().join(&manifest.run_id).exists() {
+            attempt += 1;
+            manifest.run_id = super::manifest::reroll_run_id(&manifest.run_id, attempt);
+        }
         let staging = self.runs_dir().join(format!("{STAGING_PREFIX}{}", manifest.run_id));
         if staging.exists() {
             fs::remove_dir_all(&staging).at(&staging)?;
         }
+        fs::create_dir_all(&staging).at(&staging)?;
         self.start_run(manifest, staging, true)
     }
 
@@ -253,140 +257,29 @@ impl Archive {
             .collect()
     }
 
-    /// Create the directory of a new run and write its first manifest.
-    pub fn create_run(&self, manifest: Manifest) -> Result<RunWriter> {
-        let path = self.runs_dir().join(&manifest.run_id);
-        self.start_run(manifest, path, false)
+    /// Create the directory of a new run and write its first manifest. The
+    /// folder is claimed with one `mkdir`, so two runs started at once
+    /// never share it: when the id is taken, the run gets a fresh suffix.
+    pub fn create_run(&self, mut manifest: Manifest) -> Result<RunWriter> {
+        let runs = self.runs_dir();
+        fs::create_dir_all(&runs).at(&runs)?;
+        for attempt in 1..=64 {
+            let path = runs.join(&manifest.run_id);
+            match fs::create_dir(&path) {
+                Ok(()) => return self.start_run(manifest, path, false),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    manifest.run_id = super::manifest::reroll_run_id(&manifest.run_id, attempt);
+                }
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+        Err(Error::config("run id", format!("no free run id like {} in {}", manifest.run_id, runs.display())))
     }
 
-    /// A writer for a run built in `path`: the run's own folder, or a
-    /// staging folder that becomes it when `staged`.
+    /// A writer for a run built in `path` (already created): the run's own
+    /// folder, or a staging folder that becomes it when `staged`.
     fn start_run(&self, manifest: Manifest, path: PathBuf, staged: bool) -> Result<RunWriter> {
         let target = self.runs_dir().join(&manifest.run_id);
-        if target.exists() {
-            return Err(Error::config("run id", format!("{} already exists", target.display())));
-        }
-        fs::create_dir_all(&path).at(&path)?;
-        let mut w = RunWriter {
-            dir: RunDir { id: manifest.run_id.clone(), path },
-            manifest,
-            rows: Vec::new(),
-            written_rows: None,
-            extra_files: Vec::new(),
-            final_path: staged.then_some(target),
-        };
-        w.flush()?;
-        Ok(w)
-    }
-}
-
-/// Writes one run, durably after every point.
-pub struct RunWriter {
-    pub dir: RunDir,
-    pub manifest: Manifest,
-    rows: Vec<Row>,
-    /// How many rows the results file on disk holds (None: not yet written).
-    written_rows: Option<usize>,
-    /// Other files of the run (imported logs, ...) with their hashes.
-    extra_files: Vec<FileEntry>,
-    /// Where a staged run moves when it finishes.
-    final_path: Option<PathBuf>,
-}
-
-impl RunWriter {
-    /// Rows written so far.
-    pub fn rows(&self) -> &[Row] {
-        &self.rows
-    }
-
-    /// Store an extra file (e.g. an imported tool's original log) in the run.
-    pub fn add_file(&mut self, name: &str, data: &[u8]) -> Result<()> {
-        write_atomic(&self.dir.path.join(name), data)?;
-        self.extra_files.retain(|f| f.path != name);
-        self.extra_files.push(FileEntry::of(name, data));
-        Ok(())
-    }
-
-    /// Rewrite results and manifest from what is held now.
-    pub fn flush(&mut self) -> Result<()> {
-        let results = self.dir.results_path();
-        // The results file is rewritten only when rows were added since the
-        // last write (finishing a run changes only its manifest).
-        let entry = match (self.written_rows, self.manifest.files.first()) {
-            (Some(n), Some(e)) if n == self.rows.len() && e.path == RESULTS_FILE => e.clone(),
-            _ => {
-                let tmp = results.with_extension("parquet.tmp");
-                schema::write_parquet(&tmp, &self.rows)?;
-                fs::File::open(&tmp).and_then(|f| f.sync_all()).at(&tmp)?;
-                fs::rename(&tmp, &results).at(&results)?;
-                self.written_rows = Some(self.rows.len());
-                FileEntry::of(RESULTS_FILE, &fs::read(&results).at(&results)?)
-            }
-        };
-        let mut files = vec![entry];
-        files.extend(self.extra_files.iter().cloned());
-        self.manifest.files = files;
-        let mut counts = Counts { rows: self.rows.len() as u64, ..Counts::default() };
-        // A point counts once, however many ranks sent rows for it; a point
-        // failed on any rank counts as failed.
-        let mut status_of: std::collections::BTreeMap<u32, Status> = std::collections::BTreeMap::new();
-        for r in &self.rows {
-            let s = status_of.entry(r.point).or_insert(r.status);
-            if r.status == Status::Failed {
-                *s = Status::Failed;
-            }
-        }
-        for s in status_of.values() {
-            counts.points += 1;
-            match s {
-                Status::Measured => counts.measured += 1,
-                Status::Skipped => counts.skipped += 1,
-                Status::Failed => counts.failed += 1,
-            }
-        }
-        self.manifest.counts = counts;
-        self.write_manifest()
-    }
-
-    fn write_manifest(&mut self) -> Result<()> {
-        let json = self.manifest.sealed_json();
-        write_atomic(&self.dir.manifest_path(), &json)
-    }
-
-    /// Mark the run finished with `status` and write everything one last time.
-    pub fn finish(mut self, status: RunStatus, detail: Option<String>) -> Result<RunDir> {
-        self.manifest.status = status;
-        self.manifest.status_detail = detail;
-        self.manifest.ended_at = Some(now_rfc3339());
-        self.flush()?;
-        if let Some(target) = self.final_path.clone() {
-            if target.exists() {
-                self.discard();
-                return Err(Error::config("run id", format!("{} already exists", target.display())));
-            }
-            fs::rename(&self.dir.path, &target).at(&target)?;
-            self.dir.path = target;
-            self.final_path = None;
-        }
-        Ok(self.dir)
-    }
-
-    /// Remove a staged run that will not finish (an error or Ctrl-C during
-    /// an import). A run created in place is never removed.
-    pub fn discard(self) {
-        if self.final_path.is_some() {
-            let _ = fs::remove_dir_all(&self.dir.path);
-        }
-    }
-}
-
-impl RowSink for RunWriter {
-    fn write_point(&mut self, rows: Vec<Row>) -> Result<()> {
-        self.rows.extend(rows);
-        self.flush()
-    }
-
-    fn add_file(&mut self, name: &str, data: &[u8]) -> Result<()> {
-        RunWriter::add_file(self, name, data)
+        RunWriter::start(RunDir { id: manifest.run_id.clone(), path }, manifest, staged.then_some(target))
     }
 }

@@ -219,8 +219,17 @@ impl BenchConfig {
         check_names("--copy-methods", "copy method", CopyMethod::ALL, &self.gpu_copy_methods)?;
         check_names("--cache", "cache mode", CacheMode::ALL, &self.gpu_cache_modes)?;
         let s = &self.stop;
-        if !(s.target_rsd > 0.0) {
+        if !(s.target_rsd > 0.0 && s.target_rsd.is_finite()) {
             return Err(Error::config("--target-rsd", "must be a positive fraction, e.g. 0.005 for 0.5 %"));
+        }
+        for (flag, v) in [("--min-time", s.min_seconds), ("--max-time", s.max_seconds), ("--warmup", s.warmup_seconds)]
+        {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::config(
+                    flag,
+                    format!("{v} is not a number of seconds; give a finite value ≥ 0, e.g. 0.5"),
+                ));
+            }
         }
         if s.max_seconds < s.min_seconds {
             return Err(Error::config(

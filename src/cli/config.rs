@@ -55,6 +55,15 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
         st.min_samples = n;
     }
     cfg.validate()?;
+    let cpus = crate::host::logical_cpus();
+    if let Some(&t) = cfg.threads.iter().max().filter(|&&t| t as usize > cpus && !a.oversubscribe) {
+        return Err(Error::config(
+            "--threads",
+            format!(
+                "{t} threads on {cpus} logical CPUs: the extra threads time the scheduler, not the memory system. Use at most {cpus}, or pass --oversubscribe to measure it anyway"
+            ),
+        ));
+    }
     Ok(cfg)
 }
 
@@ -146,5 +155,26 @@ mod tests {
         assert_eq!(c.gpu_copy_methods, vec!["sm_kernel".to_string()]);
         assert!(resolve(&["--dtypes", "bf16"]).unwrap_err().to_string().starts_with("--dtypes"));
         assert!(resolve(&["--gpu-shapes", "2x3"]).unwrap_err().to_string().starts_with("--gpu-shapes"));
+    }
+
+    #[test]
+    fn impossible_numbers_are_refused_naming_the_flag() {
+        let cpus = crate::host::logical_cpus();
+        let too_many = (cpus * 4 + 1).to_string();
+        let e = resolve(&["--threads", &too_many]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--threads") && e.contains("--oversubscribe") && e.contains(&format!("{cpus} logical CPUs")),
+            "{e}"
+        );
+        assert!(resolve(&["--threads", &too_many, "--oversubscribe"]).is_ok());
+        let e = resolve(&["--threads", "0"]).unwrap_err().to_string();
+        assert!(e.starts_with("--threads: counts must be positive"), "{e}");
+        for (flag, value) in [("--warmup", "-1"), ("--min-time", "-0.5"), ("--max-time", "inf"), ("--max-time", "NaN")]
+        {
+            let e = resolve(&[&format!("{flag}={value}")]).unwrap_err().to_string();
+            assert!(e.starts_with(flag) && e.contains("finite value"), "{flag} {value}: {e}");
+        }
+        let e = resolve(&["--target-rsd=inf"]).unwrap_err().to_string();
+        assert!(e.starts_with("--target-rsd"), "{e}");
     }
 }

@@ -188,6 +188,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "COUNTS")]
     pub threads: Option<String>,
 
+    /// Allow more threads than this machine's logical CPUs.
+    #[arg(long)]
+    pub oversubscribe: bool,
+
     /// GEMM shapes: `N` for N×N×N, or `MxNxK`, comma-separated.
     #[arg(long, value_name = "SHAPES")]
     pub shapes: Option<String>,

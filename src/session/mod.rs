@@ -51,6 +51,8 @@ pub fn record(
     let staged = source.all_or_nothing();
     crate::vocab::interrupt::set_cancels(staged);
     let mut writer = if staged { archive.create_run_staged(manifest)? } else { archive.create_run(manifest)? };
+    // The archive may have given the run a fresh suffix (the id was taken).
+    let run_id = writer.dir.id.clone();
     match source.produce(&run_id, &mut writer, progress) {
         Ok(outcome) if staged && (outcome.interrupted || crate::vocab::interrupt::requested()) => {
             writer.discard();

@@ -39,6 +39,11 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
 /// (`4K..2G` = every power of two from 4 KiB to 2 GiB inclusive).
 /// The result is sorted and deduplicated.
 pub fn parse_sizes(flag: &str, text: &str) -> Result<Vec<u64>> {
+    parse_list(flag, text, "sizes")
+}
+
+/// [`parse_sizes`] and [`parse_counts`]: `noun` names the values in errors.
+fn parse_list(flag: &str, text: &str, noun: &str) -> Result<Vec<u64>> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         if let Some((lo, hi)) = part.split_once("..") {
@@ -47,7 +52,7 @@ pub fn parse_sizes(flag: &str, text: &str) -> Result<Vec<u64>> {
             if lo == 0 || lo > hi {
                 return Err(Error::config(
                     flag,
-                    format!("range `{part}` must go from a positive size up to a larger one, e.g. 4K..2G"),
+                    format!("range `{part}` must go from a positive value up to a larger one, e.g. 4K..2G or 1..8"),
                 ));
             }
             let mut s = lo;
@@ -61,13 +66,16 @@ pub fn parse_sizes(flag: &str, text: &str) -> Result<Vec<u64>> {
         } else {
             let s = parse_size(part).map_err(|m| Error::config(flag, m))?;
             if s == 0 {
-                return Err(Error::config(flag, "sizes must be positive"));
+                return Err(Error::config(flag, format!("{noun} must be positive (at least 1), not `{part}`")));
             }
             out.push(s);
         }
     }
     if out.is_empty() {
-        return Err(Error::config(flag, "no sizes given; write e.g. `4K..2G` or `1M,64M`"));
+        return Err(Error::config(
+            flag,
+            format!("no {noun} given; write e.g. `4K..2G` or `1M,64M` (sizes), `1..8` (counts)"),
+        ));
     }
     out.sort_unstable();
     out.dedup();
@@ -77,7 +85,7 @@ pub fn parse_sizes(flag: &str, text: &str) -> Result<Vec<u64>> {
 /// Parse a comma-separated list of positive integers, with `a..b` ranges
 /// stepping by doubling (`1..8` = 1,2,4,8), as thread counts are swept.
 pub fn parse_counts(flag: &str, text: &str) -> Result<Vec<u32>> {
-    let sizes = parse_sizes(flag, text)?;
+    let sizes = parse_list(flag, text, "counts")?;
     sizes.into_iter().map(|s| u32::try_from(s).map_err(|_| Error::config(flag, format!("{s} is too large")))).collect()
 }
 

@@ -294,3 +294,59 @@ fn show_escapes_control_characters_in_a_label() {
     assert!(label.contains("pwned") && label.contains("itle"), "the text stays readable: {label:?}");
     assert!(!text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{7}'), "{text:?}");
 }
+
+#[test]
+fn two_runs_started_at_once_into_one_archive_both_succeed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path().join("archive"));
+    let args = [
+        "run",
+        "memcpy",
+        "--sizes",
+        "4K,64K",
+        "--threads",
+        "1",
+        "--warmup",
+        "0.005",
+        "--min-time",
+        "0.005",
+        "--max-time",
+        "0.05",
+        "--label",
+        "same",
+        "--quiet",
+        "--json",
+    ];
+    let spawn = || {
+        std::process::Command::new(common::bin())
+            .args(args)
+            .arg("--archive")
+            .arg(&archive.root)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let runs = archive.runs().unwrap();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for run in &runs {
+        assert!(verify_run(run).findings.is_empty(), "{}", run.id);
+        let m = run.manifest().unwrap();
+        assert_eq!(m.run_id, run.id);
+        assert_eq!(m.status, RunStatus::Complete);
+        assert!(run.rows().unwrap().iter().all(|r| r.run_id == run.id));
+    }
+
+    // The same id claimed twice (same label, same second, same suffix):
+    // the second run gets a fresh suffix instead of sharing the folder.
+    let m = benchbook::archive::Manifest::begin("20261121T000000Z-same-0000", "native", serde_json::json!({}), vec![]);
+    let first = archive.create_run(m.clone()).unwrap();
+    let second = archive.create_run(m).unwrap();
+    assert_ne!(first.dir.id, second.dir.id);
+    assert!(second.dir.id.starts_with("20261121T000000Z-same-"));
+    assert_eq!(second.manifest.run_id, second.dir.id);
+}
