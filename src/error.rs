@@ -67,6 +67,9 @@ pub enum Error {
 
     #[error("{what} cancelled by an interrupt; the archive was left as it was")]
     Cancelled { what: String },
+
+    #[error("run {run} cannot be re-run: {why}")]
+    NotRerunnable { run: String, why: String },
 }
 
 /// Library result type.

@@ -5,6 +5,7 @@
 //! `gbps_*` = bytes / median seconds per operation / 10^9.
 
 pub mod compare;
+pub mod environment;
 pub mod specs;
 /// Statistics live in the vocabulary layer; re-exported for the notebooks.
 pub use crate::vocab::stats;

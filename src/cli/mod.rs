@@ -33,6 +33,7 @@ Examples:
   benchbook show latest                 one run's manifest and per-point statistics
   benchbook report latest --format html
   benchbook verify latest               re-hash a run's files (and the manifest's own hash)
+  benchbook rerun latest                measure a run again here, linked to it, and compare
   benchbook bundle latest -o run.tar.zst    one portable, hash-checked file; `unbundle` it anywhere
 
 The archive is data/ unless --archive or BENCHBOOK_ARCHIVE says otherwise.
@@ -88,6 +89,19 @@ pub enum Command {
     /// Import other tools' output (nccl-tests, perftest, OSU, nvbandwidth, BabelStream, ...) as a run.
     #[command(long_about = IMPORT_HELP)]
     Import(ImportArgs),
+    /// Measure again, on this machine, exactly what a run measured (its
+    /// recorded configuration) as a new run linked to it; then print what
+    /// differs in the environment and each point's ratio with a verdict.
+    /// Imported runs cannot be re-run: the error quotes their log's command.
+    Rerun {
+        #[arg(value_name = "RUN")]
+        run: String,
+        /// The relative change a verdict needs, e.g. `2%` or `0.02`.
+        #[arg(long, default_value = "2%", value_parser = parse_fraction)]
+        threshold: f64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Pack runs (Parquet, manifests, imported logs, reports) into one
     /// portable zstd-compressed tar file; each run must verify first.
     #[command(
@@ -291,6 +305,21 @@ pub struct ReportArgs {
 }
 
 /// Run the CLI; returns the process exit code.
+/// `2%` or `0.02`: a fraction between 0 and 1.
+fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("`{text}` is not a fraction; write e.g. 2% or 0.02"))?;
+    if (0.0..1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("`{text}` must be at least 0 and below 100 %"))
+    }
+}
+
 pub fn main_with(cli: Cli) -> Result<u8> {
     let archive = Archive::new(&cli.archive);
     let quiet = cli.quiet;
@@ -324,6 +353,11 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         Command::Import(a) => {
             emit(&commands::import::import(&archive, &a, quiet)?, Form::json(a.json), quiet);
             Ok(0)
+        }
+        Command::Rerun { run, threshold, json } => {
+            let out = commands::rerun::rerun(&archive, &run, threshold, quiet || json)?;
+            emit(&out, Form::json(json), quiet);
+            Ok(out.exit_code())
         }
         Command::Bundle { runs, out, reports_dir, json } => {
             emit(&commands::bundle::bundle(&archive, &runs, &reports_dir, &out)?, Form::json(json), quiet);

@@ -39,6 +39,17 @@ pub fn record(
     label: Option<&str>,
     progress: &dyn Progress,
 ) -> Result<Option<RunResult>> {
+    record_repeat(archive, source, label, None, progress)
+}
+
+/// [`record`], for a run that repeats the run `repeats` names.
+fn record_repeat(
+    archive: &Archive,
+    source: &mut dyn Source,
+    label: Option<&str>,
+    repeats: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<Option<RunResult>> {
     let info = source.describe()?;
     let proposed = crate::archive::manifest::new_run_id(label.unwrap_or(&info.default_label));
     let run_id = source.agree_run_id(proposed)?;
@@ -48,6 +59,7 @@ pub fn record(
     }
     let mut manifest = Manifest::begin(&run_id, &info.kind, info.config, info.backends);
     manifest.label = label.map(String::from);
+    manifest.repeats = repeats.map(String::from);
     let staged = source.all_or_nothing();
     crate::vocab::interrupt::set_cancels(staged);
     let mut writer = if staged { archive.create_run_staged(manifest)? } else { archive.create_run(manifest)? };
@@ -91,6 +103,40 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
     cfg.validate()?;
     let mut source = LocalSource::new(cfg.clone());
     Ok(record(archive, &mut source, label, progress)?.expect("a local run writes its archive"))
+}
+
+/// Measure again, on this machine, exactly what the run `original`
+/// measured (its resolved configuration, as its manifest recorded it), as
+/// a new run whose manifest names the one it repeats. Imported runs cannot
+/// be re-run (the error quotes the command their log holds), nor MPI runs
+/// from here (the error gives the command line to launch again).
+pub fn rerun(archive: &Archive, original: &crate::archive::RunDir, progress: &dyn Progress) -> Result<RunResult> {
+    let m = original.manifest()?;
+    let not = |why: String| crate::error::Error::NotRerunnable { run: original.id.clone(), why };
+    if let Some(tools) = m.source.strip_prefix("import:") {
+        let commands: Vec<String> = m.config["import"]
+            .as_array()
+            .map(|files| files.iter().filter_map(|f| f["command"].as_str().map(|c| format!("`{c}`"))).collect())
+            .unwrap_or_default();
+        let said = if commands.is_empty() {
+            "its log does not record the command that produced it".to_string()
+        } else {
+            format!("the log's command: {}", commands.join("; "))
+        };
+        return Err(not(format!("it was imported from {tools}, and benchbook does not run other tools; {said}")));
+    }
+    if m.config.get("mpi").is_some() {
+        return Err(not(format!(
+            "it ran across MPI ranks; launch it again the same way: `{}`",
+            crate::vocab::units::shell_join(&m.argv)
+        )));
+    }
+    let cfg: BenchConfig = serde_json::from_value(m.config.clone())
+        .map_err(|e| not(format!("its recorded configuration is not one this benchbook reads ({e})")))?;
+    cfg.validate()?;
+    let mut source = LocalSource::new(cfg);
+    Ok(record_repeat(archive, &mut source, m.label.as_deref(), Some(&original.id), progress)?
+        .expect("a local run writes its archive"))
 }
 
 /// Import other tools' output `files` into `archive` as one run. Every file

@@ -123,3 +123,73 @@ fn run_json_list_show_verify_report() {
     let o = bb(&["specs"], tmp.path());
     assert!(text(&o).contains("mi300x") && text(&o).contains("5300"), "{}", text(&o));
 }
+
+#[test]
+fn rerun_makes_a_linked_run_and_compares_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let first = std::process::Command::new(common::bin())
+        .args(["run", "memcpy", "--sizes", "4K,64K", "--threads", "1", "--warmup", "0.005", "--min-time", "0.01"])
+        .args(["--max-time", "0.05", "--label", "original", "--quiet", "--json", "--archive"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let original: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    let id = original["run_id"].as_str().unwrap();
+
+    let out =
+        std::process::Command::new(common::bin()).args(["rerun", id, "--archive"]).arg(&archive).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!("repeats {id}")), "{text}");
+    assert!(text.contains("environment:") && text.contains("VERDICT"), "{text}");
+    assert!(text.contains("memcpy") && text.contains("2 points:"), "{text}");
+
+    let a = benchbook::archive::Archive::new(&archive);
+    let runs = a.runs().unwrap();
+    assert_eq!(runs.len(), 2);
+    let new = runs.iter().find(|r| r.id != id).unwrap();
+    let m = new.manifest().unwrap();
+    assert_eq!(m.repeats.as_deref(), Some(id), "the new manifest names the run it repeats");
+    assert_eq!(m.config, a.resolve(id).unwrap().manifest().unwrap().config, "the same resolved configuration");
+    assert_eq!(m.label.as_deref(), Some("original"));
+    assert!(benchbook::archive::verify_run(new).findings.is_empty());
+
+    let json = std::process::Command::new(common::bin())
+        .args(["rerun", id, "--json", "--threshold", "5%", "--archive"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["original"], id);
+    assert_eq!(v["threshold"], 0.05);
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        assert!(["same", "faster", "slower", "inconclusive"].contains(&p["verdict"].as_str().unwrap()), "{p}");
+        assert!(p["ci_low"].as_f64().unwrap() <= p["ratio"].as_f64().unwrap() + 1e-12);
+    }
+}
+
+#[test]
+fn an_imported_run_cannot_be_rerun_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/ib_write_bw_gbits.txt");
+    let imp = std::process::Command::new(common::bin())
+        .args(["import", "--quiet", "--json", "--archive"])
+        .arg(&archive)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(imp.status.success(), "{}", String::from_utf8_lossy(&imp.stderr));
+    let id = serde_json::from_slice::<serde_json::Value>(&imp.stdout).unwrap()["run_id"].as_str().unwrap().to_string();
+    let out =
+        std::process::Command::new(common::bin()).args(["rerun", &id, "--archive"]).arg(&archive).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot be re-run") && err.contains("imported from perftest"), "{err}");
+    assert_eq!(benchbook::archive::Archive::new(&archive).runs().unwrap().len(), 1, "nothing was measured");
+}

@@ -7,6 +7,7 @@ pub mod bundle;
 pub mod import;
 pub mod list;
 pub mod report;
+pub mod rerun;
 pub mod run;
 pub mod show;
 pub mod specs;

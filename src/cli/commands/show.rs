@@ -9,7 +9,7 @@ use crate::analysis::{point_stats, PointStat};
 use crate::archive::{Archive, Manifest};
 use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
 use crate::error::Result;
-use crate::report::context::shell_join;
+use crate::vocab::units::shell_join;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 /// The run's manifest as stored and a summary of each point.

@@ -24,7 +24,7 @@ mod prose;
 mod run;
 mod sections;
 
-pub use prose::shell_join;
+pub use crate::vocab::units::shell_join;
 
 use prose::{kv, FlopUnit};
 use sections::{bandwidth_section, gemm_section, roofline_of};

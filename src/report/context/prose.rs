@@ -18,20 +18,6 @@ pub(super) fn pct(f: f64) -> String {
     format!("{} %", format_sig3(f * 100.0))
 }
 
-/// Quote an argv the way a shell would need it.
-pub fn shell_join(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Observations on a family of size-swept curves (memcpy, or one stream op).
 pub(super) fn bandwidth_observations(
     curves: &[Curve],

@@ -6,8 +6,9 @@ use crate::archive::manifest::Manifest;
 use crate::vocab::facts::Probe;
 use crate::vocab::units::format_bytes;
 
-use super::prose::{kv, shell_join};
+use super::prose::kv;
 use super::{ImportInfo, KeyValue, RunSection};
+use crate::vocab::units::shell_join;
 
 pub(super) fn title(manifest: &Manifest) -> String {
     match &manifest.label {

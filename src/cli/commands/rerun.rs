@@ -1,0 +1,128 @@
+//! `benchbook rerun`: measure again what a run measured, on this machine,
+//! as a new run linked to the first; then say what differs in the
+//! environment and how each point compares.
+
+use std::io;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::analysis::compare::{compare, PointComparison, Verdict};
+use crate::analysis::environment::{environment_diff, EnvDifference};
+use crate::archive::{Archive, RunStatus};
+use crate::cli::print::{cell, safe_path, table, terminal_safe, write_table, Render, Term};
+use crate::cli::progress::{listener, Bar};
+use crate::error::Result;
+use crate::vocab::rows::RunOutcome;
+use crate::vocab::units::format_seconds;
+
+/// The new run, what differs from the original's environment, and each
+/// point's comparison (original = A, the re-run = B).
+#[derive(Debug, Serialize)]
+pub struct RerunOutput {
+    pub original: String,
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    pub status: RunStatus,
+    pub outcome: RunOutcome,
+    pub environment: Vec<EnvDifference>,
+    pub points: Vec<PointComparison>,
+    /// The relative change a verdict needs (0.02 = 2 %).
+    pub threshold: f64,
+}
+
+impl RerunOutput {
+    /// As `run`: 130 interrupted, 1 when a point failed, 0 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self.status {
+            RunStatus::Interrupted => 130,
+            _ if self.outcome.failed > 0 => 1,
+            _ => 0,
+        }
+    }
+}
+
+pub fn rerun(archive: &Archive, query: &str, threshold: f64, quiet: bool) -> Result<RerunOutput> {
+    let original = archive.resolve(query)?;
+    let bar = Bar::unless(quiet);
+    let result = crate::session::rerun(archive, &original, listener(&bar));
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    let result = result?;
+    let environment = environment_diff(&original.manifest()?, &result.run.manifest()?);
+    let mut points = compare(&original.rows()?, &result.run.rows()?, threshold);
+    points.sort_by(|a, b| (&a.bench, a.size_bytes, &a.label).cmp(&(&b.bench, b.size_bytes, &b.label)));
+    Ok(RerunOutput {
+        original: original.id,
+        run_id: result.run.id,
+        run_dir: result.run.path,
+        status: result.status,
+        outcome: result.outcome,
+        environment,
+        points,
+        threshold,
+    })
+}
+
+impl Render for RerunOutput {
+    fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        let s = terminal_safe;
+        writeln!(t.out, "{} run {} repeats {}", self.status.as_str(), s(&self.run_id), s(&self.original))?;
+        writeln!(t.out, "archive: {}", safe_path(&self.run_dir))?;
+        writeln!(t.out)?;
+        if self.environment.is_empty() {
+            writeln!(t.out, "environment: nothing recorded differs")?;
+        } else {
+            writeln!(t.out, "environment: {} settings differ", self.environment.len())?;
+            let mut tab = table(&["SETTING", "ORIGINAL", "RE-RUN"], &[]);
+            let v = |x: &Option<String>| x.as_deref().map(cell).unwrap_or_else(|| "(not recorded)".into());
+            for d in &self.environment {
+                tab.add_row(vec![cell(&d.what), v(&d.a), v(&d.b)]);
+            }
+            write_table(&mut *t.out, &tab)?;
+        }
+        writeln!(t.out)?;
+        let pct = self.threshold * 100.0;
+        writeln!(
+            t.out,
+            "points (ratio = original / re-run time: above 1 means the re-run is faster; verdicts need the 95 % interval beyond ±{pct} %):"
+        )?;
+        let mut tab = table(&["POINT", "ORIGINAL", "RE-RUN", "RATIO", "95 % CI", "VERDICT"], &[1, 2, 3, 4]);
+        for p in &self.points {
+            let ci = if p.samples_a > 1 && p.samples_b > 1 {
+                format!("{:.3}–{:.3}", p.ci_low, p.ci_high)
+            } else {
+                "one sample: none".into()
+            };
+            tab.add_row(vec![
+                cell(&p.label),
+                format_seconds(p.median_a),
+                format_seconds(p.median_b),
+                format!("{:.3}", p.ratio),
+                ci,
+                verdict_word(p.verdict).into(),
+            ]);
+        }
+        write_table(&mut *t.out, &tab)?;
+        let count = |v: Verdict| self.points.iter().filter(|p| p.verdict == v).count();
+        writeln!(
+            t.out,
+            "{} points: {} same, {} faster, {} slower, {} inconclusive",
+            self.points.len(),
+            count(Verdict::Same),
+            count(Verdict::Faster),
+            count(Verdict::Slower),
+            count(Verdict::Inconclusive)
+        )
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::Same => "same",
+        Verdict::Inconclusive => "inconclusive",
+    }
+}
