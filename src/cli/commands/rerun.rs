@@ -34,11 +34,7 @@ pub struct RerunOutput {
 impl RerunOutput {
     /// As `run`: 130 interrupted, 1 when a point failed, 0 otherwise.
     pub fn exit_code(&self) -> u8 {
-        match self.status {
-            RunStatus::Interrupted => 130,
-            _ if self.outcome.failed > 0 => 1,
-            _ => 0,
-        }
+        super::run::exit_code(self.status, &self.outcome)
     }
 }
 

@@ -34,11 +34,17 @@ pub struct RunOutput {
 impl RunOutput {
     /// 130 for an interrupted run, 1 when a point failed, 0 otherwise.
     pub fn exit_code(&self) -> u8 {
-        match self.status {
-            RunStatus::Interrupted => 130,
-            _ if self.outcome.failed > 0 => 1,
-            _ => 0,
-        }
+        exit_code(self.status, &self.outcome)
+    }
+}
+
+/// A measuring command's exit code: 130 for an interrupted run, 1 when a
+/// point failed, 0 otherwise.
+pub(crate) fn exit_code(status: RunStatus, outcome: &RunOutcome) -> u8 {
+    match status {
+        RunStatus::Interrupted => 130,
+        _ if outcome.failed > 0 => 1,
+        _ => 0,
     }
 }
 
