@@ -30,7 +30,12 @@ fn check_golden(run: &str, file: &str) {
     let want = std::fs::read_to_string(&golden)
         .unwrap_or_else(|_| panic!("tests/golden/{file} (BENCHBOOK_BLESS=1 writes it)"));
     if got != want {
-        let first = got.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        // The first differing line, or the first line one of them lacks.
+        let first = got
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| got.lines().count().min(want.lines().count()));
         panic!(
             "report differs from tests/golden/{file} at line {}:\n  got:  {:?}\n  want: {:?}\n(BENCHBOOK_BLESS=1 rewrites it; review the diff)",
             first + 1,

@@ -228,6 +228,12 @@ fn an_imported_run_keeps_its_source_verifies_and_reports() {
     assert!(md.contains("49.0 GB/s = 392 Gb/s"), "{md}");
     assert!(!md.contains("Backend cpu"), "an import must not describe the importing machine as the measured one");
     assert!(out.join("collective.svg").exists());
+    // The provenance appendix names each imported number's source file and its hash.
+    let prov = &md[md.find("## Provenance").expect("a provenance appendix")..];
+    for f in m.files.iter().filter(|f| f.path.starts_with("source-")) {
+        assert!(prov.contains(&f.sha256), "{} not in {prov}", f.path);
+    }
+    assert!(prov.contains("| Collectives |") && prov.contains("not re-runnable by benchbook"), "{prov}");
 }
 
 proptest! {

@@ -45,7 +45,7 @@ fn timers(all_stats: &[PointStat]) -> String {
 }
 
 /// The stopping rule the run was configured with; imported runs have none.
-fn stop_rule(manifest: &Manifest) -> String {
+pub(super) fn stop_rule(manifest: &Manifest) -> String {
     manifest
         .config
         .get("stop")

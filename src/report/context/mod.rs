@@ -10,7 +10,9 @@
 //! - `gpu`: the GPU section (device facts, versions, peer access);
 //! - `run`: the title, run counts, system table and import sources;
 //! - `methodology`: timers, stop rule, convergence and the list of points
-//!   not measured.
+//!   not measured;
+//! - `provenance`: the appendix giving each table and figure its run,
+//!   parameters, samples, stopping rule, byte convention, build and command.
 
 use serde::Serialize;
 
@@ -21,6 +23,7 @@ use crate::vocab::rows::Row;
 mod gpu;
 mod methodology;
 mod prose;
+mod provenance;
 mod run;
 mod sections;
 
@@ -171,6 +174,24 @@ pub struct Methodology {
     pub median_cv_pct: String,
 }
 
+/// Where one table or figure of the report comes from.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProvenanceRow {
+    /// The report section, as titled (`Host memcpy`, `GPUs: GPU GEMM`).
+    pub section: String,
+    pub run: String,
+    /// Benchmarks, point count and their parameters.
+    pub benchmark: String,
+    pub samples: String,
+    /// The stopping rule, or for imported numbers the file they came from.
+    pub stopping: String,
+    /// Which bytes (or FLOPs) its rates count.
+    pub bytes: String,
+    /// The benchbook version and commit that measured (or imported).
+    pub build: String,
+    pub reproduce: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct FileRow {
     pub path: String,
@@ -226,6 +247,7 @@ pub struct ReportContext {
     pub imported: Vec<ImportInfo>,
     pub skipped: Vec<SkippedRow>,
     pub methodology: Methodology,
+    pub provenance: Vec<ProvenanceRow>,
     pub files: Vec<FileRow>,
     pub env: Vec<KeyValue>,
 }
@@ -272,6 +294,7 @@ pub fn build(
         imported,
         skipped: methodology::not_measured(not_measured),
         methodology: methodology::methodology(manifest, all_stats),
+        provenance: provenance::provenance(manifest, all_stats, &methodology::stop_rule(manifest)),
         files: manifest
             .files
             .iter()

@@ -1,0 +1,161 @@
+//! The provenance appendix: for every table and figure of the report, the
+//! run, the benchmark and its parameters, how many samples each point has
+//! and the rule that stopped sampling, which bytes its rates count, the
+//! benchbook build, and the command that reproduces it. Imported numbers
+//! name the file they were read from and its sha256.
+
+use std::collections::BTreeSet;
+
+use crate::analysis::PointStat;
+use crate::archive::manifest::Manifest;
+use crate::vocab::units::{format_bytes, shell_join};
+
+use super::{is_gpu, ProvenanceRow};
+
+/// The report section a point appears in, as the template titles it.
+fn section_of(p: &PointStat) -> &'static str {
+    match (is_gpu(p), p.bench.as_str()) {
+        (true, "memcpy") => "GPUs: Device memcpy",
+        (true, "memcpy-peer") => "GPUs: Peer memcpy",
+        (true, "h2d" | "d2h") => "GPUs: Host ↔ device",
+        (true, "gemm") => "GPUs: GPU GEMM",
+        (false, "memcpy") => "Host memcpy",
+        (false, "stream") => "STREAM kernels",
+        (false, "gemm") => "GEMM",
+        (false, "collective") => "Collectives",
+        (false, "p2p") if p.op == "latency" => "Point-to-point: Latency",
+        (false, "p2p") => "Point-to-point",
+        _ => "Other measurements",
+    }
+}
+
+/// Which bytes a section's rates count.
+fn bytes_counted(section: &str, bench: &str) -> &'static str {
+    match (section, bench) {
+        ("Host memcpy" | "GPUs: Device memcpy", _) => {
+            "bytes read + written (2 × size); the tables also give bytes copied once"
+        }
+        ("STREAM kernels", _) => "bytes read + written, BabelStream's weights (Copy, Scale 2; Add, Triad 3 arrays)",
+        ("GEMM" | "GPUs: GPU GEMM", _) => "FLOP/s, 2·m·n·k per GEMM",
+        ("Collectives", _) => "algbw: size / time; busbw: algbw × the collective's bus factor (nccl-tests)",
+        ("Point-to-point: Latency", _) => "time per one-way message (half the round trip)",
+        (_, "nvbandwidth") => "bytes copied once, as nvbandwidth counts them",
+        _ => "bytes copied once (the payload), GB/s = 10^9 bytes/s",
+    }
+}
+
+/// Distinct values, in order, joined; long lists shortened to their ends.
+fn summary<T: Ord + Clone>(values: impl Iterator<Item = T>, show: impl Fn(&T) -> String) -> Option<String> {
+    let set: BTreeSet<T> = values.collect();
+    let v: Vec<String> = set.iter().map(show).collect();
+    match v.len() {
+        0 => None,
+        1..=4 => Some(v.join(", ")),
+        n => Some(format!("{} … {} ({n} values)", v[0], v[n - 1])),
+    }
+}
+
+fn parameters(points: &[&PointStat]) -> String {
+    let mut parts = Vec::new();
+    let text = |f: fn(&PointStat) -> Option<String>| summary(points.iter().filter_map(|p| f(p)), |s| s.clone());
+    if let Some(s) = text(|p| Some(p.op.clone())) {
+        parts.push(format!("op {s}"));
+    }
+    if let Some(s) = summary(points.iter().filter_map(|p| p.size_bytes), |b| format_bytes(*b)) {
+        parts.push(format!("sizes {s}"));
+    }
+    if let Some(s) = summary(points.iter().filter_map(|p| p.m.zip(p.n).zip(p.k)), |((m, n), k)| format!("{m}×{n}×{k}"))
+    {
+        parts.push(format!("shapes {s}"));
+    }
+    for (name, f) in [
+        ("dtype", (|p: &PointStat| p.dtype.clone()) as fn(&PointStat) -> Option<String>),
+        ("method", |p| p.method.clone()),
+        ("variant", |p| p.variant.clone()),
+        ("threads", |p| p.threads.map(|t| t.to_string())),
+        ("ranks", |p| p.ranks.map(|t| t.to_string())),
+        ("peer", |p| p.peer.clone()),
+        ("device", |p| Some(p.device.clone()).filter(|d| d != "none" && !d.is_empty())),
+    ] {
+        if let Some(s) = text(f) {
+            parts.push(format!("{name} {s}"));
+        }
+    }
+    parts.join("; ")
+}
+
+/// The imported files (each row's `source` is `import:<tool>:<kept file>`)
+/// behind `points`, with the sha256 the manifest records for each.
+fn sources(manifest: &Manifest, points: &[&PointStat]) -> String {
+    let kept: BTreeSet<(String, String)> = points
+        .iter()
+        .filter_map(|p| {
+            let mut parts = p.source.as_deref()?.strip_prefix("import:")?.splitn(2, ':');
+            Some((parts.next()?.to_string(), parts.next()?.to_string()))
+        })
+        .collect();
+    if kept.is_empty() {
+        return "the imported files listed under Reproducibility".into();
+    }
+    let imports = manifest.config.get("import").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    kept.iter()
+        .map(|(tool, name)| {
+            // `source-<n>-…` is the n-th imported file.
+            let original = name
+                .strip_prefix("source-")
+                .and_then(|r| r.split('-').next()?.parse::<usize>().ok())
+                .and_then(|n| imports.get(n.checked_sub(1)?)?.get("file")?.as_str().map(String::from));
+            let hash =
+                manifest.files.iter().find(|f| &f.path == name).map(|f| f.sha256.as_str()).unwrap_or("not recorded");
+            match original {
+                Some(o) => format!("{o} ({tool}), kept in the run as {name}, sha256 {hash}"),
+                None => format!("{name} ({tool}), sha256 {hash}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+pub(super) fn provenance(manifest: &Manifest, stats: &[PointStat], stop_rule: &str) -> Vec<ProvenanceRow> {
+    let build = format!(
+        "benchbook {}{}",
+        manifest.tool.version,
+        manifest.tool.git_commit.as_deref().map(|c| format!(" @ {}", &c[..c.len().min(12)])).unwrap_or_default()
+    );
+    let imported = manifest.source.starts_with("import:");
+    let mut sections: Vec<&'static str> = Vec::new();
+    for p in stats {
+        let s = section_of(p);
+        if !sections.contains(&s) {
+            sections.push(s);
+        }
+    }
+    sections
+        .into_iter()
+        .map(|section| {
+            let points: Vec<&PointStat> = stats.iter().filter(|p| section_of(p) == section).collect();
+            let benches: BTreeSet<String> = points.iter().map(|p| p.bench.clone()).collect();
+            let (lo, hi) = points.iter().fold((u32::MAX, 0), |(lo, hi), p| (lo.min(p.samples), hi.max(p.samples)));
+            let samples = if lo == hi { format!("{lo} per point") } else { format!("{lo}–{hi} per point") };
+            let first_bench = benches.iter().next().cloned().unwrap_or_default();
+            let (stopping, reproduce) = if imported {
+                (
+                    format!("imported: the tool's own figure, one sample per point; read from {}", sources(manifest, &points)),
+                    "not re-runnable by benchbook: run the tool's command in the Methodology table, then benchbook import its log".into(),
+                )
+            } else {
+                (stop_rule.to_string(), format!("benchbook rerun {}; or the original command: {}", manifest.run_id, shell_join(&manifest.argv)))
+            };
+            ProvenanceRow {
+                section: section.into(),
+                run: manifest.run_id.clone(),
+                benchmark: format!("{} ({} points): {}", benches.into_iter().collect::<Vec<_>>().join(", "), points.len(), parameters(&points)),
+                samples,
+                stopping,
+                bytes: bytes_counted(section, &first_bench).into(),
+                build: build.clone(),
+                reproduce,
+            }
+        })
+        .collect()
+}
