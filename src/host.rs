@@ -32,12 +32,14 @@ fn meminfo_field(name: &str) -> Option<u64> {
 }
 
 /// Memory this process can still allocate: what the kernel says is
-/// available, or less where a cgroup limit leaves less room.
-pub fn available_memory_bytes() -> Option<u64> {
+/// available, or less where a cgroup limit leaves less room, in which case
+/// that cgroup comes with it (so a message can name the limit).
+pub fn available_memory() -> Option<(u64, Option<CgroupMemory>)> {
     let machine = meminfo_field("MemAvailable:");
-    match (machine, cgroup_memory().map(|c| c.room_bytes())) {
-        (Some(m), Some(c)) => Some(m.min(c)),
-        (m, c) => m.or(c),
+    match (machine, cgroup_memory()) {
+        (Some(m), Some(c)) if c.room_bytes() < m => Some((c.room_bytes(), Some(c))),
+        (Some(m), _) => Some((m, None)),
+        (None, c) => c.map(|c| (c.room_bytes(), Some(c))),
     }
 }
 

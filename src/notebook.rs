@@ -148,7 +148,7 @@ pub fn comparison(c: &[PointComparison]) -> Table {
             format_sig3(p.ratio),
             format!("{} – {}", format_sig3(p.ci_low), format_sig3(p.ci_high)),
             format!("{} / {}", p.samples_a, p.samples_b),
-            format!("{:?}", p.verdict).to_lowercase(),
+            p.verdict.as_str().into(),
         ]);
     }
     t

@@ -25,6 +25,18 @@ pub enum Verdict {
     Inconclusive,
 }
 
+impl Verdict {
+    /// The word, as in JSON: `faster`, `slower`, `same`, `inconclusive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::Same => "same",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
 /// One point measured in both runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct PointComparison {

@@ -4,6 +4,8 @@
 //! environment variables. Two runs that differ in a number should first be
 //! read against this list.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::Serialize;
 
 use crate::archive::Manifest;
@@ -37,31 +39,24 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>)
 }
 
 /// The settings of one manifest that describe where it ran, flattened.
-fn settings(m: &Manifest) -> Vec<(String, String)> {
+fn settings(m: &Manifest) -> BTreeMap<String, String> {
     let mut out = Vec::new();
     flatten("host", &serde_json::to_value(&m.host).unwrap_or_default(), &mut out);
     flatten("tool", &serde_json::to_value(&m.tool).unwrap_or_default(), &mut out);
     for b in &m.backends {
         flatten(&format!("backends.{}", b.name), &serde_json::to_value(b).unwrap_or_default(), &mut out);
     }
-    for (k, v) in &m.env {
-        out.push((format!("env.{k}"), v.clone()));
-    }
-    out
+    out.extend(m.env.iter().map(|(k, v)| (format!("env.{k}"), v.clone())));
+    out.into_iter().collect()
 }
 
-/// Every setting that differs between runs `a` and `b`, in a stable order.
+/// Every setting that differs between runs `a` and `b`, sorted by name.
 pub fn environment_diff(a: &Manifest, b: &Manifest) -> Vec<EnvDifference> {
     let (sa, sb) = (settings(a), settings(b));
-    let lookup = |s: &[(String, String)], k: &str| s.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
-    let mut keys: Vec<&String> = sa.iter().chain(&sb).map(|(k, _)| k).collect();
-    keys.sort();
-    keys.dedup();
+    let keys: BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
     keys.into_iter()
-        .filter_map(|k| {
-            let (va, vb) = (lookup(&sa, k), lookup(&sb, k));
-            (va != vb).then(|| EnvDifference { what: k.clone(), a: va, b: vb })
-        })
+        .filter(|k| sa.get(*k) != sb.get(*k))
+        .map(|k| EnvDifference { what: k.clone(), a: sa.get(k).cloned(), b: sb.get(k).cloned() })
         .collect()
 }
 

@@ -158,17 +158,16 @@ pub struct Unbundled {
     pub report: Option<PathBuf>,
 }
 
+/// A plain file or folder name: no separators, no leading dot (so no `.`,
+/// `..` or hidden staging folder), nothing a terminal would interpret.
+fn plain(s: &str) -> bool {
+    !s.is_empty() && !s.starts_with('.') && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
 /// A path inside a bundle: `bundle.json`, `runs/<id>/<file>` or
 /// `reports/<id>/<file>`, each part a plain name. Anything else (absolute,
 /// `..`, deeper folders, odd characters) is refused.
 fn split_entry(path: &str) -> Option<(&str, &str, &str)> {
-    let plain = |s: &str| {
-        !s.is_empty()
-            && s != "."
-            && s != ".."
-            && !s.starts_with('.')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    };
     let mut parts = path.split('/');
     let (Some(top), Some(id), Some(name), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
         return None;
@@ -221,10 +220,12 @@ pub fn unbundle(file: &Path, archive: &Archive, reports_dir: &Path) -> Result<Ve
         ));
     }
 
-    // Every listed file present with its hash, and nothing unlisted.
+    // Every file hashed once; every listed file present with its hash,
+    // and nothing unlisted.
+    let hashes: BTreeMap<&str, String> = entries.iter().map(|(p, d)| (p.as_str(), sha256_hex(d))).collect();
     let mut listed: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for run in &index.runs {
-        if split_entry(&format!("runs/{}/x", run.run_id)).is_none() {
+        if !plain(&run.run_id) {
             return Err(bad(file, format!("run id `{}` is not a plain name", run.run_id)));
         }
         let groups = [("runs", &run.files), ("reports", &run.report_files)];
@@ -232,8 +233,8 @@ pub fn unbundle(file: &Path, archive: &Archive, reports_dir: &Path) -> Result<Ve
             for f in list.iter() {
                 let path = format!("{top}/{}/{}", run.run_id, f.path);
                 let data = entries.get(&path).ok_or_else(|| bad(file, format!("`{path}` is listed but missing")))?;
-                let found = sha256_hex(data);
-                if data.len() as u64 != f.bytes || found != f.sha256 {
+                let found = &hashes[path.as_str()];
+                if data.len() as u64 != f.bytes || *found != f.sha256 {
                     return Err(bad(
                         file,
                         format!("`{path}`: sha256 {found} ({} bytes), but bundle.json lists {} ({} bytes): the bundle was changed after it was made", data.len(), f.sha256, f.bytes),
@@ -245,7 +246,7 @@ pub fn unbundle(file: &Path, archive: &Archive, reports_dir: &Path) -> Result<Ve
         let manifest = entries
             .get(&format!("runs/{}/{MANIFEST_FILE}", run.run_id))
             .ok_or_else(|| bad(file, format!("run {} has no manifest.json", run.run_id)))?;
-        check_manifest(file, &run.run_id, manifest, &entries)?;
+        check_manifest(file, &run.run_id, manifest, &hashes)?;
     }
     if let Some(extra) = entries.keys().find(|p| !listed.contains(*p)) {
         return Err(bad(file, format!("`{extra}` is not listed in bundle.json")));
@@ -310,7 +311,7 @@ pub fn unbundle(file: &Path, archive: &Archive, reports_dir: &Path) -> Result<Ve
 
 /// A bundled run's manifest must be its own (same id), sealed and intact,
 /// and list exactly the run's other files with their hashes.
-fn check_manifest(file: &Path, id: &str, manifest: &[u8], entries: &BTreeMap<String, Vec<u8>>) -> Result<()> {
+fn check_manifest(file: &Path, id: &str, manifest: &[u8], hashes: &BTreeMap<&str, String>) -> Result<()> {
     let value: serde_json::Value =
         serde_json::from_slice(manifest).map_err(|e| bad(file, format!("runs/{id}/manifest.json: {e}")))?;
     if value.get("run_id").and_then(|v| v.as_str()) != Some(id) {
@@ -328,10 +329,10 @@ fn check_manifest(file: &Path, id: &str, manifest: &[u8], entries: &BTreeMap<Str
         else {
             continue;
         };
-        let data = entries
-            .get(&format!("runs/{id}/{path}"))
+        let found = hashes
+            .get(format!("runs/{id}/{path}").as_str())
             .ok_or_else(|| bad(file, format!("runs/{id}/{path} is in the run's manifest but not in the bundle")))?;
-        if sha256_hex(data) != sha {
+        if found != sha {
             return Err(bad(file, format!("runs/{id}/{path} does not match the run's manifest")));
         }
     }

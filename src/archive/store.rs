@@ -121,7 +121,7 @@ impl RunDir {
     /// The run's rows as a DataFrame, after checking the results file
     /// against the sha256 its manifest recorded (and its schema version).
     pub fn dataframe(&self) -> Result<polars::prelude::DataFrame> {
-        schema::read_parquet_bytes(&self.results_path(), self.verified_results()?)
+        Ok(self.read(false)?.1)
     }
 
     /// The manifest and the rows, both checked against their hashes, or
@@ -130,7 +130,8 @@ impl RunDir {
         if no_verify {
             Ok((self.manifest_unsealed()?.0, self.dataframe_unverified()?))
         } else {
-            Ok((self.manifest()?, self.dataframe()?))
+            let (manifest, data) = self.verified_results()?;
+            Ok((manifest, schema::read_parquet_bytes(&self.results_path(), data)?))
         }
     }
 
@@ -139,22 +140,24 @@ impl RunDir {
         schema::read_parquet(&self.results_path())
     }
 
-    /// The results file's bytes, refused if they differ from the sha256 the
-    /// manifest recorded. A running run rewrites its file and then its
-    /// manifest, so a mismatch there is re-checked after a moment first.
-    fn verified_results(&self) -> Result<Vec<u8>> {
+    /// The (sealed) manifest and the results file's bytes, refused if they
+    /// differ from the sha256 that manifest recorded. A running run rewrites
+    /// its file and then its manifest, so a mismatch there is re-checked
+    /// after a moment first.
+    fn verified_results(&self) -> Result<(Manifest, Vec<u8>)> {
         let path = self.results_path();
         let mut attempt = 0;
         loop {
             let manifest = self.manifest()?;
             let data = fs::read(&path).at(&path)?;
             // A run begun by a version that did not hash: `verify` says so.
-            let Some(expected) = manifest.files.into_iter().find(|f| f.path == RESULTS_FILE).map(|f| f.sha256) else {
-                return Ok(data);
+            let Some(expected) = manifest.files.iter().find(|f| f.path == RESULTS_FILE).map(|f| f.sha256.clone())
+            else {
+                return Ok((manifest, data));
             };
             let found = super::manifest::sha256_hex(&data);
             if found == expected {
-                return Ok(data);
+                return Ok((manifest, data));
             }
             attempt += 1;
             if manifest.status != RunStatus::Running || attempt == 3 {

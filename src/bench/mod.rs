@@ -118,13 +118,12 @@ impl<T: Copy> AlignedBuf<T> {
 /// headroom so the benchmark never pushes the machine into swap or OOM).
 /// A cgroup limit (container, Slurm job) counts: its room is named.
 pub(crate) fn memory_check(bytes: u64) -> Option<String> {
-    let avail = crate::host::available_memory_bytes()?;
+    let (avail, cgroup) = crate::host::available_memory()?;
     if bytes as f64 <= 0.9 * avail as f64 {
         return None;
     }
     let fmt = crate::vocab::units::format_bytes;
-    let limit = crate::host::cgroup_memory()
-        .filter(|c| c.room_bytes() == avail)
+    let limit = cgroup
         .map(|c| format!(" under the cgroup limit of {} ({})", fmt(c.limit_bytes), c.file.display()))
         .unwrap_or_default();
     Some(format!("needs {} of buffers, only {} of memory is available{limit}", fmt(bytes), fmt(avail)))

@@ -97,7 +97,7 @@ impl Render for RerunOutput {
                 format_seconds(p.median_b),
                 format!("{:.3}", p.ratio),
                 ci,
-                verdict_word(p.verdict).into(),
+                p.verdict.as_str().into(),
             ]);
         }
         write_table(&mut *t.out, &tab)?;
@@ -111,14 +111,5 @@ impl Render for RerunOutput {
             count(Verdict::Slower),
             count(Verdict::Inconclusive)
         )
-    }
-}
-
-fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Faster => "faster",
-        Verdict::Slower => "slower",
-        Verdict::Same => "same",
-        Verdict::Inconclusive => "inconclusive",
     }
 }
