@@ -56,6 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 sample: Some(s as u32),
                 iterations: Some(10),
                 seconds: Some(1e-6 * (1.0 + size as f64 / 1e9) * (1.0 + (s % 7) as f64 * 1e-3)),
+                value: None,
                 timer: Some("synthetic".into()),
                 status: Status::Measured,
                 note: Some("converged; rsd 0.100 %".into()),

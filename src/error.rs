@@ -68,6 +68,15 @@ pub enum Error {
     #[error("{what} cancelled by an interrupt; the archive was left as it was")]
     Cancelled { what: String },
 
+    #[error("{file} line {line}, field `{field}`: {message}. The line format is {{\"metric\": \"tokens_per_s\", \"value\": 4242.5, \"unit\": \"tokens/s\", \"params\": {{\"gpus\": 8}}}} (see `benchbook run exec --help`).")]
+    Metrics { file: String, line: usize, field: String, message: String },
+
+    #[error("`{command}`: {message}{}", if stderr.is_empty() { String::new() } else { format!("; the end of its stderr:\n{stderr}") })]
+    CommandFailed { command: String, message: String, stderr: String },
+
+    #[error("{error}\nRun {run} was kept and marked failed, with everything recorded before the error (`benchbook show {run}`).")]
+    RunKept { run: String, error: Box<Error> },
+
     #[error("run {run} cannot be re-run: {why}")]
     NotRerunnable { run: String, why: String },
 }
@@ -76,6 +85,15 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The process exit code for this error: 1 when a run was recorded
+    /// and then failed (it is kept), 2 for everything refused up front.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::RunKept { .. } => 1,
+            _ => 2,
+        }
+    }
+
     /// An I/O error tied to the path it happened on.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }

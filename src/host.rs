@@ -161,6 +161,68 @@ impl HostInfo {
     }
 }
 
+/// Versions of the tools a workload usually depends on, where found: the
+/// Python that runs it and its ML packages (read from package metadata,
+/// without importing them), the NVIDIA driver, nvcc, ROCm and MPI.
+pub fn tool_versions(program: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let python = if name.starts_with("python") || name == "torchrun" { program } else { "python3" };
+    let python = if name == "torchrun" { "python3" } else { python };
+    if let Some(v) = output(python, &["--version"]) {
+        out.insert("python".into(), v.trim_start_matches("Python ").to_string());
+        let script = "import importlib.metadata as m\nfor p in ['torch','vllm','transformers','numpy','jax','deepspeed','megatron-core','triton']:\n  try: print(p, m.version(p))\n  except Exception: pass";
+        if let Some(list) = output(python, &["-c", script]) {
+            for l in list.lines() {
+                if let Some((k, v)) = l.split_once(' ') {
+                    out.insert(k.to_string(), v.to_string());
+                }
+            }
+        }
+    }
+    if let Some(v) = output("nvidia-smi", &["--query-gpu=driver_version", "--format=csv,noheader"]) {
+        out.insert("nvidia_driver".into(), v.lines().next().unwrap_or("").to_string());
+    }
+    if let Some(v) = output("nvcc", &["--version"]) {
+        out.insert("nvcc".into(), v.lines().last().unwrap_or("").to_string());
+    }
+    if let Ok(v) = std::fs::read_to_string("/opt/rocm/.info/version") {
+        out.insert("rocm".into(), v.trim().to_string());
+    }
+    if let Some(v) = output("mpirun", &["--version"]) {
+        out.insert("mpirun".into(), v.lines().next().unwrap_or("").to_string());
+    }
+    out
+}
+
+/// A program's stdout when it runs and succeeds within 10 s.
+fn output(program: &str, args: &[&str]) -> Option<String> {
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let t = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) if s.success() => break,
+            Ok(Some(_)) | Err(_) => return None,
+            Ok(None) if t.elapsed() > std::time::Duration::from_secs(10) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+    let mut s = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut()?, &mut s).ok()?;
+    let s = s.trim().to_string();
+    (!s.is_empty()).then_some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,13 +21,14 @@ fn main() -> ExitCode {
     match benchbook::cli::main_with(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
+            let code = e.exit_code();
             let e = anyhow::Error::from(e);
             // Errors quote what they were given (run ids, file contents):
             // shown terminal-safe, a line at a time.
             let text = format!("{e:#}");
             let lines: Vec<_> = text.split('\n').map(benchbook::cli::terminal_safe).collect();
             eprintln!("error: {}", lines.join("\n"));
-            ExitCode::from(2)
+            ExitCode::from(code)
         }
     }
 }

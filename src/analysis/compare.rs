@@ -168,6 +168,7 @@ mod tests {
                 sample: Some(i as u32),
                 iterations: Some(1),
                 seconds: Some(*t),
+                value: None,
                 timer: None,
                 status: Status::Measured,
                 note: None,

@@ -2,7 +2,8 @@
 //! polars query (group by run and point); curve-level results (plateau,
 //! saturation sizes, roofline fractions) are pure functions in [`stats`] on
 //! the summarized points. Rates are derived here and only here:
-//! `gbps_*` = bytes / median seconds per operation / 10^9.
+//! `gbps_*` = bytes / median seconds per operation / 10^9. Named metrics
+//! (tokens/s, TTFT, loss) are summarized by [`workload`].
 
 pub mod compare;
 pub mod environment;
@@ -10,6 +11,7 @@ pub mod specs;
 /// Statistics live in the vocabulary layer; re-exported for the notebooks.
 pub use crate::vocab::stats;
 pub mod summary;
+pub mod workload;
 
 pub use specs::{Spec, SpecBook};
 pub use summary::{curves, point_stats, run_stats, saturation, summarize_lazy, Curve, PointStat, Saturation};

@@ -35,7 +35,9 @@ pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
         col("iterations").first(),
         col("rank").n_unique().cast(DataType::UInt32).alias("ranks_reporting"),
     ]);
-    rows.filter(col("status").eq(lit("measured")))
+    // Named-metric rows (schema v4) carry `value`, not `seconds`: their
+    // summary is `analysis::workload`.
+    rows.filter(col("status").eq(lit("measured")).and(col("metric").is_null()))
         .group_by([col("run_id"), col("point"), col("sample")])
         .agg(per_sample)
         .with_column((col("seconds") / f("iterations")).alias("seconds_per_op"))

@@ -13,10 +13,12 @@ use crate::error::{Error, Result};
 use crate::vocab::rows::Row;
 
 /// The current row-schema version.
-pub const SCHEMA_VERSION: u32 = 3;
-/// Versions this build can read: v1 lacks `method` (read as null); v1 and v2
-/// lack `stop`, which the migration reads back from the start of the note.
-pub const READABLE_VERSIONS: [u32; 3] = [1, 2, 3];
+pub const SCHEMA_VERSION: u32 = 4;
+/// Versions this build can read: v1 lacks `method` (derived on read); v1
+/// and v2 lack `stop`, which the migration reads back from the start of the
+/// note; v1–v3 lack the named-metric columns (`metric`, `axes`, `value`,
+/// `unit`, `better`), which read as null: every older row is a timed row.
+pub const READABLE_VERSIONS: [u32; 4] = [1, 2, 3, 4];
 /// Parquet key-value metadata key holding the schema version.
 pub const VERSION_KEY: &str = "benchbook.schema_version";
 

@@ -33,6 +33,7 @@ pub fn outcome_rows(meta: &RowMeta, index: u32, point: &Point, timer: &str, outc
         sample: None,
         iterations: None,
         seconds: None,
+        value: None,
         timer: None,
         status,
         note,
@@ -49,6 +50,7 @@ pub fn outcome_rows(meta: &RowMeta, index: u32, point: &Point, timer: &str, outc
                     sample: Some(i as u32),
                     iterations: Some(s.iterations),
                     seconds: Some(s.seconds),
+                    value: None,
                     timer: Some(timer.to_string()),
                     stop: Some(m.stop),
                     ..base(Status::Measured, Some(note.clone()))

@@ -4,6 +4,9 @@
 //! ([`print`]) renders that value as text (tables through comfy-table) or
 //! as JSON. Progress is drawn by [`progress`], which listens to the
 //! library's [`crate::vocab::progress::Progress`] events.
+//!
+//! This file is longer than 400 lines because it holds every command's
+//! clap declaration, from which `--help` is generated, in one place.
 
 mod commands;
 mod config;
@@ -177,7 +180,11 @@ pub struct ImportArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, after_help = RUN_AFTER_HELP)]
 pub struct RunArgs {
+    #[command(subcommand)]
+    pub sub: Option<RunCommand>,
+
     /// A preset (`quick`, `full`) and/or benchmarks: `memcpy`, `gemm` (CPU and GPU), `stream`
     /// (CPU), `memcpy-peer`, `h2d`, `d2h` (GPU); with the `mpi` feature, under mpirun/srun:
     /// `p2p`, `collective`. A preset sets sizes and stopping rules; naming benchmarks runs
@@ -254,7 +261,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<f64>,
 
-    /// A label for the run (kept in the manifest and the run id).
+    #[command(flatten)]
+    pub out: RecordFlags,
+}
+
+/// What a recording command (`run`, `run exec`) does with the run it made.
+#[derive(Debug, Args)]
+pub struct RecordFlags {
+    /// A label for the run (kept in the manifest and the run id; `run exec`: default the script's name).
     #[arg(long)]
     pub label: Option<String>,
 
@@ -277,6 +291,68 @@ pub struct RunArgs {
     /// Print a JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
+}
+
+const RUN_AFTER_HELP: &str = "\
+Examples:
+  benchbook run quick --report
+  benchbook run memcpy --sizes 4K..1G --threads 1,2
+  benchbook run exec --repeat 10 --param model=tiny -- python3 scripts/train_mlp.py --steps 50";
+
+/// `benchbook run` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RunCommand {
+    /// Run any command N times (as hyperfine does) and archive its wall time and the metrics it reports.
+    #[command(after_help = EXEC_AFTER_HELP)]
+    Exec(ExecArgs),
+}
+
+const EXEC_AFTER_HELP: &str = "\
+The command reports metrics by appending JSON lines to the file named by
+$BENCHBOOK_METRICS_FILE (one file per repetition), e.g. in Python:
+
+  import json, os
+  with open(os.environ[\"BENCHBOOK_METRICS_FILE\"], \"a\") as f:
+      print(json.dumps({\"metric\": \"tokens_per_s\", \"value\": 4242.5, \"unit\": \"tokens/s\",
+                        \"params\": {\"model\": \"7b\", \"gpus\": 8}}), file=f)
+
+Fields: metric (a name), value (a finite number), unit (always; e.g. tokens/s,
+samples/s, ms, GB, 1), params (optional: name -> string/number/bool), better
+(\"higher\" or \"lower\"; optional for rates (unit ending in /s) and times,
+required otherwise). Every repetition also records `wall_time_s`.
+$BENCHBOOK_RUN_ID and $BENCHBOOK_REPETITION are set too.
+
+Each repetition's stdout, stderr and metrics file are kept in the run. A
+malformed line or a non-zero exit keeps what was recorded, marks the run
+failed and names the line and field or the exit code. Ctrl-C stops the
+command (SIGINT, then SIGTERM, then SIGKILL) and keeps every finished
+repetition.
+
+Examples:
+  benchbook run exec --repeat 5 -- python3 scripts/train_mlp.py --steps 50
+  benchbook run exec --param gpus=8 --label ddp8 -- torchrun --nproc-per-node 8 scripts/train_ddp.py
+  benchbook run exec --repeat 10 --report -- ./my_benchmark.sh";
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Run the command this many times.
+    #[arg(long, short = 'r', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+
+    /// A parameter of every row, NAME=VALUE (repeatable): `--param gpus=8 --param model=7b`.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+
+    /// Go on after a repetition that exits non-zero (it is recorded as failed).
+    #[arg(long, short = 'i')]
+    pub ignore_failure: bool,
+
+    #[command(flatten)]
+    pub out: RecordFlags,
+
+    /// The command and its arguments, after `--` (run directly, not through a shell).
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -324,9 +400,14 @@ pub fn main_with(cli: Cli) -> Result<u8> {
     let archive = Archive::new(&cli.archive);
     let quiet = cli.quiet;
     match cli.command {
+        Command::Run(RunArgs { sub: Some(RunCommand::Exec(e)), .. }) => {
+            let out = commands::run::exec(&archive, &e, quiet)?;
+            emit(&out, Form::json(e.out.json), quiet);
+            Ok(out.exit_code())
+        }
         Command::Run(a) => match commands::run::run(&archive, &a, quiet)? {
             Some(out) => {
-                emit(&out, Form::json(a.json), quiet);
+                emit(&out, Form::json(a.out.json), quiet);
                 Ok(out.exit_code())
             }
             // Ranks other than 0 measure, hand their rows to rank 0, and exit quietly.

@@ -110,6 +110,7 @@ impl Source for ImportSource {
                     sample: measured.then_some(0),
                     iterations: measured.then_some(iterations),
                     seconds: measured.then_some(r.seconds_per_op * iterations as f64),
+                    value: None,
                     timer: Some(p.tool.clone()),
                     status: r.status,
                     note: Some(format!("{} (line {})", r.note, r.line)),

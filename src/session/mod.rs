@@ -9,6 +9,7 @@
 //! An all-or-nothing source (an import) is built in a staging folder that
 //! becomes the run only when complete; an error or Ctrl-C removes it.
 
+mod exec;
 mod local;
 
 use std::path::PathBuf;
@@ -21,6 +22,7 @@ use crate::vocab::progress::Progress;
 use crate::vocab::rows::{NullSink, RunOutcome};
 use crate::vocab::source::Source;
 
+pub use exec::{parse_metrics, ExecSource, ExecSpec, METRICS_ENV, WALL_METRIC};
 pub use local::LocalSource;
 
 /// What a finished (or interrupted) run left in the archive.
@@ -80,8 +82,9 @@ fn record_repeat(
             Err(e)
         }
         Err(e) => {
+            let run = writer.dir.id.clone();
             let _ = writer.finish(RunStatus::Failed, Some(e.to_string()));
-            Err(e)
+            Err(crate::error::Error::RunKept { run, error: Box::new(e) })
         }
     }
 }
@@ -125,6 +128,13 @@ pub fn rerun(archive: &Archive, original: &crate::archive::RunDir, progress: &dy
         };
         return Err(not(format!("it was imported from {tools}, and benchbook does not run other tools; {said}")));
     }
+    if let Some(exec) = m.config.get("exec") {
+        let spec: ExecSpec = serde_json::from_value(exec.clone())
+            .map_err(|e| not(format!("its recorded command is not one this benchbook reads ({e})")))?;
+        let mut source = ExecSource::new(spec);
+        return Ok(record_repeat(archive, &mut source, m.label.as_deref(), Some(&original.id), progress)?
+            .expect("an exec run writes its archive"));
+    }
     if m.config.get("mpi").is_some() {
         return Err(not(format!(
             "it ran across MPI ranks; launch it again the same way: `{}`",
@@ -137,6 +147,13 @@ pub fn rerun(archive: &Archive, original: &crate::archive::RunDir, progress: &dy
     let mut source = LocalSource::new(cfg);
     Ok(record_repeat(archive, &mut source, m.label.as_deref(), Some(&original.id), progress)?
         .expect("a local run writes its archive"))
+}
+
+/// Run `spec`'s command `spec.repeat` times as one run (`run exec`).
+pub fn exec(archive: &Archive, spec: &ExecSpec, label: Option<&str>, progress: &dyn Progress) -> Result<RunResult> {
+    spec.validate()?;
+    let mut source = ExecSource::new(spec.clone());
+    Ok(record(archive, &mut source, label, progress)?.expect("an exec run writes its archive"))
 }
 
 /// Import other tools' output `files` into `archive` as one run. Every file

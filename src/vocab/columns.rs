@@ -98,6 +98,11 @@ static COLUMNS: LazyLock<Vec<ColumnDef>> = LazyLock::new(|| {
         def("note", PerPoint, OptStr(|r| r.note.as_deref(), |r, v| r.note = v), 1),
         def("stop", PerPoint, OptStr(|r| r.stop.map(StopReason::name), set_stop), 3),
         def("source", PerPoint, Str(|r| &r.source, |r, v| r.source = v), 1),
+        def("metric", Key, OptStr(|r| r.params.metric.as_deref(), |r, v| r.params.metric = v), 4),
+        def("axes", Key, OptStr(|r| r.params.axes.as_deref(), |r, v| r.params.axes = v), 4),
+        def("value", PerRow, OptF64(|r| r.value, |r, v| r.value = v), 4),
+        def("unit", PerPoint, OptStr(|r| r.params.unit.as_deref(), |r, v| r.params.unit = v), 4),
+        def("better", PerPoint, OptStr(|r| r.params.better.as_deref(), |r, v| r.params.better = v), 4),
     ]
 });
 

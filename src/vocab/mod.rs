@@ -9,6 +9,8 @@
 //! - [`accounting`]: byte and FLOP counting (bus factors, STREAM weights);
 //! - [`kinds`]: the closed vocabularies as enums (backend, dtype, copy
 //!   method, cache mode, stop reason);
+//! - [`metrics`]: named metrics (tokens/s, TTFT, loss), their direction
+//!   and parameters, and the `run exec` JSON-lines protocol;
 //! - [`facts`]: typed manifest facts (probes, GPU facts, the stopping rule);
 //! - [`stats`]: statistics as pure functions on slices;
 //! - [`progress`]: progress as events;
@@ -19,6 +21,7 @@ pub mod columns;
 pub mod facts;
 pub mod interrupt;
 pub mod kinds;
+pub mod metrics;
 pub mod progress;
 pub mod rows;
 pub mod source;

@@ -71,11 +71,29 @@ pub struct Point {
     /// How the operation was performed: `libc_memcpy`, `copy_engine`,
     /// `sm_kernel`, `cublas_gemm_ex`, `gemm_crate`, ... (schema v2).
     pub method: Option<String>,
+    /// A named metric's name (schema v4): `tokens_per_s`, `ttft_ms_p99`, ...;
+    /// null on timed rows, whose measurement is `seconds`.
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// The point's named parameters as canonical JSON (`{"gpus":8,"model":"7b"}`,
+    /// keys sorted; see [`crate::vocab::metrics`]); schema v4.
+    #[serde(default)]
+    pub axes: Option<String>,
+    /// The metric's unit: `tokens/s`, `ms`, `GB`, `1` (schema v4).
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// Which way the metric improves: `higher` or `lower` (schema v4).
+    #[serde(default)]
+    pub better: Option<String>,
 }
 
 impl Point {
     /// A short label for progress output and tables: `memcpy copy 64 MiB 2T`.
     pub fn label(&self) -> String {
+        if let Some(metric) = &self.metric {
+            let axes = crate::vocab::metrics::params_label(&crate::vocab::metrics::parse_params(self.axes.as_deref()));
+            return if axes.is_empty() { metric.clone() } else { format!("{metric} {axes}") };
+        }
         let mut s = format!("{} {}", self.bench, self.op);
         if let Some(d) = &self.dtype {
             s += &format!(" {d}");
@@ -121,6 +139,9 @@ pub struct Row {
     pub iterations: Option<u64>,
     /// Wall (or device-event) seconds for the whole sample.
     pub seconds: Option<f64>,
+    /// A metric row's value, in the point's `unit` (schema v4).
+    #[serde(default)]
+    pub value: Option<f64>,
     /// The clock that timed the sample, e.g. `steady_clock`, `cuda_event`.
     pub timer: Option<String>,
     pub status: Status,
@@ -147,6 +168,7 @@ impl Row {
             sample: None,
             iterations: None,
             seconds: None,
+            value: None,
             timer: None,
             status: Status::Measured,
             note: None,

@@ -170,6 +170,37 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
     })
 }
 
+/// A distribution-free confidence interval of the median: the order
+/// statistics (x₍ₗ₎, x₍ₙ₋ₗ₊₁₎) with the largest l whose coverage,
+/// 1 − 2·P(Binomial(n, ½) < l), is at least `level`. Returns the interval
+/// and its exact coverage; `None` when n is too small for any pair of
+/// order statistics to reach `level` (n < 6 at 95 %). Assumes independent
+/// samples of one distribution, nothing about its shape.
+pub fn median_ci(sorted: &[f64], level: f64) -> Option<(f64, f64, f64)> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    // P(B = k) in log space, so that n in the millions does not underflow.
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut ln_choose = 0.0f64; // ln C(n, 0)
+    let mut below = 0.0f64; // P(B < l), for l = 1, 2, ...
+    let mut best: Option<(usize, f64)> = None;
+    for l in 1..=n / 2 {
+        let k = l - 1;
+        below += (ln_choose + ln_half_n).exp();
+        ln_choose += ((n - k) as f64).ln() - ((k + 1) as f64).ln();
+        let coverage = 1.0 - 2.0 * below;
+        if coverage >= level {
+            best = Some((l, coverage));
+        } else {
+            break;
+        }
+    }
+    let (l, coverage) = best?;
+    Some((sorted[l - 1], sorted[n - l], coverage))
+}
+
 /// The smallest size whose rate reaches `fraction` × `reference`.
 /// `curve` is (size, rate) pairs in any order. None when no point reaches it.
 pub fn saturation_size(curve: &[(u64, f64)], reference: f64, fraction: f64) -> Option<u64> {
@@ -282,7 +313,32 @@ mod tests {
         assert!(MedianResampler::new(&[f64::NAN]).is_none());
     }
 
+    #[test]
+    fn median_interval_matches_the_binomial_tables() {
+        let xs: Vec<f64> = (1..=10).map(f64::from).collect();
+        // n = 10: (x2, x9), coverage 1 − 2·(1 + 10)/1024 = 97.85 %.
+        let (lo, hi, c) = median_ci(&xs, 0.95).unwrap();
+        assert_eq!((lo, hi), (2.0, 9.0));
+        assert!((c - (1.0 - 22.0 / 1024.0)).abs() < 1e-12, "{c}");
+        assert!(median_ci(&xs[..5], 0.95).is_none(), "n = 5 cannot reach 95 %");
+        let (lo, hi, _) = median_ci(&xs[..6], 0.95).unwrap();
+        assert_eq!((lo, hi), (1.0, 6.0));
+        let big: Vec<f64> = (0..2_000_000).map(f64::from).collect();
+        let (lo, hi, c) = median_ci(&big, 0.95).unwrap();
+        assert!(lo < 1e6 && hi > 1e6 && hi - lo < 3000.0 && c >= 0.95, "{lo} {hi} {c}");
+    }
+
     proptest! {
+        #[test]
+        fn the_median_interval_holds_the_median_and_covers(xs in proptest::collection::vec(-1e6f64..1e6, 6..300)) {
+            let mut v = xs.clone();
+            v.sort_by(f64::total_cmp);
+            let (lo, hi, c) = median_ci(&v, 0.95).unwrap();
+            let m = quantile_sorted(&v, 0.5);
+            prop_assert!(lo <= m && m <= hi);
+            prop_assert!((0.95..=1.0).contains(&c));
+        }
+
         #[test]
         fn resampled_medians_stay_within_the_sample(xs in proptest::collection::vec(-1e6f64..1e6, 1..200), seed in 0u64..1000) {
             let r = MedianResampler::new(&xs).unwrap();

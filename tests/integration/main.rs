@@ -13,6 +13,7 @@ mod backends;
 mod bundle;
 mod cli;
 mod end_to_end;
+mod exec;
 #[cfg(feature = "cuda")]
 mod fake_cuda;
 mod golden;

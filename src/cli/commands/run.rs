@@ -55,7 +55,7 @@ pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutp
     let mpi = cfg.benches.iter().any(|b| MPI_BENCHES.contains(&b.as_str()));
     // Only rank 0 of an MPI job draws progress; the others would interleave on the terminal.
     let bar = Bar::unless(quiet || (mpi && !rank0()));
-    let label = a.label.as_deref();
+    let label = a.out.label.as_deref();
     let result = if mpi {
         run_mpi(archive, &cfg, label, listener(&bar))
     } else {
@@ -68,19 +68,46 @@ pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutp
     let Some(result) = result? else {
         return Ok(None);
     };
+    finish(archive, result, &a.out).map(Some)
+}
+
+/// `run exec`: run a command `repeat` times as one run.
+pub fn exec(archive: &Archive, a: &crate::cli::ExecArgs, quiet: bool) -> Result<RunOutput> {
+    let mut params = crate::vocab::metrics::Params::new();
+    for p in &a.params {
+        let (k, v) =
+            crate::vocab::metrics::param_from_arg(p).map_err(|e| crate::error::Error::config("--param", e.0))?;
+        params.insert(k, v);
+    }
+    let spec = crate::session::ExecSpec {
+        command: a.command.clone(),
+        repeat: a.repeat,
+        params,
+        ignore_failure: a.ignore_failure,
+    };
+    let bar = Bar::unless(quiet);
+    let result = crate::session::exec(archive, &spec, a.out.label.as_deref(), listener(&bar));
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    finish(archive, result?, &a.out)
+}
+
+/// Write the report a recording command asked for, and say what became of the run.
+fn finish(archive: &Archive, result: RunResult, a: &crate::cli::RecordFlags) -> Result<RunOutput> {
     let mut report = Vec::new();
     if a.report && result.outcome.measured > 0 {
         let opts = ReportOptions { format: a.format, png: a.png, ..ReportOptions::default() };
         let r = crate::report::build(&result.run, &archive.root, &opts)?;
         report = crate::report::write(&r, &a.reports_dir.join(&result.run.id), &opts)?;
     }
-    Ok(Some(RunOutput {
+    Ok(RunOutput {
         run_id: result.run.id,
         status: result.status,
         run_dir: result.run.path,
         outcome: result.outcome,
         report,
-    }))
+    })
 }
 
 /// Whether this process is rank 0 of an MPI job, as the launcher tells it

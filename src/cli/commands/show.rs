@@ -5,6 +5,7 @@ use std::io;
 use polars::prelude::IntoLazy;
 use serde::Serialize;
 
+use crate::analysis::workload::{metric_stats, MetricStat};
 use crate::analysis::{point_stats, PointStat};
 use crate::archive::{Archive, Manifest};
 use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
@@ -17,14 +18,17 @@ use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 pub struct ShowOutput {
     pub manifest: Manifest,
     pub points: Vec<PointStat>,
+    /// Named-metric points (schema v4): tokens/s, latencies, wall times.
+    pub metrics: Vec<MetricStat>,
 }
 
 /// Read the run `query` names (an id, a unique part of one, or `latest`).
 pub fn show(archive: &Archive, query: &str, no_verify: bool) -> Result<ShowOutput> {
     let run = archive.resolve(query)?;
     let (manifest, df) = run.read(no_verify)?;
+    let metrics = metric_stats(&df)?;
     let points = point_stats(df.lazy())?;
-    Ok(ShowOutput { manifest, points })
+    Ok(ShowOutput { manifest, points, metrics })
 }
 
 impl Render for ShowOutput {
@@ -68,6 +72,28 @@ impl Render for ShowOutput {
             "points   {} ({} measured, {} skipped, {} failed), {} rows",
             c.points, c.measured, c.skipped, c.failed, c.rows
         )?;
+        if !self.metrics.is_empty() {
+            writeln!(w)?;
+            let mut tab =
+                table(&["METRIC", "UNIT", "MEDIAN", "95% CI OF MEDIAN", "MIN", "MAX", "N", "BETTER"], &[2, 4, 5, 6]);
+            for p in &self.metrics {
+                tab.add_row(vec![
+                    cell(&p.label()),
+                    cell(&p.unit),
+                    format_sig3(p.median),
+                    p.ci.map(|(lo, hi)| format!("{}–{}", format_sig3(lo), format_sig3(hi)))
+                        .unwrap_or_else(|| format!("n/a: {} sample(s), needs 6", p.samples)),
+                    format_sig3(p.min),
+                    format_sig3(p.max),
+                    p.samples.to_string(),
+                    p.better.as_str().into(),
+                ]);
+            }
+            write_table(w, &tab)?;
+        }
+        if self.points.is_empty() && !self.metrics.is_empty() {
+            return Ok(());
+        }
         writeln!(w)?;
         let mut tab = table(&["POINT", "MEDIAN", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N"], &[1, 2, 3, 4, 5, 6]);
         let num = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
