@@ -9,12 +9,16 @@
 //! - a tool that prints only a rate gets its time derived from bytes / rate,
 //!   and the row's note says so;
 //! - GB/s is 10^9 bytes/s; MB/s 10^6; MiB/s 2^20; Gb/s 10^9 bits/s;
+//! - serving and training tools (vLLM, Megatron) give named metrics
+//!   (schema v4): each number keeps its unit and direction, and the point's
+//!   parameters (model, request rate, iteration) are named axes;
 //! - `bytes_copied` is the byte count a tool's own bandwidth divides by
 //!   (algbw for collectives, with `bw_factor` for busbw); `bytes_moved` is
 //!   filled only where read + written is known (BabelStream, memcpy).
 
 pub mod babelstream;
 mod command;
+pub mod megatron;
 pub mod nccl_tests;
 pub mod nvbandwidth;
 pub mod osu;
@@ -22,6 +26,7 @@ pub mod perftest;
 pub mod rccl_json;
 pub mod seed_json;
 mod source;
+pub mod vllm;
 
 pub(crate) use command::command_line;
 pub use source::ImportSource;
@@ -42,6 +47,9 @@ pub struct Record {
     pub device: Option<String>,
     pub host: Option<String>,
     pub status: Status,
+    /// A named metric's value (schema v4), in `params.unit`; `params.metric`
+    /// is set and `seconds_per_op` is unused.
+    pub value: Option<f64>,
     /// How the numbers were read and converted.
     pub note: String,
     /// 1-based line in the source file.
@@ -101,6 +109,9 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(nvbandwidth::Nvbandwidth),
         Box::new(babelstream::BabelStreamCsv),
         Box::new(babelstream::BabelStream),
+        Box::new(vllm::VllmServeJson),
+        Box::new(vllm::VllmServe),
+        Box::new(megatron::Megatron),
     ]
 }
 
@@ -207,6 +218,13 @@ fn keep_possible(parsed: &mut Parsed) {
         if r.status != Status::Measured {
             return true;
         }
+        if r.params.metric.is_some() {
+            let ok = r.value.is_some_and(f64::is_finite);
+            if !ok {
+                warnings.push(format!("line {}: value {:?} is not a finite number; row dropped", r.line, r.value));
+            }
+            return ok;
+        }
         let s = r.seconds_per_op;
         if !(s.is_finite() && s > 0.0) {
             warnings.push(format!("line {}: time {s} s per operation is not a positive finite number; row dropped", r.line));
@@ -297,9 +315,34 @@ pub(crate) fn record(params: Point, seconds_per_op: f64, line: usize, note: impl
         device: None,
         host: None,
         status: Status::Measured,
+        value: None,
         note: note.into(),
         line,
     }
+}
+
+/// A record of a named metric: `value` in `unit`, better `better`, at the
+/// point's named parameters (`tool` becomes the row's `bench`).
+pub(crate) fn metric_record(
+    tool: &str,
+    metric: &str,
+    value: f64,
+    unit: &str,
+    better: crate::vocab::metrics::Better,
+    params: &crate::vocab::metrics::Params,
+    line: usize,
+    note: impl Into<String>,
+) -> Record {
+    let point = Point {
+        bench: tool.into(),
+        op: metric.into(),
+        metric: Some(metric.into()),
+        axes: crate::vocab::metrics::params_text(params),
+        unit: Some(unit.into()),
+        better: Some(better.as_str().into()),
+        ..Point::default()
+    };
+    Record { value: Some(value), ..record(point, f64::NAN, line, note) }
 }
 
 #[cfg(test)]

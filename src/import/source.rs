@@ -99,6 +99,7 @@ impl Source for ImportSource {
             for r in &p.records {
                 let iterations = r.iterations.unwrap_or(1).max(1);
                 let measured = r.status == Status::Measured;
+                let metric = r.params.metric.is_some();
                 rows.push(Row {
                     run_id: run_id.into(),
                     backend: p.backend.clone(),
@@ -108,9 +109,9 @@ impl Source for ImportSource {
                     point: outcome.points,
                     params: r.params.clone(),
                     sample: measured.then_some(0),
-                    iterations: measured.then_some(iterations),
-                    seconds: measured.then_some(r.seconds_per_op * iterations as f64),
-                    value: None,
+                    iterations: (measured && !metric).then_some(iterations),
+                    seconds: (measured && !metric).then_some(r.seconds_per_op * iterations as f64),
+                    value: if measured { r.value } else { None },
                     timer: Some(p.tool.clone()),
                     status: r.status,
                     note: Some(format!("{} (line {})", r.note, r.line)),

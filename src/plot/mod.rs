@@ -24,9 +24,11 @@ pub(crate) use impl_chart;
 
 pub mod bandwidth;
 pub mod bars;
+pub mod metric;
 
 pub use bandwidth::{bandwidth_chart, Line};
 pub use bars::bar_chart;
+pub use metric::MetricChart;
 
 use std::path::Path;
 use std::sync::Once;

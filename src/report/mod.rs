@@ -119,6 +119,7 @@ pub struct Report {
 pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<Report> {
     let (manifest, df) = run.read(opts.no_verify)?;
     let stats = point_stats(df.clone().lazy())?;
+    let metrics = crate::analysis::workload::metric_stats(&df)?;
     let not_measured =
         from_dataframe(&df.lazy().filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?)?;
     let book = SpecBook::load(archive_root)?;
@@ -139,7 +140,7 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
         Some(e) => (Some(e), None),
         None => (detect(&cpu_stats), detect(&gpu_stats)),
     };
-    let context = context::build(&manifest, &stats, &not_measured, spec, gpu_spec);
+    let context = context::build(&manifest, &stats, &metrics, &not_measured, spec, gpu_spec);
     let roof_of = |s: Option<&crate::analysis::Spec>| {
         s.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps))
     };
@@ -194,6 +195,18 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
             .collect();
         if !gemm.is_empty() {
             charts.push(Box::new(bar_chart(name, title, unit, gemm)));
+        }
+    }
+    if let Some(w) = &context.workload {
+        let label = |_: &str| manifest.label.clone().unwrap_or_else(|| manifest.run_id.clone());
+        for c in &w.charts {
+            charts.push(Box::new(crate::plot::MetricChart {
+                name: c.name.clone(),
+                title: c.title.clone(),
+                x_label: c.x.clone(),
+                y_label: format!("{} ({})", c.metric, c.unit),
+                series: crate::analysis::workload::series(&metrics, &c.metric, &c.x, &label),
+            }));
         }
     }
     Ok(Report { context, charts })

@@ -19,6 +19,7 @@ mod fake_cuda;
 mod golden;
 mod import;
 mod import_corpus;
+mod import_workload;
 mod interrupted_run;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -12,7 +12,9 @@
 //! - `methodology`: timers, stop rule, convergence and the list of points
 //!   not measured;
 //! - `provenance`: the appendix giving each table and figure its run,
-//!   parameters, samples, stopping rule, byte convention, build and command.
+//!   parameters, samples, stopping rule, byte convention, build and command;
+//! - `workload`: named metrics (tokens/s, latencies, loss), scaling
+//!   efficiency and metric-vs-parameter charts.
 
 use serde::Serialize;
 
@@ -26,6 +28,9 @@ mod prose;
 mod provenance;
 mod run;
 mod sections;
+mod workload;
+
+pub use workload::{WorkloadChart, WorkloadSection};
 
 pub use crate::vocab::units::shell_join;
 
@@ -243,6 +248,10 @@ pub struct ReportContext {
     pub p2p: Option<BandwidthSection>,
     pub latency: Vec<LatencyRow>,
     pub other: Vec<OtherRow>,
+    /// Named metrics (schema v4): `run exec` runs and serving/training imports.
+    pub workload: Option<WorkloadSection>,
+    /// Set for `run exec` runs: the command, its repetitions and tool versions.
+    pub exec: Option<workload::ExecInfo>,
     /// Set for imported runs: the numbers are the tool's, not benchbook's.
     pub imported: Vec<ImportInfo>,
     pub skipped: Vec<SkippedRow>,
@@ -267,6 +276,7 @@ const GPU_SECTION_BENCHES: [&str; 5] = ["memcpy", "memcpy-peer", "h2d", "d2h", "
 pub fn build(
     manifest: &Manifest,
     all_stats: &[PointStat],
+    metrics: &[crate::analysis::workload::MetricStat],
     not_measured: &[Row],
     spec: Option<&Spec>,
     gpu_spec: Option<&Spec>,
@@ -291,10 +301,15 @@ pub fn build(
         p2p: bandwidth_section(stats, &["p2p"], "p2p.svg", None),
         latency: sections::latency_rows(stats),
         other: sections::other_rows(stats),
+        workload: workload::workload_section(metrics),
         imported,
         skipped: methodology::not_measured(not_measured),
         methodology: methodology::methodology(manifest, all_stats),
-        provenance: provenance::provenance(manifest, all_stats, &methodology::stop_rule(manifest)),
+        provenance: provenance::provenance(manifest, all_stats, &methodology::stop_rule(manifest))
+            .into_iter()
+            .chain(provenance::workload_row(manifest, metrics))
+            .collect(),
+        exec: workload::exec_info(manifest),
         files: manifest
             .files
             .iter()

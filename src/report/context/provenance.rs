@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::analysis::workload::MetricStat;
 use crate::analysis::PointStat;
 use crate::archive::manifest::Manifest;
 use crate::vocab::units::{format_bytes, shell_join};
@@ -87,10 +88,14 @@ fn parameters(points: &[&PointStat]) -> String {
 /// The imported files (each row's `source` is `import:<tool>:<kept file>`)
 /// behind `points`, with the sha256 the manifest records for each.
 fn sources(manifest: &Manifest, points: &[&PointStat]) -> String {
-    let kept: BTreeSet<(String, String)> = points
-        .iter()
-        .filter_map(|p| {
-            let mut parts = p.source.as_deref()?.strip_prefix("import:")?.splitn(2, ':');
+    sources_of(manifest, points.iter().filter_map(|p| p.source.as_deref()))
+}
+
+/// [`sources`] of rows' `source` values.
+fn sources_of<'a>(manifest: &Manifest, sources: impl Iterator<Item = &'a str>) -> String {
+    let kept: BTreeSet<(String, String)> = sources
+        .filter_map(|s| {
+            let mut parts = s.strip_prefix("import:")?.splitn(2, ':');
             Some((parts.next()?.to_string(), parts.next()?.to_string()))
         })
         .collect();
@@ -116,12 +121,60 @@ fn sources(manifest: &Manifest, points: &[&PointStat]) -> String {
         .join("; ")
 }
 
-pub(super) fn provenance(manifest: &Manifest, stats: &[PointStat], stop_rule: &str) -> Vec<ProvenanceRow> {
-    let build = format!(
+fn build_of(manifest: &Manifest) -> String {
+    format!(
         "benchbook {}{}",
         manifest.tool.version,
         manifest.tool.git_commit.as_deref().map(|c| format!(" @ {}", &c[..c.len().min(12)])).unwrap_or_default()
-    );
+    )
+}
+
+/// The workload section's row: its metric points, their samples, and how
+/// the run came to be (a command's repetitions, or an imported file).
+pub(super) fn workload_row(manifest: &Manifest, metrics: &[MetricStat]) -> Option<ProvenanceRow> {
+    if metrics.is_empty() {
+        return None;
+    }
+    let names = summary(metrics.iter().map(|m| m.metric.clone()), |s| s.clone()).unwrap_or_default();
+    let params = summary(metrics.iter().flat_map(|m| m.params.keys().cloned()), |s| s.clone());
+    let (lo, hi) = metrics.iter().fold((usize::MAX, 0), |(lo, hi), m| (lo.min(m.samples), hi.max(m.samples)));
+    let samples = if lo == hi { format!("{lo} per point") } else { format!("{lo}–{hi} per point") };
+    let (stopping, reproduce) = match manifest.config.get("exec") {
+        Some(exec) => {
+            let repeat = exec.get("repeat").and_then(|r| r.as_u64()).unwrap_or(1);
+            let command: Vec<String> = exec
+                .get("command")
+                .and_then(|c| c.as_array())
+                .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                .unwrap_or_default();
+            (
+                format!("fixed: {repeat} repetition(s) of {}; each metric is the command's own figure", shell_join(&command)),
+                format!("benchbook rerun {}; or the original command: {}", manifest.run_id, shell_join(&manifest.argv)),
+            )
+        }
+        None => (
+            format!("imported: the tool's own figures, read from {}", sources_of(manifest, metrics.iter().map(|m| m.source.as_str()))),
+            "not re-runnable by benchbook: run the tool's command in the Methodology table, then benchbook import its log".into(),
+        ),
+    };
+    Some(ProvenanceRow {
+        section: "Workload metrics".into(),
+        run: manifest.run_id.clone(),
+        benchmark: format!(
+            "{} metric points: {names}{}",
+            metrics.len(),
+            params.map(|p| format!("; parameters {p}")).unwrap_or_default()
+        ),
+        samples,
+        stopping,
+        bytes: "each metric in its own unit (the table's unit column); no bytes counted".into(),
+        build: build_of(manifest),
+        reproduce,
+    })
+}
+
+pub(super) fn provenance(manifest: &Manifest, stats: &[PointStat], stop_rule: &str) -> Vec<ProvenanceRow> {
+    let build = build_of(manifest);
     let imported = manifest.source.starts_with("import:");
     let mut sections: Vec<&'static str> = Vec::new();
     for p in stats {

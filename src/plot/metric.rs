@@ -1,0 +1,115 @@
+//! A named metric against one of its parameters (tokens/s against model
+//! size, requests/s against the request rate, the loss against the step):
+//! one line per run and combination of the other parameters, with the 95 %
+//! interval of each median drawn as a bar where the samples support one.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{plot_err, COLORS, FONT, SIZE};
+use crate::analysis::workload::MetricSeries;
+use crate::error::Result;
+use crate::vocab::units::format_sig3;
+
+const LEGEND_WIDTH: u32 = 250;
+
+/// The metric chart's content.
+pub struct MetricChart {
+    pub name: String,
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<MetricSeries>,
+}
+
+impl MetricChart {
+    /// Whether x spans enough (≥ 16×, all positive) to read best on a log axis.
+    fn log_x(&self) -> bool {
+        let xs = || self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let (lo, hi) = xs().fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+        lo > 0.0 && hi / lo >= 16.0
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
+        let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let pts = || self.series.iter().flat_map(|s| s.points.iter());
+        let (xmin, xmax) = pts().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+        let lows = pts().map(|p| p.2.map_or(p.1, |c| c.0));
+        let highs = pts().map(|p| p.2.map_or(p.1, |c| c.1));
+        let ymin = lows.fold(f64::MAX, f64::min);
+        let ymax = highs.fold(f64::MIN, f64::max);
+        if xmin > xmax {
+            root.draw(&Text::new("no measured points", (20, 20), (FONT, 18).into_font())).map_err(|x| e(&x))?;
+            return root.present().map_err(|x| e(&x));
+        }
+        // Start y at 0 for non-negative metrics (throughputs read honestly
+        // against zero); pad otherwise.
+        let span = (ymax - ymin).abs().max(ymax.abs() * 0.05).max(1e-12);
+        let (ylo, yhi) = if ymin >= 0.0 { (0.0, ymax + 0.08 * span) } else { (ymin - 0.08 * span, ymax + 0.08 * span) };
+        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+        let mut builder = ChartBuilder::on(&plot_area);
+        builder.caption(&self.title, (FONT, 20)).margin(12).x_label_area_size(45).y_label_area_size(70);
+        if self.log_x() {
+            let mut chart =
+                builder.build_cartesian_2d((xmin / 1.3..xmax * 1.3).log_scale(), ylo..yhi).map_err(|x| e(&x))?;
+            self.mesh_and_lines(&mut chart, &format!("{} (log scale)", self.x_label)).map_err(|x| e(&x))?;
+        } else {
+            let pad = ((xmax - xmin) * 0.05).max(0.5);
+            let mut chart = builder.build_cartesian_2d(xmin - pad..xmax + pad, ylo..yhi).map_err(|x| e(&x))?;
+            self.mesh_and_lines(&mut chart, &self.x_label).map_err(|x| e(&x))?;
+        }
+        let mut y = 60;
+        let text = (FONT, 12).into_font();
+        for (i, s) in self.series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            legend_area.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(3))).map_err(|x| e(&x))?;
+            legend_area.draw(&Text::new(s.label.clone(), (36, y - 7), text.clone())).map_err(|x| e(&x))?;
+            y += 20;
+        }
+        if self.series.iter().any(|s| s.points.iter().any(|p| p.2.is_some())) {
+            legend_area
+                .draw(&Text::new("bars: 95 % CI of the median", (6, y + 4), (FONT, 11).into_font()))
+                .map_err(|x| e(&x))?;
+        }
+        root.present().map_err(|x| e(&x))
+    }
+
+    fn mesh_and_lines<DB: DrawingBackend, X>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+        x_desc: &str,
+    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+    where
+        X: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+    {
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(self.y_label.as_str())
+            .x_label_formatter(&|v| {
+                if v.fract() == 0.0 && v.abs() < 1e12 {
+                    format!("{}", *v as i64)
+                } else {
+                    format_sig3(*v)
+                }
+            })
+            .y_label_formatter(&|v| format_sig3(*v))
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for (i, s) in self.series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
+            chart.draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2)))?;
+            chart.draw_series(line.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+            chart.draw_series(s.points.iter().filter_map(|p| {
+                p.2.map(|(lo, hi)| PathElement::new(vec![(p.0, lo), (p.0, hi)], color.stroke_width(1)))
+            }))?;
+        }
+        Ok(())
+    }
+}
+
+super::impl_chart!(MetricChart);
