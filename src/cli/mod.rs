@@ -322,7 +322,10 @@ samples/s, ms, GB, 1), params (optional: name -> string/number/bool), better
 required otherwise). Every repetition also records `wall_time_s`.
 $BENCHBOOK_RUN_ID and $BENCHBOOK_REPETITION are set too.
 
-Each repetition's stdout, stderr and metrics file are kept in the run. A
+A command that cannot run here (no GPU, no PyTorch) exits with code 77 and
+prints the reason as its last stderr line: the run records a skipped point
+with that reason. Each repetition's stdout, stderr and metrics file are kept
+in the run. A
 malformed line or a non-zero exit keeps what was recorded, marks the run
 failed and names the line and field or the exit code. Ctrl-C stops the
 command (SIGINT, then SIGTERM, then SIGKILL) and keeps every finished

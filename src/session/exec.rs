@@ -29,6 +29,9 @@ use crate::vocab::source::{Source, SourceInfo};
 
 /// The metric every repetition records: its wall time, seconds.
 pub const WALL_METRIC: &str = "wall_time_s";
+/// The exit code with which a command says it cannot run here (the
+/// automake convention); its last stderr line is recorded as the reason.
+pub const SKIP_EXIT: i32 = 77;
 /// The environment variable naming the file a command appends metrics to.
 pub const METRICS_ENV: &str = "BENCHBOOK_METRICS_FILE";
 
@@ -228,6 +231,22 @@ impl ExecSource {
                 let mut params = spec.params.clone();
                 params.extend(l.params.clone());
                 row(&l.metric, &l.unit, l.better, &params, Some(l.value), Status::Measured, None);
+            }
+            if let Ended::Exited(s) = &ended {
+                if s.code() == Some(SKIP_EXIT) {
+                    let why = tail(&files.stderr, 1);
+                    let note = format!(
+                        "skipped by the command (exit {SKIP_EXIT}): {}",
+                        if why.is_empty() { "no reason given" } else { why.as_str() }
+                    );
+                    row(WALL_METRIC, "s", Better::Lower, &spec.params, None, Status::Skipped, Some(note.clone()));
+                    outcome.points = outcome.points.max(1);
+                    outcome.skipped += 1;
+                    sink.write_point(rows)?;
+                    progress.point_finished(&format!("repetition {rep}/{}", spec.repeat), PointEnd::Skipped(&note));
+                    self.failures.push(note);
+                    break;
+                }
             }
             let failure = match &ended {
                 Ended::Exited(s) if s.success() => None,

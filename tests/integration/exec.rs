@@ -198,3 +198,37 @@ fn a_missing_command_records_nothing() {
         !tmp.path().join("data/runs").exists() || std::fs::read_dir(tmp.path().join("data/runs")).unwrap().count() == 0
     );
 }
+
+#[test]
+fn a_command_that_cannot_run_here_is_recorded_as_skipped_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = script(tmp.path(), "nogpu.sh", r#"echo "skipped: needs PyTorch, which is not installed" >&2; exit 77"#);
+    let out = exec(tmp.path(), &["--repeat", "3", "--", s.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let (run, rows) = rows_of(tmp.path(), "latest");
+    let m = run.manifest().unwrap();
+    assert_eq!(m.status, RunStatus::Complete);
+    assert_eq!(rows.len(), 1, "one skipped row, no further repetitions");
+    assert_eq!(rows[0].status, Status::Skipped);
+    assert!(rows[0].note.as_deref().unwrap().contains("needs PyTorch"), "{:?}", rows[0].note);
+}
+
+#[test]
+fn the_mlp_script_reports_throughput_and_a_loss_curve() {
+    // scripts/train_mlp.py in plain Python (no PyTorch needed): a real
+    // training loop whose loss must fall.
+    let tmp = tempfile::tempdir().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/train_mlp.py");
+    let out =
+        exec(tmp.path(), &["--", "python3", script.to_str().unwrap(), "--python", "--steps", "40", "--warmup", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, rows) = rows_of(tmp.path(), "latest");
+    let loss: Vec<f64> = metric(&rows, "loss").iter().map(|r| r.value.unwrap()).collect();
+    assert_eq!(loss.len(), 40);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    assert!(mean(&loss[30..]) < 0.9 * mean(&loss[..10]), "the loss falls: {loss:?}");
+    let sps = metric(&rows, "samples_per_s");
+    assert_eq!(sps.len(), 1);
+    assert!(sps[0].value.unwrap() > 0.0);
+    assert!(sps[0].params.axes.as_deref().unwrap().contains(r#""framework":"python""#));
+}
