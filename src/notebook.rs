@@ -6,6 +6,7 @@
 use std::fmt;
 
 use crate::analysis::compare::PointComparison;
+use crate::analysis::workload::MetricStat;
 use crate::analysis::{Curve, PointStat};
 use crate::archive::Archive;
 use crate::error::Result;
@@ -167,6 +168,39 @@ pub fn chart(title: &str, y_label: &str, curves: &[Curve], roofline_gbps: Option
         .collect();
     let roof = roofline_gbps.map(|r| (format!("roofline {} GB/s", format_sig3(r)), r));
     Ok(Chart(to_svg(&bandwidth_chart("notebook", title, y_label, lines, roof))?))
+}
+
+/// Named-metric points (tokens/s, latencies, loss) with the 95 % interval
+/// of each median, or why there is none.
+pub fn metrics(stats: &[MetricStat]) -> Table {
+    let mut t = Table::new(&["metric", "parameters", "unit", "median", "95 % CI of median", "best", "samples"]);
+    for s in stats {
+        t.rows.push(vec![
+            s.metric.clone(),
+            crate::vocab::metrics::params_label(&s.params),
+            s.unit.clone(),
+            format_sig3(s.median),
+            s.ci.map(|(lo, hi)| format!("{} – {}", format_sig3(lo), format_sig3(hi)))
+                .unwrap_or_else(|| format!("n/a ({} samples)", s.samples)),
+            format_sig3(s.peak),
+            s.samples.to_string(),
+        ]);
+    }
+    t
+}
+
+/// `metric` against parameter `x`, one line per run and other-parameter
+/// combination: the chart `report` draws.
+pub fn metric_chart(title: &str, stats: &[MetricStat], metric: &str, x: &str) -> Result<Chart> {
+    let unit = stats.iter().find(|s| s.metric == metric).map(|s| s.unit.clone()).unwrap_or_default();
+    let chart = crate::plot::MetricChart {
+        name: "notebook".into(),
+        title: title.into(),
+        x_label: x.into(),
+        y_label: format!("{metric} ({unit})"),
+        series: crate::analysis::workload::series(stats, metric, x, &|id| short_id(id).to_string()),
+    };
+    Ok(Chart(to_svg(&chart)?))
 }
 
 /// The last part of a run id (its label and salt), for legends.
