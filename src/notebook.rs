@@ -147,7 +147,10 @@ pub fn comparison(c: &[PointComparison]) -> Table {
             format_seconds(p.median_a),
             format_seconds(p.median_b),
             format_sig3(p.ratio),
-            format!("{} – {}", format_sig3(p.ci_low), format_sig3(p.ci_high)),
+            match (p.ci_low, p.ci_high) {
+                (Some(lo), Some(hi)) => format!("{} – {}", format_sig3(lo), format_sig3(hi)),
+                _ => "no uncertainty: one sample".into(),
+            },
             format!("{} / {}", p.samples_a, p.samples_b),
             p.verdict.as_str().into(),
         ]);

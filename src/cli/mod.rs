@@ -37,6 +37,7 @@ Examples:
   benchbook report latest --format html
   benchbook verify latest               re-hash a run's files (and the manifest's own hash)
   benchbook rerun latest                measure a run again here, linked to it, and compare
+  benchbook compare BASE NEW            point-by-point ratio, 95 % CI and verdict; exit 1 on a regression
   benchbook bundle latest -o run.tar.zst    one portable, hash-checked file; `unbundle` it anywhere
 
 The archive is data/ unless --archive or BENCHBOOK_ARCHIVE says otherwise.
@@ -102,6 +103,26 @@ pub enum Command {
         /// The relative change a verdict needs, e.g. `2%` or `0.02`.
         #[arg(long, default_value = "2%", value_parser = parse_fraction)]
         threshold: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare two runs point by point: ratio of medians, 95 % CI, verdict;
+    /// exits 1 on a regression (for CI).
+    #[command(after_help = COMPARE_AFTER_HELP)]
+    Compare {
+        /// The baseline run (id, unique part, or `latest`).
+        #[arg(value_name = "BASE")]
+        base: String,
+        /// The run compared with it.
+        #[arg(value_name = "NEW")]
+        new: String,
+        /// The relative change a verdict needs, e.g. `2%` or `0.02`.
+        #[arg(long, default_value = "2%", value_parser = parse_fraction)]
+        threshold: f64,
+        /// Which verdicts make the exit code 1.
+        #[arg(long, value_enum, default_value_t = commands::compare::FailOn::Slower)]
+        fail_on: commands::compare::FailOn,
+        /// Print JSON: {base, new, threshold, points: [{label, size_bytes, ratio, ci_low, ci_high, verdict, ...}], verdicts, environment}.
         #[arg(long)]
         json: bool,
     },
@@ -299,6 +320,24 @@ Examples:
   benchbook run memcpy --sizes 4K..1G --threads 1,2
   benchbook run exec --repeat 10 --param model=tiny -- python3 scripts/train_mlp.py --steps 50";
 
+const COMPARE_AFTER_HELP: &str = "\
+Points match on every parameter (method, device and a metric's named
+parameters included). The ratio says how many times better NEW is: BASE time
+/ NEW time, or for a named metric, in the direction it improves. A verdict
+(faster, slower) needs the whole 95 % bootstrap interval beyond the
+threshold; `same` needs it inside; anything else is `inconclusive`. Points
+with one sample (imported logs) have no interval: the output says \"no
+uncertainty: one sample\" and the verdict rests on the ratio alone.
+
+Exit codes: 0 no regression; 1 a point is slower beyond the threshold
+(--fail-on slower, the default) or differs at all (--fail-on any); 2 the runs
+share no point (the message says what differs).
+
+Examples:
+  benchbook compare baseline latest
+  benchbook compare quick repeat --threshold 5% --json
+  benchbook compare bare-metal container --fail-on never";
+
 /// `benchbook run` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum RunCommand {
@@ -440,6 +479,11 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         }
         Command::Rerun { run, threshold, json } => {
             let out = commands::rerun::rerun(&archive, &run, threshold, quiet || json)?;
+            emit(&out, Form::json(json), quiet);
+            Ok(out.exit_code())
+        }
+        Command::Compare { base, new, threshold, fail_on, json } => {
+            let out = commands::compare::compare(&archive, &base, &new, threshold, fail_on)?;
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }

@@ -12,6 +12,7 @@ mod archive_integrity;
 mod backends;
 mod bundle;
 mod cli;
+mod compare;
 mod end_to_end;
 mod exec;
 #[cfg(feature = "cuda")]

@@ -4,6 +4,7 @@
 
 pub mod backends;
 pub mod bundle;
+pub mod compare;
 pub mod import;
 pub mod list;
 pub mod report;

@@ -7,14 +7,13 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::analysis::compare::{compare, PointComparison, Verdict};
+use crate::analysis::compare::{compare, PointComparison};
 use crate::analysis::environment::{environment_diff, EnvDifference};
 use crate::archive::{Archive, RunStatus};
 use crate::cli::print::{cell, safe_path, table, terminal_safe, write_table, Render, Term};
 use crate::cli::progress::{listener, Bar};
 use crate::error::Result;
 use crate::vocab::rows::RunOutcome;
-use crate::vocab::units::format_seconds;
 
 /// The new run, what differs from the original's environment, and each
 /// point's comparison (original = A, the re-run = B).
@@ -84,32 +83,6 @@ impl Render for RerunOutput {
             t.out,
             "points (ratio = original / re-run time: above 1 means the re-run is faster; verdicts need the 95 % interval beyond ±{pct} %):"
         )?;
-        let mut tab = table(&["POINT", "ORIGINAL", "RE-RUN", "RATIO", "95 % CI", "VERDICT"], &[1, 2, 3, 4]);
-        for p in &self.points {
-            let ci = if p.samples_a > 1 && p.samples_b > 1 {
-                format!("{:.3}–{:.3}", p.ci_low, p.ci_high)
-            } else {
-                "one sample: none".into()
-            };
-            tab.add_row(vec![
-                cell(&p.label),
-                format_seconds(p.median_a),
-                format_seconds(p.median_b),
-                format!("{:.3}", p.ratio),
-                ci,
-                p.verdict.as_str().into(),
-            ]);
-        }
-        write_table(&mut *t.out, &tab)?;
-        let count = |v: Verdict| self.points.iter().filter(|p| p.verdict == v).count();
-        writeln!(
-            t.out,
-            "{} points: {} same, {} faster, {} slower, {} inconclusive",
-            self.points.len(),
-            count(Verdict::Same),
-            count(Verdict::Faster),
-            count(Verdict::Slower),
-            count(Verdict::Inconclusive)
-        )
+        super::compare::write_points(&mut *t.out, &self.points, ["ORIGINAL", "RE-RUN"])
     }
 }
