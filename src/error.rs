@@ -71,7 +71,7 @@ pub enum Error {
     #[error("{file} line {line}, field `{field}`: {message}. The line format is {{\"metric\": \"tokens_per_s\", \"value\": 4242.5, \"unit\": \"tokens/s\", \"params\": {{\"gpus\": 8}}}} (see `benchbook run exec --help`).")]
     Metrics { file: String, line: usize, field: String, message: String },
 
-    #[error("`{command}`: {message}{}", if stderr.is_empty() { String::new() } else { format!("; the end of its stderr:\n{stderr}") })]
+    #[error("`{command}`: {message} (`--ignore-failure` runs the remaining repetitions anyway){}", if stderr.is_empty() { String::new() } else { format!("; the end of its stderr:\n{stderr}") })]
     CommandFailed { command: String, message: String, stderr: String },
 
     #[error("{error}\nRun {run} was kept and marked failed, with everything recorded before the error (`benchbook show {run}`).")]

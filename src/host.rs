@@ -167,8 +167,8 @@ impl HostInfo {
 pub fn tool_versions(program: &str) -> std::collections::BTreeMap<String, String> {
     let mut out = std::collections::BTreeMap::new();
     let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let python = if name.starts_with("python") || name == "torchrun" { program } else { "python3" };
-    let python = if name == "torchrun" { "python3" } else { python };
+    // The interpreter that runs the command (`python3.11`, a venv's), else the default one.
+    let python = if name.starts_with("python") { program } else { "python3" };
     if let Some(v) = output(python, &["--version"]) {
         out.insert("python".into(), v.trim_start_matches("Python ").to_string());
         let script = "import importlib.metadata as m\nfor p in ['torch','vllm','transformers','numpy','jax','deepspeed','megatron-core','triton']:\n  try: print(p, m.version(p))\n  except Exception: pass";

@@ -195,14 +195,7 @@ pub fn metrics(stats: &[MetricStat]) -> Table {
 /// `metric` against parameter `x`, one line per run and other-parameter
 /// combination: the chart `report` draws.
 pub fn metric_chart(title: &str, stats: &[MetricStat], metric: &str, x: &str) -> Result<Chart> {
-    let unit = stats.iter().find(|s| s.metric == metric).map(|s| s.unit.clone()).unwrap_or_default();
-    let chart = crate::plot::MetricChart {
-        name: "notebook".into(),
-        title: title.into(),
-        x_label: x.into(),
-        y_label: format!("{metric} ({unit})"),
-        series: crate::analysis::workload::series(stats, metric, x, &|id| short_id(id).to_string()),
-    };
+    let chart = crate::plot::MetricChart::of("notebook", title, stats, metric, x, &|id| short_id(id).to_string());
     Ok(Chart(to_svg(&chart)?))
 }
 

@@ -112,12 +112,6 @@ pub fn metric_stats(df: &DataFrame) -> Result<Vec<MetricStat>> {
     Ok(out)
 }
 
-/// The names of every parameter in `stats`, sorted.
-pub fn param_names(stats: &[MetricStat]) -> Vec<String> {
-    let names: BTreeSet<&String> = stats.iter().flat_map(|s| s.params.keys()).collect();
-    names.into_iter().cloned().collect()
-}
-
 /// `df` with one column per named parameter, `axis.<name>`: Int64 where
 /// every value of that name is an integer, Float64 where every value is a
 /// number, String otherwise (null where a row does not name it). Polars

@@ -127,7 +127,6 @@ struct Block {
     params: Params,
     values: Vec<(String, &'static str, Better, f64, usize)>,
     settings: Vec<String>,
-    succeeded: Option<f64>,
 }
 
 fn records_of(tool: &str, blocks: Vec<Block>, warnings: &mut Vec<String>) -> Vec<Record> {
@@ -145,7 +144,7 @@ fn records_of(tool: &str, blocks: Vec<Block>, warnings: &mut Vec<String>) -> Vec
         if !distinct {
             params.insert("block".into(), Value::from(i as u64 + 1));
         }
-        let none_succeeded = b.succeeded == Some(0.0);
+        let none_succeeded = b.values.iter().any(|v| v.0 == "successful_requests" && v.3 == 0.0);
         if none_succeeded {
             warnings.push(format!(
                 "result {}: no request succeeded; its throughputs and latencies (printed as 0) are recorded as skipped",
@@ -188,8 +187,7 @@ impl Format for VllmServe {
                 continue;
             }
             let before: Vec<&str> = all[context_start..i].iter().map(|(_, l)| *l).collect();
-            let mut block =
-                Block { params: context_params(&before), values: Vec::new(), settings: Vec::new(), succeeded: None };
+            let mut block = Block { params: context_params(&before), values: Vec::new(), settings: Vec::new() };
             i += 1;
             while i < all.len() {
                 let (n, line) = all[i];
@@ -222,9 +220,6 @@ impl Format for VllmServe {
                 }
                 match (metric_of(label), num(token)) {
                     (Some((m, unit, better)), Some(v)) => {
-                        if m == "successful_requests" {
-                            block.succeeded = Some(v);
-                        }
                         block.values.push((m, unit, better, v, n));
                     }
                     (Some((m, ..)), None) => {
@@ -291,7 +286,7 @@ impl Format for VllmServeJson {
             let Value::Object(map) = v else {
                 return Err(ParseError::new(line, "expected a JSON object of results"));
             };
-            let mut block = Block { params: Params::new(), values: Vec::new(), settings: Vec::new(), succeeded: None };
+            let mut block = Block { params: Params::new(), values: Vec::new(), settings: Vec::new() };
             for (k, v) in &map {
                 match k.as_str() {
                     "model_id" => {
@@ -326,9 +321,6 @@ impl Format for VllmServeJson {
                     }
                     key => match (metric_of(key), v.as_f64()) {
                         (Some((m, unit, better)), Some(x)) => {
-                            if m == "successful_requests" {
-                                block.succeeded = Some(x);
-                            }
                             block.values.push((m, unit, better, x, line));
                         }
                         (_, _) if v.is_number() || v.is_string() => {

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use super::{plot_err, COLORS, FONT, SIZE};
 use crate::analysis::workload::MetricSeries;
 use crate::error::Result;
-use crate::vocab::units::format_sig3;
+use crate::vocab::units::{format_axis, format_sig3};
 
 const LEGEND_WIDTH: u32 = 250;
 
@@ -23,6 +23,26 @@ pub struct MetricChart {
 }
 
 impl MetricChart {
+    /// `metric` of `stats` against parameter `x`, one line per run (named
+    /// by `run_label`) and combination of the other parameters.
+    pub fn of(
+        name: &str,
+        title: &str,
+        stats: &[crate::analysis::workload::MetricStat],
+        metric: &str,
+        x: &str,
+        run_label: &dyn Fn(&str) -> String,
+    ) -> MetricChart {
+        let unit = stats.iter().find(|s| s.metric == metric).map(|s| s.unit.as_str()).unwrap_or("");
+        MetricChart {
+            name: name.into(),
+            title: title.into(),
+            x_label: x.into(),
+            y_label: format!("{metric} ({unit})"),
+            series: crate::analysis::workload::series(stats, metric, x, run_label),
+        }
+    }
+
     /// Whether x spans enough (≥ 16×, all positive) to read best on a log axis.
     fn log_x(&self) -> bool {
         let xs = || self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
@@ -87,13 +107,7 @@ impl MetricChart {
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc(self.y_label.as_str())
-            .x_label_formatter(&|v| {
-                if v.fract() == 0.0 && v.abs() < 1e12 {
-                    format!("{}", *v as i64)
-                } else {
-                    format_sig3(*v)
-                }
-            })
+            .x_label_formatter(&|v| format_axis(*v))
             .y_label_formatter(&|v| format_sig3(*v))
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))

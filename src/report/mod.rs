@@ -200,13 +200,7 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
     if let Some(w) = &context.workload {
         let label = |_: &str| manifest.label.clone().unwrap_or_else(|| manifest.run_id.clone());
         for c in &w.charts {
-            charts.push(Box::new(crate::plot::MetricChart {
-                name: c.name.clone(),
-                title: c.title.clone(),
-                x_label: c.x.clone(),
-                y_label: format!("{} ({})", c.metric, c.unit),
-                series: crate::analysis::workload::series(&metrics, &c.metric, &c.x, &label),
-            }));
+            charts.push(Box::new(crate::plot::MetricChart::of(&c.name, &c.title, &metrics, &c.metric, &c.x, &label)));
         }
     }
     Ok(Report { context, charts })

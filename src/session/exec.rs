@@ -19,9 +19,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, IoContext, Result};
+pub use crate::vocab::facts::ExecSpec;
 use crate::vocab::metrics::{self, Better, Params};
 use crate::vocab::progress::{PointEnd, Progress};
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
@@ -35,93 +34,49 @@ pub const SKIP_EXIT: i32 = 77;
 /// The environment variable naming the file a command appends metrics to.
 pub const METRICS_ENV: &str = "BENCHBOOK_METRICS_FILE";
 
-/// What `run exec` runs, as the manifest records it (and `rerun` reads it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExecSpec {
-    /// The command and its arguments, exactly as given (no shell).
-    pub command: Vec<String>,
-    pub repeat: u32,
-    /// Parameters of every row (`--param k=v`); a metric line's own
-    /// parameters add to them and win on a clash.
-    pub params: Params,
-    /// Go on after a repetition that exits non-zero.
-    #[serde(default)]
-    pub ignore_failure: bool,
-}
-
-impl ExecSpec {
-    pub fn validate(&self) -> Result<()> {
-        if self.command.is_empty() || self.command[0].is_empty() {
-            return Err(Error::config("run exec", "no command given: `benchbook run exec [OPTIONS] -- CMD ARGS...`"));
-        }
-        if self.repeat == 0 {
-            return Err(Error::config("--repeat", "must be at least 1"));
-        }
+/// Refuse, before any run exists, a program that cannot be started.
+fn check_program(spec: &ExecSpec) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let program = &spec.command[0];
+    let executable =
+        |p: &std::path::Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let found = if program.contains('/') {
+        executable(std::path::Path::new(program))
+    } else {
+        std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| executable(&d.join(program))))
+    };
+    if found {
         Ok(())
-    }
-
-    /// Refuse, before any run exists, a program that cannot be started.
-    fn check_program(&self) -> Result<()> {
-        use std::os::unix::fs::PermissionsExt;
-        let program = &self.command[0];
-        let executable =
-            |p: &std::path::Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-        let found = if program.contains('/') {
-            executable(std::path::Path::new(program))
-        } else {
-            std::env::var_os("PATH")
-                .is_some_and(|path| std::env::split_paths(&path).any(|d| executable(&d.join(program))))
-        };
-        if found {
-            Ok(())
-        } else {
-            Err(Error::config(
-                "run exec",
-                format!(
-                    "`{}` is not an executable file{}; nothing was recorded",
-                    program.escape_debug(),
-                    if program.contains('/') { "" } else { " on PATH (give its path, e.g. ./script.sh)" }
-                ),
-            ))
-        }
-    }
-
-    /// The label a run gets when the user gives none: the script's name
-    /// (`train_mlp` for `python3 scripts/train_mlp.py`), else the command's.
-    pub fn default_label(&self) -> String {
-        let script = self
-            .command
-            .iter()
-            .skip(1)
-            .find(|a| !a.starts_with('-') && [".py", ".sh", ".pl", ".rb", ".js"].iter().any(|e| a.ends_with(e)));
-        let word = script.unwrap_or(&self.command[0]);
-        let base = std::path::Path::new(word).file_stem().and_then(|s| s.to_str()).unwrap_or("exec");
-        let clean: String = base.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')).collect();
-        if clean.is_empty() {
-            "exec".into()
-        } else {
-            clean
-        }
+    } else {
+        Err(Error::config(
+            "run exec",
+            format!(
+                "`{}` is not an executable file{}; nothing was recorded",
+                program.escape_debug(),
+                if program.contains('/') { "" } else { " on PATH (give its path, e.g. ./script.sh)" }
+            ),
+        ))
     }
 }
 
 /// A command as the source of a run.
 pub struct ExecSource {
     spec: ExecSpec,
-    /// Why the last repetition failed, for the run's status detail.
-    failures: Vec<String>,
+    /// Repetitions that failed (with --ignore-failure) or skipped, for the
+    /// run's status detail.
+    notes: Vec<String>,
 }
 
 impl ExecSource {
     pub fn new(spec: ExecSpec) -> Self {
-        ExecSource { spec, failures: Vec::new() }
+        ExecSource { spec, notes: Vec::new() }
     }
 }
 
 impl Source for ExecSource {
     fn describe(&mut self) -> Result<SourceInfo> {
         self.spec.validate()?;
-        self.spec.check_program()?;
+        check_program(&self.spec)?;
         let tools = crate::host::tool_versions(&self.spec.command[0]);
         // The same probes as a local run: which CPU and GPUs the command had.
         let mut probe =
@@ -144,14 +99,23 @@ impl Source for ExecSource {
     }
 
     fn completion_note(&self) -> Option<String> {
-        (!self.failures.is_empty()).then(|| self.failures.join("; "))
+        (!self.notes.is_empty()).then(|| self.notes.join("; "))
     }
 }
 
-/// How one repetition ended.
+/// How one repetition's process ended.
 enum Ended {
     Exited(ExitStatus),
     Interrupted,
+}
+
+/// What a repetition's end means for its wall-time row and for the run.
+enum RepEnd {
+    Succeeded,
+    /// Exit 77: the command cannot run here; the run stops, complete.
+    Skipped(String),
+    /// A non-zero exit or an interrupt.
+    Failed(String),
 }
 
 impl ExecSource {
@@ -232,51 +196,45 @@ impl ExecSource {
                 params.extend(l.params.clone());
                 row(&l.metric, &l.unit, l.better, &params, Some(l.value), Status::Measured, None);
             }
-            if let Ended::Exited(s) = &ended {
-                if s.code() == Some(SKIP_EXIT) {
+            let end = match &ended {
+                Ended::Exited(s) if s.success() => RepEnd::Succeeded,
+                Ended::Exited(s) if s.code() == Some(SKIP_EXIT) => {
                     let why = tail(&files.stderr, 1);
-                    let note = format!(
-                        "skipped by the command (exit {SKIP_EXIT}): {}",
-                        if why.is_empty() { "no reason given" } else { why.as_str() }
-                    );
-                    row(WALL_METRIC, "s", Better::Lower, &spec.params, None, Status::Skipped, Some(note.clone()));
-                    outcome.points = outcome.points.max(1);
-                    outcome.skipped += 1;
-                    sink.write_point(rows)?;
-                    progress.point_finished(&format!("repetition {rep}/{}", spec.repeat), PointEnd::Skipped(&note));
-                    self.failures.push(note);
-                    break;
+                    let why = if why.is_empty() { "no reason given".to_string() } else { why };
+                    RepEnd::Skipped(format!("skipped by the command (exit {SKIP_EXIT}): {why}"))
                 }
-            }
-            let failure = match &ended {
-                Ended::Exited(s) if s.success() => None,
-                Ended::Exited(s) => Some(exit_text(s)),
-                Ended::Interrupted => Some("stopped by an interrupt".to_string()),
+                Ended::Exited(s) => RepEnd::Failed(format!("repetition {rep} {}", exit_text(s))),
+                Ended::Interrupted => RepEnd::Failed(format!("repetition {rep} was stopped by an interrupt")),
             };
-            match &failure {
-                None => row(WALL_METRIC, "s", Better::Lower, &spec.params, Some(wall), Status::Measured, None),
-                Some(why) => {
-                    let note =
-                        format!("repetition {rep} {why} after {:.3} s; its wall time is not a measurement", wall);
-                    row(WALL_METRIC, "s", Better::Lower, &spec.params, None, Status::Failed, Some(note))
+            let (value, status, note) = match &end {
+                RepEnd::Succeeded => (Some(wall), Status::Measured, None),
+                RepEnd::Skipped(why) => (None, Status::Skipped, Some(why.clone())),
+                RepEnd::Failed(why) => {
+                    (None, Status::Failed, Some(format!("{why} after {wall:.3} s; its wall time is not a measurement")))
                 }
-            }
+            };
+            row(WALL_METRIC, "s", Better::Lower, &spec.params, value, status, note);
             for r in &rows {
                 match r.status {
                     Status::Measured => {
                         measured_points.insert(r.point);
                     }
-                    _ => outcome.failed += 1,
+                    Status::Skipped => outcome.skipped += 1,
+                    Status::Failed => outcome.failed += 1,
                 }
             }
             outcome.points = points.len() as u32;
             outcome.measured = measured_points.len() as u32;
             sink.write_point(rows)?;
             let label = format!("repetition {rep}/{}", spec.repeat);
-            match &failure {
-                None => progress.point_finished(&label, PointEnd::Measured),
-                Some(why) => progress.point_finished(&label, PointEnd::Failed(why)),
-            }
+            progress.point_finished(
+                &label,
+                match &end {
+                    RepEnd::Succeeded => PointEnd::Measured,
+                    RepEnd::Skipped(why) => PointEnd::Skipped(why),
+                    RepEnd::Failed(why) => PointEnd::Failed(why),
+                },
+            );
             if let Some((line, e)) = bad {
                 return Err(Error::Metrics {
                     file: format!("metrics-{rep}.jsonl"),
@@ -285,23 +243,24 @@ impl ExecSource {
                     message: e.message,
                 });
             }
-            match (ended, failure) {
-                (Ended::Interrupted, _) => {
+            match end {
+                RepEnd::Succeeded => {}
+                _ if matches!(ended, Ended::Interrupted) => {
                     outcome.interrupted = true;
                     break;
                 }
-                (Ended::Exited(_), Some(why)) => {
-                    let msg = format!("repetition {rep} {why}");
-                    if !spec.ignore_failure {
-                        return Err(Error::CommandFailed {
-                            command: crate::vocab::units::shell_join(&spec.command),
-                            message: msg,
-                            stderr: tail(&files.stderr, 8),
-                        });
-                    }
-                    self.failures.push(msg);
+                RepEnd::Skipped(why) => {
+                    self.notes.push(why);
+                    break;
                 }
-                _ => {}
+                RepEnd::Failed(why) if spec.ignore_failure => self.notes.push(why),
+                RepEnd::Failed(why) => {
+                    return Err(Error::CommandFailed {
+                        command: crate::vocab::units::shell_join(&spec.command),
+                        message: why,
+                        stderr: tail(&files.stderr, 8),
+                    });
+                }
             }
         }
         Ok(outcome)

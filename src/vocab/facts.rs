@@ -1,6 +1,7 @@
 //! Typed facts a run records about where and how it measured: what each
 //! backend found ([`Probe`], [`BackendInfo`]), each GPU ([`GpuFacts`]), and
-//! the stopping rule. Backends produce them, the manifest stores them and
+//! the stopping rule, and what a `run exec` run ran ([`ExecSpec`]).
+//! Backends produce them, the manifest stores them and
 //! reports read them back as these types, never by string key.
 
 use serde::{Deserialize, Serialize};
@@ -125,5 +126,52 @@ impl StopRule {
             self.min_seconds,
             self.max_seconds
         )
+    }
+}
+
+/// What `run exec` runs, as the manifest records it (and `rerun` reads it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecSpec {
+    /// The command and its arguments, exactly as given (no shell).
+    pub command: Vec<String>,
+    pub repeat: u32,
+    /// Parameters of every row (`--param k=v`); a metric line's own
+    /// parameters add to them and win on a clash.
+    pub params: crate::vocab::metrics::Params,
+    /// Go on after a repetition that exits non-zero.
+    #[serde(default)]
+    pub ignore_failure: bool,
+}
+
+impl ExecSpec {
+    pub fn validate(&self) -> crate::error::Result<()> {
+        if self.command.is_empty() || self.command[0].is_empty() {
+            return Err(crate::error::Error::config(
+                "run exec",
+                "no command given: `benchbook run exec [OPTIONS] -- CMD ARGS...`",
+            ));
+        }
+        if self.repeat == 0 {
+            return Err(crate::error::Error::config("--repeat", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The label a run gets when the user gives none: the script's name
+    /// (`train_mlp` for `python3 scripts/train_mlp.py`), else the command's.
+    pub fn default_label(&self) -> String {
+        let script = self
+            .command
+            .iter()
+            .skip(1)
+            .find(|a| !a.starts_with('-') && [".py", ".sh", ".pl", ".rb", ".js"].iter().any(|e| a.ends_with(e)));
+        let word = script.unwrap_or(&self.command[0]);
+        let base = std::path::Path::new(word).file_stem().and_then(|s| s.to_str()).unwrap_or("exec");
+        let clean: String = base.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')).collect();
+        if clean.is_empty() {
+            "exec".into()
+        } else {
+            clean
+        }
     }
 }

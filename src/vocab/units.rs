@@ -122,6 +122,16 @@ pub fn format_seconds(seconds: f64) -> String {
 }
 
 /// A rate with three significant figures, e.g. `12.3`, `1234`, `0.0456`.
+/// A parameter value as an axis shows it: whole numbers as integers
+/// (`8`, not `8.00`), anything else as [`format_sig3`].
+pub fn format_axis(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format_sig3(v)
+    }
+}
+
 pub fn format_sig3(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".into();

@@ -87,6 +87,26 @@ pub fn compare(archive: &Archive, base: &str, new: &str, threshold: f64, fail_on
     })
 }
 
+/// What differs between two runs' environments, as `compare` and `rerun`
+/// print it. Long values (LD_LIBRARY_PATH) are cut for the terminal;
+/// `--json` has them whole.
+pub(crate) fn write_environment(w: &mut dyn io::Write, diffs: &[EnvDifference], names: [&str; 2]) -> io::Result<()> {
+    if diffs.is_empty() {
+        return writeln!(w, "environment: nothing recorded differs");
+    }
+    writeln!(w, "environment: {} settings differ", diffs.len())?;
+    let mut tab = table(&["SETTING", names[0], names[1]], &[]);
+    let v = |x: &Option<String>| match x.as_deref() {
+        Some(t) if t.chars().count() > 60 => format!("{}…", cell(&t.chars().take(59).collect::<String>())),
+        Some(t) => cell(t),
+        None => "(not recorded)".into(),
+    };
+    for d in diffs {
+        tab.add_row(vec![cell(&d.what), v(&d.a), v(&d.b)]);
+    }
+    write_table(w, &tab)
+}
+
 /// The table of per-point comparisons `compare` and `rerun` print.
 pub(crate) fn write_points(w: &mut dyn io::Write, points: &[PointComparison], names: [&str; 2]) -> io::Result<()> {
     let mut tab = table(&["POINT", names[0], names[1], "RATIO", "95 % CI", "VERDICT"], &[1, 2, 3, 4]);
@@ -134,21 +154,7 @@ impl Render for CompareOutput {
         for v in &self.verdicts {
             writeln!(t.out, "- {}", s(v))?;
         }
-        if !self.environment.is_empty() {
-            writeln!(t.out)?;
-            writeln!(t.out, "environment: {} settings differ", self.environment.len())?;
-            let mut tab = table(&["SETTING", "BASE", "NEW"], &[]);
-            // Long values (LD_LIBRARY_PATH) are cut for the terminal; --json has them whole.
-            let v = |x: &Option<String>| match x.as_deref() {
-                Some(t) if t.chars().count() > 60 => format!("{}…", cell(&t.chars().take(59).collect::<String>())),
-                Some(t) => cell(t),
-                None => "(not recorded)".into(),
-            };
-            for d in &self.environment {
-                tab.add_row(vec![cell(&d.what), v(&d.a), v(&d.b)]);
-            }
-            write_table(&mut *t.out, &tab)?;
-        }
-        Ok(())
+        writeln!(t.out)?;
+        write_environment(&mut *t.out, &self.environment, ["BASE", "NEW"])
     }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::analysis::compare::{compare, PointComparison};
 use crate::analysis::environment::{environment_diff, EnvDifference};
 use crate::archive::{Archive, RunStatus};
-use crate::cli::print::{cell, safe_path, table, terminal_safe, write_table, Render, Term};
+use crate::cli::print::{safe_path, terminal_safe, Render, Term};
 use crate::cli::progress::{listener, Bar};
 use crate::error::Result;
 use crate::vocab::rows::RunOutcome;
@@ -66,17 +66,7 @@ impl Render for RerunOutput {
         writeln!(t.out, "{} run {} repeats {}", self.status.as_str(), s(&self.run_id), s(&self.original))?;
         writeln!(t.out, "archive: {}", safe_path(&self.run_dir))?;
         writeln!(t.out)?;
-        if self.environment.is_empty() {
-            writeln!(t.out, "environment: nothing recorded differs")?;
-        } else {
-            writeln!(t.out, "environment: {} settings differ", self.environment.len())?;
-            let mut tab = table(&["SETTING", "ORIGINAL", "RE-RUN"], &[]);
-            let v = |x: &Option<String>| x.as_deref().map(cell).unwrap_or_else(|| "(not recorded)".into());
-            for d in &self.environment {
-                tab.add_row(vec![cell(&d.what), v(&d.a), v(&d.b)]);
-            }
-            write_table(&mut *t.out, &tab)?;
-        }
+        super::compare::write_environment(&mut *t.out, &self.environment, ["ORIGINAL", "RE-RUN"])?;
         writeln!(t.out)?;
         let pct = self.threshold * 100.0;
         writeln!(

@@ -139,19 +139,15 @@ pub(super) fn workload_row(manifest: &Manifest, metrics: &[MetricStat]) -> Optio
     let params = summary(metrics.iter().flat_map(|m| m.params.keys().cloned()), |s| s.clone());
     let (lo, hi) = metrics.iter().fold((usize::MAX, 0), |(lo, hi), m| (lo.min(m.samples), hi.max(m.samples)));
     let samples = if lo == hi { format!("{lo} per point") } else { format!("{lo}–{hi} per point") };
-    let (stopping, reproduce) = match manifest.config.get("exec") {
-        Some(exec) => {
-            let repeat = exec.get("repeat").and_then(|r| r.as_u64()).unwrap_or(1);
-            let command: Vec<String> = exec
-                .get("command")
-                .and_then(|c| c.as_array())
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
-                .unwrap_or_default();
-            (
-                format!("fixed: {repeat} repetition(s) of {}; each metric is the command's own figure", shell_join(&command)),
-                format!("benchbook rerun {}; or the original command: {}", manifest.run_id, shell_join(&manifest.argv)),
-            )
-        }
+    let (stopping, reproduce) = match super::workload::exec_spec(manifest) {
+        Some(spec) => (
+            format!(
+                "fixed: {} repetition(s) of {}; each metric is the command's own figure",
+                spec.repeat,
+                shell_join(&spec.command)
+            ),
+            format!("benchbook rerun {}; or the original command: {}", manifest.run_id, shell_join(&manifest.argv)),
+        ),
         None => (
             format!("imported: the tool's own figures, read from {}", sources_of(manifest, metrics.iter().map(|m| m.source.as_str()))),
             "not re-runnable by benchbook: run the tool's command in the Methodology table, then benchbook import its log".into(),

@@ -45,7 +45,6 @@ pub struct WorkloadChart {
     pub name: String,
     pub title: String,
     pub metric: String,
-    pub unit: String,
     pub x: String,
 }
 
@@ -94,7 +93,7 @@ pub fn workload_section(stats: &[MetricStat]) -> Option<WorkloadSection> {
                 axis: axis.into(),
                 metric: r.metric.clone(),
                 group: if r.group.is_empty() { "-".into() } else { r.group.clone() },
-                n: if r.n.fract() == 0.0 && r.n.abs() < 1e15 { format!("{}", r.n as i64) } else { format_sig3(r.n) },
+                n: crate::vocab::units::format_axis(r.n),
                 median: with_unit(r.median, &r.unit),
                 speedup: format!("{:.2}×", r.speedup),
                 efficiency_pct: format!("{:.1} %", 100.0 * r.efficiency),
@@ -102,18 +101,15 @@ pub fn workload_section(stats: &[MetricStat]) -> Option<WorkloadSection> {
         }
     }
     let mut metrics: Vec<&str> = stats.iter().map(|s| s.metric.as_str()).collect();
-    metrics.dedup();
     metrics.sort_unstable();
     metrics.dedup();
     let mut charts = Vec::new();
     for metric in &metrics {
         let Some(x) = numeric_axes(stats, metric).into_iter().next() else { continue };
-        let unit = stats.iter().find(|s| s.metric == *metric).map(|s| s.unit.clone()).unwrap_or_default();
         charts.push(WorkloadChart {
             name: format!("metric-{}", chart_slug(metric)),
             title: format!("{metric} against {x}"),
             metric: metric.to_string(),
-            unit,
             x,
         });
         if charts.len() == MAX_CHARTS {
@@ -184,17 +180,18 @@ pub struct ExecInfo {
     pub tools: Vec<super::KeyValue>,
 }
 
+/// What a `run exec` run ran, as its manifest recorded it.
+pub(super) fn exec_spec(manifest: &crate::archive::manifest::Manifest) -> Option<crate::vocab::facts::ExecSpec> {
+    serde_json::from_value(manifest.config.get("exec")?.clone()).ok()
+}
+
 pub fn exec_info(manifest: &crate::archive::manifest::Manifest) -> Option<ExecInfo> {
-    let exec = manifest.config.get("exec")?;
-    let command: Vec<String> =
-        exec.get("command")?.as_array()?.iter().filter_map(|v| v.as_str().map(String::from)).collect();
-    let params: crate::vocab::metrics::Params =
-        exec.get("params").and_then(|p| serde_json::from_value(p.clone()).ok()).unwrap_or_default();
+    let spec = exec_spec(manifest)?;
     let tools = manifest.config.get("tools").and_then(|t| t.as_object()).cloned().unwrap_or_default();
     Some(ExecInfo {
-        command: crate::vocab::units::shell_join(&command),
-        repeat: exec.get("repeat").and_then(|r| r.as_u64()).unwrap_or(1),
-        params: params_label(&params),
+        command: crate::vocab::units::shell_join(&spec.command),
+        repeat: u64::from(spec.repeat),
+        params: params_label(&spec.params),
         tools: tools
             .iter()
             .map(|(k, v)| super::kv(k, v.as_str().map(String::from).unwrap_or_else(|| v.to_string())))
