@@ -110,19 +110,27 @@ pub enum Command {
     /// exits 1 on a regression (for CI).
     #[command(after_help = COMPARE_AFTER_HELP)]
     Compare {
-        /// The baseline run (id, unique part, or `latest`).
-        #[arg(value_name = "BASE")]
-        base: String,
-        /// The run compared with it.
+        /// The baseline run (id, unique part, or `latest`); repeated runs
+        /// of one configuration as a comma-separated group (`R1,R2,R3`).
+        #[arg(value_name = "BASE", requires = "new_pos", conflicts_with_all = ["base", "new"])]
+        base_pos: Option<String>,
+        /// The run (or comma-separated group) compared with it.
         #[arg(value_name = "NEW")]
-        new: String,
+        new_pos: Option<String>,
+        /// Repeated baseline runs: their run-to-run variability goes into
+        /// every interval. Use with --new.
+        #[arg(long, num_args = 1.., value_name = "RUN", requires = "new")]
+        base: Vec<String>,
+        /// Repeated new runs, compared with --base.
+        #[arg(long, num_args = 1.., value_name = "RUN", requires = "base")]
+        new: Vec<String>,
         /// The relative change a verdict needs, e.g. `2%` or `0.02`.
         #[arg(long, default_value = "2%", value_parser = parse_fraction)]
         threshold: f64,
         /// Which verdicts make the exit code 1.
         #[arg(long, value_enum, default_value_t = commands::compare::FailOn::Slower)]
         fail_on: commands::compare::FailOn,
-        /// Print JSON: {base, new, threshold, points: [{label, size_bytes, ratio, ci_low, ci_high, verdict, ...}], verdicts, environment}.
+        /// Print JSON: {base: [run ids], new: [run ids], threshold, fail_on, points: [{label, size_bytes, ratio, ci_low, ci_high, verdict, ...}], verdicts, environment, variability}.
         #[arg(long)]
         json: bool,
     },
@@ -329,6 +337,11 @@ threshold; `same` needs it inside; anything else is `inconclusive`. Points
 with one sample (imported logs) have no interval: the output says \"no
 uncertainty: one sample\" and the verdict rests on the ratio alone.
 
+Repeated runs: `compare R1,R2,R3 R4,R5,R6` or `--base R1 R2 R3 --new R4 R5 R6`
+estimate each point by the median of its per-run medians and bootstrap runs,
+then samples, so the interval holds the run-to-run variability that samples
+inside one run do not show.
+
 Exit codes: 0 no regression; 1 a point is slower beyond the threshold
 (--fail-on slower, the default) or differs at all (--fail-on any); 2 the runs
 share no point (the message says what differs).
@@ -336,7 +349,8 @@ share no point (the message says what differs).
 Examples:
   benchbook compare baseline latest
   benchbook compare quick repeat --threshold 5% --json
-  benchbook compare bare-metal container --fail-on never";
+  benchbook compare bare-metal container --fail-on never
+  benchbook compare --base run1 run2 run3 --new run4 run5 run6";
 
 /// `benchbook run` subcommands.
 #[derive(Debug, Subcommand)]
@@ -399,12 +413,23 @@ pub struct ExecArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run ids (or unique parts, or `latest`).
+    /// Run ids (or unique parts, or `latest`). With `--kind compare`, the
+    /// first is the baseline; repeated runs of one side go comma-separated
+    /// (`A1,A2,A3 B1,B2,B3`).
     #[arg(required = true)]
     pub runs: Vec<String>,
+    /// The report: `run` (one per run, every section its data supports) or
+    /// `compare` (the runs against the first: overlay, ratio chart with its
+    /// 95 % band, verdicts, environment, variability).
+    #[arg(long, value_enum, default_value_t = crate::report::Kind::Run)]
+    pub kind: crate::report::Kind,
+    /// With `--kind compare`: the relative change a verdict needs.
+    #[arg(long, default_value = "2%", value_parser = parse_fraction)]
+    pub threshold: f64,
     #[arg(long, value_enum, default_value_t = Format::Both)]
     pub format: Format,
-    /// Output folder; default reports/<run-id>/ (one folder per run).
+    /// Output folder; default reports/<run-id>/ (one folder per run), or
+    /// reports/compare-<run>-vs-<run>/.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Use this spec as roofline (see `benchbook specs`); default: matched from the device name.
@@ -482,8 +507,9 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }
-        Command::Compare { base, new, threshold, fail_on, json } => {
-            let out = commands::compare::compare(&archive, &base, &new, threshold, fail_on)?;
+        Command::Compare { base_pos, new_pos, base, new, threshold, fail_on, json } => {
+            let groups = commands::compare::groups(base_pos, new_pos, base, new)?;
+            let out = commands::compare::compare(&archive, &groups[0], &groups[1], threshold, fail_on)?;
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }

@@ -25,10 +25,12 @@ pub(crate) use impl_chart;
 pub mod bandwidth;
 pub mod bars;
 pub mod metric;
+pub mod ratio;
 
 pub use bandwidth::{bandwidth_chart, Line};
 pub use bars::bar_chart;
 pub use metric::MetricChart;
+pub use ratio::{RatioChart, RatioSeries};
 
 use std::path::Path;
 use std::sync::Once;

@@ -4,9 +4,11 @@
 //! template folder overrides one (mdBook's model). In `.md` templates every
 //! `{{ value }}` is escaped for Markdown unless a template says `| safe`.
 
+pub mod compare;
 pub mod context;
 pub mod markdown;
 
+pub use compare::{build_compare, CompareReport};
 pub use context::ReportContext;
 
 use std::collections::BTreeMap;
@@ -22,11 +24,23 @@ use crate::error::{Error, Result};
 use crate::plot::{self, bandwidth_chart, bar_chart, Chart, Line};
 
 /// Built-in templates (name, content).
-pub const TEMPLATES: [(&str, &str); 3] = [
+pub const TEMPLATES: [(&str, &str); 4] = [
     ("run.md", include_str!("../../templates/run.md")),
     ("page.html", include_str!("../../templates/page.html")),
     ("style.css", include_str!("../../templates/style.css")),
+    ("compare.md", include_str!("../../templates/compare.md")),
 ];
+
+/// What a report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Kind {
+    /// One report per run: every section its data supports.
+    #[default]
+    Run,
+    /// Runs against the first (seed 004): overlay, ratio chart with its
+    /// 95 % band, verdicts, environment differences and variability.
+    Compare,
+}
 
 /// Which files a report writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
@@ -89,9 +103,14 @@ fn tera_message(e: &tera::Error) -> String {
 
 /// Render the Markdown of a run report.
 pub fn render_markdown(engine: &tera::Tera, ctx: &ReportContext) -> Result<String> {
+    render_template(engine, "run.md", ctx)
+}
+
+/// Render Markdown template `name` with `ctx`.
+pub fn render_template(engine: &tera::Tera, name: &str, ctx: &impl serde::Serialize) -> Result<String> {
     let c = tera::Context::from_serialize(ctx)
-        .map_err(|e| Error::Template { name: "run.md".into(), message: tera_message(&e) })?;
-    engine.render("run.md", &c).map_err(|e| Error::Template { name: "run.md".into(), message: tera_message(&e) })
+        .map_err(|e| Error::Template { name: name.into(), message: tera_message(&e) })?;
+    engine.render(name, &c).map_err(|e| Error::Template { name: name.into(), message: tera_message(&e) })
 }
 
 /// Wrap rendered Markdown into a self-contained HTML page.
@@ -209,12 +228,30 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
 /// Write a report into `out`: Markdown, HTML, SVG (and PNG) charts.
 /// Returns the paths written.
 pub fn write(report: &Report, out: &Path, opts: &ReportOptions) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let engine = engine(opts.templates.as_deref())?;
     let md = render_markdown(&engine, &report.context)?;
+    write_page(&engine, &report.context.title, &md, &report.charts, out, opts)
+}
+
+/// Write a compare report into `out`, as [`write`] does a run report.
+pub fn write_compare(report: &CompareReport, out: &Path, opts: &ReportOptions) -> Result<Vec<PathBuf>> {
+    let engine = engine(opts.templates.as_deref())?;
+    let md = render_template(&engine, "compare.md", &report.context)?;
+    write_page(&engine, &report.context.title, &md, &report.charts, out, opts)
+}
+
+fn write_page(
+    engine: &tera::Tera,
+    title: &str,
+    md: &str,
+    charts: &[Box<dyn Chart>],
+    out: &Path,
+    opts: &ReportOptions,
+) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let mut svgs = BTreeMap::new();
     let mut written = Vec::new();
-    for chart in &report.charts {
+    for chart in charts {
         let svg = plot::to_svg(chart.as_ref())?;
         let name = format!("{}.svg", chart.name());
         if opts.format != Format::Html {
@@ -235,7 +272,7 @@ pub fn write(report: &Report, out: &Path, opts: &ReportOptions) -> Result<Vec<Pa
         written.push(p);
     }
     if opts.format != Format::Md {
-        let html = render_html(&engine, &report.context.title, &md, &svgs)?;
+        let html = render_html(engine, title, md, &svgs)?;
         let p = out.join("report.html");
         write_atomic(&p, html.as_bytes())?;
         written.push(p);

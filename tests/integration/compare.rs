@@ -17,6 +17,12 @@ const SIZES: [u64; 6] = [4096, 65536, 262144, MIB, 4 * MIB, 16 * MIB];
 /// A memcpy run with 20 samples per size, 0.1 % apart, every sample at
 /// ≥ 1 MiB multiplied by `slow`.
 fn synthetic(archive: &Archive, label: &str, slow: f64) -> String {
+    drifting(archive, label, 1.0, slow)
+}
+
+/// [`synthetic`], with every sample of the run multiplied by `drift`: the
+/// machine's state for the whole run, which samples inside it cannot show.
+fn drifting(archive: &Archive, label: &str, drift: f64, slow: f64) -> String {
     let mut m =
         Manifest::begin(&benchbook::archive::manifest::new_run_id(label), "native", serde_json::json!({}), vec![]);
     m.label = Some(label.into());
@@ -44,6 +50,7 @@ fn synthetic(archive: &Archive, label: &str, slow: f64) -> String {
                 seconds: Some(
                     10.0 * (*size as f64 / 1e10 + 1e-7)
                         * (1.0 + 0.001 * (i % 5) as f64)
+                        * drift
                         * if *size >= MIB { slow } else { 1.0 },
                 ),
                 value: None,
@@ -57,6 +64,18 @@ fn synthetic(archive: &Archive, label: &str, slow: f64) -> String {
         w.write_point(rows).unwrap();
     }
     w.finish(RunStatus::Complete, None).unwrap().id
+}
+
+/// One published nccl-tests log imported twice, as `bare` and `container`.
+fn import_twice(dir: &Path) {
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/nccl_all_reduce_new.txt");
+    for label in ["bare", "container"] {
+        let out = Command::new(bin())
+            .args(["--archive", dir.to_str().unwrap(), "-q", "import", log.to_str().unwrap(), "--label", label])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
 }
 
 fn compare(dir: &Path, args: &[&str]) -> Output {
@@ -115,14 +134,7 @@ fn a_copy_slower_above_1_mib_fails_with_exactly_those_points_slower() {
 #[test]
 fn one_sample_imports_say_no_uncertainty_instead_of_an_interval() {
     let tmp = tempfile::tempdir().unwrap();
-    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/nccl_all_reduce_new.txt");
-    for label in ["bare", "container"] {
-        let out = Command::new(bin())
-            .args(["--archive", tmp.path().to_str().unwrap(), "-q", "import", log.to_str().unwrap(), "--label", label])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    }
+    import_twice(tmp.path());
     let out = compare(tmp.path(), &["bare", "container", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     for p in json(&out)["points"].as_array().unwrap() {
@@ -152,4 +164,121 @@ fn runs_with_nothing_in_common_exit_2_and_say_what_differs() {
         err.contains("no point in common") && err.contains("BASE measured memcpy; NEW measured collective"),
         "{err}"
     );
+}
+
+#[test]
+fn groups_of_repeats_carry_run_to_run_variability_into_the_interval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    // The same configuration measured six times: each run drifts by a few
+    // per cent, its samples only 0.1 %.
+    let a: Vec<String> = [1.00, 1.06, 0.97].iter().map(|d| drifting(&archive, "a", *d, 1.0)).collect();
+    let b: Vec<String> = [1.04, 0.98, 1.03].iter().map(|d| drifting(&archive, "b", *d, 1.0)).collect();
+    // One run a side: the drift looks like a 3.8 % regression everywhere.
+    let one = compare(tmp.path(), &[&a[0], &b[0], "--json"]);
+    assert_eq!(one.status.code(), Some(1), "one run a side overclaims");
+    assert!(json(&one)["points"].as_array().unwrap().iter().all(|p| p["verdict"] == "slower"));
+    // The groups: no point is called slower, and the output says why.
+    let mut args: Vec<&str> = vec!["--json", "--base"];
+    args.extend(a.iter().map(String::as_str));
+    args.push("--new");
+    args.extend(b.iter().map(String::as_str));
+    let groups = compare(tmp.path(), &args);
+    assert_eq!(groups.status.code(), Some(0), "{}", String::from_utf8_lossy(&groups.stderr));
+    let v = json(&groups);
+    assert_eq!(v["base"].as_array().unwrap().len(), 3);
+    for p in v["points"].as_array().unwrap() {
+        assert_ne!(p["verdict"], "slower", "{p}");
+        assert_eq!((p["runs_a"].as_u64(), p["runs_b"].as_u64()), (Some(3), Some(3)));
+        let (lo, hi) = (p["ci_low"].as_f64().unwrap(), p["ci_high"].as_f64().unwrap());
+        // The interval spans the per-run ratios, not the 0.1 % noise.
+        assert!(hi - lo > 0.04, "{p}");
+        // The median of per-run medians: 1.00 against 1.03.
+        assert!((p["ratio"].as_f64().unwrap() - 1.0 / 1.03).abs() < 1e-3, "{p}");
+    }
+    let cv = v["variability"][0]["run_to_run_cv"].as_f64().unwrap();
+    assert!((cv - 0.0454).abs() < 0.001, "CV of 1.00, 1.06, 0.97: {cv}");
+    assert!(v["variability"][0]["within_run_cv"].as_f64().unwrap() < 0.002);
+    // The comma form is the same comparison.
+    let commas = compare(tmp.path(), &[&a.join(","), &b.join(","), "--json"]);
+    assert_eq!(json(&commas)["points"], v["points"]);
+    // A real 30 % regression stands out of the drift.
+    let c: Vec<String> = [1.30, 1.27, 1.33].iter().map(|d| drifting(&archive, "c", *d, 1.0)).collect();
+    let worse = compare(tmp.path(), &[&a.join(","), &c.join(","), "--json"]);
+    assert_eq!(worse.status.code(), Some(1));
+    assert!(json(&worse)["points"].as_array().unwrap().iter().all(|p| p["verdict"] == "slower"));
+    let text = String::from_utf8_lossy(&compare(tmp.path(), &[&a.join(","), &c.join(",")]).stdout).into_owned();
+    assert!(text.contains("variability BASE: 3 runs") && text.contains("run to run 4.54 %"), "{text}");
+}
+
+#[test]
+fn groups_need_both_sides_and_distinct_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let a = synthetic(&archive, "a", 1.0);
+    let out = compare(tmp.path(), &["--base", &a]);
+    assert_eq!(out.status.code(), Some(2), "--base without --new is a usage error");
+    let out = compare(tmp.path(), &[&format!("{a},{a}"), &a]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("named twice"));
+}
+
+/// `benchbook report ... --kind compare` into `out`.
+fn compare_report(dir: &Path, runs: &[&str], out: &Path) -> Output {
+    Command::new(bin())
+        .args(["--archive", dir.to_str().unwrap(), "-q", "report"])
+        .args(runs)
+        .args(["--kind", "compare", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_compare_report_holds_overlay_ratio_band_verdicts_environment_and_variability() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let a: Vec<String> = [1.00, 1.01].iter().map(|d| drifting(&archive, "bare <metal>", *d, 1.0)).collect();
+    let b: Vec<String> = [1.00, 1.01].iter().map(|d| drifting(&archive, "container", *d, 1.1)).collect();
+    let out = tmp.path().join("report");
+    let o = compare_report(tmp.path(), &[&a.join(","), &b.join(",")], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["overlay-memcpy.svg", "ratio-1.svg", "report.md", "report.html"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("# benchbook comparison: bare &lt;metal&gt; (2 runs) vs container (2 runs)"), "{md}");
+    assert!(md.contains("container (2 runs) is 9.1 % slower from 1 MiB to 16 MiB"), "{md}");
+    assert!(md.contains("6 points: 3 same, 0 faster, 3 slower, 0 inconclusive"), "{md}");
+    assert!(md.contains("| container (2 runs) | 2 |"), "variability row: {md}");
+    assert!(md.contains("every interval above resamples runs, then samples"), "{md}");
+    assert!(md.contains("![ratio of medians"), "{md}");
+    let Some(probe) = crate::common::chromium_probe(&out.join("report.html"), 1280) else { return };
+    assert!(probe.errors.is_empty(), "{:?}", probe.errors);
+    assert_eq!(probe.svgs, 2, "overlay and ratio chart");
+    assert!(probe.scroll_width <= probe.width, "{probe:?}");
+    assert!(probe.wide.is_empty(), "{probe:?}");
+    assert!(probe.title.contains("bare <metal>"), "the label is text: {probe:?}");
+    // A phone: still nothing wider than the page.
+    let phone = crate::common::chromium_probe(&out.join("report.html"), 400).unwrap();
+    assert!(phone.scroll_width <= phone.width && phone.wide.is_empty(), "{phone:?}");
+}
+
+#[test]
+fn a_compare_report_of_one_sample_imports_says_no_uncertainty() {
+    let tmp = tempfile::tempdir().unwrap();
+    import_twice(tmp.path());
+    let out = tmp.path().join("report");
+    let o = compare_report(tmp.path(), &["bare", "container"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("no uncertainty: one sample"), "{md}");
+    assert!(!md.contains("1.000 – 1.000"), "{md}");
+    assert!(out.join("overlay-collective.svg").exists());
+    // Fewer than two runs is a usage error that says so.
+    let o = Command::new(bin())
+        .args(["--archive", tmp.path().to_str().unwrap(), "report", "bare", "--kind", "compare"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("two runs or more"));
 }

@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use std::process::Command;
 
 use benchbook::prelude::*;
 use benchbook::report;
@@ -37,15 +36,9 @@ fn hostile_label_is_escaped_in_markdown_and_html() {
     assert!(html.contains("&lt;script&gt;"), "the label is shown as text");
 }
 
-fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
-}
-
 #[test]
 fn hostile_report_is_inert_in_headless_chromium() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = crate::common::chromium() else {
         // CI installs Chromium and sets CI=true, so there this cannot skip.
         assert!(std::env::var("CI").is_err(), "Chromium is required in CI (apt-get install chromium)");
         eprintln!("SKIPPED: no chromium on PATH; install Debian's `chromium` to run this test");
@@ -53,23 +46,7 @@ fn hostile_report_is_inert_in_headless_chromium() {
     };
     let (tmp, out) = hostile_report();
     let profile = tmp.path().join("profile");
-    let o = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=2000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", out.join("report.html").display()))
-        .output()
-        .unwrap();
+    let o = crate::common::chromium_dump_dom(browser, &out.join("report.html"), 1280, &profile);
     let dom = String::from_utf8_lossy(&o.stdout);
     assert!(dom.contains("<main>"), "Chromium rendered the page: {}", String::from_utf8_lossy(&o.stderr));
     // The label itself mentions PWNED as text; a script that ran would have

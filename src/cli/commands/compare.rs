@@ -5,13 +5,12 @@
 //! code is what CI calls: 1 when a point is slower beyond the threshold
 //! (`--fail-on slower`, the default), or differs at all (`any`).
 
-use std::collections::BTreeSet;
 use std::io;
 
 use serde::Serialize;
 
-use crate::analysis::compare::{compare as compare_rows, verdict_sentences, PointComparison, Verdict};
-use crate::analysis::environment::{environment_diff, EnvDifference};
+use crate::analysis::compare::{compare_runs, PointComparison, RunComparison, Variability, Verdict};
+use crate::analysis::environment::EnvDifference;
 use crate::archive::Archive;
 use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
 use crate::error::{Error, Result};
@@ -31,14 +30,9 @@ pub enum FailOn {
 
 #[derive(Debug, Serialize)]
 pub struct CompareOutput {
-    pub base: String,
-    pub new: String,
-    pub threshold: f64,
+    #[serde(flatten)]
+    pub comparison: RunComparison,
     pub fail_on: FailOn,
-    pub points: Vec<PointComparison>,
-    /// The verdicts in words, per curve and size band.
-    pub verdicts: Vec<String>,
-    pub environment: Vec<EnvDifference>,
 }
 
 impl CompareOutput {
@@ -48,43 +42,51 @@ impl CompareOutput {
             FailOn::Any => matches!(v, Verdict::Slower | Verdict::Faster),
             FailOn::Never => false,
         };
-        u8::from(self.points.iter().any(|p| bad(p.verdict)))
+        u8::from(self.comparison.points.iter().any(|p| bad(p.verdict)))
     }
 }
 
-pub fn compare(archive: &Archive, base: &str, new: &str, threshold: f64, fail_on: FailOn) -> Result<CompareOutput> {
-    let (a, b) = (archive.resolve(base)?, archive.resolve(new)?);
-    let (ma, da) = a.read(false)?;
-    let (mb, db) = b.read(false)?;
-    let (ra, rb) = (crate::archive::schema::from_dataframe(&da)?, crate::archive::schema::from_dataframe(&db)?);
-    let mut points = compare_rows(&ra, &rb, threshold);
-    if points.is_empty() {
-        let benches = |rows: &[crate::vocab::rows::Row]| {
-            let set: BTreeSet<String> = rows
-                .iter()
-                .filter(|r| r.status == crate::vocab::rows::Status::Measured)
-                .map(|r| r.params.metric.clone().unwrap_or_else(|| r.params.bench.clone()))
-                .collect();
-            set.into_iter().collect::<Vec<_>>().join(", ")
-        };
-        let (ba, bb) = (benches(&ra), benches(&rb));
-        let why = if ba != bb {
-            format!("BASE measured {ba}; NEW measured {bb}")
-        } else {
-            format!("both measured {ba}, but at different parameters (sizes, threads, devices or methods)")
-        };
-        return Err(Error::config("BASE NEW", format!("{} and {} have no point in common: {why}", a.id, b.id)));
+/// The two groups of run queries, from `BASE NEW` (each possibly
+/// `R1,R2,...`) or `--base R1 R2 --new R3 R4`.
+pub fn groups(
+    base_pos: Option<String>,
+    new_pos: Option<String>,
+    base: Vec<String>,
+    new: Vec<String>,
+) -> Result<[Vec<String>; 2]> {
+    let split = |s: String| s.split(',').map(str::trim).filter(|q| !q.is_empty()).map(String::from).collect();
+    match (base_pos, new_pos) {
+        (Some(a), Some(b)) => Ok([split(a), split(b)]),
+        _ if !base.is_empty() && !new.is_empty() => Ok([base, new]),
+        _ => Err(Error::config(
+            "BASE NEW",
+            "name the two runs: `benchbook compare BASE NEW`, or groups of repeats with `--base R1 R2 --new R3 R4`",
+        )),
     }
-    points.sort_by(|x, y| (&x.curve, x.size_bytes, &x.label).cmp(&(&y.curve, y.size_bytes, &y.label)));
-    Ok(CompareOutput {
-        verdicts: verdict_sentences(&points, "NEW"),
-        environment: environment_diff(&ma, &mb),
-        base: a.id,
-        new: b.id,
-        threshold,
-        fail_on,
-        points,
-    })
+}
+
+/// Resolve each group's queries (a query may not name a run twice).
+pub fn resolve_group(archive: &Archive, queries: &[String]) -> Result<Vec<crate::archive::RunDir>> {
+    let mut runs: Vec<crate::archive::RunDir> = Vec::new();
+    for q in queries {
+        let r = archive.resolve(q)?;
+        if runs.iter().any(|x| x.id == r.id) {
+            return Err(Error::config("BASE NEW", format!("run {} is named twice in one group", r.id)));
+        }
+        runs.push(r);
+    }
+    Ok(runs)
+}
+
+pub fn compare(
+    archive: &Archive,
+    base: &[String],
+    new: &[String],
+    threshold: f64,
+    fail_on: FailOn,
+) -> Result<CompareOutput> {
+    let (a, b) = (resolve_group(archive, base)?, resolve_group(archive, new)?);
+    Ok(CompareOutput { comparison: compare_runs(&a, &b, threshold, "NEW")?, fail_on })
 }
 
 /// What differs between two runs' environments, as `compare` and `rerun`
@@ -107,7 +109,8 @@ pub(crate) fn write_environment(w: &mut dyn io::Write, diffs: &[EnvDifference], 
     write_table(w, &tab)
 }
 
-/// The table of per-point comparisons `compare` and `rerun` print.
+/// The table of per-point comparisons `compare` and `rerun` print. Medians
+/// of repeated runs are medians of per-run medians.
 pub(crate) fn write_points(w: &mut dyn io::Write, points: &[PointComparison], names: [&str; 2]) -> io::Result<()> {
     let mut tab = table(&["POINT", names[0], names[1], "RATIO", "95 % CI", "VERDICT"], &[1, 2, 3, 4]);
     for p in points {
@@ -139,22 +142,40 @@ pub(crate) fn write_points(w: &mut dyn io::Write, points: &[PointComparison], na
     )
 }
 
+/// One line per group on how much its runs vary.
+pub(crate) fn write_variability(w: &mut dyn io::Write, v: &[Variability; 2], names: [&str; 2]) -> io::Result<()> {
+    let pct = |x: Option<f64>| x.map_or("-".to_string(), |c| format!("{:.2} %", 100.0 * c));
+    for (v, name) in v.iter().zip(names) {
+        writeln!(
+            w,
+            "variability {name}: {} run{}; CV within a run {} (median over points); run to run {}",
+            v.runs,
+            if v.runs == 1 { "" } else { "s" },
+            pct(v.within_run_cv),
+            if v.runs > 1 { pct(v.run_to_run_cv) } else { "unknown: one run".into() }
+        )?;
+    }
+    Ok(())
+}
+
 impl Render for CompareOutput {
     fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
         let s = terminal_safe;
-        writeln!(t.out, "BASE {}\nNEW  {}", s(&self.base), s(&self.new))?;
+        let c = &self.comparison;
+        writeln!(t.out, "BASE {}\nNEW  {}", s(&c.base.join(", ")), s(&c.new.join(", ")))?;
         writeln!(
             t.out,
             "ratio: how many times better NEW is (time BASE / NEW; for metrics in their direction); a verdict needs the 95 % interval beyond ±{} %",
-            self.threshold * 100.0
+            c.threshold * 100.0
         )?;
         writeln!(t.out)?;
-        write_points(&mut *t.out, &self.points, ["BASE", "NEW"])?;
+        write_points(&mut *t.out, &c.points, ["BASE", "NEW"])?;
         writeln!(t.out)?;
-        for v in &self.verdicts {
+        for v in &c.verdicts {
             writeln!(t.out, "- {}", s(v))?;
         }
         writeln!(t.out)?;
-        write_environment(&mut *t.out, &self.environment, ["BASE", "NEW"])
+        write_variability(&mut *t.out, &c.variability, ["BASE", "NEW"])?;
+        write_environment(&mut *t.out, &c.environment, ["BASE", "NEW"])
     }
 }

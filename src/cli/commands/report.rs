@@ -45,6 +45,9 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
         no_verify: a.no_verify,
         ..ReportOptions::default()
     };
+    if a.kind == crate::report::Kind::Compare {
+        return report_compare(archive, a, &opts);
+    }
     let mut out = ReportOutput { files: Vec::new(), failed: Vec::new() };
     for q in &a.runs {
         match report_one(archive, a, &opts, q) {
@@ -54,6 +57,27 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
         }
     }
     Ok(out)
+}
+
+/// `--kind compare`: one report of every group against the first.
+fn report_compare(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result<ReportOutput> {
+    if a.runs.len() < 2 {
+        return Err(crate::error::Error::config(
+            "--kind compare",
+            "a comparison needs two runs or more: `benchbook report BASE NEW [MORE...] --kind compare`",
+        ));
+    }
+    let mut groups = Vec::new();
+    for arg in &a.runs {
+        let queries: Vec<String> = arg.split(',').map(str::trim).filter(|q| !q.is_empty()).map(String::from).collect();
+        groups.push(super::compare::resolve_group(archive, &queries)?);
+    }
+    let out = a.out.clone().unwrap_or_else(|| {
+        let ids: Vec<&str> = groups.iter().filter_map(|g| g.first()).map(|r| r.id.as_str()).collect();
+        PathBuf::from("reports").join(format!("compare-{}", ids.join("-vs-")))
+    });
+    let r = crate::report::build_compare(&groups, a.threshold)?;
+    Ok(ReportOutput { files: crate::report::write_compare(&r, &out, opts)?, failed: Vec::new() })
 }
 
 fn report_one(archive: &Archive, a: &ReportArgs, opts: &ReportOptions, query: &str) -> Result<Vec<PathBuf>> {

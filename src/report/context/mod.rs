@@ -30,7 +30,7 @@ mod run;
 mod sections;
 mod workload;
 
-pub use workload::{WorkloadChart, WorkloadSection};
+pub use workload::{workload_section, WorkloadChart, WorkloadSection};
 
 pub use crate::vocab::units::shell_join;
 

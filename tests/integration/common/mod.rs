@@ -34,3 +34,94 @@ pub fn tiny_run(archive: &Archive, label: Option<&str>) -> RunResult {
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_benchbook")
 }
+
+/// Chromium (Debian's `chromium`, or Chrome) when one is on PATH.
+pub fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+/// What headless Chromium measured on a page once it loaded.
+#[derive(Debug, serde::Deserialize)]
+pub struct PageProbe {
+    /// The viewport width and the page's scroll width (wider: the page
+    /// scrolls sideways).
+    pub width: f64,
+    pub scroll_width: f64,
+    /// Elements wider than the page (tag.class), outside scroll boxes.
+    pub wide: Vec<String>,
+    pub svgs: usize,
+    /// Errors the page raised while loading.
+    pub errors: Vec<String>,
+    pub title: String,
+}
+
+/// Open `html` in headless Chromium at `width` px and measure it: a copy
+/// beside it gets a probe script (its CSP, which forbids scripts, is
+/// removed from the copy only) that writes its findings into the DOM.
+/// `None` when no Chromium is installed (CI installs it and sets CI).
+pub fn chromium_probe(html: &std::path::Path, width: u32) -> Option<PageProbe> {
+    let Some(browser) = chromium() else {
+        assert!(std::env::var("CI").is_err(), "Chromium is required in CI (apt-get install chromium)");
+        eprintln!("SKIPPED: no chromium on PATH; install Debian's `chromium` to run this test");
+        return None;
+    };
+    let page = std::fs::read_to_string(html).unwrap();
+    let csp = page.lines().find(|l| l.contains("Content-Security-Policy")).unwrap_or("").to_string();
+    assert!(!csp.is_empty(), "the report sets a CSP");
+    const PROBE: &str = r#"<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message || e.type)), true);
+window.addEventListener('load', () => {
+  const w = document.documentElement.clientWidth;
+  const inScrollBox = e => { for (let p = e.parentElement; p; p = p.parentElement) { const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
+  const wide = [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().width > w + 1 && !inScrollBox(e)).map(e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? '.' + e.className : ''));
+  const out = document.createElement('pre'); out.id = 'probe';
+  out.textContent = 'PROBE' + JSON.stringify({width: w, scroll_width: document.documentElement.scrollWidth, wide: wide.slice(0, 20), svgs: document.querySelectorAll('svg').length, errors: window.__errors, title: document.title}) + 'END';
+  document.body.appendChild(out);
+});
+</script>"#;
+    let probed = page.replace(&csp, "").replacen("<head>", &format!("<head>\n{PROBE}"), 1);
+    let dir = tempfile::tempdir().unwrap();
+    let copy = html.with_file_name("probe.html");
+    std::fs::write(&copy, probed).unwrap();
+    let o = chromium_dump_dom(browser, &copy, width, dir.path());
+    let _ = std::fs::remove_file(&copy);
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let json = dom
+        .split_once("<pre id=\"probe\">PROBE")
+        .and_then(|(_, rest)| rest.split_once("END"))
+        .map(|(j, _)| j.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+        .unwrap_or_else(|| panic!("the probe ran: {}", String::from_utf8_lossy(&o.stderr)));
+    Some(serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}")))
+}
+
+/// Headless Chromium's DOM of `page` after it loaded, at `width` px, with
+/// a throwaway profile in `profile`.
+pub fn chromium_dump_dom(
+    browser: &str,
+    page: &std::path::Path,
+    width: u32,
+    profile: &std::path::Path,
+) -> std::process::Output {
+    std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--virtual-time-budget=3000",
+        ])
+        .arg(format!("--window-size={width},900"))
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap()
+}

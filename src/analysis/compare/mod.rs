@@ -7,6 +7,20 @@
 //! sample's time is the slowest rank's. With one sample on either side
 //! (imported runs) there is no interval: `ci_low`/`ci_high` are `None` and
 //! the verdict rests on the ratio alone, which the output says.
+//!
+//! Groups of repeated runs ([`compare_groups`]) estimate each point by the
+//! median of its per-run medians, and bootstrap at both levels (runs with
+//! replacement, then each chosen run's samples), so the interval carries
+//! the run-to-run variability that samples inside one run do not show
+//! (Kalibera and Jones). One run a side is the plain two-sample case.
+//! `runs` compares runs of an archive, as `benchbook compare`, the compare
+//! report and the notebook all do.
+
+pub mod runs;
+mod words;
+
+pub use runs::{compare_runs, RunComparison, Variability};
+pub use words::verdict_sentences;
 
 use std::collections::BTreeMap;
 
@@ -63,8 +77,16 @@ pub struct PointComparison {
     /// 95 % bootstrap interval of `ratio`; `None` with one sample on a side.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// Samples behind each side, over all its runs.
     pub samples_a: usize,
     pub samples_b: usize,
+    /// Runs of each group that measured the point.
+    pub runs_a: usize,
+    pub runs_b: usize,
+    /// Run-to-run variability of each side: the coefficient of variation
+    /// of its per-run medians, where two or more runs measured the point.
+    pub run_cv_a: Option<f64>,
+    pub run_cv_b: Option<f64>,
     pub verdict: Verdict,
 }
 
@@ -97,11 +119,52 @@ fn samples(rows: &[Row]) -> BTreeMap<Key, (Row, Vec<f64>)> {
 /// resample's medians are drawn from their exact bootstrap distribution
 /// ([`stats::MedianResampler`]).
 pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
-    let (Some(ra), Some(rb)) = (stats::MedianResampler::new(a), stats::MedianResampler::new(b)) else {
+    group_ratio_ci(&[a.to_vec()], &[b.to_vec()], resamples, seed)
+}
+
+/// A group's estimate of a point: the median of its per-run medians (one
+/// run: the median of its samples).
+pub fn group_median(runs: &[Vec<f64>]) -> f64 {
+    let mut m: Vec<f64> = runs.iter().map(|xs| stats::median_unsorted(&mut xs.clone())).collect();
+    stats::median_unsorted(&mut m)
+}
+
+/// Draws from the bootstrap distribution of [`group_median`]: runs drawn
+/// with replacement, then each drawn run's median from its exact bootstrap
+/// distribution.
+struct GroupResampler {
+    runs: Vec<stats::MedianResampler>,
+}
+
+impl GroupResampler {
+    fn new(runs: &[Vec<f64>]) -> Option<GroupResampler> {
+        let runs: Option<Vec<_>> = runs.iter().map(|xs| stats::MedianResampler::new(xs)).collect();
+        runs.filter(|r| !r.is_empty()).map(|runs| GroupResampler { runs })
+    }
+
+    fn draw<R: rand::RngExt + ?Sized>(&self, rng: &mut R, buf: &mut Vec<f64>) -> f64 {
+        if self.runs.len() == 1 {
+            return self.runs[0].draw(rng);
+        }
+        buf.clear();
+        for _ in 0..self.runs.len() {
+            let i = rng.random_range(0..self.runs.len());
+            buf.push(self.runs[i].draw(rng));
+        }
+        stats::median_unsorted(buf)
+    }
+}
+
+/// 95 % two-level percentile-bootstrap interval of
+/// group_median(a) / group_median(b).
+pub fn group_ratio_ci(a: &[Vec<f64>], b: &[Vec<f64>], resamples: usize, seed: u64) -> (f64, f64) {
+    let (Some(ra), Some(rb)) = (GroupResampler::new(a), GroupResampler::new(b)) else {
         return (f64::NAN, f64::NAN);
     };
     let mut rng = stats::resampling_rng(seed);
-    let mut ratios: Vec<f64> = (0..resamples).map(|_| ra.draw(&mut rng) / rb.draw(&mut rng)).collect();
+    let mut buf = Vec::new();
+    let mut ratios: Vec<f64> =
+        (0..resamples).map(|_| ra.draw(&mut rng, &mut buf) / rb.draw(&mut rng, &mut buf)).collect();
     ratios.sort_by(f64::total_cmp);
     (stats::quantile_sorted(&ratios, 0.025), stats::quantile_sorted(&ratios, 0.975))
 }
@@ -113,16 +176,45 @@ pub const RESAMPLES: usize = 10_000;
 /// Compare the points two runs share. `threshold` is the relative change
 /// that counts (0.02 = 2 %).
 pub fn compare(a: &[Row], b: &[Row], threshold: f64) -> Vec<PointComparison> {
-    let (sa, sb) = (samples(a), samples(b));
+    compare_groups(&[a.to_vec()], &[b.to_vec()], threshold)
+}
+
+/// Per point: its first row and each run's samples (runs that did not
+/// measure the point are left out).
+fn group_samples(runs: &[Vec<Row>]) -> BTreeMap<Key, (Row, Vec<Vec<f64>>)> {
+    let mut out: BTreeMap<Key, (Row, Vec<Vec<f64>>)> = BTreeMap::new();
+    for rows in runs {
+        for (k, (row, xs)) in samples(rows) {
+            out.entry(k).or_insert_with(|| (row, Vec::new())).1.push(xs);
+        }
+    }
+    out
+}
+
+/// Coefficient of variation of the per-run medians, with two or more runs.
+fn run_cv(runs: &[Vec<f64>]) -> Option<f64> {
+    (runs.len() > 1).then(|| {
+        let m: Vec<f64> = runs.iter().map(|xs| stats::median_unsorted(&mut xs.clone())).collect();
+        stats::rel_std_dev(&m)
+    })
+}
+
+/// Compare two groups of repeated runs (one run a group is [`compare`]):
+/// the points both groups measured, each estimated by the median of its
+/// per-run medians, with a two-level bootstrap interval.
+pub fn compare_groups(a: &[Vec<Row>], b: &[Vec<Row>], threshold: f64) -> Vec<PointComparison> {
+    let (sa, sb) = (group_samples(a), group_samples(b));
     let mut out = Vec::new();
     for (k, (row, xa)) in &sa {
         let Some((_, xb)) = sb.get(k) else { continue };
-        let (ma, mb) = (stats::median_unsorted(&mut xa.clone()), stats::median_unsorted(&mut xb.clone()));
+        let (ma, mb) = (group_median(xa), group_median(xb));
         // Oriented so that above 1 means B is better.
         let higher = row.params.better.as_deref() == Some("higher");
         let (num, den) = if higher { (xb, xa) } else { (xa, xb) };
         let ratio = if higher { mb / ma } else { ma / mb };
-        let ci = (xa.len() > 1 && xb.len() > 1).then(|| bootstrap_ratio_ci(num, den, RESAMPLES, 0x5eed));
+        let count = |x: &[Vec<f64>]| x.iter().map(Vec::len).sum::<usize>();
+        let (na, nb) = (count(xa), count(xb));
+        let ci = (na > 1 && nb > 1).then(|| group_ratio_ci(num, den, RESAMPLES, 0x5eed));
         // One sample on a side: no interval, the verdict rests on the ratio.
         let (lo, hi) = ci.unwrap_or((ratio, ratio));
         let verdict = if lo > 1.0 + threshold {
@@ -151,68 +243,14 @@ pub fn compare(a: &[Row], b: &[Row], threshold: f64) -> Vec<PointComparison> {
             ratio,
             ci_low: ci.map(|c| c.0),
             ci_high: ci.map(|c| c.1),
-            samples_a: xa.len(),
-            samples_b: xb.len(),
+            samples_a: na,
+            samples_b: nb,
+            runs_a: xa.len(),
+            runs_b: xb.len(),
+            run_cv_a: run_cv(xa),
+            run_cv_b: run_cv(xb),
             verdict,
         });
-    }
-    out
-}
-
-/// Verdicts in words, per curve and size band: "no significant difference
-/// at any size", or "B is 7.1 % slower from 1 MiB to 64 MiB (95 % CI of the
-/// ratio 0.91–0.95)". `b` names the second run in the sentences.
-pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
-    let mut curves: BTreeMap<&str, Vec<&PointComparison>> = BTreeMap::new();
-    for p in points {
-        curves.entry(p.curve.as_str()).or_default().push(p);
-    }
-    let mut out = Vec::new();
-    for (curve, mut ps) in curves {
-        ps.sort_by_key(|p| p.size_bytes);
-        if ps.iter().all(|p| p.verdict == Verdict::Same) {
-            out.push(format!("{curve}: no significant difference at any point ({} points).", ps.len()));
-            continue;
-        }
-        // Runs of one verdict along the sizes.
-        let mut i = 0;
-        while i < ps.len() {
-            let v = ps[i].verdict;
-            let mut j = i;
-            while j + 1 < ps.len() && ps[j + 1].verdict == v {
-                j += 1;
-            }
-            let band = &ps[i..=j];
-            let span = match (band[0].size_bytes, band[band.len() - 1].size_bytes) {
-                (Some(lo), Some(hi)) if lo == hi => format!("at {}", crate::vocab::units::format_bytes(lo)),
-                (Some(lo), Some(hi)) => {
-                    format!(
-                        "from {} to {}",
-                        crate::vocab::units::format_bytes(lo),
-                        crate::vocab::units::format_bytes(hi)
-                    )
-                }
-                _ if ps.len() == band.len() => "at every point".to_string(),
-                _ => format!("at {} of its points", band.len()),
-            };
-            let mid = stats::median_unsorted(&mut band.iter().map(|p| p.ratio).collect::<Vec<_>>());
-            let lo = band.iter().filter_map(|p| p.ci_low).fold(f64::INFINITY, f64::min);
-            let hi = band.iter().filter_map(|p| p.ci_high).fold(f64::NEG_INFINITY, f64::max);
-            let ci = if lo.is_finite() && hi.is_finite() && band.iter().all(|p| p.ci_low.is_some()) {
-                format!(" (95 % CIs of the ratio within {lo:.3}–{hi:.3})")
-            } else {
-                " (no uncertainty: one sample per point)".to_string()
-            };
-            let n = band.len();
-            let text = match v {
-                Verdict::Slower => format!("{b} is {:.1} % slower {span}{ci}", 100.0 * (1.0 - mid)),
-                Verdict::Faster => format!("{b} is {:.1} % faster {span}{ci}", 100.0 * (mid - 1.0)),
-                Verdict::Same => format!("no significant difference {span}"),
-                Verdict::Inconclusive => format!("inconclusive {span}: the interval straddles the threshold"),
-            };
-            out.push(format!("{curve}: {} ({n} point{}).", text.trim_end(), if n == 1 { "" } else { "s" }));
-            i = j + 1;
-        }
     }
     out
 }

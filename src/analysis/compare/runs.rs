@@ -1,0 +1,116 @@
+//! Comparing runs of an archive: one run or a group of repeated runs on
+//! each side, read (and verified) from their Parquet files, compared point
+//! by point, with the verdicts in words, what differs between the
+//! environments and how much the runs vary. `benchbook compare`, the
+//! compare report and the notebook all call [`compare_runs`].
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::{compare_groups, group_samples, verdict_sentences, PointComparison};
+use crate::analysis::environment::{environment_diff, EnvDifference};
+use crate::archive::{Manifest, RunDir};
+use crate::error::{Error, Result};
+use crate::vocab::rows::{Row, Status};
+use crate::vocab::stats;
+
+/// Two runs (or groups of runs) compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunComparison {
+    /// The base group's run ids, in the order given.
+    pub base: Vec<String>,
+    pub new: Vec<String>,
+    /// The relative change a verdict needs (0.02 = 2 %).
+    pub threshold: f64,
+    /// Every point both groups measured, ordered by curve then size.
+    pub points: Vec<PointComparison>,
+    /// The verdicts in words, per curve and size band.
+    pub verdicts: Vec<String>,
+    /// What differs between the first base run's environment and the first
+    /// new run's.
+    pub environment: Vec<EnvDifference>,
+    /// How much each group varies, inside a run and from run to run.
+    pub variability: [Variability; 2],
+}
+
+/// How much one group's measurements vary, as medians over its points.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variability {
+    pub runs: usize,
+    /// Median over points (and runs) of the coefficient of variation of
+    /// one run's samples; `None` where no point has two samples in a run.
+    pub within_run_cv: Option<f64>,
+    /// Median over points of the coefficient of variation of the per-run
+    /// medians; `None` with fewer than two runs measuring a point.
+    pub run_to_run_cv: Option<f64>,
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    (!xs.is_empty()).then(|| stats::median_unsorted(&mut xs))
+}
+
+/// The variability of a group of runs' rows.
+pub fn variability(runs: &[Vec<Row>]) -> Variability {
+    let points = group_samples(runs);
+    let within = points
+        .values()
+        .flat_map(|(_, per_run)| per_run.iter().filter(|xs| xs.len() > 1).map(|xs| stats::rel_std_dev(xs)))
+        .collect();
+    let between = points.values().filter_map(|(_, per_run)| super::run_cv(per_run)).collect();
+    Variability { runs: runs.len(), within_run_cv: median(within), run_to_run_cv: median(between) }
+}
+
+/// Compare group `base` with group `new` (one run each, or repeats of one
+/// configuration). `new_name` names the new side in the verdict sentences.
+/// Runs with no point in common are a configuration error that says what
+/// differs: the benchmarks, or only their parameters.
+pub fn compare_runs(base: &[RunDir], new: &[RunDir], threshold: f64, new_name: &str) -> Result<RunComparison> {
+    if base.is_empty() || new.is_empty() {
+        return Err(Error::config("BASE NEW", "each side needs at least one run"));
+    }
+    let read = |runs: &[RunDir]| -> Result<(Vec<Manifest>, Vec<Vec<Row>>)> {
+        let mut ms = Vec::new();
+        let mut rows = Vec::new();
+        for r in runs {
+            let (m, df) = r.read(false)?;
+            ms.push(m);
+            rows.push(crate::archive::schema::from_dataframe(&df)?);
+        }
+        Ok((ms, rows))
+    };
+    let ((ma, ra), (mb, rb)) = (read(base)?, read(new)?);
+    let mut points = compare_groups(&ra, &rb, threshold);
+    let ids = |runs: &[RunDir]| runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+    if points.is_empty() {
+        let benches = |groups: &[Vec<Row>]| {
+            let set: BTreeSet<String> = groups
+                .iter()
+                .flatten()
+                .filter(|r| r.status == Status::Measured)
+                .map(|r| r.params.metric.clone().unwrap_or_else(|| r.params.bench.clone()))
+                .collect();
+            set.into_iter().collect::<Vec<_>>().join(", ")
+        };
+        let (ba, bb) = (benches(&ra), benches(&rb));
+        let why = if ba != bb {
+            format!("BASE measured {ba}; NEW measured {bb}")
+        } else {
+            format!("both measured {ba}, but at different parameters (sizes, threads, devices or methods)")
+        };
+        return Err(Error::config(
+            "BASE NEW",
+            format!("{} and {} have no point in common: {why}", ids(base).join(", "), ids(new).join(", ")),
+        ));
+    }
+    points.sort_by(|x, y| (&x.curve, x.size_bytes, &x.label).cmp(&(&y.curve, y.size_bytes, &y.label)));
+    Ok(RunComparison {
+        verdicts: verdict_sentences(&points, new_name),
+        environment: environment_diff(&ma[0], &mb[0]),
+        variability: [variability(&ra), variability(&rb)],
+        base: ids(base),
+        new: ids(new),
+        threshold,
+        points,
+    })
+}

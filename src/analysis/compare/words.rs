@@ -1,0 +1,65 @@
+//! The verdicts of a comparison in words, per curve and size band, as the
+//! terminal, the JSON and the compare report print them.
+
+use std::collections::BTreeMap;
+
+use super::{PointComparison, Verdict};
+use crate::vocab::stats;
+
+/// Verdicts in words, per curve and size band: "no significant difference
+/// at any size", or "B is 7.1 % slower from 1 MiB to 64 MiB (95 % CI of the
+/// ratio 0.91–0.95)". `b` names the second run in the sentences.
+pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
+    let mut curves: BTreeMap<&str, Vec<&PointComparison>> = BTreeMap::new();
+    for p in points {
+        curves.entry(p.curve.as_str()).or_default().push(p);
+    }
+    let mut out = Vec::new();
+    for (curve, mut ps) in curves {
+        ps.sort_by_key(|p| p.size_bytes);
+        if ps.iter().all(|p| p.verdict == Verdict::Same) {
+            out.push(format!("{curve}: no significant difference at any point ({} points).", ps.len()));
+            continue;
+        }
+        // Runs of one verdict along the sizes.
+        let mut i = 0;
+        while i < ps.len() {
+            let v = ps[i].verdict;
+            let mut j = i;
+            while j + 1 < ps.len() && ps[j + 1].verdict == v {
+                j += 1;
+            }
+            let band = &ps[i..=j];
+            let span = match (band[0].size_bytes, band[band.len() - 1].size_bytes) {
+                (Some(lo), Some(hi)) if lo == hi => format!("at {}", crate::vocab::units::format_bytes(lo)),
+                (Some(lo), Some(hi)) => {
+                    format!(
+                        "from {} to {}",
+                        crate::vocab::units::format_bytes(lo),
+                        crate::vocab::units::format_bytes(hi)
+                    )
+                }
+                _ if ps.len() == band.len() => "at every point".to_string(),
+                _ => format!("at {} of its points", band.len()),
+            };
+            let mid = stats::median_unsorted(&mut band.iter().map(|p| p.ratio).collect::<Vec<_>>());
+            let lo = band.iter().filter_map(|p| p.ci_low).fold(f64::INFINITY, f64::min);
+            let hi = band.iter().filter_map(|p| p.ci_high).fold(f64::NEG_INFINITY, f64::max);
+            let ci = if lo.is_finite() && hi.is_finite() && band.iter().all(|p| p.ci_low.is_some()) {
+                format!(" (95 % CIs of the ratio within {lo:.3}–{hi:.3})")
+            } else {
+                " (no uncertainty: one sample per point)".to_string()
+            };
+            let n = band.len();
+            let text = match v {
+                Verdict::Slower => format!("{b} is {:.1} % slower {span}{ci}", 100.0 * (1.0 - mid)),
+                Verdict::Faster => format!("{b} is {:.1} % faster {span}{ci}", 100.0 * (mid - 1.0)),
+                Verdict::Same => format!("no significant difference {span}"),
+                Verdict::Inconclusive => format!("inconclusive {span}: the interval straddles the threshold"),
+            };
+            out.push(format!("{curve}: {} ({n} point{}).", text.trim_end(), if n == 1 { "" } else { "s" }));
+            i = j + 1;
+        }
+    }
+    out
+}

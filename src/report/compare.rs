@@ -1,0 +1,363 @@
+//! The compare report (seed 004's bare metal vs container, partitioned vs
+//! whole GPU): runs or groups of repeated runs, the first the baseline,
+//! each other compared with it. It holds the runs overlaid on one chart
+//! per benchmark, per pair the ratio chart with its 95 % band, the verdict
+//! table and sentences, what differs between the environments and how much
+//! the runs vary. Native, exec and imported runs mix: points match on their
+//! parameters, whatever measured them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::analysis::compare::{compare_runs, PointComparison, RunComparison};
+use crate::analysis::{curves, run_stats, Curve};
+use crate::archive::{Manifest, RunDir};
+use crate::error::Result;
+use crate::plot::{bandwidth_chart, Chart, Line, MetricChart, RatioChart, RatioSeries};
+use crate::vocab::units::{format_seconds, format_sig3, shell_join};
+
+/// One run of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRun {
+    /// `baseline`, or the group compared with it.
+    pub role: String,
+    /// The group's name in the report (its label, or its run id).
+    pub name: String,
+    pub id: String,
+    pub source: String,
+    pub host: String,
+    pub started_at: String,
+    pub status: String,
+    pub measured: u32,
+    pub command: String,
+}
+
+/// A chart and the sentence under it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChartRef {
+    pub file: String,
+    pub alt: String,
+    pub caption: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VerdictRow {
+    pub point: String,
+    pub base: String,
+    pub new: String,
+    pub ratio: String,
+    pub ci: String,
+    pub verdict: String,
+    pub runs: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvRow {
+    pub what: String,
+    pub base: String,
+    pub new: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VariabilityRow {
+    pub name: String,
+    pub runs: usize,
+    pub within_run: String,
+    pub run_to_run: String,
+}
+
+/// One group compared with the baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairSection {
+    pub base: String,
+    pub new: String,
+    pub ratio_chart: ChartRef,
+    /// How many points, and how many of each verdict.
+    pub counts: String,
+    pub verdicts: Vec<String>,
+    pub table: Vec<VerdictRow>,
+    /// Whether any point rests on one sample (no interval).
+    pub one_sample: bool,
+    /// Whether either side has repeated runs (intervals over runs).
+    pub repeated: bool,
+    pub environment: Vec<EnvRow>,
+    pub variability: Vec<VariabilityRow>,
+}
+
+/// Everything the compare template can use.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareContext {
+    pub title: String,
+    pub generated_at: String,
+    pub benchbook_version: String,
+    pub threshold_pct: String,
+    pub runs: Vec<CompareRun>,
+    pub overlays: Vec<ChartRef>,
+    pub pairs: Vec<PairSection>,
+}
+
+/// A compare report before it is written.
+pub struct CompareReport {
+    pub context: CompareContext,
+    pub charts: Vec<Box<dyn Chart>>,
+    /// The comparisons behind each pair, for callers that want the numbers.
+    pub comparisons: Vec<RunComparison>,
+}
+
+/// Each group's name: its first run's label (or id), with the count of
+/// repeats; made unique by the run id where two groups share a label.
+fn group_names(groups: &[Vec<Manifest>]) -> Vec<String> {
+    let base = |g: &Vec<Manifest>| {
+        let m = &g[0];
+        let name = m.label.clone().unwrap_or_else(|| m.run_id.clone());
+        if g.len() > 1 {
+            format!("{name} ({} runs)", g.len())
+        } else {
+            name
+        }
+    };
+    let names: Vec<String> = groups.iter().map(base).collect();
+    names
+        .iter()
+        .zip(groups)
+        .map(|(n, g)| if names.iter().filter(|x| *x == n).count() > 1 { g[0].run_id.clone() } else { n.clone() })
+        .collect()
+}
+
+/// The y axis of a benchmark's rate, naming the bytes it counts (as the
+/// run report's charts do).
+pub(crate) fn rate_axis(bench: &str) -> &'static str {
+    match bench {
+        "memcpy" | "stream" => "GB/s (bytes read + written)",
+        "collective" => "GB/s (bus bandwidth)",
+        _ => "GB/s (bytes copied once)",
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |c| format!("{:.2} %", 100.0 * c))
+}
+
+fn verdict_row(p: &PointComparison) -> VerdictRow {
+    let median = |v: f64| if p.metric.is_some() { format!("{} {}", format_sig3(v), p.unit) } else { format_seconds(v) };
+    VerdictRow {
+        point: p.label.clone(),
+        base: median(p.median_a),
+        new: median(p.median_b),
+        ratio: format!("{:.3}", p.ratio),
+        ci: match (p.ci_low, p.ci_high) {
+            (Some(lo), Some(hi)) => format!("{lo:.3} – {hi:.3}"),
+            _ => "no uncertainty: one sample".into(),
+        },
+        verdict: p.verdict.as_str().into(),
+        runs: format!("{} / {}", p.runs_a, p.runs_b),
+    }
+}
+
+fn ratio_chart(name: &str, title: &str, c: &RunComparison) -> RatioChart {
+    let mut by_curve: BTreeMap<&str, Vec<&PointComparison>> = BTreeMap::new();
+    let mut rows = Vec::new();
+    for p in &c.points {
+        match p.size_bytes {
+            Some(_) => by_curve.entry(p.curve.as_str()).or_default().push(p),
+            None => rows.push((p.label.clone(), p.ratio, p.ci_low.zip(p.ci_high))),
+        }
+    }
+    let series = by_curve
+        .into_iter()
+        .map(|(curve, ps)| RatioSeries {
+            label: curve.to_string(),
+            points: ps.iter().map(|p| (p.size_bytes.unwrap_or(0) as f64, p.ratio, p.ci_low.zip(p.ci_high))).collect(),
+        })
+        .collect();
+    RatioChart {
+        name: name.into(),
+        title: title.into(),
+        y_label: "ratio (above 1: better than the baseline)".into(),
+        threshold: c.threshold,
+        series,
+        // A chart shows sized points or the rest, not both on one axis.
+        rows: if c.points.iter().any(|p| p.size_bytes.is_some()) { Vec::new() } else { rows },
+    }
+}
+
+/// Analyse `groups` (the first the baseline) and build the compare report.
+pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareReport> {
+    let mut manifests: Vec<Vec<Manifest>> = Vec::new();
+    for g in groups {
+        manifests.push(g.iter().map(|r| r.manifest()).collect::<Result<Vec<_>>>()?);
+    }
+    let names = group_names(&manifests);
+    let mut runs = Vec::new();
+    for (i, g) in manifests.iter().enumerate() {
+        for m in g {
+            runs.push(CompareRun {
+                role: if i == 0 { "baseline".into() } else { format!("compared #{i}") },
+                name: names[i].clone(),
+                id: m.run_id.clone(),
+                source: m.source.clone(),
+                host: m.host.hostname.clone(),
+                started_at: m.started_at.clone(),
+                status: m.effective_status().as_str().into(),
+                measured: m.counts.measured,
+                command: shell_join(&m.argv),
+            });
+        }
+    }
+    let mut charts: Vec<Box<dyn Chart>> = Vec::new();
+    let mut pairs = Vec::new();
+    let mut comparisons = Vec::new();
+    for (i, g) in groups.iter().enumerate().skip(1) {
+        let c = compare_runs(&groups[0], g, threshold, &names[i])?;
+        let file = format!("ratio-{i}");
+        let n_rows = c.points.iter().filter(|p| p.size_bytes.is_none()).count();
+        let shown = if c.points.iter().any(|p| p.size_bytes.is_some()) {
+            "every sized point".to_string()
+        } else if n_rows > crate::plot::ratio::MAX_ROWS {
+            format!("the first {} of {n_rows} points (all are in the table)", crate::plot::ratio::MAX_ROWS)
+        } else {
+            "every point".to_string()
+        };
+        let title = format!("{} vs {}", names[i], names[0]);
+        charts.push(Box::new(ratio_chart(&file, &title, &c)));
+        let count = |v| c.points.iter().filter(|p| p.verdict == v).count();
+        use crate::analysis::compare::Verdict as V;
+        pairs.push(PairSection {
+            base: names[0].clone(),
+            new: names[i].clone(),
+            ratio_chart: ChartRef {
+                file: format!("{file}.svg"),
+                alt: format!("ratio of medians, {} over {}, with 95 % intervals", names[i], names[0]),
+                caption: format!(
+                    "How many times better {} is than {} at {shown}; the shaded band or bar is the 95 % interval of the ratio, the dashed lines the ±{:.1} % a verdict has to clear.",
+                    names[i],
+                    names[0],
+                    100.0 * threshold
+                ),
+            },
+            counts: format!(
+                "{} points: {} same, {} faster, {} slower, {} inconclusive",
+                c.points.len(),
+                count(V::Same),
+                count(V::Faster),
+                count(V::Slower),
+                count(V::Inconclusive)
+            ),
+            verdicts: c.verdicts.clone(),
+            table: c.points.iter().map(verdict_row).collect(),
+            one_sample: c.points.iter().any(|p| p.ci_low.is_none()),
+            repeated: c.variability.iter().any(|v| v.runs > 1),
+            environment: c
+                .environment
+                .iter()
+                .map(|d| EnvRow {
+                    what: d.what.clone(),
+                    base: d.a.clone().unwrap_or_else(|| "(not recorded)".into()),
+                    new: d.b.clone().unwrap_or_else(|| "(not recorded)".into()),
+                })
+                .collect(),
+            variability: [&names[0], &names[i]]
+                .iter()
+                .zip(&c.variability)
+                .map(|(n, v)| VariabilityRow {
+                    name: n.to_string(),
+                    runs: v.runs,
+                    within_run: pct(v.within_run_cv),
+                    run_to_run: if v.runs > 1 { pct(v.run_to_run_cv) } else { "unknown: one run".into() },
+                })
+                .collect(),
+        });
+        comparisons.push(c);
+    }
+    let overlays = overlay_charts(groups, &names, &mut charts)?;
+    let title = format!("benchbook comparison: {}", names.join(" vs "));
+    Ok(CompareReport {
+        context: CompareContext {
+            title,
+            generated_at: crate::archive::manifest::now_rfc3339(),
+            benchbook_version: env!("CARGO_PKG_VERSION").into(),
+            threshold_pct: format!("{:.1} %", 100.0 * threshold),
+            runs,
+            overlays,
+            pairs,
+        },
+        charts,
+        comparisons,
+    })
+}
+
+/// The runs overlaid: one rate-vs-size chart per benchmark, of the curves
+/// every group measured, and one chart per named metric against its
+/// parameter, a line per run.
+fn overlay_charts(groups: &[Vec<RunDir>], names: &[String], charts: &mut Vec<Box<dyn Chart>>) -> Result<Vec<ChartRef>> {
+    let mut per_group: Vec<Vec<(String, Vec<Curve>)>> = Vec::new();
+    let mut metrics = Vec::new();
+    let mut run_names: BTreeMap<String, String> = BTreeMap::new();
+    for (g, name) in groups.iter().zip(names) {
+        let mut runs = Vec::new();
+        for (j, r) in g.iter().enumerate() {
+            let line_name = if g.len() > 1 { format!("{name} #{}", j + 1) } else { name.clone() };
+            run_names.insert(r.id.clone(), line_name.clone());
+            runs.push((line_name, curves(&run_stats(r)?)));
+            let (_, df) = r.read(false)?;
+            metrics.extend(crate::analysis::workload::metric_stats(&df)?);
+        }
+        per_group.push(runs);
+    }
+    // Curves every group measured, by benchmark.
+    let labels = |g: &Vec<(String, Vec<Curve>)>| -> BTreeSet<(String, String)> {
+        g.iter().flat_map(|(_, cs)| cs.iter().map(|c| (c.bench.clone(), c.label.clone()))).collect()
+    };
+    let mut common = labels(&per_group[0]);
+    for g in &per_group[1..] {
+        let l = labels(g);
+        common.retain(|x| l.contains(x));
+    }
+    let benches: BTreeSet<&str> = common.iter().map(|(b, _)| b.as_str()).collect();
+    let mut out = Vec::new();
+    for bench in benches {
+        let mut lines = Vec::new();
+        for g in &per_group {
+            for (run_name, cs) in g {
+                for c in cs.iter().filter(|c| c.bench == bench && common.contains(&(c.bench.clone(), c.label.clone())))
+                {
+                    lines.push(Line {
+                        label: format!("{run_name}: {}", c.label),
+                        points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
+                    });
+                }
+            }
+        }
+        let name = format!("overlay-{bench}");
+        charts.push(Box::new(bandwidth_chart(
+            &name,
+            &format!("{bench}: {}", names.join(" vs ")),
+            rate_axis(bench),
+            lines,
+            None,
+        )));
+        out.push(ChartRef {
+            file: format!("{name}.svg"),
+            alt: format!("{bench} bandwidth against size, every run overlaid"),
+            caption: format!(
+                "{bench}: median rate per size of every run, {} ({}).",
+                names.join(", "),
+                rate_axis(bench)
+            ),
+        });
+    }
+    if let Some(w) = crate::report::context::workload_section(&metrics) {
+        let label = |id: &str| run_names.get(id).cloned().unwrap_or_else(|| id.to_string());
+        for c in &w.charts {
+            let name = format!("overlay-{}", c.name);
+            charts.push(Box::new(MetricChart::of(&name, &c.title, &metrics, &c.metric, &c.x, &label)));
+            out.push(ChartRef {
+                file: format!("{name}.svg"),
+                alt: c.title.clone(),
+                caption: format!("{}: the median per run, with its 95 % interval where the samples give one.", c.title),
+            });
+        }
+    }
+    Ok(out)
+}
