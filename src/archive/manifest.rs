@@ -172,8 +172,10 @@ pub fn process_start_ticks(pid: u32) -> Option<u64> {
 }
 
 /// Prefixes of environment variables worth recording: thread pinning,
-/// GPU visibility, communication libraries, launchers.
-const ENV_PREFIXES: [&str; 21] = [
+/// GPU visibility, communication libraries, launchers, and the C library's
+/// tunables (glibc picks its memcpy strategy and malloc behaviour from
+/// `GLIBC_TUNABLES`).
+const ENV_PREFIXES: [&str; 23] = [
     "OMP_",
     "GOMP_",
     "KMP_",
@@ -195,6 +197,8 @@ const ENV_PREFIXES: [&str; 21] = [
     "SLURM_",
     "BENCHBOOK_",
     "MATMUL_",
+    "GLIBC_",
+    "MALLOC_",
 ];
 /// Name fragments that mark a secret: such variables are never recorded.
 const SECRET_MARKERS: [&str; 5] = ["TOKEN", "SECRET", "PASSWORD", "KEY", "CREDENTIAL"];
