@@ -129,15 +129,11 @@ impl BandwidthChart {
             });
             chart.draw_series(dashes).map_err(|x| e(&x))?;
         }
-        // Legend: one row per line, then the roofline.
-        let mut y = 60;
+        // Legend: one entry per line, then the roofline.
+        let entries: Vec<(String, RGBColor)> =
+            self.lines.iter().enumerate().map(|(i, l)| (l.label.clone(), COLORS[i % COLORS.len()])).collect();
+        let y = super::draw_legend(&legend_area, &entries).map_err(|x| e(&x))?;
         let text = (FONT, 12).into_font();
-        for (i, line) in self.lines.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            legend_area.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(3))).map_err(|x| e(&x))?;
-            legend_area.draw(&Text::new(line.label.clone(), (36, y - 7), text.clone())).map_err(|x| e(&x))?;
-            y += 20;
-        }
         if let Some((label, _)) = &self.roofline {
             for x0 in (6..30).step_by(8) {
                 legend_area

@@ -79,14 +79,9 @@ impl MetricChart {
             let mut chart = builder.build_cartesian_2d(xmin - pad..xmax + pad, ylo..yhi).map_err(|x| e(&x))?;
             self.mesh_and_lines(&mut chart, &self.x_label).map_err(|x| e(&x))?;
         }
-        let mut y = 60;
-        let text = (FONT, 12).into_font();
-        for (i, s) in self.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            legend_area.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(3))).map_err(|x| e(&x))?;
-            legend_area.draw(&Text::new(s.label.clone(), (36, y - 7), text.clone())).map_err(|x| e(&x))?;
-            y += 20;
-        }
+        let entries: Vec<(String, RGBColor)> =
+            self.series.iter().enumerate().map(|(i, s)| (s.label.clone(), COLORS[i % COLORS.len()])).collect();
+        let y = super::draw_legend(&legend_area, &entries).map_err(|x| e(&x))?;
         if self.series.iter().any(|s| s.points.iter().any(|p| p.2.is_some())) {
             legend_area
                 .draw(&Text::new("bars: 95 % CI of the median", (6, y + 4), (FONT, 11).into_font()))

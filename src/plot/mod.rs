@@ -94,6 +94,54 @@ pub fn to_png(chart: &dyn Chart, path: &Path) -> Result<()> {
     chart.draw_png(root)
 }
 
+/// Characters of legend text per line: the legend column (250 px) at 12 px
+/// DejaVu Sans, after the colour swatch.
+const LEGEND_CHARS: usize = 28;
+
+/// `label` wrapped at spaces into lines of at most [`LEGEND_CHARS`], a word
+/// longer than a line cut with an ellipsis: legends never run off the chart.
+pub(crate) fn wrap_label(label: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in label.split_whitespace() {
+        let word: String = if word.chars().count() > LEGEND_CHARS {
+            format!("{}…", word.chars().take(LEGEND_CHARS - 1).collect::<String>())
+        } else {
+            word.to_string()
+        };
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > LEGEND_CHARS {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur += &word;
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// Draw legend entries (label, colour) down the legend column from y = 60,
+/// each label wrapped onto as many lines as it needs; returns the y below.
+pub(crate) fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[(String, RGBColor)],
+) -> std::result::Result<i32, DrawingAreaErrorKind<DB::ErrorType>> {
+    let text = (FONT, 12).into_font();
+    let mut y = 60;
+    for (label, color) in entries {
+        area.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(3)))?;
+        for line in wrap_label(label) {
+            area.draw(&Text::new(line, (36, y - 7), text.clone()))?;
+            y += 15;
+        }
+        y += 5;
+    }
+    Ok(y)
+}
+
 /// Powers of two every 4 octaves (4 KiB, 64 KiB, 1 MiB, ...) inside [lo, hi].
 pub(crate) fn pow2_ticks(lo: f64, hi: f64) -> Vec<f64> {
     (0..64).step_by(2).map(|e| (1u64 << e) as f64).filter(|v| *v >= lo && *v <= hi).collect()
@@ -113,4 +161,32 @@ pub(crate) fn pow10_ticks(lo: f64, hi: f64) -> Vec<f64> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn legend_lines_fit_and_keep_every_short_word(words in proptest::collection::vec("[a-zA-Z0-9_<>→#()]{1,40}", 0..12)) {
+            let label = words.join(" ");
+            let lines = wrap_label(&label);
+            prop_assert!(lines.iter().all(|l| l.chars().count() <= LEGEND_CHARS), "{lines:?}");
+            let joined = lines.join(" ");
+            for w in words.iter().filter(|w| w.chars().count() <= LEGEND_CHARS) {
+                prop_assert!(joined.contains(w.as_str()), "{w} lost: {lines:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_legend_wraps_at_spaces() {
+        assert_eq!(
+            wrap_label("glibc-default #1: memcpy copy, 1 thread"),
+            ["glibc-default #1: memcpy", "copy, 1 thread"]
+        );
+        assert_eq!(wrap_label("short"), ["short"]);
+    }
 }

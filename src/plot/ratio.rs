@@ -112,14 +112,9 @@ impl RatioChart {
                 chart.draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2))).map_err(|x| e(&x))?;
                 chart.draw_series(line.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(|x| e(&x))?;
             }
-            let text = (FONT, 12).into_font();
-            let mut y = 60;
-            for (i, s) in self.series.iter().enumerate() {
-                let color = COLORS[i % COLORS.len()];
-                legend_area.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(3))).map_err(|x| e(&x))?;
-                legend_area.draw(&Text::new(s.label.clone(), (36, y - 7), text.clone())).map_err(|x| e(&x))?;
-                y += 20;
-            }
+            let entries: Vec<(String, RGBColor)> =
+                self.series.iter().enumerate().map(|(i, s)| (s.label.clone(), COLORS[i % COLORS.len()])).collect();
+            let y = super::draw_legend(&legend_area, &entries).map_err(|x| e(&x))?;
             let note = format!("bands: 95 % CI; dashes: ±{:.3} threshold", self.threshold);
             legend_area.draw(&Text::new(note, (6, y + 4), (FONT, 11).into_font())).map_err(|x| e(&x))?;
             return root.present().map_err(|x| e(&x));

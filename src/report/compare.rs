@@ -297,7 +297,8 @@ fn overlay_charts(groups: &[Vec<RunDir>], names: &[String], charts: &mut Vec<Box
     for (g, name) in groups.iter().zip(names) {
         let mut runs = Vec::new();
         for (j, r) in g.iter().enumerate() {
-            let line_name = if g.len() > 1 { format!("{name} #{}", j + 1) } else { name.clone() };
+            let bare = name.strip_suffix(&format!(" ({} runs)", g.len())).unwrap_or(name);
+            let line_name = if g.len() > 1 { format!("{bare} #{}", j + 1) } else { name.clone() };
             run_names.insert(r.id.clone(), line_name.clone());
             runs.push((line_name, curves(&run_stats(r)?)));
             let (_, df) = r.read(false)?;
@@ -318,12 +319,14 @@ fn overlay_charts(groups: &[Vec<RunDir>], names: &[String], charts: &mut Vec<Box
     let mut out = Vec::new();
     for bench in benches {
         let mut lines = Vec::new();
+        // The curve's name goes into the legend only where there are several.
+        let several = common.iter().filter(|(b, _)| b == bench).count() > 1;
         for g in &per_group {
             for (run_name, cs) in g {
                 for c in cs.iter().filter(|c| c.bench == bench && common.contains(&(c.bench.clone(), c.label.clone())))
                 {
                     lines.push(Line {
-                        label: format!("{run_name}: {}", c.label),
+                        label: if several { format!("{run_name}: {}", c.label) } else { run_name.clone() },
                         points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
                     });
                 }

@@ -4,7 +4,6 @@
 
 use crate::common;
 
-
 use benchbook::prelude::*;
 use benchbook::report;
 
@@ -57,4 +56,33 @@ fn hostile_report_is_inert_in_headless_chromium() {
     assert!(!dom.contains("<script"), "an injected script exists in the DOM");
     assert!(dom.contains("<svg"), "the chart is inline");
     assert!(dom.contains("&lt;script&gt;"), "the label is visible as text");
+}
+
+/// Every example report committed under `reports/` opens in headless
+/// Chromium with no error, shows every chart its Markdown names, and has
+/// nothing wider than the page, on a desktop and on a phone.
+#[test]
+fn every_example_report_renders_whole_in_headless_chromium() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
+    let mut pages: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("report.html"))
+        .filter(|p| p.exists())
+        .collect();
+    pages.sort();
+    assert!(pages.len() >= 6, "the examples are committed: {pages:?}");
+    for page in &pages {
+        let md = std::fs::read_to_string(page.with_file_name("report.md")).unwrap();
+        let charts = md.matches(".svg)").count();
+        // Write the probe's copy into a scratch folder, not into the repo.
+        let tmp = tempfile::tempdir().unwrap();
+        let copy = tmp.path().join("report.html");
+        std::fs::copy(page, &copy).unwrap();
+        for width in [1280, 400] {
+            let Some(p) = crate::common::chromium_probe(&copy, width) else { return };
+            assert!(p.errors.is_empty(), "{}: {:?}", page.display(), p.errors);
+            assert_eq!(p.svgs, charts, "{}: every chart inline", page.display());
+            assert!(p.scroll_width <= p.width && p.wide.is_empty(), "{} at {width} px: {p:?}", page.display());
+        }
+    }
 }
