@@ -56,7 +56,7 @@ pub fn summarize_lazy(rows: LazyFrame) -> LazyFrame {
 }
 
 /// One summarized point, for charts and report contexts.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct PointStat {
     pub run_id: String,
     pub point: u32,
@@ -304,15 +304,26 @@ pub struct Saturation {
     pub plateau_gbps: f64,
     /// The sizes the plateau was taken from.
     pub plateau_sizes: Vec<u64>,
-    /// Smallest size reaching 50/80/90 % of the plateau.
-    pub plateau_50: Option<u64>,
-    pub plateau_80: Option<u64>,
-    pub plateau_90: Option<u64>,
-    /// The roofline (bytes moved), and the smallest size reaching 50/80/90 % of it.
+    /// How far the plateau's sizes may differ from the largest one: 10 %,
+    /// or twice the CV of the largest sizes when that is wider.
+    pub plateau_tolerance: f64,
+    /// How many sizes the curve has (one: nothing saturates).
+    pub sizes: usize,
+    /// Whether the plateau rests on two sizes or more that agree within
+    /// 10 %; `false`: the curve had not settled by its largest size.
+    pub settled: bool,
+    /// Where the curve reaches 50/80/90 % of the plateau for good
+    /// ([`stats::sustained_crossing`]): cache-resident sizes above the
+    /// plateau are never a saturation.
+    pub plateau_50: stats::Crossing,
+    pub plateau_80: stats::Crossing,
+    pub plateau_90: stats::Crossing,
+    /// The roofline (bytes moved), and where the curve reaches 50/80/90 %
+    /// of it for good.
     pub roofline_gbps: Option<f64>,
-    pub roofline_50: Option<u64>,
-    pub roofline_80: Option<u64>,
-    pub roofline_90: Option<u64>,
+    pub roofline_50: Option<stats::Crossing>,
+    pub roofline_80: Option<stats::Crossing>,
+    pub roofline_90: Option<stats::Crossing>,
     /// plateau / roofline, and peak / roofline.
     pub plateau_fraction: Option<f64>,
     pub peak_fraction: Option<f64>,
@@ -323,22 +334,29 @@ pub struct Saturation {
 pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
     let pts = curve.rate();
     let (peak_size, peak) = pts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    let (plateau, plateau_sizes) = stats::plateau_span(&pts)?;
+    // Flat within its noise: two sizes agree when they differ by less than
+    // 10 % or twice the largest size's CV, whichever is wider (at most 50 %).
+    let noise = curve.points.iter().rev().take(2).map(|p| p.summary.cv).filter(|c| c.is_finite()).fold(0.0, f64::max);
+    let tolerance = (2.0 * noise).clamp(0.1, 0.5);
+    let (plateau, plateau_sizes) = stats::plateau_span_within(&pts, tolerance)?;
     let roof = roofline_gbps.filter(|r| *r > 0.0);
-    let at = |reference: f64, f: f64| stats::saturation_size(&pts, reference, f);
+    let at = |reference: f64, f: f64| stats::sustained_crossing(&pts, reference, f);
     Some(Saturation {
         label: curve.label.clone(),
         peak_gbps: peak,
         peak_size_bytes: peak_size,
         plateau_gbps: plateau,
+        settled: plateau_sizes.len() > 1,
+        plateau_tolerance: tolerance,
+        sizes: pts.len(),
         plateau_sizes,
         plateau_50: at(plateau, 0.5),
         plateau_80: at(plateau, 0.8),
         plateau_90: at(plateau, 0.9),
         roofline_gbps: roof,
-        roofline_50: roof.and_then(|r| at(r, 0.5)),
-        roofline_80: roof.and_then(|r| at(r, 0.8)),
-        roofline_90: roof.and_then(|r| at(r, 0.9)),
+        roofline_50: roof.map(|r| at(r, 0.5)),
+        roofline_80: roof.map(|r| at(r, 0.8)),
+        roofline_90: roof.map(|r| at(r, 0.9)),
         plateau_fraction: roof.map(|r| plateau / r),
         peak_fraction: roof.map(|r| peak / r),
     })

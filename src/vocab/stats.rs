@@ -3,6 +3,10 @@
 //! definitions so that the number a run stopped on is the number a report
 //! prints. Quantiles interpolate linearly between order statistics (type 7,
 //! as numpy's and polars' "linear"), so p50 is the median.
+//!
+//! The file is longer than 400 lines because every estimator here (median
+//! resampler, median CI, plateau, sustained crossing) keeps its property
+//! tests beside it.
 
 /// The one seeded random number generator (resampling, test data, GEMM
 /// inputs): the same seed gives the same stream on every machine.
@@ -92,7 +96,7 @@ impl MedianResampler {
 }
 
 /// Summary of one point's samples (each value is seconds per operation).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, Default)]
 pub struct Summary {
     pub count: usize,
     pub min: f64,
@@ -201,8 +205,51 @@ pub fn median_ci(sorted: &[f64], level: f64) -> Option<(f64, f64, f64)> {
     Some((sorted[l - 1], sorted[n - l], coverage))
 }
 
-/// The smallest size whose rate reaches `fraction` × `reference`.
-/// `curve` is (size, rate) pairs in any order. None when no point reaches it.
+/// Where a curve crosses `fraction` × a reference rate, for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "size_bytes")]
+pub enum Crossing {
+    /// From this size on, every size measured reaches it; some smaller
+    /// size did not: a saturation size.
+    At(u64),
+    /// Every size measured reaches it, the smallest included: the sweep
+    /// starts above the ramp (small sizes served from caches, or a sweep
+    /// that starts too large), so it shows no saturation size.
+    FromStart,
+    /// The largest size measured does not reach it.
+    Never,
+}
+
+impl Crossing {
+    pub fn size(self) -> Option<u64> {
+        match self {
+            Crossing::At(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// The smallest size from which the rate stays at or above `fraction` ×
+/// `reference` at every larger size. A dip after a first crossing moves the
+/// crossing past the dip, so a noisy or cache-shaped curve is never said to
+/// saturate where it falls back below. `curve` is (size, rate) pairs in any
+/// order.
+pub fn sustained_crossing(curve: &[(u64, f64)], reference: f64, fraction: f64) -> Crossing {
+    let mut v: Vec<(u64, f64)> = curve.iter().copied().filter(|(_, r)| !r.is_nan()).collect();
+    if !(reference > 0.0) || v.is_empty() {
+        return Crossing::Never;
+    }
+    v.sort_by_key(|(s, _)| *s);
+    let threshold = fraction * reference;
+    match v.iter().rposition(|(_, r)| *r < threshold) {
+        None => Crossing::FromStart,
+        Some(i) if i + 1 < v.len() => Crossing::At(v[i + 1].0),
+        Some(_) => Crossing::Never,
+    }
+}
+
+/// The smallest size whose rate reaches `fraction` × `reference`, even if
+/// a larger size falls back below it. None when no point reaches it.
 pub fn saturation_size(curve: &[(u64, f64)], reference: f64, fraction: f64) -> Option<u64> {
     if !(reference > 0.0) {
         return None;
@@ -220,6 +267,12 @@ pub fn plateau(curve: &[(u64, f64)]) -> Option<f64> {
 
 /// [`plateau`] and the sizes it was taken from, smallest first.
 pub fn plateau_span(curve: &[(u64, f64)]) -> Option<(f64, Vec<u64>)> {
+    plateau_span_within(curve, 0.1)
+}
+
+/// [`plateau_span`] with the agreement it needs, as a fraction of the
+/// largest size's rate (a noisy curve is flat within its noise, not 10 %).
+pub fn plateau_span_within(curve: &[(u64, f64)], tolerance: f64) -> Option<(f64, Vec<u64>)> {
     let mut v: Vec<(u64, f64)> = curve.iter().copied().filter(|(_, r)| r.is_finite()).collect();
     if v.is_empty() {
         return None;
@@ -227,7 +280,7 @@ pub fn plateau_span(curve: &[(u64, f64)]) -> Option<(f64, Vec<u64>)> {
     v.sort_by_key(|(s, _)| *s);
     let last = v[v.len() - 1].1;
     let tail: Vec<(u64, f64)> =
-        v.iter().rev().take(3).copied().take_while(|(_, r)| (r - last).abs() <= 0.1 * last.abs()).collect();
+        v.iter().rev().take(3).copied().take_while(|(_, r)| (r - last).abs() <= tolerance * last.abs()).collect();
     let mut rates: Vec<f64> = tail.iter().map(|(_, r)| *r).collect();
     rates.sort_by(f64::total_cmp);
     let mut sizes: Vec<u64> = tail.iter().map(|(s, _)| *s).collect();
@@ -270,6 +323,15 @@ mod tests {
         assert_eq!(saturation_size(&curve, 100.0, 0.9), Some(8));
         assert_eq!(saturation_size(&curve, 1000.0, 0.9), None);
         assert_eq!(saturation_size(&curve, 0.0, 0.9), None);
+        assert_eq!(sustained_crossing(&curve, 100.0, 0.9), Crossing::At(8));
+        // A cache hump: everything at or above the plateau, nothing to saturate.
+        let cached = [(4096, 2700.0), (1 << 20, 400.0), (1 << 28, 100.0), (1 << 29, 98.0)];
+        assert_eq!(sustained_crossing(&cached, 99.0, 0.5), Crossing::FromStart);
+        // A dip after the first crossing moves the crossing past it.
+        let dip = [(1, 95.0), (2, 40.0), (4, 99.0), (8, 100.0)];
+        assert_eq!(saturation_size(&dip, 100.0, 0.9), Some(1));
+        assert_eq!(sustained_crossing(&dip, 100.0, 0.9), Crossing::At(4));
+        assert_eq!(sustained_crossing(&[(1, 1.0), (2, 5.0)], 10.0, 0.9), Crossing::Never);
         // Still rising at the end: the last point is the plateau.
         let rising = [(1, 1.0), (2, 17.5), (4, 140.0), (8, 331.0)];
         assert_eq!(plateau(&rising), Some(331.0));
@@ -373,6 +435,26 @@ mod tests {
             let scaled: Vec<f64> = xs.iter().map(|x| x * k).collect();
             let b = rel_std_dev(&scaled);
             prop_assert!((a - b).abs() <= 1e-9 * a.max(1.0));
+        }
+
+        #[test]
+        fn a_sustained_crossing_holds_from_there_on_and_follows_a_miss(
+            curve in proptest::collection::vec((1u64..1_000_000, 0.0f64..1000.0), 1..50),
+            frac in 0.0f64..1.0,
+        ) {
+            let p = plateau(&curve).unwrap();
+            match sustained_crossing(&curve, p, frac) {
+                Crossing::At(s) => {
+                    // Every size from s on reaches it; some smaller one did not.
+                    prop_assert!(curve.iter().all(|(sz, r)| *sz < s || *r >= frac * p));
+                    prop_assert!(curve.iter().any(|(sz, r)| *sz < s && *r < frac * p));
+                }
+                Crossing::FromStart => prop_assert!(curve.iter().all(|(_, r)| *r >= frac * p)),
+                Crossing::Never => {
+                    let largest = curve.iter().max_by_key(|(sz, _)| *sz).unwrap().0;
+                    prop_assert!(curve.iter().any(|(sz, r)| *sz == largest && *r < frac * p));
+                }
+            }
         }
 
         #[test]

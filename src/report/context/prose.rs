@@ -2,6 +2,7 @@
 //! the observations, each computed from the data it states.
 
 use crate::analysis::{Curve, PointStat, Saturation};
+use crate::vocab::stats::Crossing;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 use super::{KeyValue, RooflineRef};
@@ -12,6 +13,44 @@ pub(super) fn kv(key: &str, value: impl Into<String>) -> KeyValue {
 
 pub(super) fn opt_size(s: Option<u64>) -> String {
     s.map(format_bytes).unwrap_or_else(|| "not reached".into())
+}
+
+/// A saturation cell: the size, `every size` (the sweep starts above the
+/// ramp: no saturation size), or `not reached`.
+pub(super) fn crossing(c: Crossing) -> String {
+    match c {
+        Crossing::At(s) => format_bytes(s),
+        Crossing::FromStart => "every size".into(),
+        Crossing::Never => "not reached".into(),
+    }
+}
+
+/// Where a crossing holds, as a clause: `from 1 MiB on`, `at every size`,
+/// `not at the largest size`.
+fn from_size(c: Crossing) -> String {
+    match c {
+        Crossing::At(x) => format!("from {} on", format_bytes(x)),
+        Crossing::FromStart => "at every size".into(),
+        Crossing::Never => "not at the largest size".into(),
+    }
+}
+
+/// The saturation sentence of a curve against its plateau, or why there is
+/// none to state.
+fn saturation_sentence(s: &Saturation, smallest: Option<u64>) -> String {
+    let [c50, c80, c90] = [s.plateau_50, s.plateau_80, s.plateau_90];
+    if s.sizes < 2 {
+        return "One size was measured, so the curve has no saturation to state.".into();
+    }
+    if c50 == Crossing::FromStart {
+        return format!(
+            "Every size measured, from {}, already runs at half the plateau or more: the sweep starts above the ramp, so it shows no saturation size{}.",
+            smallest.map(format_bytes).unwrap_or_else(|| "the smallest".into()),
+            if s.peak_gbps > 1.25 * s.plateau_gbps { " (its small sizes are served from caches)" } else { "" }
+        );
+    }
+    let from = from_size;
+    format!("The rate stays at or above 50 % of the plateau {}, 80 % {}, 90 % {}.", from(c50), from(c80), from(c90))
 }
 
 pub(super) fn pct(f: f64) -> String {
@@ -40,11 +79,22 @@ pub(super) fn bandwidth_observations(
         curve.label
     ));
     let largest: Vec<String> = best.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
-    obs.push(format!(
-        "At the largest sizes it settles at a plateau of {} GB/s (read + written), taken from {}: the largest sizes within 10 % of the largest one.",
-        format_sig3(best.plateau_gbps),
-        largest.join(", ")
-    ));
+    if best.settled || best.sizes < 2 {
+        obs.push(format!(
+            "At the largest sizes it settles at a plateau of {} GB/s (read + written), taken from {}: the largest sizes within {} of the largest one{}.",
+            format_sig3(best.plateau_gbps),
+            largest.join(", "),
+            pct(best.plateau_tolerance),
+            if best.plateau_tolerance > 0.1 { ", twice its noise (CV)" } else { "" }
+        ));
+    } else {
+        obs.push(format!(
+            "The curve has not settled by its largest size, {}: the next size down differs by more than {}, so the {} GB/s there stands in for a plateau this sweep did not reach. Extend the sweep to measure it.",
+            largest.join(", "),
+            pct(best.plateau_tolerance),
+            format_sig3(best.plateau_gbps)
+        ));
+    }
     if best.peak_gbps > 1.25 * best.plateau_gbps {
         obs.push(format!(
             "At {} the rate is {}× the plateau: a working set of {} (source plus destination) is served from caches, not main memory.",
@@ -53,28 +103,28 @@ pub(super) fn bandwidth_observations(
             format_bytes(2 * best.peak_size_bytes)
         ));
     }
-    obs.push(format!(
-        "50 % of the plateau is first reached at {}, 80 % at {}, 90 % at {}.",
-        opt_size(best.plateau_50),
-        opt_size(best.plateau_80),
-        opt_size(best.plateau_90)
-    ));
-    if let Some(small) = curve.points.first() {
+    let smallest = curve.points.first();
+    obs.push(saturation_sentence(best, smallest.and_then(|p| p.size_bytes)));
+    if let Some(small) = smallest {
         if let (Some(size), Some(g)) = (small.size_bytes, small.gbps_moved) {
             let fraction = g / best.plateau_gbps;
-            obs.push(format!(
-                "The smallest size, {}, takes {} per operation and reaches {} of the plateau{}.",
-                format_bytes(size),
-                format_seconds(small.summary.median),
-                pct(fraction),
-                if fraction < 0.5 {
-                    ": at this size fixed per-operation costs, not bandwidth, set the time"
-                } else {
-                    ""
-                }
-            ));
+            // Above the plateau the cache sentence has said why.
+            if fraction < 1.0 {
+                obs.push(format!(
+                    "The smallest size, {}, takes {} per operation and reaches {} of the plateau{}.",
+                    format_bytes(size),
+                    format_seconds(small.summary.median),
+                    pct(fraction),
+                    if fraction < 0.5 {
+                        ": at this size fixed per-operation costs, not bandwidth, set the time"
+                    } else {
+                        ""
+                    }
+                ));
+            }
         }
     }
+    obs.extend(convergence_sentence(curves.iter().flat_map(|c| &c.points)));
     let by_threads: Vec<(u32, f64)> =
         curves.iter().zip(sats).filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps))).collect();
     if let (Some(one), Some(most)) =
@@ -94,7 +144,11 @@ pub(super) fn bandwidth_observations(
             pct(best.plateau_gbps / gbps),
             r.name,
             r.gbps,
-            best.roofline_90.map(|s| format!("first reached at {}", format_bytes(s))).unwrap_or_else(|| "never reached".into())
+            match best.roofline_90 {
+                Some(Crossing::At(s)) => format!("reached for good from {} on", format_bytes(s)),
+                Some(Crossing::FromStart) => "reached at every size".into(),
+                _ => "never reached".into(),
+            }
         )),
         None => obs.push(format!(
             "No memory roofline is known for {}; add a spec file under the archive's specs/ folder (or pass --spec) to see the fraction of peak.",
@@ -102,6 +156,29 @@ pub(super) fn bandwidth_observations(
         )),
     }
     obs
+}
+
+/// How many points met the noise target, when some did not: their medians
+/// carry the spread the CV column shows. Imported points (no stop reason)
+/// are left out.
+pub(super) fn convergence_sentence<'a>(points: impl Iterator<Item = &'a PointStat>) -> Option<String> {
+    use crate::vocab::kinds::StopReason;
+    let stops: Vec<StopReason> = points.filter_map(|p| p.stop).collect();
+    let met = stops.iter().filter(|s| **s == StopReason::Converged).count();
+    (met < stops.len()).then(|| {
+        format!(
+            "{met} of {} points met the noise target; the others {}, so their medians carry the spread in the CV column.",
+            stops.len(),
+            stops
+                .iter()
+                .filter(|s| **s != StopReason::Converged)
+                .map(|s| s.words())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 /// One line per STREAM kernel, in STREAM's own order (not alphabetical):
@@ -132,18 +209,36 @@ pub(super) fn link_observations(curves: &[Curve], sats: &[Saturation], bench: &s
         // The small-message penalty, as seed 000 words it: the share of the
         // plateau reached around 100 KB (the largest size up to 128 KiB).
         let small = c.rate().into_iter().filter(|(b, _)| *b <= 128 * 1024).max_by_key(|(b, _)| *b);
-        let mut o = format!(
-            "{}{ranks}: {} peaks at {} GB/s at {}; the plateau ({} GB/s) is 80 % reached at {} and 90 % at {}.",
-            c.label,
-            if bench == "collective" { "bus bandwidth" } else { "bandwidth" },
-            format_sig3(s.peak_gbps),
-            format_bytes(s.peak_size_bytes),
-            format_sig3(s.plateau_gbps),
-            opt_size(s.plateau_80),
-            opt_size(s.plateau_90)
-        );
-        if let Some((bytes, rate)) = small.filter(|_| s.plateau_gbps > 0.0) {
-            o += &format!(" At {} it reaches {} of the plateau.", format_bytes(bytes), pct(rate / s.plateau_gbps));
+        let what = if bench == "collective" { "bus bandwidth" } else { "bandwidth" };
+        let mut o = if s.sizes < 2 {
+            format!(
+                "{}{ranks}: {what} {} GB/s at {}, the one size measured.",
+                c.label,
+                format_sig3(s.peak_gbps),
+                format_bytes(s.peak_size_bytes)
+            )
+        } else {
+            format!(
+                "{}{ranks}: {what} peaks at {} GB/s at {}; the rate stays at or above 80 % of the plateau ({} GB/s) {}, and 90 % {}.",
+                c.label,
+                format_sig3(s.peak_gbps),
+                format_bytes(s.peak_size_bytes),
+                format_sig3(s.plateau_gbps),
+                from_size(s.plateau_80),
+                from_size(s.plateau_90)
+            )
+        };
+        if let Some((bytes, rate)) = small.filter(|_| s.plateau_gbps > 0.0 && s.sizes > 1) {
+            let f = rate / s.plateau_gbps;
+            o += &if f <= 1.0 {
+                format!(" At {} it reaches {} of the plateau.", format_bytes(bytes), pct(f))
+            } else {
+                format!(
+                    " At {} it runs at {}× the plateau: the rate falls at larger sizes.",
+                    format_bytes(bytes),
+                    format_sig3(f)
+                )
+            };
         }
         observations.push(o);
     }
@@ -211,4 +306,84 @@ pub(super) fn gemm_observations(pts: &[&PointStat], unit: FlopUnit) -> Vec<Strin
         }
     }
     observations
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::saturation;
+    use proptest::prelude::*;
+
+    /// A memcpy curve of (size, GB/s moved) points, converged or not.
+    fn curve(points: &[(u64, f64)], converged: bool) -> Curve {
+        use crate::vocab::kinds::StopReason;
+        let pts: Vec<PointStat> = points
+            .iter()
+            .map(|(size, g)| PointStat {
+                bench: "memcpy".into(),
+                op: "copy".into(),
+                size_bytes: Some(*size),
+                threads: Some(1),
+                gbps_moved: Some(*g),
+                gbps_copied: Some(g / 2.0),
+                stop: Some(if converged { StopReason::Converged } else { StopReason::MaxTime }),
+                summary: crate::vocab::stats::Summary { median: 2.0 * *size as f64 / (g * 1e9), ..Default::default() },
+                ..Default::default()
+            })
+            .collect();
+        crate::analysis::curves(&pts).remove(0)
+    }
+
+    fn observations(points: &[(u64, f64)], converged: bool) -> Vec<String> {
+        let c = curve(points, converged);
+        let s = saturation(&c, None).unwrap();
+        bandwidth_observations(&[c], &[s], None, "memcpy")
+    }
+
+    #[test]
+    fn a_cache_hump_is_never_called_a_saturation() {
+        // This machine's shape: 2700 % of the plateau at 4 KiB.
+        let o = observations(&[(4096, 190.0), (1 << 20, 95.0), (1 << 28, 22.0), (1 << 29, 21.0)], false);
+        let text = o.join("\n");
+        assert!(text.contains("the sweep starts above the ramp, so it shows no saturation size"), "{text}");
+        assert!(text.contains("served from caches"), "{text}");
+        assert!(!text.contains("of the plateau from"), "{text}");
+        assert!(!text.contains("The smallest size"), "no '905 % of the plateau': {text}");
+        assert!(text.contains("0 of 4 points met the noise target"), "{text}");
+    }
+
+    #[test]
+    fn hostile_curves_get_only_what_they_support() {
+        // One point.
+        let one = observations(&[(1 << 20, 50.0)], true).join("\n");
+        assert!(one.contains("One size was measured"), "{one}");
+        assert!(!one.contains("not settled"), "{one}");
+        // Still rising at its end: no plateau claimed.
+        let rising = observations(&[(4096, 1.0), (65536, 10.0), (1 << 20, 40.0)], true).join("\n");
+        assert!(rising.contains("has not settled by its largest size, 1 MiB"), "{rising}");
+        assert!(!rising.contains("noise target"), "every point converged: {rising}");
+        // Flat: everything reaches the plateau from the start.
+        let flat = observations(&[(4096, 10.0), (65536, 10.1), (1 << 20, 9.9)], true).join("\n");
+        assert!(flat.contains("no saturation size"), "{flat}");
+        // A dip past the first crossing: the saturation size follows it.
+        let dip = observations(&[(1, 5.0), (2, 95.0), (4, 30.0), (8, 99.0), (16, 100.0), (32, 100.0)], true);
+        assert!(dip.join(" ").contains("90 % from 8 B on"), "{dip:?}");
+    }
+
+    proptest! {
+        #[test]
+        fn no_sentence_claims_more_than_the_plateau_or_panics(
+            rates in proptest::collection::vec(0.01f64..1000.0, 1..24),
+            converged in any::<bool>(),
+        ) {
+            let points: Vec<(u64, f64)> = rates.iter().enumerate().map(|(i, r)| (4096u64 << i, *r)).collect();
+            for o in observations(&points, converged) {
+                // "reaches N % of the plateau" never exceeds 100 %.
+                if let Some(i) = o.find(" % of the plateau") {
+                    let n: f64 = o[..i].rsplit(' ').next().unwrap().parse().unwrap();
+                    prop_assert!(n <= 100.0, "{o}");
+                }
+            }
+        }
+    }
 }

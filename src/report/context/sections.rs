@@ -6,7 +6,8 @@ use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 use super::prose::{
-    bandwidth_observations, gemm_observations, link_observations, opt_size, pct, stream_observations, FlopUnit,
+    bandwidth_observations, crossing, gemm_observations, link_observations, opt_size, pct, stream_observations,
+    FlopUnit,
 };
 use super::{BandwidthSection, BwRow, GemmRow, GemmSection, LatencyRow, OtherRow, RooflineRef, SatRow};
 
@@ -40,16 +41,18 @@ fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
 }
 
 fn sat_row(s: &Saturation) -> SatRow {
+    // One size: no curve, so nothing saturates.
+    let cell = |c| if s.sizes < 2 { "one size".to_string() } else { crossing(c) };
     SatRow {
         label: s.label.clone(),
         peak_gbps: format_sig3(s.peak_gbps),
         peak_size: format_bytes(s.peak_size_bytes),
         plateau_gbps: format_sig3(s.plateau_gbps),
-        p50: opt_size(s.plateau_50),
-        p80: opt_size(s.plateau_80),
-        p90: opt_size(s.plateau_90),
+        p50: cell(s.plateau_50),
+        p80: cell(s.plateau_80),
+        p90: cell(s.plateau_90),
         roofline_pct: s.plateau_fraction.map(pct).unwrap_or_else(|| "no roofline".into()),
-        roofline_90: if s.roofline_gbps.is_some() { opt_size(s.roofline_90) } else { "no roofline".into() },
+        roofline_90: s.roofline_90.map(cell).unwrap_or_else(|| "no roofline".into()),
     }
 }
 
