@@ -203,6 +203,13 @@ pub struct ImportArgs {
     /// A label for the run.
     #[arg(long)]
     pub label: Option<String>,
+    /// The device the files measured (e.g. `MI300X`), for rows whose file
+    /// does not name it; otherwise reports say `unknown`.
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// The host the files came from, for rows whose file does not name it.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
     /// Print a JSON summary.
     #[arg(long)]
     pub json: bool,

@@ -18,11 +18,22 @@ pub struct ImportSource {
     tool: Option<String>,
     parsed: Vec<Parsed>,
     originals: Vec<Vec<u8>>,
+    /// The device and host the user says the files came from, for rows
+    /// whose file does not name them (`import --device/--host`).
+    device: Option<String>,
+    host: Option<String>,
 }
 
 impl ImportSource {
     pub fn new(files: Vec<PathBuf>, tool: Option<String>) -> Self {
-        ImportSource { files, tool, parsed: Vec::new(), originals: Vec::new() }
+        ImportSource { files, tool, parsed: Vec::new(), originals: Vec::new(), device: None, host: None }
+    }
+
+    /// Name the device and host of rows whose file does not.
+    pub fn with_origin(mut self, device: Option<String>, host: Option<String>) -> Self {
+        self.device = device;
+        self.host = host;
+        self
     }
 
     /// What each file held (after the run was recorded).
@@ -58,6 +69,8 @@ impl Source for ImportSource {
                 "command": p.command,
                 "settings": p.settings,
                 "records": p.records.len(),
+                "device_given": self.device,
+                "host_given": self.host,
                 "warnings": p.warnings,
             })).collect::<Vec<_>>(),
         });
@@ -103,8 +116,8 @@ impl Source for ImportSource {
                 rows.push(Row {
                     run_id: run_id.into(),
                     backend: p.backend.clone(),
-                    device: r.device.clone().unwrap_or_else(|| "unknown".into()),
-                    host: r.host.clone().unwrap_or_else(|| "unknown".into()),
+                    device: r.device.clone().or_else(|| self.device.clone()).unwrap_or_else(|| "unknown".into()),
+                    host: r.host.clone().or_else(|| self.host.clone()).unwrap_or_else(|| "unknown".into()),
                     rank: 0,
                     point: outcome.points,
                     params: r.params.clone(),

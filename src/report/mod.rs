@@ -193,8 +193,13 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
             })
             .collect();
         if !lines.is_empty() {
-            let device = of[0].device.as_str();
-            charts.push(Box::new(bandwidth_chart(name, &format!("{title} on {device}"), y_label, lines, roof)));
+            charts.push(Box::new(bandwidth_chart(
+                name,
+                &chart_title(title, of.iter().map(|c| c.device.as_str())),
+                y_label,
+                lines,
+                roof,
+            )));
         }
     }
     for (name, pts, title, unit, per) in [
@@ -223,6 +228,23 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
         }
     }
     Ok(Report { context, charts })
+}
+
+/// A chart title naming every device its curves come from: `memcpy
+/// bandwidth on GPU 0`, `... on 2 devices: A, B`, or the title alone when no
+/// device is known (an import that did not say; see `import --device`).
+pub fn chart_title<'a>(title: &str, devices: impl Iterator<Item = &'a str>) -> String {
+    let mut known: Vec<&str> = devices.filter(|d| !d.is_empty() && *d != "unknown").collect();
+    known.sort_unstable();
+    known.dedup();
+    match known.len() {
+        0 => title.to_string(),
+        1 => format!("{title} on {}", crate::vocab::rows::short_device(known[0])),
+        n => format!(
+            "{title} on {n} devices: {}",
+            known.iter().map(|d| crate::vocab::rows::short_device(d)).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// Write a report into `out`: Markdown, HTML, SVG (and PNG) charts.

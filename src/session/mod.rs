@@ -166,7 +166,17 @@ pub fn import(
     label: Option<&str>,
     progress: &dyn Progress,
 ) -> Result<(RunResult, Vec<Parsed>)> {
-    let mut source = ImportSource::new(files.to_vec(), tool.map(String::from));
+    import_from(archive, ImportSource::new(files.to_vec(), tool.map(String::from)), label, progress)
+}
+
+/// [`import`] from a configured source (e.g. with the device and host the
+/// files came from, [`ImportSource::with_origin`]).
+pub fn import_from(
+    archive: &Archive,
+    mut source: ImportSource,
+    label: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<(RunResult, Vec<Parsed>)> {
     let result = record(archive, &mut source, label, progress)?.expect("an import writes its archive");
     Ok((result, source.into_parsed()))
 }

@@ -220,6 +220,17 @@ pub enum Crossing {
     Never,
 }
 
+/// As a report's table cell: `1 MiB`, `every size`, `not reached`.
+impl std::fmt::Display for Crossing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Crossing::At(s) => f.write_str(&crate::vocab::units::format_bytes(*s)),
+            Crossing::FromStart => f.write_str("every size"),
+            Crossing::Never => f.write_str("not reached"),
+        }
+    }
+}
+
 impl Crossing {
     pub fn size(self) -> Option<u64> {
         match self {

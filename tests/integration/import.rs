@@ -322,3 +322,26 @@ fn imported_gpu_tool_rows_are_all_reported_and_no_benchbook_gpu_method_is_claime
     assert!(md.contains("host\\_device\\_latency\\_sm") && md.contains("613.2 ns"), "the latency test case as a time");
     assert!(!md.contains("## GPUs"), "an import must not describe benchbook's GPU timing");
 }
+
+#[test]
+fn import_device_and_host_name_what_the_file_does_not_and_reports_say_whose_timing_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(crate::common::bin())
+        .args(["--archive", tmp.path().to_str().unwrap(), "-q", "import"])
+        .arg(fixture("seed_memcpy.json"))
+        .args(["--device", "MI300X <gpu0>", "--host", "node-7", "--label", "seed"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let archive = Archive::new(tmp.path());
+    let run = archive.resolve("seed").unwrap();
+    let rows = run.rows().unwrap();
+    assert!(rows.iter().all(|r| r.device == "MI300X <gpu0>" && r.host == "node-7"), "{:?}", rows[0]);
+    let rep = benchbook::report::build(&run, tmp.path(), &ReportOptions::default()).unwrap();
+    let md = benchbook::report::render_markdown(&benchbook::report::engine(None).unwrap(), &rep.context).unwrap();
+    assert!(md.contains("Points imported from seed-json output were timed by the tool"), "{md}");
+    assert!(!md.contains("Every GPU sample benchbook measured"), "no native claims on imported rows: {md}");
+    let titles: Vec<String> = rep.charts.iter().map(|c| benchbook::plot::to_svg(c.as_ref()).unwrap()).collect();
+    assert!(titles.iter().any(|svg| svg.contains("on MI300X &lt;gpu0&gt;")), "the chart names the device");
+    assert!(titles.iter().all(|svg| !svg.contains("on unknown")));
+}

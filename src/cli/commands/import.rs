@@ -30,7 +30,9 @@ pub struct ImportedFile {
 
 pub fn import(archive: &Archive, a: &ImportArgs, quiet: bool) -> Result<ImportOutput> {
     let bar = Bar::unless(quiet);
-    let result = crate::session::import(archive, &a.files, a.tool.as_deref(), a.label.as_deref(), listener(&bar));
+    let source =
+        crate::import::ImportSource::new(a.files.clone(), a.tool.clone()).with_origin(a.device.clone(), a.host.clone());
+    let result = crate::session::import_from(archive, source, a.label.as_deref(), listener(&bar));
     if let Some(b) = &bar {
         b.finish();
     }

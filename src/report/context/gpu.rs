@@ -33,6 +33,17 @@ pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&
         host: bandwidth_section(gpu, &["h2d", "d2h"], "h2d-d2h.svg", None),
         gemm: gemm_section(gpu, spec, "gpu-gemm.svg", FlopUnit::Tera),
         roofline: roof.map(|r| r.0),
+        native: gpu.iter().any(|p| p.source.as_deref().is_none_or(|s| s == "native")),
+        imported_from: {
+            let mut tools: Vec<String> = gpu
+                .iter()
+                .filter_map(|p| p.source.as_deref()?.strip_prefix("import:"))
+                .map(|s| s.split(':').next().unwrap_or(s).to_string())
+                .collect();
+            tools.sort();
+            tools.dedup();
+            tools
+        },
     })
 }
 

@@ -229,6 +229,11 @@ pub struct GpuSection {
     pub host: Option<BandwidthSection>,
     pub gemm: Option<GemmSection>,
     pub roofline: Option<RooflineRef>,
+    /// Whether benchbook measured any of these points itself (the timing
+    /// and validation text applies only then).
+    pub native: bool,
+    /// The tools whose files the imported GPU points came from (`seed-json`).
+    pub imported_from: Vec<String>,
 }
 
 /// Everything a run report template can use.

@@ -18,11 +18,7 @@ pub(super) fn opt_size(s: Option<u64>) -> String {
 /// A saturation cell: the size, `every size` (the sweep starts above the
 /// ramp: no saturation size), or `not reached`.
 pub(super) fn crossing(c: Crossing) -> String {
-    match c {
-        Crossing::At(s) => format_bytes(s),
-        Crossing::FromStart => "every size".into(),
-        Crossing::Never => "not reached".into(),
-    }
+    c.to_string()
 }
 
 /// Where a crossing holds, as a clause: `from 1 MiB on`, `at every size`,
