@@ -238,6 +238,19 @@ impl Curve {
         }
     }
 
+    /// The y axis of [`Self::rate`], naming the bytes it counts.
+    pub fn rate_axis(&self) -> &'static str {
+        if matches!(self.bench.as_str(), "p2p" | "memcpy-peer" | "h2d" | "d2h") {
+            "GB/s (bytes copied once)"
+        } else if !self.busbw().is_empty() {
+            "GB/s (bus bandwidth)"
+        } else if !self.gbps(true).is_empty() {
+            "GB/s (bytes read + written)"
+        } else {
+            "GB/s (bytes copied once)"
+        }
+    }
+
     /// (size, GB/s) pairs under a byte convention (`moved` or `copied`).
     pub fn gbps(&self, moved: bool) -> Vec<(u64, f64)> {
         self.points
@@ -309,9 +322,6 @@ pub struct Saturation {
     pub plateau_tolerance: f64,
     /// How many sizes the curve has (one: nothing saturates).
     pub sizes: usize,
-    /// Whether the plateau rests on two sizes or more that agree within
-    /// 10 %; `false`: the curve had not settled by its largest size.
-    pub settled: bool,
     /// Where the curve reaches 50/80/90 % of the plateau for good
     /// ([`stats::sustained_crossing`]): cache-resident sizes above the
     /// plateau are never a saturation.
@@ -327,6 +337,14 @@ pub struct Saturation {
     /// plateau / roofline, and peak / roofline.
     pub plateau_fraction: Option<f64>,
     pub peak_fraction: Option<f64>,
+}
+
+impl Saturation {
+    /// Whether the plateau rests on two sizes or more that agree within
+    /// the tolerance; `false`: the curve had not settled by its largest size.
+    pub fn settled(&self) -> bool {
+        self.plateau_sizes.len() > 1
+    }
 }
 
 /// Saturation of one curve's [`Curve::rate`] series, against an optional
@@ -346,7 +364,6 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
         peak_gbps: peak,
         peak_size_bytes: peak_size,
         plateau_gbps: plateau,
-        settled: plateau_sizes.len() > 1,
         plateau_tolerance: tolerance,
         sizes: pts.len(),
         plateau_sizes,

@@ -120,14 +120,7 @@ impl BandwidthChart {
         }
         if let Some((_, r)) = &self.roofline {
             let style = BLACK.stroke_width(1);
-            // Dashes by hand: plotters 0.3 has no dashed line style for log axes.
-            let steps = 60;
-            let dashes = (0..steps).step_by(2).map(|s| {
-                let a = xlo * (xhi / xlo).powf(s as f64 / steps as f64);
-                let b = xlo * (xhi / xlo).powf((s + 1) as f64 / steps as f64);
-                PathElement::new(vec![(a, *r), (b, *r)], style)
-            });
-            chart.draw_series(dashes).map_err(|x| e(&x))?;
+            chart.draw_series(super::log_x_dashes(xlo, xhi, *r, style)).map_err(|x| e(&x))?;
         }
         // Legend: one entry per line, then the roofline.
         let entries: Vec<(String, RGBColor)> =

@@ -142,6 +142,22 @@ pub(crate) fn draw_legend<DB: DrawingBackend>(
     Ok(y)
 }
 
+/// A dashed horizontal line at `y` across a log x axis from `xlo` to
+/// `xhi`, drawn by hand: plotters 0.3 has no dashed style for log axes.
+pub(crate) fn log_x_dashes(
+    xlo: f64,
+    xhi: f64,
+    y: f64,
+    style: ShapeStyle,
+) -> impl Iterator<Item = PathElement<(f64, f64)>> {
+    let steps = 60;
+    (0..steps).step_by(2).map(move |s| {
+        let a = xlo * (xhi / xlo).powf(s as f64 / steps as f64);
+        let b = xlo * (xhi / xlo).powf((s + 1) as f64 / steps as f64);
+        PathElement::new(vec![(a, y), (b, y)], style)
+    })
+}
+
 /// Powers of two every 4 octaves (4 KiB, 64 KiB, 1 MiB, ...) inside [lo, hi].
 pub(crate) fn pow2_ticks(lo: f64, hi: f64) -> Vec<f64> {
     (0..64).step_by(2).map(|e| (1u64 << e) as f64).filter(|v| *v >= lo && *v <= hi).collect()

@@ -85,13 +85,7 @@ impl RatioChart {
             let hline = |y: f64, style: ShapeStyle| PathElement::new(vec![(xlo, y), (xhi, y)], style);
             chart.draw_series([hline(1.0, grey.stroke_width(1))]).map_err(|x| e(&x))?;
             for t in [1.0 - self.threshold, 1.0 + self.threshold] {
-                let steps = 60;
-                let dashes = (0..steps).step_by(2).map(|s| {
-                    let a = xlo * (xhi / xlo).powf(s as f64 / steps as f64);
-                    let b = xlo * (xhi / xlo).powf((s + 1) as f64 / steps as f64);
-                    PathElement::new(vec![(a, t), (b, t)], grey.stroke_width(1))
-                });
-                chart.draw_series(dashes).map_err(|x| e(&x))?;
+                chart.draw_series(super::log_x_dashes(xlo, xhi, t, grey.stroke_width(1))).map_err(|x| e(&x))?;
             }
             for (i, s) in self.series.iter().enumerate() {
                 let color = COLORS[i % COLORS.len()];

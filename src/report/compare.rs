@@ -10,12 +10,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::analysis::compare::{compare_runs, PointComparison, RunComparison};
-use crate::analysis::{curves, run_stats, Curve};
-use crate::archive::{Manifest, RunDir};
+use polars::prelude::IntoLazy;
+
+use crate::analysis::compare::{compare_loaded, LoadedRun, PointComparison, RunComparison};
+use crate::analysis::{curves, point_stats, Curve};
+use crate::archive::RunDir;
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, Chart, Line, MetricChart, RatioChart, RatioSeries};
-use crate::vocab::units::{format_seconds, format_sig3, shell_join};
+use crate::vocab::units::shell_join;
 
 /// One run of the report.
 #[derive(Debug, Clone, Serialize)]
@@ -107,9 +109,9 @@ pub struct CompareReport {
 
 /// Each group's name: its first run's label (or id), with the count of
 /// repeats; made unique by the run id where two groups share a label.
-fn group_names(groups: &[Vec<Manifest>]) -> Vec<String> {
-    let base = |g: &Vec<Manifest>| {
-        let m = &g[0];
+fn group_names(groups: &[Vec<LoadedRun>]) -> Vec<String> {
+    let base = |g: &Vec<LoadedRun>| {
+        let m = &g[0].manifest;
         let name = m.label.clone().unwrap_or_else(|| m.run_id.clone());
         if g.len() > 1 {
             format!("{name} ({} runs)", g.len())
@@ -121,18 +123,8 @@ fn group_names(groups: &[Vec<Manifest>]) -> Vec<String> {
     names
         .iter()
         .zip(groups)
-        .map(|(n, g)| if names.iter().filter(|x| *x == n).count() > 1 { g[0].run_id.clone() } else { n.clone() })
+        .map(|(n, g)| if names.iter().filter(|x| *x == n).count() > 1 { g[0].id.clone() } else { n.clone() })
         .collect()
-}
-
-/// The y axis of a benchmark's rate, naming the bytes it counts (as the
-/// run report's charts do).
-pub(crate) fn rate_axis(bench: &str) -> &'static str {
-    match bench {
-        "memcpy" | "stream" => "GB/s (bytes read + written)",
-        "collective" => "GB/s (bus bandwidth)",
-        _ => "GB/s (bytes copied once)",
-    }
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -140,16 +132,12 @@ fn pct(x: Option<f64>) -> String {
 }
 
 fn verdict_row(p: &PointComparison) -> VerdictRow {
-    let median = |v: f64| if p.metric.is_some() { format!("{} {}", format_sig3(v), p.unit) } else { format_seconds(v) };
     VerdictRow {
         point: p.label.clone(),
-        base: median(p.median_a),
-        new: median(p.median_b),
+        base: p.median_text(p.median_a),
+        new: p.median_text(p.median_b),
         ratio: format!("{:.3}", p.ratio),
-        ci: match (p.ci_low, p.ci_high) {
-            (Some(lo), Some(hi)) => format!("{lo:.3} – {hi:.3}"),
-            _ => "no uncertainty: one sample".into(),
-        },
+        ci: p.ci_text(),
         verdict: p.verdict.as_str().into(),
         runs: format!("{} / {}", p.runs_a, p.runs_b),
     }
@@ -184,14 +172,13 @@ fn ratio_chart(name: &str, title: &str, c: &RunComparison) -> RatioChart {
 
 /// Analyse `groups` (the first the baseline) and build the compare report.
 pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareReport> {
-    let mut manifests: Vec<Vec<Manifest>> = Vec::new();
-    for g in groups {
-        manifests.push(g.iter().map(|r| r.manifest()).collect::<Result<Vec<_>>>()?);
-    }
-    let names = group_names(&manifests);
+    // Each run is read (and verified) once, whatever it is used for.
+    let groups: Vec<Vec<LoadedRun>> =
+        groups.iter().map(|g| g.iter().map(LoadedRun::read).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
+    let names = group_names(&groups);
     let mut runs = Vec::new();
-    for (i, g) in manifests.iter().enumerate() {
-        for m in g {
+    for (i, g) in groups.iter().enumerate() {
+        for m in g.iter().map(|r| &r.manifest) {
             runs.push(CompareRun {
                 role: if i == 0 { "baseline".into() } else { format!("compared #{i}") },
                 name: names[i].clone(),
@@ -209,7 +196,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
     let mut pairs = Vec::new();
     let mut comparisons = Vec::new();
     for (i, g) in groups.iter().enumerate().skip(1) {
-        let c = compare_runs(&groups[0], g, threshold, &names[i])?;
+        let c = compare_loaded(&groups[0], g, threshold, &names[i])?;
         let file = format!("ratio-{i}");
         let n_rows = c.points.iter().filter(|p| p.size_bytes.is_none()).count();
         let shown = if c.points.iter().any(|p| p.size_bytes.is_some()) {
@@ -270,7 +257,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
         });
         comparisons.push(c);
     }
-    let overlays = overlay_charts(groups, &names, &mut charts)?;
+    let overlays = overlay_charts(&groups, &names, &mut charts)?;
     let title = format!("benchbook comparison: {}", names.join(" vs "));
     Ok(CompareReport {
         context: CompareContext {
@@ -290,7 +277,11 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
 /// The runs overlaid: one rate-vs-size chart per benchmark, of the curves
 /// every group measured, and one chart per named metric against its
 /// parameter, a line per run.
-fn overlay_charts(groups: &[Vec<RunDir>], names: &[String], charts: &mut Vec<Box<dyn Chart>>) -> Result<Vec<ChartRef>> {
+fn overlay_charts(
+    groups: &[Vec<LoadedRun>],
+    names: &[String],
+    charts: &mut Vec<Box<dyn Chart>>,
+) -> Result<Vec<ChartRef>> {
     let mut per_group: Vec<Vec<(String, Vec<Curve>)>> = Vec::new();
     let mut metrics = Vec::new();
     let mut run_names: BTreeMap<String, String> = BTreeMap::new();
@@ -300,9 +291,8 @@ fn overlay_charts(groups: &[Vec<RunDir>], names: &[String], charts: &mut Vec<Box
             let bare = name.strip_suffix(&format!(" ({} runs)", g.len())).unwrap_or(name);
             let line_name = if g.len() > 1 { format!("{bare} #{}", j + 1) } else { name.clone() };
             run_names.insert(r.id.clone(), line_name.clone());
-            runs.push((line_name, curves(&run_stats(r)?)));
-            let (_, df) = r.read(false)?;
-            metrics.extend(crate::analysis::workload::metric_stats(&df)?);
+            runs.push((line_name, curves(&point_stats(r.df.clone().lazy())?)));
+            metrics.extend(crate::analysis::workload::metric_stats(&r.df)?);
         }
         per_group.push(runs);
     }
@@ -332,22 +322,18 @@ fn overlay_charts(groups: &[Vec<RunDir>], names: &[String], charts: &mut Vec<Box
                 }
             }
         }
+        // Every curve of a benchmark counts bytes the same way.
+        let axis = per_group
+            .iter()
+            .flat_map(|g| g.iter().flat_map(|(_, cs)| cs.iter()))
+            .find(|c| c.bench == bench)
+            .map_or("GB/s", Curve::rate_axis);
         let name = format!("overlay-{bench}");
-        charts.push(Box::new(bandwidth_chart(
-            &name,
-            &format!("{bench}: {}", names.join(" vs ")),
-            rate_axis(bench),
-            lines,
-            None,
-        )));
+        charts.push(Box::new(bandwidth_chart(&name, &format!("{bench}: {}", names.join(" vs ")), axis, lines, None)));
         out.push(ChartRef {
             file: format!("{name}.svg"),
             alt: format!("{bench} bandwidth against size, every run overlaid"),
-            caption: format!(
-                "{bench}: median rate per size of every run, {} ({}).",
-                names.join(", "),
-                rate_axis(bench)
-            ),
+            caption: format!("{bench}: median rate per size of every run of {}; {}.", names.join(", "), axis),
         });
     }
     if let Some(w) = crate::report::context::workload_section(&metrics) {

@@ -19,7 +19,7 @@
 pub mod runs;
 mod words;
 
-pub use runs::{compare_runs, RunComparison, Variability};
+pub use runs::{compare_loaded, compare_runs, LoadedRun, RunComparison, Variability};
 pub use words::verdict_sentences;
 
 use std::collections::BTreeMap;
@@ -88,6 +88,25 @@ pub struct PointComparison {
     pub run_cv_a: Option<f64>,
     pub run_cv_b: Option<f64>,
     pub verdict: Verdict,
+}
+
+impl PointComparison {
+    /// A median as tables print it: a time per operation, or the metric's
+    /// value with its unit.
+    pub fn median_text(&self, v: f64) -> String {
+        match self.metric {
+            Some(_) => format!("{} {}", crate::vocab::units::format_sig3(v), self.unit),
+            None => crate::vocab::units::format_seconds(v),
+        }
+    }
+
+    /// The interval as tables print it, or why there is none.
+    pub fn ci_text(&self) -> String {
+        match (self.ci_low, self.ci_high) {
+            (Some(lo), Some(hi)) => format!("{lo:.3}–{hi:.3}"),
+            _ => "no uncertainty: one sample".into(),
+        }
+    }
 }
 
 /// A point's identity: every key column of the one column table (method
@@ -176,13 +195,15 @@ pub const RESAMPLES: usize = 10_000;
 /// Compare the points two runs share. `threshold` is the relative change
 /// that counts (0.02 = 2 %).
 pub fn compare(a: &[Row], b: &[Row], threshold: f64) -> Vec<PointComparison> {
-    compare_groups(&[a.to_vec()], &[b.to_vec()], threshold)
+    compare_samples(&group_samples([a]), &group_samples([b]), threshold)
 }
 
 /// Per point: its first row and each run's samples (runs that did not
 /// measure the point are left out).
-fn group_samples(runs: &[Vec<Row>]) -> BTreeMap<Key, (Row, Vec<Vec<f64>>)> {
-    let mut out: BTreeMap<Key, (Row, Vec<Vec<f64>>)> = BTreeMap::new();
+type GroupSamples = BTreeMap<Key, (Row, Vec<Vec<f64>>)>;
+
+fn group_samples<'a>(runs: impl IntoIterator<Item = &'a [Row]>) -> GroupSamples {
+    let mut out = GroupSamples::new();
     for rows in runs {
         for (k, (row, xs)) in samples(rows) {
             out.entry(k).or_insert_with(|| (row, Vec::new())).1.push(xs);
@@ -203,9 +224,13 @@ fn run_cv(runs: &[Vec<f64>]) -> Option<f64> {
 /// the points both groups measured, each estimated by the median of its
 /// per-run medians, with a two-level bootstrap interval.
 pub fn compare_groups(a: &[Vec<Row>], b: &[Vec<Row>], threshold: f64) -> Vec<PointComparison> {
-    let (sa, sb) = (group_samples(a), group_samples(b));
+    compare_samples(&group_samples(a.iter().map(Vec::as_slice)), &group_samples(b.iter().map(Vec::as_slice)), threshold)
+}
+
+/// [`compare_groups`] on samples already grouped by point and run.
+fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<PointComparison> {
     let mut out = Vec::new();
-    for (k, (row, xa)) in &sa {
+    for (k, (row, xa)) in sa {
         let Some((_, xb)) = sb.get(k) else { continue };
         let (ma, mb) = (group_median(xa), group_median(xb));
         // Oriented so that above 1 means B is better.

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::{compare_groups, group_samples, verdict_sentences, PointComparison};
+use super::{compare_samples, group_samples, verdict_sentences, GroupSamples, PointComparison};
 use crate::analysis::environment::{environment_diff, EnvDifference};
 use crate::archive::{Manifest, RunDir};
 use crate::error::{Error, Result};
@@ -50,15 +50,30 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
     (!xs.is_empty()).then(|| stats::median_unsorted(&mut xs))
 }
 
-/// The variability of a group of runs' rows.
-pub fn variability(runs: &[Vec<Row>]) -> Variability {
-    let points = group_samples(runs);
+fn variability_of(points: &GroupSamples, runs: usize) -> Variability {
     let within = points
         .values()
         .flat_map(|(_, per_run)| per_run.iter().filter(|xs| xs.len() > 1).map(|xs| stats::rel_std_dev(xs)))
         .collect();
     let between = points.values().filter_map(|(_, per_run)| super::run_cv(per_run)).collect();
-    Variability { runs: runs.len(), within_run_cv: median(within), run_to_run_cv: median(between) }
+    Variability { runs, within_run_cv: median(within), run_to_run_cv: median(between) }
+}
+
+/// One run read once (and verified): its manifest, its rows as a table
+/// for polars and as [`Row`]s for the comparison.
+pub struct LoadedRun {
+    pub id: String,
+    pub manifest: Manifest,
+    pub df: polars::prelude::DataFrame,
+    pub rows: Vec<Row>,
+}
+
+impl LoadedRun {
+    pub fn read(run: &RunDir) -> Result<LoadedRun> {
+        let (manifest, df) = run.read(false)?;
+        let rows = crate::archive::schema::from_dataframe(&df)?;
+        Ok(LoadedRun { id: run.id.clone(), manifest, df, rows })
+    }
 }
 
 /// Compare group `base` with group `new` (one run each, or repeats of one
@@ -66,33 +81,33 @@ pub fn variability(runs: &[Vec<Row>]) -> Variability {
 /// Runs with no point in common are a configuration error that says what
 /// differs: the benchmarks, or only their parameters.
 pub fn compare_runs(base: &[RunDir], new: &[RunDir], threshold: f64, new_name: &str) -> Result<RunComparison> {
+    let load = |runs: &[RunDir]| runs.iter().map(LoadedRun::read).collect::<Result<Vec<_>>>();
+    compare_loaded(&load(base)?, &load(new)?, threshold, new_name)
+}
+
+/// [`compare_runs`] on runs already read.
+pub fn compare_loaded(base: &[LoadedRun], new: &[LoadedRun], threshold: f64, new_name: &str) -> Result<RunComparison> {
     if base.is_empty() || new.is_empty() {
-        return Err(Error::config("BASE NEW", "each side needs at least one run"));
+        return Err(Error::config(
+            "BASE NEW",
+            "name at least one run on each side: `benchbook compare BASE NEW` or `--base R1 R2 --new R3 R4`",
+        ));
     }
-    let read = |runs: &[RunDir]| -> Result<(Vec<Manifest>, Vec<Vec<Row>>)> {
-        let mut ms = Vec::new();
-        let mut rows = Vec::new();
-        for r in runs {
-            let (m, df) = r.read(false)?;
-            ms.push(m);
-            rows.push(crate::archive::schema::from_dataframe(&df)?);
-        }
-        Ok((ms, rows))
-    };
-    let ((ma, ra), (mb, rb)) = (read(base)?, read(new)?);
-    let mut points = compare_groups(&ra, &rb, threshold);
-    let ids = |runs: &[RunDir]| runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+    let sa = group_samples(base.iter().map(|r| r.rows.as_slice()));
+    let sb = group_samples(new.iter().map(|r| r.rows.as_slice()));
+    let mut points = compare_samples(&sa, &sb, threshold);
+    let ids = |g: &[LoadedRun]| g.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
     if points.is_empty() {
-        let benches = |groups: &[Vec<Row>]| {
+        let benches = |groups: &[LoadedRun]| {
             let set: BTreeSet<String> = groups
                 .iter()
-                .flatten()
+                .flat_map(|g| &g.rows)
                 .filter(|r| r.status == Status::Measured)
                 .map(|r| r.params.metric.clone().unwrap_or_else(|| r.params.bench.clone()))
                 .collect();
             set.into_iter().collect::<Vec<_>>().join(", ")
         };
-        let (ba, bb) = (benches(&ra), benches(&rb));
+        let (ba, bb) = (benches(base), benches(new));
         let why = if ba != bb {
             format!("BASE measured {ba}; NEW measured {bb}")
         } else {
@@ -106,8 +121,8 @@ pub fn compare_runs(base: &[RunDir], new: &[RunDir], threshold: f64, new_name: &
     points.sort_by(|x, y| (&x.curve, x.size_bytes, &x.label).cmp(&(&y.curve, y.size_bytes, &y.label)));
     Ok(RunComparison {
         verdicts: verdict_sentences(&points, new_name),
-        environment: environment_diff(&ma[0], &mb[0]),
-        variability: [variability(&ra), variability(&rb)],
+        environment: environment_diff(&base[0].manifest, &new[0].manifest),
+        variability: [variability_of(&sa, base.len()), variability_of(&sb, new.len())],
         base: ids(base),
         new: ids(new),
         threshold,

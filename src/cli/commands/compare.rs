@@ -14,7 +14,6 @@ use crate::analysis::environment::EnvDifference;
 use crate::archive::Archive;
 use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
 use crate::error::{Error, Result};
-use crate::vocab::units::{format_seconds, format_sig3};
 
 /// Which verdicts fail the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -54,15 +53,19 @@ pub fn groups(
     base: Vec<String>,
     new: Vec<String>,
 ) -> Result<[Vec<String>; 2]> {
-    let split = |s: String| s.split(',').map(str::trim).filter(|q| !q.is_empty()).map(String::from).collect();
     match (base_pos, new_pos) {
-        (Some(a), Some(b)) => Ok([split(a), split(b)]),
+        (Some(a), Some(b)) => Ok([split_group(&a), split_group(&b)]),
         _ if !base.is_empty() && !new.is_empty() => Ok([base, new]),
         _ => Err(Error::config(
             "BASE NEW",
             "name the two runs: `benchbook compare BASE NEW`, or groups of repeats with `--base R1 R2 --new R3 R4`",
         )),
     }
+}
+
+/// The run queries of one group argument, `R1,R2,R3`.
+pub fn split_group(arg: &str) -> Vec<String> {
+    arg.split(',').map(str::trim).filter(|q| !q.is_empty()).map(String::from).collect()
 }
 
 /// Resolve each group's queries (a query may not name a run twice).
@@ -114,18 +117,12 @@ pub(crate) fn write_environment(w: &mut dyn io::Write, diffs: &[EnvDifference], 
 pub(crate) fn write_points(w: &mut dyn io::Write, points: &[PointComparison], names: [&str; 2]) -> io::Result<()> {
     let mut tab = table(&["POINT", names[0], names[1], "RATIO", "95 % CI", "VERDICT"], &[1, 2, 3, 4]);
     for p in points {
-        let ci = match (p.ci_low, p.ci_high) {
-            (Some(lo), Some(hi)) => format!("{lo:.3}–{hi:.3}"),
-            _ => "no uncertainty: one sample".into(),
-        };
-        let median =
-            |v: f64| if p.metric.is_some() { format!("{} {}", format_sig3(v), p.unit) } else { format_seconds(v) };
         tab.add_row(vec![
             cell(&p.label),
-            cell(&median(p.median_a)),
-            cell(&median(p.median_b)),
+            cell(&p.median_text(p.median_a)),
+            cell(&p.median_text(p.median_b)),
             format!("{:.3}", p.ratio),
-            ci,
+            p.ci_text(),
             p.verdict.as_str().into(),
         ]);
     }

@@ -69,8 +69,7 @@ fn report_compare(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Re
     }
     let mut groups = Vec::new();
     for arg in &a.runs {
-        let queries: Vec<String> = arg.split(',').map(str::trim).filter(|q| !q.is_empty()).map(String::from).collect();
-        groups.push(super::compare::resolve_group(archive, &queries)?);
+        groups.push(super::compare::resolve_group(archive, &super::compare::split_group(arg))?);
     }
     let out = a.out.clone().unwrap_or_else(|| {
         let ids: Vec<&str> = groups.iter().filter_map(|g| g.first()).map(|r| r.id.as_str()).collect();

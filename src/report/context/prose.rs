@@ -15,12 +15,6 @@ pub(super) fn opt_size(s: Option<u64>) -> String {
     s.map(format_bytes).unwrap_or_else(|| "not reached".into())
 }
 
-/// A saturation cell: the size, `every size` (the sweep starts above the
-/// ramp: no saturation size), or `not reached`.
-pub(super) fn crossing(c: Crossing) -> String {
-    c.to_string()
-}
-
 /// Where a crossing holds, as a clause: `from 1 MiB on`, `at every size`,
 /// `not at the largest size`.
 fn from_size(c: Crossing) -> String {
@@ -75,7 +69,7 @@ pub(super) fn bandwidth_observations(
         curve.label
     ));
     let largest: Vec<String> = best.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
-    if best.settled || best.sizes < 2 {
+    if best.settled() || best.sizes < 2 {
         obs.push(format!(
             "At the largest sizes it settles at a plateau of {} GB/s (read + written), taken from {}: the largest sizes within {} of the largest one{}.",
             format_sig3(best.plateau_gbps),

@@ -6,8 +6,7 @@ use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 use super::prose::{
-    bandwidth_observations, crossing, gemm_observations, link_observations, opt_size, pct, stream_observations,
-    FlopUnit,
+    bandwidth_observations, gemm_observations, link_observations, opt_size, pct, stream_observations, FlopUnit,
 };
 use super::{BandwidthSection, BwRow, GemmRow, GemmSection, LatencyRow, OtherRow, RooflineRef, SatRow};
 
@@ -42,7 +41,7 @@ fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
 
 fn sat_row(s: &Saturation) -> SatRow {
     // One size: no curve, so nothing saturates.
-    let cell = |c| if s.sizes < 2 { "one size".to_string() } else { crossing(c) };
+    let cell = |c: crate::vocab::stats::Crossing| if s.sizes < 2 { "one size".to_string() } else { c.to_string() };
     SatRow {
         label: s.label.clone(),
         peak_gbps: format_sig3(s.peak_gbps),

@@ -58,7 +58,7 @@ pub struct PageProbe {
 }
 
 /// Open `html` in headless Chromium at `width` px and measure it: a copy
-/// beside it gets a probe script (its CSP, which forbids scripts, is
+/// in a scratch folder gets a probe script (its CSP, which forbids scripts, is
 /// removed from the copy only) that writes its findings into the DOM.
 /// `None` when no Chromium is installed (CI installs it and sets CI).
 pub fn chromium_probe(html: &std::path::Path, width: u32) -> Option<PageProbe> {
@@ -83,11 +83,11 @@ window.addEventListener('load', () => {
 });
 </script>"#;
     let probed = page.replace(&csp, "").replacen("<head>", &format!("<head>\n{PROBE}"), 1);
+    // The probed copy lives in a scratch folder, never beside the page.
     let dir = tempfile::tempdir().unwrap();
-    let copy = html.with_file_name("probe.html");
+    let copy = dir.path().join("probe.html");
     std::fs::write(&copy, probed).unwrap();
-    let o = chromium_dump_dom(browser, &copy, width, dir.path());
-    let _ = std::fs::remove_file(&copy);
+    let o = chromium_dump_dom(browser, &copy, width, &dir.path().join("profile"));
     let dom = String::from_utf8_lossy(&o.stdout);
     let json = dom
         .split_once("<pre id=\"probe\">PROBE")
