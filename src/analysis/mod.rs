@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod environment;
+pub mod reference;
 pub mod specs;
 /// Statistics live in the vocabulary layer; re-exported for the notebooks.
 pub use crate::vocab::stats;

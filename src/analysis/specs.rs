@@ -25,9 +25,80 @@ pub struct LinkSpec {
     pub count: u32,
     /// All links, both directions together, GB/s.
     pub total_gbps: f64,
+    /// One link, in the convention its `note` states (GB/s).
+    #[serde(default)]
+    pub per_link_gbps: Option<f64>,
+    /// All links, one direction (GB/s): what one GPU can send at once.
+    #[serde(default)]
+    pub per_direction_gbps: Option<f64>,
     pub note: Option<String>,
     pub source: String,
 }
+
+impl LinkSpec {
+    /// The lines a peer-copy chart draws: one link, and all links in one
+    /// direction, each labelled with what it is.
+    pub fn lines(&self) -> Vec<LinkLine> {
+        let mut v = Vec::new();
+        if let Some(g) = self.per_link_gbps {
+            v.push(LinkLine {
+                label: format!("{}, one link: {} GB/s", self.name, crate::vocab::units::format_sig3(g)),
+                gbps: g,
+                source: self.source.clone(),
+            });
+        }
+        if let Some(g) = self.per_direction_gbps {
+            v.push(LinkLine {
+                label: format!(
+                    "{}, {} links one way: {} GB/s",
+                    self.name,
+                    self.count,
+                    crate::vocab::units::format_sig3(g)
+                ),
+                gbps: g,
+                source: self.source.clone(),
+            });
+        }
+        v
+    }
+}
+
+/// A link or network port drawn as a dashed line on a bandwidth chart.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LinkLine {
+    /// What the line is, with its figure: `EFA, one device: 100 Gb/s`.
+    pub label: String,
+    /// GB/s (10^9 bytes/s), the unit charts convert from.
+    pub gbps: f64,
+    pub source: String,
+}
+
+/// A published interconnect not tied to one GPU: PCIe, EFA, RoCE.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Interconnect {
+    pub id: String,
+    pub name: String,
+    /// GB/s (10^9 bytes/s), one direction.
+    pub gbps: f64,
+    /// Where it bounds a measurement: `network` (NIC to NIC) or `host`
+    /// (GPU to host, and peer copies staged through it).
+    pub applies: Vec<String>,
+    pub note: String,
+    pub source: String,
+}
+
+impl Interconnect {
+    pub fn line(&self) -> LinkLine {
+        LinkLine { label: self.note.clone(), gbps: self.gbps, source: self.source.clone() }
+    }
+}
+
+#[derive(Deserialize)]
+struct InterconnectFile {
+    interconnect: Vec<Interconnect>,
+}
+
+const INTERCONNECTS: &str = include_str!("../../data/specs/interconnects.toml");
 
 /// One device's published peaks.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -78,16 +149,21 @@ const BUILTIN: [(&str, &str); 7] = [
 
 /// Parse one spec file; errors name the file and line.
 pub fn parse_spec(path: &Path, text: &str) -> Result<Spec> {
-    toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1)).unwrap_or(0);
-        Error::Spec { path: path.to_path_buf(), line, message: e.message().to_string() }
-    })
+    toml::from_str(text).map_err(|e| toml_error(path, text, &e))
+}
+
+/// A TOML error as an error naming the file and the line it points at.
+pub(crate) fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> Error {
+    let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1)).unwrap_or(0);
+    Error::Spec { path: path.to_path_buf(), line, message: e.message().to_string() }
 }
 
 /// All known specs by id.
 #[derive(Debug, Clone, Default)]
 pub struct SpecBook {
     pub specs: BTreeMap<String, Spec>,
+    /// PCIe, EFA and RoCE figures (`data/specs/interconnects.toml`).
+    pub interconnects: Vec<Interconnect>,
 }
 
 impl SpecBook {
@@ -98,7 +174,14 @@ impl SpecBook {
             let spec = parse_spec(Path::new(name), text).expect("built-in specs parse (tested)");
             book.specs.insert(spec.id.clone(), spec);
         }
+        let file: InterconnectFile = toml::from_str(INTERCONNECTS).expect("built-in interconnects parse (tested)");
+        book.interconnects = file.interconnect;
         book
+    }
+
+    /// The interconnect lines that bound measurements of kind `applies`.
+    pub fn interconnect_lines(&self, applies: &str) -> Vec<LinkLine> {
+        self.interconnects.iter().filter(|i| i.applies.iter().any(|a| a == applies)).map(Interconnect::line).collect()
     }
 
     /// Built-ins plus `<archive>/specs/*.toml`.
@@ -106,8 +189,11 @@ impl SpecBook {
         let mut book = Self::builtin();
         let dir = archive_root.join("specs");
         if let Ok(entries) = std::fs::read_dir(&dir) {
-            let mut paths: Vec<_> =
-                entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect();
+            let mut paths: Vec<_> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml") && !p.ends_with("interconnects.toml"))
+                .collect();
             paths.sort();
             for p in paths {
                 let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
@@ -143,6 +229,13 @@ mod tests {
         assert_eq!(book.find("NVIDIA H100 80GB HBM3").unwrap().id, "h100-sxm");
         assert_eq!(book.find("mi300x").unwrap().memory.as_ref().unwrap().bandwidth_gbps, 5300.0);
         assert!(book.find("Intel Xeon").is_none());
+        let h100 = book.find("h100-sxm").unwrap().link.as_ref().unwrap();
+        assert_eq!(h100.lines().iter().map(|l| l.gbps).collect::<Vec<_>>(), [450.0]);
+        let mi300x = book.find("mi300x").unwrap().link.as_ref().unwrap();
+        assert_eq!(mi300x.per_link_gbps, Some(50.0));
+        let net: Vec<f64> = book.interconnect_lines("network").iter().map(|l| l.gbps).collect();
+        assert_eq!(net, [12.5, 50.0], "EFA 100 Gb/s and 400G RoCE, in GB/s");
+        assert_eq!(book.interconnect_lines("host").len(), 1, "PCIe Gen5 x16");
     }
 
     #[test]

@@ -419,33 +419,52 @@ pub struct ExecArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = REPORT_EXAMPLES)]
 pub struct ReportArgs {
-    /// Run ids (or unique parts, or `latest`). With `--kind compare`, the
-    /// first is the baseline; repeated runs of one side go comma-separated
+    /// Run ids (or unique parts, or `latest`). With a write-up kind, one
+    /// report sets them all side by side; with `--kind compare`, the first
+    /// is the baseline and repeated runs of one side go comma-separated
     /// (`A1,A2,A3 B1,B2,B3`).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "all")]
     pub runs: Vec<String>,
-    /// The report: `run` (one per run, every section its data supports) or
-    /// `compare` (the runs against the first: overlay, ratio chart with its
-    /// 95 % band, verdicts, environment, variability).
-    #[arg(long, value_enum, default_value_t = crate::report::Kind::Run)]
-    pub kind: crate::report::Kind,
+    /// The report kind; default: picked from the runs' contents (a run
+    /// that mixes write-ups gets `run`).
+    #[arg(long, value_enum)]
+    pub kind: Option<crate::report::Kind>,
     /// With `--kind compare`: the relative change a verdict needs.
     #[arg(long, default_value = "2%", value_parser = parse_fraction)]
     pub threshold: f64,
     #[arg(long, value_enum, default_value_t = Format::Both)]
     pub format: Format,
     /// Output folder; default reports/<run-id>/ (one folder per run), or
+    /// reports/<kind>-<run>/ for a write-up of several runs, or
     /// reports/compare-<run>-vs-<run>/.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Use this spec as roofline (see `benchbook specs`); default: matched from the device name.
     #[arg(long)]
     pub spec: Option<String>,
-    /// Also write PNG charts.
+    /// Also write PNG charts (at print resolution) beside the SVGs.
     #[arg(long)]
     pub png: bool,
-    /// Folder whose run.md / page.html / style.css override the built-in templates.
+    /// A Markdown file of prose: its `## Introduction`, `## Setup`,
+    /// `## Limitations` (and any other) sections go where a write-up has them.
+    #[arg(long, value_name = "FILE.md")]
+    pub notes: Option<PathBuf>,
+    /// GPU pairs the peer-copy charts draw, FROM-TO separated by commas
+    /// (`0-1,0-2`); default: all up to 8 pairs, else those from the lowest
+    /// GPU. The peer matrix always shows every pair.
+    #[arg(long, value_name = "PAIRS")]
+    pub pairs: Option<String>,
+    /// Regenerate every example report listed in <reports-dir>/examples.toml
+    /// from the archive.
+    #[arg(long, conflicts_with_all = ["runs", "out"])]
+    pub all: bool,
+    /// Where `--all` finds examples.toml and writes the reports.
+    #[arg(long, default_value = "reports", value_name = "DIR")]
+    pub reports_dir: PathBuf,
+    /// Folder whose templates (run.md, memcpy.md, sections/*.md, page.html,
+    /// style.css) override the built-in ones.
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
     /// Report results even if their sha256 no longer matches the manifest
@@ -453,6 +472,21 @@ pub struct ReportArgs {
     #[arg(long)]
     pub no_verify: bool,
 }
+
+const REPORT_EXAMPLES: &str = "\
+Kinds (--kind; default: picked from what the runs measured):
+  run          every section the run's data supports (runs that mix write-ups)
+  memcpy       device memcpy against size, HBM roofline, saturation (seed 001)
+  memcpy-peer  GPU peer copies and MPI send/recv against the link, peer matrix (seed 000)
+  gemm         GEMM against published peaks, training throughput, scaling (seed 002)
+  network      one-sided vs two-sided in Gb/s against EFA/RoCE, collectives, latency (seed 003)
+  compare      runs against the first: ratios with 95 % intervals, verdicts (seed 004)
+
+Examples:
+  benchbook report latest
+  benchbook report MPI_RUN GPU_RUN --kind memcpy-peer --notes notes.md --pairs 0-1,0-7
+  benchbook report BASE NEW --kind compare --threshold 3%
+  benchbook report --all        regenerate every example in reports/";
 
 /// Run the CLI; returns the process exit code.
 /// `2%` or `0.02`: a fraction between 0 and 1.

@@ -6,6 +6,9 @@ use plotters::prelude::*;
 
 use super::{plot_err, pow10_ticks, pow2_ticks, COLORS, FONT, SIZE};
 
+/// Link lines: dark, and apart from the data colours.
+const LINK_COLORS: [RGBColor; 3] = [RGBColor(60, 60, 60), RGBColor(170, 0, 120), RGBColor(0, 120, 120)];
+
 /// Width of the legend column, pixels.
 const LEGEND_WIDTH: u32 = 250;
 use crate::error::Result;
@@ -25,6 +28,9 @@ pub struct BandwidthChart {
     pub y_label: String,
     pub lines: Vec<Line>,
     pub roofline: Option<(String, f64)>,
+    /// Link or port figures (label, value in the y unit), drawn dashed
+    /// with a pattern of their own: a peer copy against its link.
+    pub links: Vec<(String, f64)>,
 }
 
 /// Build a bandwidth chart; points with non-positive values are dropped
@@ -50,10 +56,21 @@ pub fn bandwidth_chart(
         y_label: y_label.into(),
         lines,
         roofline: roofline.filter(|(_, v)| *v > 0.0),
+        links: Vec::new(),
     }
 }
 
+/// Marker shapes, so that curves which overlap stay apart where colours
+/// alone would not (and in greyscale print).
+const MARKERS: usize = 4;
+
 impl BandwidthChart {
+    /// Add link lines (label, value in the chart's y unit).
+    pub fn with_links(mut self, links: Vec<(String, f64)>) -> Self {
+        self.links.extend(links.into_iter().filter(|(_, v)| *v > 0.0 && v.is_finite()));
+        self
+    }
+
     fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
         let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
         root.fill(&WHITE).map_err(|x| e(&x))?;
@@ -61,9 +78,9 @@ impl BandwidthChart {
         let ys = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
         let (xmin, xmax) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
         let (mut ymin, mut ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
-        if let Some((_, r)) = &self.roofline {
-            ymax = ymax.max(*r);
-            ymin = ymin.min(*r);
+        for r in self.roofline.iter().chain(&self.links).map(|(_, r)| *r) {
+            ymax = ymax.max(r);
+            ymin = ymin.min(r);
         }
         if xmin > xmax {
             // No data: an empty frame that says so.
@@ -71,7 +88,8 @@ impl BandwidthChart {
             return root.present().map_err(|x| e(&x));
         }
         let (xlo, xhi) = (xmin / 1.5, xmax * 1.5);
-        let (ylo, yhi) = (ymin / 2.0, ymax * 2.0);
+        // Fitted to the data (and lines), with a margin for the markers.
+        let (ylo, yhi) = if ymax / ymin < 1.5 { (ymin / 1.5, ymax * 1.5) } else { (ymin / 1.2, ymax * 1.25) };
         // Few sizes: tick exactly those; many: every other octave.
         let mut sizes: Vec<f64> = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
         sizes.sort_by(f64::total_cmp);
@@ -86,7 +104,7 @@ impl BandwidthChart {
             }
             kept
         } else {
-            pow2_ticks(xlo, xhi)
+            pow2_ticks(xlo, xhi, 9)
         };
         // The legend gets its own column, so it never covers data.
         let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
@@ -116,24 +134,45 @@ impl BandwidthChart {
             chart
                 .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
                 .map_err(|x| e(&x))?;
-            chart.draw_series(line.points.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(|x| e(&x))?;
+            let pts = line.points.iter().copied();
+            match i % MARKERS {
+                0 => chart.draw_series(pts.map(|p| Circle::new(p, 3, color.filled()))),
+                1 => chart.draw_series(pts.map(|p| TriangleMarker::new(p, 5, color.filled()))),
+                2 => chart
+                    .draw_series(pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], color.filled()))),
+                _ => chart.draw_series(pts.map(|p| Cross::new(p, 4, color.stroke_width(2)))),
+            }
+            .map_err(|x| e(&x))?;
         }
         if let Some((_, r)) = &self.roofline {
             let style = BLACK.stroke_width(1);
             chart.draw_series(super::log_x_dashes(xlo, xhi, *r, style)).map_err(|x| e(&x))?;
         }
+        for (i, (_, r)) in self.links.iter().enumerate() {
+            let style = LINK_COLORS[i % LINK_COLORS.len()].stroke_width(2);
+            chart.draw_series(super::log_x_dashes(xlo, xhi, *r, style)).map_err(|x| e(&x))?;
+        }
         // Legend: one entry per line, then the roofline.
         let entries: Vec<(String, RGBColor)> =
             self.lines.iter().enumerate().map(|(i, l)| (l.label.clone(), COLORS[i % COLORS.len()])).collect();
-        let y = super::draw_legend(&legend_area, &entries).map_err(|x| e(&x))?;
+        let mut y = super::draw_legend(&legend_area, &entries).map_err(|x| e(&x))?;
         let text = (FONT, 12).into_font();
-        if let Some((label, _)) = &self.roofline {
+        let dashed = self
+            .roofline
+            .iter()
+            .map(|(l, _)| (l, BLACK))
+            .chain(self.links.iter().enumerate().map(|(i, (l, _))| (l, LINK_COLORS[i % LINK_COLORS.len()])));
+        for (label, color) in dashed {
             for x0 in (6..30).step_by(8) {
                 legend_area
-                    .draw(&PathElement::new(vec![(x0, y), (x0 + 4, y)], BLACK.stroke_width(1)))
+                    .draw(&PathElement::new(vec![(x0, y), (x0 + 4, y)], color.stroke_width(2)))
                     .map_err(|x| e(&x))?;
             }
-            legend_area.draw(&Text::new(label.clone(), (36, y - 7), text.clone())).map_err(|x| e(&x))?;
+            for part in super::wrap_label(label) {
+                legend_area.draw(&Text::new(part, (36, y - 7), text.clone())).map_err(|x| e(&x))?;
+                y += 15;
+            }
+            y += 5;
         }
         root.present().map_err(|x| e(&x))
     }

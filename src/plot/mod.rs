@@ -24,11 +24,13 @@ pub(crate) use impl_chart;
 
 pub mod bandwidth;
 pub mod bars;
+pub mod heatmap;
 pub mod metric;
 pub mod ratio;
 
 pub use bandwidth::{bandwidth_chart, Line};
 pub use bars::bar_chart;
+pub use heatmap::HeatmapChart;
 pub use metric::MetricChart;
 pub use ratio::{RatioChart, RatioSeries};
 
@@ -158,9 +160,14 @@ pub(crate) fn log_x_dashes(
     })
 }
 
-/// Powers of two every 4 octaves (4 KiB, 64 KiB, 1 MiB, ...) inside [lo, hi].
-pub(crate) fn pow2_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    (0..64).step_by(2).map(|e| (1u64 << e) as f64).filter(|v| *v >= lo && *v <= hi).collect()
+/// Powers of two inside [lo, hi], every 2, 4, 6... octaves: the
+/// smallest even step that leaves at most `max` labels, so that labels of
+/// a 4 B – 16 GiB sweep never run together.
+pub(crate) fn pow2_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+    let within = |step: usize| -> Vec<f64> {
+        (0..63).step_by(step).map(|e| (1u64 << e) as f64).filter(|v| *v >= lo && *v <= hi).collect()
+    };
+    (2..=62).step_by(2).map(within).find(|t| t.len() <= max.max(1)).unwrap_or_default()
 }
 
 /// Powers of ten (and 2×, 5×) inside [lo, hi].
@@ -195,6 +202,13 @@ mod tests {
                 prop_assert!(joined.contains(w.as_str()), "{w} lost: {lines:?}");
             }
         }
+    }
+
+    #[test]
+    fn size_ticks_thin_out_on_wide_sweeps() {
+        let wide = pow2_ticks(2.0, 3e10, 9);
+        assert!(wide.len() <= 9 && wide.len() >= 5, "{wide:?}");
+        assert_eq!(pow2_ticks(1000.0, 1e7, 9), [1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0]);
     }
 
     #[test]

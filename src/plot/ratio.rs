@@ -69,7 +69,7 @@ impl RatioChart {
                 .margin(12)
                 .x_label_area_size(45)
                 .y_label_area_size(70)
-                .build_cartesian_2d((xlo..xhi).log_scale().with_key_points(pow2_ticks(xlo, xhi)), ylo..yhi)
+                .build_cartesian_2d((xlo..xhi).log_scale().with_key_points(pow2_ticks(xlo, xhi, 9)), ylo..yhi)
                 .map_err(|x| e(&x))?;
             chart
                 .configure_mesh()

@@ -6,10 +6,13 @@
 
 pub mod compare;
 pub mod context;
+pub mod kind;
 pub mod markdown;
+pub mod sections;
 
 pub use compare::{build_compare, CompareReport};
 pub use context::ReportContext;
+pub use kind::Kind;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,23 +26,42 @@ use crate::archive::RunDir;
 use crate::error::{Error, Result};
 use crate::plot::{self, bandwidth_chart, bar_chart, Chart, Line};
 
-/// Built-in templates (name, content).
-pub const TEMPLATES: [(&str, &str); 4] = [
+/// Built-in templates (name, content): one top-level template per
+/// [`Kind`], the page and its style, and the section partials they include.
+pub const TEMPLATES: &[(&str, &str)] = &[
     ("run.md", include_str!("../../templates/run.md")),
+    ("memcpy.md", include_str!("../../templates/memcpy.md")),
+    ("memcpy-peer.md", include_str!("../../templates/memcpy-peer.md")),
+    ("gemm.md", include_str!("../../templates/gemm.md")),
+    ("network.md", include_str!("../../templates/network.md")),
+    ("compare.md", include_str!("../../templates/compare.md")),
     ("page.html", include_str!("../../templates/page.html")),
     ("style.css", include_str!("../../templates/style.css")),
-    ("compare.md", include_str!("../../templates/compare.md")),
+    ("sections/header.md", include_str!("../../templates/sections/header.md")),
+    ("sections/system.md", include_str!("../../templates/sections/system.md")),
+    ("sections/host-memcpy.md", include_str!("../../templates/sections/host-memcpy.md")),
+    ("sections/gpu.md", include_str!("../../templates/sections/gpu.md")),
+    ("sections/stream.md", include_str!("../../templates/sections/stream.md")),
+    ("sections/gemm.md", include_str!("../../templates/sections/gemm.md")),
+    ("sections/collective.md", include_str!("../../templates/sections/collective.md")),
+    ("sections/p2p.md", include_str!("../../templates/sections/p2p.md")),
+    ("sections/other.md", include_str!("../../templates/sections/other.md")),
+    ("sections/workload.md", include_str!("../../templates/sections/workload.md")),
+    ("sections/skipped.md", include_str!("../../templates/sections/skipped.md")),
+    ("sections/methodology.md", include_str!("../../templates/sections/methodology.md")),
+    ("sections/reproducibility.md", include_str!("../../templates/sections/reproducibility.md")),
+    ("sections/provenance.md", include_str!("../../templates/sections/provenance.md")),
+    ("sections/runs.md", include_str!("../../templates/sections/runs.md")),
+    ("sections/notes.md", include_str!("../../templates/sections/notes.md")),
+    ("sections/links.md", include_str!("../../templates/sections/links.md")),
+    ("sections/network.md", include_str!("../../templates/sections/network.md")),
+    ("sections/matrix.md", include_str!("../../templates/sections/matrix.md")),
+    ("sections/reference.md", include_str!("../../templates/sections/reference.md")),
 ];
 
-/// What a report is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
-pub enum Kind {
-    /// One report per run: every section its data supports.
-    #[default]
-    Run,
-    /// Runs against the first (seed 004): overlay, ratio chart with its
-    /// 95 % band, verdicts, environment differences and variability.
-    Compare,
+/// The text of built-in template `name`.
+fn builtin(name: &str) -> &'static str {
+    TEMPLATES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).unwrap_or_default()
 }
 
 /// Which files a report writes.
@@ -63,13 +85,21 @@ pub struct ReportOptions {
     pub templates: Option<PathBuf>,
     /// Read results whose sha256 no longer matches the manifest (forensics).
     pub no_verify: bool,
+    /// The report kind; `None` picks it from the runs' contents
+    /// ([`Kind::detect`]).
+    pub kind: Option<Kind>,
+    /// A Markdown file whose `##` sections go where a write-up has prose.
+    pub notes: Option<PathBuf>,
+    /// GPU pairs whose peer-copy curves are charted (`0-1,0-2`); default:
+    /// every pair up to 8, else those from the lowest GPU.
+    pub pairs: Option<String>,
 }
 
 /// The tera engine with benchbook's templates, filters and escaping.
 pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
     let mut t = tera::Tera::default();
     let mut sources: Vec<(String, String)> = Vec::new();
-    for (name, builtin) in TEMPLATES {
+    for &(name, builtin) in TEMPLATES {
         let text = match overrides.map(|d| d.join(name)).filter(|p| p.exists()) {
             Some(p) => std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?,
             None => builtin.to_string(),
@@ -124,7 +154,7 @@ pub fn render_html(
     let mut c = tera::Context::new();
     c.insert("title", title);
     c.insert("body", &body);
-    c.insert("css", TEMPLATES[2].1);
+    c.insert("css", builtin("style.css"));
     engine.render("page.html", &c).map_err(|e| Error::Template { name: "page.html".into(), message: tera_message(&e) })
 }
 
@@ -132,15 +162,39 @@ pub fn render_html(
 pub struct Report {
     pub context: ReportContext,
     pub charts: Vec<Box<dyn Chart>>,
+    /// The kind it was built as (given, or detected from its rows).
+    pub kind: Kind,
 }
 
 /// Analyse a run and build its report context and charts.
 pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<Report> {
-    let (manifest, df) = run.read(opts.no_verify)?;
-    let stats = point_stats(df.clone().lazy())?;
-    let metrics = crate::analysis::workload::metric_stats(&df)?;
-    let not_measured =
-        from_dataframe(&df.lazy().filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?)?;
+    build_runs(std::slice::from_ref(run), archive_root, opts)
+}
+
+/// Analyse one or more runs into one report: a write-up kind sets them
+/// side by side (an MPI run, a GPU run, imported published logs).
+pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) -> Result<Report> {
+    let mut manifests = Vec::new();
+    let (mut stats, mut metrics, mut not_measured) = (Vec::new(), Vec::new(), Vec::new());
+    for run in runs {
+        let (manifest, df) = run.read(opts.no_verify)?;
+        stats.extend(point_stats(df.clone().lazy())?);
+        metrics.extend(crate::analysis::workload::metric_stats(&df)?);
+        not_measured.extend(from_dataframe(
+            &df.lazy().filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?,
+        )?);
+        manifests.push(manifest);
+    }
+    if manifests.is_empty() {
+        return Err(Error::config("RUN", "a report needs at least one run"));
+    }
+    let kind = opts.kind.unwrap_or_else(|| Kind::detect(&stats, &metrics));
+    let notes = match &opts.notes {
+        Some(p) => sections::notes::Notes::read(p)?,
+        None => sections::notes::Notes::default(),
+    };
+    let all = stats;
+    let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
     let book = SpecBook::load(archive_root)?;
     let explicit = match &opts.spec {
         Some(id) => Some(book.specs.get(id).ok_or_else(|| {
@@ -153,17 +207,31 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
     };
     let (gpu_stats, cpu_stats): (Vec<PointStat>, Vec<PointStat>) = stats.iter().cloned().partition(context::is_gpu);
     // An explicit --spec describes the GPU when there is one, else the host.
-    let detect = |s: &[PointStat]| s.first().and_then(|p| book.find(&p.device));
+    let detect = |s: &[PointStat]| s.iter().find_map(|p| book.find(&p.device));
     let (spec, gpu_spec) = match explicit {
         Some(e) if !gpu_stats.is_empty() => (detect(&cpu_stats), Some(e)),
         Some(e) => (Some(e), None),
         None => (detect(&cpu_stats), detect(&gpu_stats)),
     };
-    let context = context::build(&manifest, &stats, &metrics, &not_measured, spec, gpu_spec);
+    let mut context = context::build(&manifests, &stats, &metrics, &not_measured, spec, gpu_spec);
+    let mut charts: Vec<Box<dyn Chart>> = Vec::new();
+    if kind != Kind::Run {
+        let (writeup, more) =
+            sections::build(kind, &manifests, &stats, &all, &book, gpu_spec.or(spec), notes, pairs_note)?;
+        sections::trim_other(kind, &writeup, &mut context.other);
+        let names: Vec<String> =
+            manifests.iter().map(|m| m.label.clone().unwrap_or_else(|| m.run_id.clone())).collect();
+        context.title = format!("benchbook report: {} — {}", names.join(" + "), kind.subject());
+        context.writeup = writeup;
+        charts.extend(more);
+    } else {
+        context.writeup.notes = notes;
+        context.writeup.pairs_note = pairs_note;
+    }
+    let manifest = &manifests[0];
     let roof_of = |s: Option<&crate::analysis::Spec>| {
         s.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps))
     };
-    let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let (cpu_curves, gpu_curves) = (curves(&cpu_stats), curves(&gpu_stats));
     let copied_once = "GB/s (bytes copied once)";
     let plans = [
@@ -227,7 +295,7 @@ pub fn build(run: &RunDir, archive_root: &Path, opts: &ReportOptions) -> Result<
             charts.push(Box::new(crate::plot::MetricChart::of(&c.name, &c.title, &metrics, &c.metric, &c.x, &label)));
         }
     }
-    Ok(Report { context, charts })
+    Ok(Report { context, charts, kind })
 }
 
 /// A chart title naming every device its curves come from: `memcpy
@@ -251,7 +319,7 @@ pub fn chart_title<'a>(title: &str, devices: impl Iterator<Item = &'a str>) -> S
 /// Returns the paths written.
 pub fn write(report: &Report, out: &Path, opts: &ReportOptions) -> Result<Vec<PathBuf>> {
     let engine = engine(opts.templates.as_deref())?;
-    let md = render_markdown(&engine, &report.context)?;
+    let md = render_template(&engine, &report.kind.template(), &report.context)?;
     write_page(&engine, &report.context.title, &md, &report.charts, out, opts)
 }
 
@@ -273,7 +341,9 @@ fn write_page(
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let mut svgs = BTreeMap::new();
     let mut written = Vec::new();
-    for chart in charts {
+    // A chart the template does not show (its section is not in this
+    // kind) is not written.
+    for chart in charts.iter().filter(|c| md.contains(&format!("({}.svg)", c.name()))) {
         let svg = plot::to_svg(chart.as_ref())?;
         let name = format!("{}.svg", chart.name());
         if opts.format != Format::Html {

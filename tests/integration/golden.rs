@@ -71,3 +71,93 @@ fn fixture_runs_verify() {
         assert!(verify_run(&run).findings.is_empty(), "the committed fixture {name} was modified");
     }
 }
+
+/// A write-up kind's Markdown from committed fixture runs, normalised.
+fn kind_markdown(runs: &[&str], kind: report::Kind) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/archive");
+    let archive = Archive::new(&root);
+    let runs: Vec<_> = runs.iter().map(|r| archive.resolve(r).expect("a committed fixture run")).collect();
+    let opts = ReportOptions { kind: Some(kind), ..ReportOptions::default() };
+    let mut rep = report::build_runs(&runs, &root, &opts).unwrap();
+    assert_eq!(rep.kind, kind);
+    rep.context.generated_at = "<generated_at>".into();
+    rep.context.benchbook_version = "<version>".into();
+    rep.context.benchbook_commit = "<commit>".into();
+    report::render_template(&report::engine(None).unwrap(), &kind.template(), &rep.context).unwrap()
+}
+
+fn check_kind_golden(runs: &[&str], kind: report::Kind, sections: &[&str]) {
+    let md = kind_markdown(runs, kind);
+    for s in sections {
+        assert!(md.contains(s), "{kind} report lacks {s}");
+    }
+    let file = format!("kind-{kind}.md");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(&file);
+    if std::env::var("BENCHBOOK_BLESS").is_ok() {
+        std::fs::write(&golden, &md).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&golden).unwrap_or_else(|_| panic!("tests/golden/{file} (BENCHBOOK_BLESS=1)"));
+    let first = md.lines().zip(want.lines()).position(|(a, b)| a != b);
+    assert!(
+        md == want,
+        "report differs from tests/golden/{file} at line {:?}:\n  got:  {:?}\n  want: {:?}",
+        first.map(|f| f + 1),
+        first.and_then(|f| md.lines().nth(f)),
+        first.and_then(|f| want.lines().nth(f))
+    );
+}
+
+#[test]
+fn memcpy_kind_matches_golden() {
+    check_kind_golden(&["fixture"], report::Kind::Memcpy, &["## Host memcpy", "## Published numbers", "MI300X"]);
+}
+
+#[test]
+fn memcpy_peer_kind_matches_golden() {
+    check_kind_golden(
+        &["emulated-gpu", "published-net-logs"],
+        report::Kind::MemcpyPeer,
+        &["## Runs", "### Peer memcpy", "## Peer matrices", "matrix-1.svg", "Infinity Fabric"],
+    );
+}
+
+#[test]
+fn gemm_kind_matches_golden() {
+    check_kind_golden(&["fixture"], report::Kind::Gemm, &["## GEMM", "## Published numbers", "MI350X"]);
+}
+
+#[test]
+fn network_kind_matches_golden() {
+    check_kind_golden(
+        &["published-net-logs"],
+        report::Kind::Network,
+        &[
+            "## Network transfers",
+            "one-sided (RDMA write)",
+            "two-sided (MPI send/recv)",
+            "## Against the link",
+            "400 Gb/s",
+            "### Small-message latency",
+            "### Collectives over ranks",
+        ],
+    );
+}
+
+#[test]
+fn compare_kind_matches_golden() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/archive");
+    let archive = Archive::new(&root);
+    let groups = vec![vec![archive.resolve("compare-base").unwrap()], vec![archive.resolve("compare-new").unwrap()]];
+    let mut rep = report::build_compare(&groups, 0.02).unwrap();
+    let md = report::render_template(&report::engine(None).unwrap(), "compare.md", &rep.context).unwrap();
+    assert!(md.contains("no uncertainty"), "one sample a point has no interval");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/kind-compare.md");
+    let md = md.replace(&rep.context.generated_at, "<generated_at>");
+    rep.context.generated_at.clear();
+    if std::env::var("BENCHBOOK_BLESS").is_ok() {
+        std::fs::write(&golden, &md).unwrap();
+        return;
+    }
+    assert_eq!(md, std::fs::read_to_string(&golden).expect("tests/golden/kind-compare.md (BENCHBOOK_BLESS=1)"));
+}

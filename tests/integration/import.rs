@@ -216,7 +216,16 @@ fn an_imported_run_keeps_its_source_verifies_and_reports() {
     let rows = run.rows().unwrap();
     assert_eq!(rows.len(), 14 + 5);
     assert!(rows.iter().all(|r| r.source.starts_with("import:")));
-    let opts = ReportOptions::default();
+    // Left to itself, report picks the network write-up for these rows:
+    // perftest's transfer in Gb/s, as the tool printed it.
+    let rep = benchbook::report::build(&run, &archive.root, &ReportOptions::default()).unwrap();
+    assert_eq!(rep.kind, benchbook::report::Kind::Network);
+    let net = tmp.path().join("network");
+    benchbook::report::write(&rep, &net, &ReportOptions::default()).unwrap();
+    let md = std::fs::read_to_string(net.join("report.md")).unwrap();
+    assert!(md.contains("## Network transfers") && md.contains("| 392 |"), "{md}");
+    // The generic report keeps every row in a table with both units.
+    let opts = ReportOptions { kind: Some(benchbook::report::Kind::Run), ..ReportOptions::default() };
     let rep = benchbook::report::build(&run, &archive.root, &opts).unwrap();
     let out = tmp.path().join("report");
     benchbook::report::write(&rep, &out, &opts).unwrap();

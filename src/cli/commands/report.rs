@@ -3,13 +3,13 @@
 use std::io;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::archive::Archive;
 use crate::cli::print::{safe_path, terminal_safe, Render, Term};
 use crate::cli::ReportArgs;
-use crate::error::Result;
-use crate::report::ReportOptions;
+use crate::error::{Error, Result};
+use crate::report::{Kind, ReportOptions};
 
 /// The files written, every run's in turn, and the runs that could not be
 /// reported (only when several were asked for: one run's error is the
@@ -35,7 +35,9 @@ impl ReportOutput {
 }
 
 /// Build and write the report of each run `a` names: into `--out` for one
-/// run, `<out>/<run-id>/` for several, `reports/<run-id>/` by default.
+/// run, `<out>/<run-id>/` for several, `reports/<run-id>/` by default. A
+/// write-up kind given with `--kind` makes one report of all the runs;
+/// `--all` regenerates every example listed in `examples.toml`.
 pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
     let opts = ReportOptions {
         format: a.format,
@@ -43,10 +45,22 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
         png: a.png,
         templates: a.templates.clone(),
         no_verify: a.no_verify,
-        ..ReportOptions::default()
+        kind: a.kind,
+        notes: a.notes.clone(),
+        pairs: a.pairs.clone(),
     };
-    if a.kind == crate::report::Kind::Compare {
-        return report_compare(archive, a, &opts);
+    if a.all {
+        return report_all(archive, a, &opts);
+    }
+    match a.kind {
+        Some(Kind::Compare) => return report_compare(archive, a, &opts, &a.runs, a.out.clone()),
+        Some(k) if k.merges_runs() && a.runs.len() > 1 => {
+            let runs = a.runs.iter().map(|q| archive.resolve(q)).collect::<Result<Vec<_>>>()?;
+            let out = a.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(format!("{k}-{}", runs[0].id)));
+            let r = crate::report::build_runs(&runs, &archive.root, &opts)?;
+            return Ok(ReportOutput { files: crate::report::write(&r, &out, &opts)?, failed: Vec::new() });
+        }
+        _ => {}
     }
     let mut out = ReportOutput { files: Vec::new(), failed: Vec::new() };
     for q in &a.runs {
@@ -59,24 +73,99 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
     Ok(out)
 }
 
+/// One example report: its folder under the reports directory, the runs
+/// (comma-separated groups for `compare`), and its options.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Example {
+    out: String,
+    runs: Vec<String>,
+    kind: Option<Kind>,
+    notes: Option<PathBuf>,
+    pairs: Option<String>,
+    threshold: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Examples {
+    example: Vec<Example>,
+}
+
+/// `report --all`: every example of `<reports-dir>/examples.toml`, each
+/// from its runs in the archive. One example that fails does not stop the
+/// others; it is listed and the exit code is 1.
+fn report_all(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result<ReportOutput> {
+    let path = a.reports_dir.join("examples.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let list: Examples = toml::from_str(&text).map_err(|e| crate::analysis::specs::toml_error(&path, &text, &e))?;
+    let mut out = ReportOutput { files: Vec::new(), failed: Vec::new() };
+    for ex in &list.example {
+        let dir = a.reports_dir.join(&ex.out);
+        let mut o = opts.clone();
+        o.kind = ex.kind.or(opts.kind);
+        o.notes = ex.notes.clone().or_else(|| opts.notes.clone());
+        o.pairs = ex.pairs.clone().or_else(|| opts.pairs.clone());
+        let made = if o.kind == Some(Kind::Compare) {
+            let mut args_threshold = a.threshold;
+            if let Some(t) = ex.threshold {
+                args_threshold = t;
+            }
+            report_compare_with(archive, &o, &ex.runs, dir, args_threshold)
+        } else {
+            ex.runs
+                .iter()
+                .map(|q| archive.resolve(q))
+                .collect::<Result<Vec<_>>>()
+                .and_then(|runs| crate::report::build_runs(&runs, &archive.root, &o))
+                .and_then(|r| crate::report::write(&r, &dir, &o))
+        };
+        match made {
+            Ok(files) => out.files.extend(files),
+            Err(e) => out.failed.push(NotReported { run: ex.out.clone(), error: e.to_string() }),
+        }
+    }
+    Ok(out)
+}
+
 /// `--kind compare`: one report of every group against the first.
-fn report_compare(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result<ReportOutput> {
-    if a.runs.len() < 2 {
+fn report_compare(
+    archive: &Archive,
+    a: &ReportArgs,
+    opts: &ReportOptions,
+    runs: &[String],
+    out: Option<PathBuf>,
+) -> Result<ReportOutput> {
+    let out = out.unwrap_or_else(|| {
+        let ids: Vec<String> = runs
+            .iter()
+            .filter_map(|g| archive.resolve(&super::compare::split_group(g)[0]).ok())
+            .map(|r| r.id)
+            .collect();
+        PathBuf::from("reports").join(format!("compare-{}", ids.join("-vs-")))
+    });
+    Ok(ReportOutput { files: report_compare_with(archive, opts, runs, out, a.threshold)?, failed: Vec::new() })
+}
+
+fn report_compare_with(
+    archive: &Archive,
+    opts: &ReportOptions,
+    runs: &[String],
+    out: PathBuf,
+    threshold: f64,
+) -> Result<Vec<PathBuf>> {
+    if runs.len() < 2 {
         return Err(crate::error::Error::config(
             "--kind compare",
             "a comparison needs two runs or more: `benchbook report BASE NEW [MORE...] --kind compare`",
         ));
     }
     let mut groups = Vec::new();
-    for arg in &a.runs {
+    for arg in runs {
         groups.push(super::compare::resolve_group(archive, &super::compare::split_group(arg))?);
     }
-    let out = a.out.clone().unwrap_or_else(|| {
-        let ids: Vec<&str> = groups.iter().filter_map(|g| g.first()).map(|r| r.id.as_str()).collect();
-        PathBuf::from("reports").join(format!("compare-{}", ids.join("-vs-")))
-    });
-    let r = crate::report::build_compare(&groups, a.threshold)?;
-    Ok(ReportOutput { files: crate::report::write_compare(&r, &out, opts)?, failed: Vec::new() })
+    let r = crate::report::build_compare(&groups, threshold)?;
+    crate::report::write_compare(&r, &out, opts)
 }
 
 fn report_one(archive: &Archive, a: &ReportArgs, opts: &ReportOptions, query: &str) -> Result<Vec<PathBuf>> {

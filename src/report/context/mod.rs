@@ -259,11 +259,16 @@ pub struct ReportContext {
     pub exec: Option<workload::ExecInfo>,
     /// Set for imported runs: the numbers are the tool's, not benchbook's.
     pub imported: Vec<ImportInfo>,
+    /// Whether benchbook measured any run here itself (its methodology
+    /// applies), as opposed to imports and `run exec` only.
+    pub native: bool,
     pub skipped: Vec<SkippedRow>,
     pub methodology: Methodology,
     pub provenance: Vec<ProvenanceRow>,
     pub files: Vec<FileRow>,
     pub env: Vec<KeyValue>,
+    /// The sections of a write-up kind (empty for `--kind run`).
+    pub writeup: crate::report::sections::Sections,
 }
 
 /// Whether the GPU section shows a point: a memcpy, peer, host↔device or
@@ -277,20 +282,29 @@ pub fn is_gpu(p: &PointStat) -> bool {
 
 const GPU_SECTION_BENCHES: [&str; 5] = ["memcpy", "memcpy-peer", "h2d", "d2h", "gemm"];
 
-/// Build the context of a run report.
+/// Build the context of a report of one run, or of several set side by
+/// side (a write-up kind): the first manifest names the report and its
+/// command; every run adds its import sources, provenance rows and files.
 pub fn build(
-    manifest: &Manifest,
+    manifests: &[Manifest],
     all_stats: &[PointStat],
     metrics: &[crate::analysis::workload::MetricStat],
     not_measured: &[Row],
     spec: Option<&Spec>,
     gpu_spec: Option<&Spec>,
 ) -> ReportContext {
+    let manifest = &manifests[0];
     let (gpu_stats, stats): (Vec<PointStat>, Vec<PointStat>) = all_stats.iter().cloned().partition(is_gpu);
     let stats = &stats[..];
     let roof = roofline_of(spec);
-    let imported = run::imported(manifest);
+    let imported: Vec<ImportInfo> = manifests.iter().flat_map(run::imported).collect();
     let system = run::system(manifest, stats, &imported, spec, gpu_spec);
+    let several = manifests.len() > 1;
+    let of_run =
+        |m: &Manifest| -> Vec<PointStat> { all_stats.iter().filter(|p| p.run_id == m.run_id).cloned().collect() };
+    let metrics_of = |m: &Manifest| -> Vec<crate::analysis::workload::MetricStat> {
+        metrics.iter().filter(|x| x.run_id == m.run_id).cloned().collect()
+    };
     ReportContext {
         title: run::title(manifest),
         generated_at: crate::archive::manifest::now_rfc3339(),
@@ -307,19 +321,33 @@ pub fn build(
         latency: sections::latency_rows(stats),
         other: sections::other_rows(stats),
         workload: workload::workload_section(metrics),
+        native: !manifests.iter().all(|m| m.source.starts_with("import:")) && workload::exec_info(manifest).is_none(),
         imported,
         skipped: methodology::not_measured(not_measured),
-        methodology: methodology::methodology(manifest, all_stats),
-        provenance: provenance::provenance(manifest, all_stats, &methodology::stop_rule(manifest))
-            .into_iter()
-            .chain(provenance::workload_row(manifest, metrics))
+        methodology: methodology::methodology(
+            manifests.iter().find(|m| !m.source.starts_with("import:")).unwrap_or(manifest),
+            all_stats,
+        ),
+        provenance: manifests
+            .iter()
+            .flat_map(|m| {
+                provenance::provenance(m, &of_run(m), &methodology::stop_rule(m))
+                    .into_iter()
+                    .chain(provenance::workload_row(m, &metrics_of(m)))
+            })
             .collect(),
         exec: workload::exec_info(manifest),
-        files: manifest
-            .files
+        files: manifests
             .iter()
-            .map(|f| FileRow { path: f.path.clone(), bytes: f.bytes, sha256: f.sha256.clone() })
+            .flat_map(|m| {
+                m.files.iter().map(move |f| FileRow {
+                    path: if several { format!("{}/{}", m.run_id, f.path) } else { f.path.clone() },
+                    bytes: f.bytes,
+                    sha256: f.sha256.clone(),
+                })
+            })
             .collect(),
         env: manifest.env.iter().map(|(k, v)| kv(k, v.clone())).collect(),
+        writeup: crate::report::sections::Sections::default(),
     }
 }

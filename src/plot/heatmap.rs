@@ -1,0 +1,124 @@
+//! A matrix heatmap: one cell per (row, column) pair with its value written
+//! in it, the chart of nvbandwidth's GPU(row) → GPU(column) tables and of
+//! peer-copy matrices (seeds 000 and 003). Cells without a value (a GPU to
+//! itself, a pair not measured) are grey and say `n/a`.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{plot_err, FONT, SIZE};
+use crate::error::Result;
+use crate::vocab::units::format_sig3;
+
+/// The heatmap's content: `cells[r][c]` is the value from row `r` to
+/// column `c`.
+pub struct HeatmapChart {
+    pub name: String,
+    pub title: String,
+    /// What a value is, with its unit: `GB/s (bytes copied once)`.
+    pub unit: String,
+    pub row_label: String,
+    pub col_label: String,
+    pub rows: Vec<String>,
+    pub cols: Vec<String>,
+    pub cells: Vec<Vec<Option<f64>>>,
+}
+
+/// Low to high: a light-to-dark blue ramp that prints in greyscale.
+fn shade(t: f64) -> RGBColor {
+    let t = t.clamp(0.0, 1.0);
+    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+    RGBColor(lerp(222.0, 8.0), lerp(235.0, 48.0), lerp(247.0, 107.0))
+}
+
+impl HeatmapChart {
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
+        let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let values: Vec<f64> = self.cells.iter().flatten().flatten().copied().filter(|v| v.is_finite()).collect();
+        // The ramp starts at zero, so a 1 % spread does not look like a
+        // 2× one: only a pair well below the others stands out.
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let title = (FONT, 20).into_font();
+        root.draw(&Text::new(self.title.clone(), (20, 12), title)).map_err(|x| e(&x))?;
+        let (nr, nc) = (self.rows.len().max(1), self.cols.len().max(1));
+        // The grid fills the space left of the colour key, square cells.
+        let (left, top, key_w) = (90i32, 70i32, 150i32);
+        let cell = ((SIZE.0 as i32 - left - key_w - 20) / nc as i32).min((SIZE.1 as i32 - top - 50) / nr as i32).max(8);
+        let small = (FONT, (cell / 4).clamp(8, 14)).into_font();
+        let label = (FONT, 13).into_font();
+        for (r, row) in self.cells.iter().enumerate() {
+            for c in 0..nc {
+                let (x0, y0) = (left + c as i32 * cell, top + r as i32 * cell);
+                let v = row.get(c).copied().flatten().filter(|v| v.is_finite());
+                let t = match v {
+                    Some(v) if hi > lo => (v - lo) / (hi - lo),
+                    Some(_) => 1.0,
+                    None => 0.0,
+                };
+                let fill = if v.is_some() { shade(t) } else { RGBColor(215, 215, 215) };
+                root.draw(&Rectangle::new([(x0, y0), (x0 + cell - 1, y0 + cell - 1)], fill.filled()))
+                    .map_err(|x| e(&x))?;
+                if cell >= 28 {
+                    let text = v.map(format_sig3).unwrap_or_else(|| "n/a".into());
+                    let color = if t > 0.55 { WHITE } else { BLACK };
+                    let style = small.clone().color(&color).pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Center,
+                    ));
+                    root.draw(&Text::new(text, (x0 + cell / 2, y0 + cell / 2), style)).map_err(|x| e(&x))?;
+                }
+            }
+        }
+        for (c, name) in self.cols.iter().enumerate() {
+            root.draw(&Text::new(name.clone(), (left + c as i32 * cell + cell / 2 - 4, top - 18), label.clone()))
+                .map_err(|x| e(&x))?;
+        }
+        for (r, name) in self.rows.iter().enumerate() {
+            root.draw(&Text::new(name.clone(), (left - 30, top + r as i32 * cell + cell / 2 - 6), label.clone()))
+                .map_err(|x| e(&x))?;
+        }
+        let axis = (FONT, 14).into_font();
+        root.draw(&Text::new(self.col_label.clone(), (left, top - 40), axis.clone())).map_err(|x| e(&x))?;
+        root.draw(&Text::new(self.row_label.clone(), (10, top + nr as i32 * cell + 12), axis)).map_err(|x| e(&x))?;
+        // Colour key: the ramp with its low and high values, and the unit.
+        let kx = left + nc as i32 * cell + 30;
+        for i in 0..100 {
+            let y = top + (99 - i) * 2;
+            root.draw(&Rectangle::new([(kx, y), (kx + 20, y + 2)], shade(i as f64 / 99.0).filled()))
+                .map_err(|x| e(&x))?;
+        }
+        if lo.is_finite() {
+            root.draw(&Text::new(format_sig3(hi), (kx + 26, top - 2), label.clone())).map_err(|x| e(&x))?;
+            root.draw(&Text::new(format_sig3(lo), (kx + 26, top + 190), label.clone())).map_err(|x| e(&x))?;
+        }
+        for (i, part) in super::wrap_label(&self.unit).into_iter().enumerate() {
+            root.draw(&Text::new(part, (kx - 10, top + 215 + 15 * i as i32), label.clone())).map_err(|x| e(&x))?;
+        }
+        root.present().map_err(|x| e(&x))
+    }
+}
+
+super::impl_chart!(HeatmapChart);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heatmap_writes_every_value_and_marks_missing_cells() {
+        let chart = HeatmapChart {
+            name: "m".into(),
+            title: "peer <bandwidth>".into(),
+            unit: "GB/s".into(),
+            row_label: "from GPU".into(),
+            col_label: "to GPU".into(),
+            rows: vec!["0".into(), "1".into()],
+            cols: vec!["0".into(), "1".into()],
+            cells: vec![vec![None, Some(370.9)], vec![Some(371.2), None]],
+        };
+        let svg = crate::plot::to_svg(&chart).unwrap();
+        assert!(svg.contains("371") && svg.contains("n/a") && svg.contains("&lt;bandwidth&gt;"), "{svg}");
+    }
+}

@@ -1,0 +1,143 @@
+//! Report kinds: the generic per-run report, one kind per seed write-up,
+//! and the A-vs-B comparison. A kind is a template (`templates/<kind>.md`)
+//! that includes the section partials of `templates/sections/` in the
+//! order its write-up has them; sections without data are left out.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::workload::MetricStat;
+use crate::analysis::PointStat;
+
+/// What a report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// One report per run: every section its data supports (the default
+    /// for runs that mix benchmarks of several write-ups).
+    #[default]
+    Run,
+    /// Device (and host) memcpy against size, with the HBM roofline and
+    /// saturation sizes (seed 001).
+    Memcpy,
+    /// GPU-to-GPU copies: link rooflines, pair curves, the peer matrix
+    /// heatmap, and MPI send/recv beside them (seed 000).
+    MemcpyPeer,
+    /// GEMM throughput against published peaks and other GPUs, training
+    /// throughput and scaling efficiency (seed 002).
+    Gemm,
+    /// Network: send/recv vs one-sided, bandwidth in Gb/s against link
+    /// lines (EFA, RoCE), collectives over ranks, latency (seed 003).
+    Network,
+    /// Runs against the first: overlay, ratio chart with its 95 % band,
+    /// verdicts, environment differences and variability (seed 004).
+    Compare,
+}
+
+/// Benchmarks (a row's `bench`) that belong to each write-up kind.
+const MEMCPY: [&str; 4] = ["memcpy", "stream", "h2d", "d2h"];
+const PEER: [&str; 2] = ["memcpy-peer", "nvbandwidth"];
+const GEMM: [&str; 2] = ["gemm", "megatron"];
+const NETWORK: [&str; 3] = ["p2p", "collective", "rdma"];
+
+impl Kind {
+    /// Every kind, in the order `--help` lists them.
+    pub const ALL: [Kind; 6] = [Kind::Run, Kind::Memcpy, Kind::MemcpyPeer, Kind::Gemm, Kind::Network, Kind::Compare];
+
+    /// The name on the command line (`memcpy-peer`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Memcpy => "memcpy",
+            Kind::MemcpyPeer => "memcpy-peer",
+            Kind::Gemm => "gemm",
+            Kind::Network => "network",
+            Kind::Compare => "compare",
+        }
+    }
+
+    /// The top-level template that renders this kind.
+    pub fn template(self) -> String {
+        format!("{}.md", self.name())
+    }
+
+    /// What the report's title says it is about.
+    pub fn subject(self) -> &'static str {
+        match self {
+            Kind::Run => "run report",
+            Kind::Memcpy => "device memcpy bandwidth",
+            Kind::MemcpyPeer => "GPU peer memcpy and MPI point-to-point",
+            Kind::Gemm => "GEMM, training throughput and scaling",
+            Kind::Network => "network bandwidth and latency",
+            Kind::Compare => "comparison",
+        }
+    }
+
+    /// Whether one report covers every run named (a write-up sets MPI,
+    /// PyTorch and published numbers side by side), rather than one report
+    /// per run.
+    pub fn merges_runs(self) -> bool {
+        !matches!(self, Kind::Run | Kind::Compare)
+    }
+
+    /// The write-up kind whose benchmarks these rows are, or `Run` when
+    /// they mix several write-ups (or none): a quick run with memcpy,
+    /// STREAM and GEMM gets the generic report. GPU peer copies together
+    /// with MPI point-to-point rows are seed 000's two halves.
+    pub fn detect(stats: &[PointStat], metrics: &[MetricStat]) -> Kind {
+        let mut kinds: Vec<Kind> = stats
+            .iter()
+            .map(|p| p.bench.as_str())
+            .chain(metrics.iter().map(|m| m.bench.as_str()))
+            .map(|b| {
+                if MEMCPY.contains(&b) {
+                    Kind::Memcpy
+                } else if PEER.contains(&b) {
+                    Kind::MemcpyPeer
+                } else if GEMM.contains(&b) {
+                    Kind::Gemm
+                } else if NETWORK.contains(&b) {
+                    Kind::Network
+                } else {
+                    Kind::Run
+                }
+            })
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        let only_p2p = stats.iter().filter(|p| NETWORK.contains(&p.bench.as_str())).all(|p| p.bench == "p2p");
+        match kinds[..] {
+            [k] => k,
+            [Kind::MemcpyPeer, Kind::Network] if only_p2p => Kind::MemcpyPeer,
+            _ => Kind::Run,
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(bench: &str) -> PointStat {
+        PointStat { bench: bench.into(), ..PointStat::default() }
+    }
+
+    #[test]
+    fn one_write_up_is_detected_and_a_mix_is_a_run() {
+        let k = |b: &[&str]| Kind::detect(&b.iter().map(|b| point(b)).collect::<Vec<_>>(), &[]);
+        assert_eq!(k(&["memcpy", "stream"]), Kind::Memcpy);
+        assert_eq!(k(&["nvbandwidth"]), Kind::MemcpyPeer);
+        assert_eq!(k(&["memcpy-peer", "p2p"]), Kind::MemcpyPeer);
+        assert_eq!(k(&["memcpy-peer", "collective"]), Kind::Run);
+        assert_eq!(k(&["rdma", "p2p", "collective"]), Kind::Network);
+        assert_eq!(k(&["gemm"]), Kind::Gemm);
+        assert_eq!(k(&["memcpy", "stream", "gemm"]), Kind::Run);
+        assert_eq!(k(&[]), Kind::Run);
+        assert_eq!(k(&["exec"]), Kind::Run);
+    }
+}

@@ -1,0 +1,114 @@
+//! Peer matrices as heatmaps: nvbandwidth's GPU(row) → GPU(column) tables
+//! and benchbook's own peer copies at their largest size, one cell per
+//! ordered pair. A matrix shows every pair at once, where a chart of 56
+//! pair curves shows none of them. Template: `sections/matrix.md`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::analysis::PointStat;
+use crate::plot::HeatmapChart;
+use crate::vocab::units::{format_bytes, format_sig3};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixView {
+    pub title: String,
+    /// The chart's file name (`matrix-1.svg`).
+    pub chart: String,
+    pub unit: String,
+    /// How the cells were read, e.g. the size they are taken at.
+    pub note: String,
+    pub pairs: usize,
+    pub min: String,
+    pub max: String,
+    pub source: String,
+    /// The range as a share of the GPU link's published figure, when one
+    /// is known (`82–83 % of NVLink 4, 8 links one way: 450 GB/s`).
+    pub link: Option<String>,
+    #[serde(skip)]
+    pub range: (f64, f64),
+}
+
+/// Sort GPU names numerically where they are numbers (`2` before `10`).
+fn order(names: BTreeSet<String>) -> Vec<String> {
+    let mut v: Vec<String> = names.into_iter().collect();
+    v.sort_by_key(|n| (n.parse::<u64>().unwrap_or(u64::MAX), n.clone()));
+    v
+}
+
+/// The matrices of `stats` and their heatmaps, named `matrix-N`.
+pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
+    // (title, unit, note, source) → pair → value.
+    type Key = (String, String, String, String);
+    let mut groups: BTreeMap<Key, BTreeMap<(String, String), f64>> = BTreeMap::new();
+    let mut largest: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+    for p in stats.iter().filter(|p| p.bench == "memcpy-peer") {
+        let k = (p.op.clone(), p.method.clone().unwrap_or_default(), p.variant.clone().unwrap_or_default());
+        let e = largest.entry(k).or_insert(0);
+        *e = (*e).max(p.size_bytes.unwrap_or(0));
+    }
+    for p in stats {
+        let Some((from, to)) = p.peer.as_deref().and_then(|q| q.split_once("->")) else { continue };
+        let source = p.source.clone().unwrap_or_else(|| "measured by benchbook".into());
+        let (key, value) = match p.bench.as_str() {
+            "nvbandwidth" if p.variant.as_deref().is_some_and(|v| v.contains("latency")) => (
+                (p.op.clone(), "µs".to_string(), "latency, as nvbandwidth printed it".to_string(), source),
+                p.summary.median * 1e6,
+            ),
+            "nvbandwidth" => match p.gbps_copied {
+                Some(g) => {
+                    ((p.op.clone(), "GB/s".into(), "bytes copied once, as nvbandwidth counts".into(), source), g)
+                }
+                None => continue,
+            },
+            "memcpy-peer" => {
+                let k = (p.op.clone(), p.method.clone().unwrap_or_default(), p.variant.clone().unwrap_or_default());
+                if p.size_bytes != largest.get(&k).copied() {
+                    continue;
+                }
+                let Some(g) = p.gbps_copied else { continue };
+                let title = format!("memcpy-peer {} {} {}", k.0, k.1, k.2).trim().to_string();
+                let note =
+                    format!("at {}, the largest size; bytes copied once", format_bytes(p.size_bytes.unwrap_or(0)));
+                ((title, "GB/s".into(), note, source), g)
+            }
+            _ => continue,
+        };
+        groups.entry(key).or_default().insert((from.to_string(), to.to_string()), value);
+    }
+    let mut views = Vec::new();
+    let mut charts = Vec::new();
+    for (i, ((title, unit, note, source), cells)) in groups.into_iter().filter(|(_, c)| c.len() >= 2).enumerate() {
+        let rows = order(cells.keys().map(|k| k.0.clone()).collect());
+        let cols = order(cells.keys().map(|k| k.1.clone()).collect());
+        let (lo, hi) = cells.values().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+        let name = format!("matrix-{}", i + 1);
+        charts.push(HeatmapChart {
+            name: name.clone(),
+            title: format!("{title}: GPU (row) → GPU (column)"),
+            unit: format!("{unit}, {note}"),
+            row_label: "from GPU".into(),
+            col_label: "to GPU".into(),
+            cells: rows
+                .iter()
+                .map(|r| cols.iter().map(|c| cells.get(&(r.clone(), c.clone())).copied()).collect())
+                .collect(),
+            rows,
+            cols,
+        });
+        views.push(MatrixView {
+            title,
+            chart: format!("{name}.svg"),
+            unit,
+            note,
+            pairs: cells.len(),
+            min: format_sig3(lo),
+            max: format_sig3(hi),
+            source,
+            link: None,
+            range: (lo, hi),
+        });
+    }
+    (views, charts)
+}

@@ -1,0 +1,124 @@
+//! Published numbers beside the measured ones: the seed write-up a kind
+//! mirrors, its tables as `data/reference/` holds them ("published, not
+//! measured here"), and where a run measured the same thing (a GEMM of the
+//! same dtype and shape) the two side by side. Template:
+//! `sections/reference.md`.
+
+use serde::Serialize;
+
+use crate::analysis::reference::RefRow;
+use crate::analysis::PointStat;
+use crate::report::Kind;
+use crate::vocab::units::{format_bytes, format_sig3};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RefView {
+    pub table: String,
+    pub quantity: String,
+    pub device: String,
+    /// dtype, shape or size, where the row has them.
+    pub params: String,
+    pub value: String,
+    pub kind: String,
+    pub note: String,
+}
+
+/// A published figure and what this report's runs measured for it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Beside {
+    pub what: String,
+    pub published: String,
+    pub published_device: String,
+    pub measured: String,
+    pub measured_device: String,
+    pub ratio: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReferenceSection {
+    pub document: String,
+    pub title: String,
+    pub rows: Vec<RefView>,
+    pub beside: Vec<Beside>,
+}
+
+/// The seed document a kind mirrors (its id's prefix).
+fn document_of(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::MemcpyPeer => Some("000_"),
+        Kind::Memcpy => Some("001_"),
+        Kind::Gemm => Some("002_"),
+        Kind::Network => Some("003_"),
+        Kind::Compare => Some("004_"),
+        Kind::Run => None,
+    }
+}
+
+fn params(r: &RefRow) -> String {
+    let mut p = Vec::new();
+    if let Some(d) = &r.dtype {
+        p.push(d.clone());
+    }
+    if let (Some(m), Some(n), Some(k)) = (r.m, r.n, r.k) {
+        p.push(format!("{m}×{n}×{k}"));
+    }
+    if let Some(s) = r.size_bytes {
+        p.push(format_bytes(s));
+    }
+    p.join(", ")
+}
+
+/// `f16` and `fp16` are one dtype.
+fn same_dtype(a: &str, b: &str) -> bool {
+    let norm = |s: &str| s.to_lowercase().replace("fp", "f").replace("float", "f");
+    norm(a) == norm(b)
+}
+
+pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Option<ReferenceSection> {
+    let prefix = document_of(kind)?;
+    let mine: Vec<&RefRow> = rows.iter().filter(|r| r.document.starts_with(prefix)).collect();
+    let first = mine.first()?;
+    let beside = mine
+        .iter()
+        .filter(|r| r.quantity == "gemm_throughput" && r.unit == "TFLOP/s")
+        .filter_map(|r| {
+            let published = r.value?;
+            let p = stats.iter().find(|p| {
+                p.bench == "gemm"
+                    && p.gflops.is_some()
+                    && (p.m, p.n, p.k) == (r.m, r.n, r.k)
+                    && r.m.is_some()
+                    && match (&r.dtype, &p.dtype) {
+                        (Some(a), Some(b)) => same_dtype(a, b),
+                        _ => false,
+                    }
+            })?;
+            let measured = p.gflops? / 1e3;
+            Some(Beside {
+                what: format!("GEMM {}", params(r)),
+                published: format!("{} TFLOP/s", r.value_text),
+                published_device: r.device.clone(),
+                measured: format!("{} TFLOP/s", format_sig3(measured)),
+                measured_device: crate::vocab::rows::short_device(&p.device).to_string(),
+                ratio: format!("{:.2}×", measured / published),
+            })
+        })
+        .collect();
+    Some(ReferenceSection {
+        document: first.document.clone(),
+        title: first.title.clone(),
+        rows: mine
+            .iter()
+            .map(|r| RefView {
+                table: r.table.clone(),
+                quantity: r.quantity.clone(),
+                device: r.device.clone(),
+                params: params(r),
+                value: format!("{} {}", r.value_text, r.unit),
+                kind: r.kind.clone(),
+                note: r.note.clone().unwrap_or_default(),
+            })
+            .collect(),
+        beside,
+    })
+}
