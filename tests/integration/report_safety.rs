@@ -70,7 +70,10 @@ fn every_example_report_renders_whole_in_headless_chromium() {
         .filter(|p| p.exists())
         .collect();
     pages.sort();
-    assert!(pages.len() >= 6, "the examples are committed: {pages:?}");
+    assert!(pages.len() >= 10, "the examples are committed: {pages:?}");
+    // Screenshots for a person to review, under the tests' scratch folder.
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
     for page in &pages {
         let md = std::fs::read_to_string(page.with_file_name("report.md")).unwrap();
         let charts = md.matches(".svg)").count();
@@ -79,6 +82,60 @@ fn every_example_report_renders_whole_in_headless_chromium() {
             assert!(p.errors.is_empty(), "{}: {:?}", page.display(), p.errors);
             assert_eq!(p.svgs, charts, "{}: every chart inline", page.display());
             assert!(p.scroll_width <= p.width && p.wide.is_empty(), "{} at {width} px: {p:?}", page.display());
+            let name = page.parent().and_then(|d| d.file_name()).unwrap().to_string_lossy().to_string();
+            let png = shots.join(format!("{name}-{width}px.png"));
+            let browser = crate::common::chromium().unwrap();
+            assert!(crate::common::chromium_screenshot(browser, page, width, &png), "{}", png.display());
         }
     }
+}
+
+/// `report --all` rebuilds every example of reports/examples.toml from the
+/// committed archive, and the examples cover every report kind.
+#[test]
+fn report_all_regenerates_every_example_and_covers_every_kind() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let examples = std::fs::read_to_string(repo.join("reports/examples.toml")).unwrap();
+    std::fs::write(tmp.path().join("examples.toml"), &examples).unwrap();
+    let o = std::process::Command::new(crate::common::bin())
+        .current_dir(repo)
+        .args(["-q", "report", "--all", "--format", "md", "--reports-dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let listed: Vec<&str> =
+        examples.lines().filter_map(|l| l.strip_prefix("out = \"")).map(|l| l.trim_end_matches('"')).collect();
+    assert!(listed.len() >= 10, "{listed:?}");
+    let mut titles = String::new();
+    for out in &listed {
+        let md = std::fs::read_to_string(tmp.path().join(out).join("report.md")).unwrap();
+        titles += md.lines().next().unwrap();
+        titles.push('\n');
+        let committed = std::fs::read_to_string(repo.join("reports").join(out).join("report.md")).unwrap();
+        assert_eq!(
+            md.lines().next(),
+            committed.lines().next(),
+            "reports/{out} is not what `report --all` makes: regenerate the examples"
+        );
+    }
+    for kind in benchbook::report::Kind::ALL {
+        let said = match kind {
+            benchbook::report::Kind::Run => continue,
+            benchbook::report::Kind::Compare => "benchbook comparison",
+            k => k.subject(),
+        };
+        assert!(titles.contains(said), "no example of {kind}: {titles}");
+    }
+    // A broken list names the file and line.
+    std::fs::write(tmp.path().join("examples.toml"), "[[example]]\nout = 3\n").unwrap();
+    let o = std::process::Command::new(crate::common::bin())
+        .current_dir(repo)
+        .args(["report", "--all", "--reports-dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("examples.toml:2"), "{err}");
 }

@@ -97,6 +97,22 @@ window.addEventListener('load', () => {
     Some(serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}")))
 }
 
+/// A screenshot of the top of `page` (`width` × 2000 px) written to
+/// `png`, for a person to review; returns whether Chromium wrote it.
+pub fn chromium_screenshot(browser: &str, page: &std::path::Path, width: u32, png: &std::path::Path) -> bool {
+    let profile = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .arg(format!("--window-size={width},2000"))
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    o.status.success() && png.exists()
+}
+
 /// Headless Chromium's DOM of `page` after it loaded, at `width` px, with
 /// a throwaway profile in `profile`.
 pub fn chromium_dump_dom(
