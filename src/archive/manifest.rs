@@ -279,6 +279,12 @@ impl Manifest {
     /// The status to show: a `running` manifest whose process is gone (on
     /// this host) was killed, so it reads as interrupted. A pid that now
     /// belongs to a process started at another time was reused: also gone.
+    /// Whether the run's rows were imported from other tools' files
+    /// (`import:<tools>`), not measured by benchbook.
+    pub fn is_import(&self) -> bool {
+        self.source.starts_with("import:")
+    }
+
     pub fn effective_status(&self) -> RunStatus {
         if self.status != RunStatus::Running
             || self.host.hostname != crate::host::hostname()

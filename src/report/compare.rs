@@ -94,6 +94,9 @@ pub struct CompareContext {
     pub generated_at: String,
     pub benchbook_version: String,
     pub threshold_pct: String,
+    /// The command that makes this report again: one argument per group,
+    /// the runs of a group joined by commas.
+    pub reproduce: String,
     pub runs: Vec<CompareRun>,
     pub overlays: Vec<ChartRef>,
     pub pairs: Vec<PairSection>,
@@ -265,6 +268,15 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
             generated_at: crate::archive::manifest::now_rfc3339(),
             benchbook_version: env!("CARGO_PKG_VERSION").into(),
             threshold_pct: format!("{:.1} %", 100.0 * threshold),
+            reproduce: format!(
+                "benchbook report {} --kind compare --threshold {}%",
+                groups
+                    .iter()
+                    .map(|g| g.iter().map(|r| r.manifest.run_id.as_str()).collect::<Vec<_>>().join(","))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                100.0 * threshold
+            ),
             runs,
             overlays,
             pairs,

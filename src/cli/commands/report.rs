@@ -107,11 +107,10 @@ fn report_all(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result
         o.notes = ex.notes.clone().or_else(|| opts.notes.clone());
         o.pairs = ex.pairs.clone().or_else(|| opts.pairs.clone());
         let made = if o.kind == Some(Kind::Compare) {
-            let mut args_threshold = a.threshold;
-            if let Some(t) = ex.threshold {
-                args_threshold = t;
-            }
-            report_compare_with(archive, &o, &ex.runs, dir, args_threshold)
+            resolve_groups(archive, &ex.runs).and_then(|groups| {
+                let r = crate::report::build_compare(&groups, ex.threshold.unwrap_or(a.threshold))?;
+                crate::report::write_compare(&r, &dir, &o)
+            })
         } else {
             ex.runs
                 .iter()
@@ -136,36 +135,24 @@ fn report_compare(
     runs: &[String],
     out: Option<PathBuf>,
 ) -> Result<ReportOutput> {
+    let groups = resolve_groups(archive, runs)?;
     let out = out.unwrap_or_else(|| {
-        let ids: Vec<String> = runs
-            .iter()
-            .filter_map(|g| archive.resolve(&super::compare::split_group(g)[0]).ok())
-            .map(|r| r.id)
-            .collect();
+        let ids: Vec<&str> = groups.iter().filter_map(|g| g.first()).map(|r| r.id.as_str()).collect();
         PathBuf::from("reports").join(format!("compare-{}", ids.join("-vs-")))
     });
-    Ok(ReportOutput { files: report_compare_with(archive, opts, runs, out, a.threshold)?, failed: Vec::new() })
+    let r = crate::report::build_compare(&groups, a.threshold)?;
+    Ok(ReportOutput { files: crate::report::write_compare(&r, &out, opts)?, failed: Vec::new() })
 }
 
-fn report_compare_with(
-    archive: &Archive,
-    opts: &ReportOptions,
-    runs: &[String],
-    out: PathBuf,
-    threshold: f64,
-) -> Result<Vec<PathBuf>> {
+/// The groups of a comparison (`A1,A2 B1,B2`), each resolved in the archive.
+fn resolve_groups(archive: &Archive, runs: &[String]) -> Result<Vec<Vec<crate::archive::RunDir>>> {
     if runs.len() < 2 {
-        return Err(crate::error::Error::config(
+        return Err(Error::config(
             "--kind compare",
             "a comparison needs two runs or more: `benchbook report BASE NEW [MORE...] --kind compare`",
         ));
     }
-    let mut groups = Vec::new();
-    for arg in runs {
-        groups.push(super::compare::resolve_group(archive, &super::compare::split_group(arg))?);
-    }
-    let r = crate::report::build_compare(&groups, threshold)?;
-    crate::report::write_compare(&r, &out, opts)
+    runs.iter().map(|arg| super::compare::resolve_group(archive, &super::compare::split_group(arg))).collect()
 }
 
 fn report_one(archive: &Archive, a: &ReportArgs, opts: &ReportOptions, query: &str) -> Result<Vec<PathBuf>> {

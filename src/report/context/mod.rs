@@ -321,13 +321,10 @@ pub fn build(
         latency: sections::latency_rows(stats),
         other: sections::other_rows(stats),
         workload: workload::workload_section(metrics),
-        native: !manifests.iter().all(|m| m.source.starts_with("import:")) && workload::exec_info(manifest).is_none(),
+        native: !manifests.iter().all(Manifest::is_import) && workload::exec_info(manifest).is_none(),
         imported,
         skipped: methodology::not_measured(not_measured),
-        methodology: methodology::methodology(
-            manifests.iter().find(|m| !m.source.starts_with("import:")).unwrap_or(manifest),
-            all_stats,
-        ),
+        methodology: methodology::methodology(manifests.iter().find(|m| !m.is_import()).unwrap_or(manifest), all_stats),
         provenance: manifests
             .iter()
             .flat_map(|m| {

@@ -171,7 +171,7 @@ pub(super) fn workload_row(manifest: &Manifest, metrics: &[MetricStat]) -> Optio
 
 pub(super) fn provenance(manifest: &Manifest, stats: &[PointStat], stop_rule: &str) -> Vec<ProvenanceRow> {
     let build = build_of(manifest);
-    let imported = manifest.source.starts_with("import:");
+    let imported = manifest.is_import();
     let mut sections: Vec<&'static str> = Vec::new();
     for p in stats {
         let s = section_of(p);

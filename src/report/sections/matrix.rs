@@ -30,10 +30,15 @@ pub struct MatrixView {
     pub range: (f64, f64),
 }
 
-/// Sort GPU names numerically where they are numbers (`2` before `10`).
+/// The sort key of a GPU name: numbers numerically (`2` before `10`),
+/// then names.
+pub(super) fn gpu_key(name: &str) -> (u64, String) {
+    (name.parse::<u64>().unwrap_or(u64::MAX), name.to_string())
+}
+
 fn order(names: BTreeSet<String>) -> Vec<String> {
     let mut v: Vec<String> = names.into_iter().collect();
-    v.sort_by_key(|n| (n.parse::<u64>().unwrap_or(u64::MAX), n.clone()));
+    v.sort_by_key(|n| gpu_key(n));
     v
 }
 

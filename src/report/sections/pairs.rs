@@ -54,7 +54,7 @@ impl Pairs {
     pub fn filter(&self, stats: &[PointStat]) -> (Vec<PointStat>, Option<String>) {
         let peer = |p: &PointStat| (p.bench == "memcpy-peer").then(|| p.peer.as_deref().and_then(key)).flatten();
         let mut all: Vec<(String, String)> = stats.iter().filter_map(peer).collect();
-        all.sort_by_key(|(a, b)| (a.parse::<u64>().unwrap_or(u64::MAX), b.parse::<u64>().unwrap_or(u64::MAX)));
+        all.sort_by_key(|(a, b)| (super::matrix::gpu_key(a), super::matrix::gpu_key(b)));
         all.dedup();
         let keep: Vec<(String, String)> = match &self.chosen {
             Some(c) => c.clone(),
