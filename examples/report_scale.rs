@@ -1,43 +1,50 @@
-//! How long does a report take from an archive of 10^6 rows?
+//! Builds the synthetic run that `scripts/scale_bench.py` reports on:
 //!
-//!     cargo run --release --example report_scale [ROWS]
+//!     cargo run --release --example report_scale -- ROWS ARCHIVE_DIR [CSV_FILE]
 //!
-//! Builds a synthetic run (rows shaped like a memcpy sweep, values from a
-//! fixed formula: this measures benchbook's report path, not a machine),
-//! then times, in the same process: (a) reading its Parquet into a
-//! DataFrame, the peer; (b) the whole report (analysis, charts, Markdown,
-//! HTML). Prints both and their ratio. Each is the median of 5 runs.
+//! Rows are shaped like a memcpy sweep measured in 5 rounds (1,000 points:
+//! 20 sizes × 50 thread counts, the samples of each point spread over the
+//! rounds), with values from a fixed formula plus a seeded jitter: this
+//! measures benchbook's report path, not a machine. The run goes into
+//! ARCHIVE_DIR; with CSV_FILE the same rows are also written as CSV for the
+//! Python peer (Debian 12 packages no Parquet engine for pandas). Prints
+//! the run id on stdout.
 
-use std::time::Instant;
+use std::io::Write;
 
 use benchbook::archive::manifest::Manifest;
 use benchbook::archive::Archive;
 use benchbook::bench::RowSink;
-use benchbook::report::{self, ReportOptions};
 use benchbook::rows::{Point, Row, Status};
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+const POINTS: usize = 1000;
+const ROUNDS: usize = 5;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rows: usize = std::env::args().nth(1).map(|s| s.parse()).transpose()?.unwrap_or(1_000_000);
-    let tmp = std::env::temp_dir().join(format!("benchbook-scale-{}", std::process::id()));
-    let archive = Archive::new(&tmp);
-    let manifest = Manifest::begin("scale-run", "synthetic", serde_json::json!({"preset": "synthetic"}), vec![]);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: report_scale ROWS ARCHIVE_DIR [CSV_FILE]";
+    let rows: usize = args.first().ok_or(usage)?.parse()?;
+    let archive = Archive::new(args.get(1).ok_or(usage)?);
+    let csv = args.get(2);
+    let manifest = Manifest::begin("scale", "synthetic", serde_json::json!({"preset": "synthetic"}), vec![]);
     let mut w = archive.create_run(manifest)?;
-    let points = 1000usize;
-    let per_point = rows.div_ceil(points);
+    let per_point = rows.div_ceil(POINTS);
+    let mut rng = benchbook::vocab::stats::seeded_rng(42);
+    let jitter = rand_distr::Normal::new(0.0, 0.02)?;
     let mut batch = Vec::with_capacity(rows);
-    for p in 0..points {
+    let id = w.manifest.run_id.clone();
+    for p in 0..POINTS {
         let size = 4096u64 << (p % 20);
+        let threads = 1 + (p / 20 % 50) as u32;
+        let round_offset: Vec<f64> = (0..ROUNDS).map(|_| rand_distr::Distribution::sample(&jitter, &mut rng)).collect();
         for s in 0..per_point {
             if batch.len() == rows {
                 break;
             }
+            let round = s * ROUNDS / per_point;
+            let noise = rand_distr::Distribution::sample(&jitter, &mut rng) * 0.5;
             batch.push(Row {
-                run_id: "scale-run".into(),
+                run_id: id.clone(),
                 backend: "cpu".into(),
                 device: "synthetic".into(),
                 host: "synthetic".into(),
@@ -48,43 +55,52 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     op: "copy".into(),
                     variant: Some("warm".into()),
                     size_bytes: Some(size),
-                    threads: Some(1 + (p / 20 % 50) as u32),
+                    threads: Some(threads),
                     bytes_copied: Some(size),
                     bytes_moved: Some(2 * size),
+                    method: Some("libc_memcpy".into()),
                     ..Point::default()
                 },
                 sample: Some(s as u32),
+                round: Some(round as u32),
                 iterations: Some(10),
-                seconds: Some(1e-6 * (1.0 + size as f64 / 1e9) * (1.0 + (s % 7) as f64 * 1e-3)),
+                seconds: Some(1e-5 * (1.0 + size as f64 / 1e9) * (1.0 + round_offset[round] + noise).max(0.5)),
                 value: None,
                 timer: Some("synthetic".into()),
                 status: Status::Measured,
                 note: Some("converged; rsd 0.100 %".into()),
                 stop: Some(benchbook::vocab::kinds::StopReason::Converged),
-                source: "synthetic".into(),
+                source: "native".into(),
             });
         }
     }
-    w.write_point(batch)?;
-    let run = w.finish(benchbook::archive::RunStatus::Complete, None)?;
-    let out = tmp.join("report");
-    let opts = ReportOptions::default();
-    let (mut read, mut full) = (Vec::new(), Vec::new());
-    for _ in 0..5 {
-        let t = Instant::now();
-        let df = run.dataframe()?;
-        read.push(t.elapsed().as_secs_f64());
-        assert_eq!(df.height(), rows);
-        let t = Instant::now();
-        let r = report::build(&run, &archive.root, &opts)?;
-        report::write(&r, &out, &opts)?;
-        full.push(t.elapsed().as_secs_f64());
+    if let Some(path) = csv {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+        writeln!(f, "run_id,point,sample,round,rank,status,bench,op,threads,size_bytes,bytes_copied,bytes_moved,iterations,seconds")?;
+        for r in &batch {
+            let p = &r.params;
+            writeln!(
+                f,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{:e}",
+                r.run_id,
+                r.point,
+                r.sample.unwrap_or(0),
+                r.round.unwrap_or(0),
+                r.rank,
+                r.status.as_str(),
+                p.bench,
+                p.op,
+                p.threads.unwrap_or(0),
+                p.size_bytes.unwrap_or(0),
+                p.bytes_copied.unwrap_or(0),
+                p.bytes_moved.unwrap_or(0),
+                r.iterations.unwrap_or(0),
+                r.seconds.unwrap_or(f64::NAN)
+            )?;
+        }
     }
-    let (r, f) = (median(read), median(full));
-    println!("rows: {rows}");
-    println!("read Parquet → DataFrame (peer): {:.1} ms", r * 1e3);
-    println!("full report (read, analyse, chart, render): {:.1} ms", f * 1e3);
-    println!("ratio report / read: {:.2}", f / r);
-    std::fs::remove_dir_all(&tmp)?;
+    w.write_point(batch)?;
+    w.finish(benchbook::archive::RunStatus::Complete, None)?;
+    println!("{id}");
     Ok(())
 }

@@ -47,7 +47,7 @@ pub use polars;
 /// The names a notebook or script usually needs.
 pub mod prelude {
     pub use crate::analysis::{
-        curves, point_stats, run_stats, saturation, summarize_lazy, Curve, PointStat, Saturation, SpecBook,
+        curves, point_stats, run_stats, samples_lazy, saturation, Curve, PointStat, Saturation, SpecBook,
     };
     pub use crate::archive::{verify_run, Archive, Manifest, RunDir, RunStatus};
     pub use crate::bench::{BenchConfig, Preset, StopRule};

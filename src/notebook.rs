@@ -164,9 +164,11 @@ pub fn chart(title: &str, y_label: &str, curves: &[Curve], roofline_gbps: Option
     let several = curves.iter().any(|c| c.run_id != curves[0].run_id);
     let lines = curves
         .iter()
-        .map(|c| Line {
-            label: if several { format!("{}: {}", short_id(&c.run_id), c.label) } else { c.label.clone() },
-            points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
+        .map(|c| {
+            Line::with_errors(
+                if several { format!("{}: {}", short_id(&c.run_id), c.label) } else { c.label.clone() },
+                c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)),
+            )
         })
         .collect();
     let roof = roofline_gbps.map(|r| (format!("roofline {} GB/s", format_sig3(r)), r));

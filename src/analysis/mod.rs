@@ -1,11 +1,14 @@
-//! Analysis: rows in, statistics out. Per-point summaries are one lazy
-//! polars query (group by run and point); curve-level results (plateau,
+//! Analysis: rows in, statistics out. Per-point summaries are a lazy
+//! polars query (group by run and point) that reads only the columns it
+//! needs, with each median's 95 % interval ([`crate::vocab::interval`]);
+//! curve-level results (plateau,
 //! saturation sizes, roofline fractions) are pure functions in [`stats`] on
 //! the summarized points. Rates are derived here and only here:
 //! `gbps_*` = bytes / median seconds per operation / 10^9. Named metrics
 //! (tokens/s, TTFT, loss) are summarized by [`workload`].
 
 pub mod compare;
+pub mod curves;
 pub mod environment;
 pub mod reference;
 pub mod specs;
@@ -14,5 +17,6 @@ pub use crate::vocab::stats;
 pub mod summary;
 pub mod workload;
 
+pub use curves::{curves, saturation, Curve, Saturation};
 pub use specs::{Spec, SpecBook};
-pub use summary::{curves, point_stats, run_stats, saturation, summarize_lazy, Curve, PointStat, Saturation};
+pub use summary::{point_stats, run_stats, samples_lazy, PointStat};

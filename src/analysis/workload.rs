@@ -69,8 +69,13 @@ pub fn metric_rows(rows: LazyFrame) -> LazyFrame {
 
 /// Per-point statistics of every named metric in `df` (one or more runs).
 pub fn metric_stats(df: &DataFrame) -> Result<Vec<MetricStat>> {
+    metric_stats_lazy(df.clone().lazy())
+}
+
+/// [`metric_stats`] of a lazy frame: only the columns it names are read.
+pub fn metric_stats_lazy(rows: LazyFrame) -> Result<Vec<MetricStat>> {
     let names = ["run_id", "point", "bench", "device", "source", "metric", "unit", "better", "axes", "value"];
-    let m = metric_rows(df.clone().lazy()).select(names.iter().map(|n| col(*n)).collect::<Vec<_>>());
+    let m = metric_rows(rows).select(names.iter().map(|n| col(*n)).collect::<Vec<_>>());
     let m = m.collect().map_err(Error::analysis)?;
     use crate::archive::schema::columns as c;
     let (run, point) = (c::strings(&m, "run_id")?, c::u32s(&m, "point")?);

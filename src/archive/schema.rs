@@ -13,12 +13,13 @@ use crate::error::{Error, Result};
 use crate::vocab::rows::Row;
 
 /// The current row-schema version.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 /// Versions this build can read: v1 lacks `method` (derived on read); v1
 /// and v2 lack `stop`, which the migration reads back from the start of the
 /// note; v1–v3 lack the named-metric columns (`metric`, `axes`, `value`,
-/// `unit`, `better`), which read as null: every older row is a timed row.
-pub const READABLE_VERSIONS: [u32; 4] = [1, 2, 3, 4];
+/// `unit`, `better`), which read as null: every older row is a timed row;
+/// v1–v4 lack `round`, which reads as null: every older run is one round.
+pub const READABLE_VERSIONS: [u32; 5] = [1, 2, 3, 4, 5];
 /// Parquet key-value metadata key holding the schema version.
 pub const VERSION_KEY: &str = "benchbook.schema_version";
 
@@ -95,6 +96,31 @@ pub fn read_parquet_bytes(path: &Path, data: Vec<u8>) -> Result<DataFrame> {
         }
     }
     Ok(df)
+}
+
+/// The rows of a run's Parquet bytes as a lazy frame, after checking the
+/// version: a query on it decodes only the columns it names (and, for
+/// filters on them, only the rows it keeps). Older versions are read
+/// eagerly and migrated first; they predate archives of that size.
+pub fn scan_parquet_bytes(path: &Path, data: Vec<u8>) -> Result<LazyFrame> {
+    let mut reader = ParquetReader::new(std::io::Cursor::new(&data[..]));
+    let version = version_in(&mut reader, path)?;
+    if version < SCHEMA_VERSION {
+        return Ok(read_parquet_bytes(path, data)?.lazy());
+    }
+    let sources = ScanSources::Buffers(std::sync::Arc::from(vec![data.into()]));
+    let args = ScanArgsParquet { hive_options: HiveOptions::new_disabled(), ..ScanArgsParquet::default() };
+    let lf = LazyFrame::scan_parquet_sources(sources, args).map_err(|e| parquet_err(path, e))?;
+    // The schema check, without reading any row.
+    let found = lf.clone().collect_schema().map_err(|e| parquet_err(path, e))?;
+    for f in schema().iter_fields() {
+        match found.get(f.name()) {
+            Some(t) if t == f.dtype() => {}
+            Some(t) => return Err(parquet_err(path, format!("column `{}` is {t}, expected {}", f.name(), f.dtype()))),
+            None => return Err(parquet_err(path, format!("column `{}` is missing", f.name()))),
+        }
+    }
+    Ok(lf)
 }
 
 /// Bring a frame of an older schema `version` to the current one: `method`

@@ -135,6 +135,19 @@ impl RunDir {
         }
     }
 
+    /// [`RunDir::read`] as a lazy frame: the hash is checked on the whole
+    /// file, then queries decode only the columns and rows they use.
+    pub fn scan(&self, no_verify: bool) -> Result<(Manifest, polars::prelude::LazyFrame)> {
+        let path = self.results_path();
+        if no_verify {
+            let data = fs::read(&path).at(&path)?;
+            Ok((self.manifest_unsealed()?.0, schema::scan_parquet_bytes(&path, data)?))
+        } else {
+            let (manifest, data) = self.verified_results()?;
+            Ok((manifest, schema::scan_parquet_bytes(&path, data)?))
+        }
+    }
+
     /// The rows without the hash check: forensic reads (`--no-verify`).
     pub fn dataframe_unverified(&self) -> Result<polars::prelude::DataFrame> {
         schema::read_parquet(&self.results_path())

@@ -14,12 +14,10 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::runner::{outcome_rows, point_end, RowMeta};
-use crate::bench::sampler::StopReason;
+use crate::bench::runner::{outcome_rows, RowMeta, Schedule, Step, StepDriver};
 use crate::bench::{collective, p2p, BenchConfig, Outcome, Sampler};
 use crate::error::{Error, Result};
 use crate::vocab::facts::{BackendInfo, Probe};
-use crate::vocab::interrupt;
 use crate::vocab::progress::Progress;
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 use crate::vocab::source::{Source as RowSource, SourceInfo};
@@ -281,9 +279,7 @@ impl RowSource for MpiSource {
     fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
         let world = &self.world;
         let (rank, size) = (self.me.rank, world.size() as u32);
-        let sampler = Sampler::new(self.cfg.stop.clone());
         let plan = self.plan();
-        progress.planned(plan.len() as u64 + 1);
         let meta = RowMeta {
             run_id: run_id.into(),
             backend: "mpi".into(),
@@ -291,41 +287,10 @@ impl RowSource for MpiSource {
             host: self.me.host.clone(),
             rank,
         };
-        let mut outcome = RunOutcome::default();
-        let mut failure: Option<String> = None;
-        for (i, point) in plan.iter().enumerate() {
-            if any(world, interrupt::requested()) {
-                outcome.interrupted = true;
-                break;
-            }
-            let label = point.label();
-            progress.point_started(&label);
-            let o = measure_point(world, point, &sampler);
-            if matches!(&o, Outcome::Measured(m) if m.stop == StopReason::Interrupted) {
-                outcome.interrupted = true;
-                break;
-            }
-            outcome.count(o.status());
-            let rows = outcome_rows(&meta, i as u32, point, "mpi_wtime", &o);
-            if let Some(all) = gather_bytes(world, serde_json::to_vec(&rows).expect("rows serialize")) {
-                let mut gathered: Vec<Row> = Vec::new();
-                for (r, bytes) in all.iter().enumerate() {
-                    match serde_json::from_slice::<Vec<Row>>(bytes) {
-                        Ok(rs) => gathered.extend(rs),
-                        Err(e) => failure = Some(format!("rank {r} sent unreadable rows: {e}")),
-                    }
-                }
-                if let Err(e) = sink.write_point(gathered) {
-                    failure = Some(e.to_string());
-                }
-            }
-            progress.point_finished(&label, point_end(&o));
-            if any(world, failure.is_some()) {
-                return Err(Error::Mpi(
-                    failure.unwrap_or_else(|| "another rank reported an error and the job stopped; rank 0's output and the run's manifest say which".into()),
-                ));
-            }
-        }
+        let schedule = Schedule::new(self.cfg.stop.clone(), run_id);
+        let mut driver = MpiDriver { world, meta: &meta, sink, failure: None };
+        let mut outcome = schedule.run(&plan, 0, &mut driver, progress)?;
+        let sink = driver.sink;
         // Device buffers: recorded as skipped, with the reason, when not possible
         // (only rank 0's rows of this point are written, so only it needs `cuda`).
         if !outcome.interrupted {
@@ -344,10 +309,53 @@ impl RowSource for MpiSource {
                 ranks: Some(size),
                 ..Point::default()
             };
-            let rows = outcome_rows(&meta, plan.len() as u32, &p, "none", &Outcome::Skipped(device_reason));
+            let rows =
+                outcome_rows(&meta, Step::single(plan.len() as u32), &p, "none", &Outcome::Skipped(device_reason));
             sink.write_point(rows)?;
             outcome.count(Status::Skipped);
         }
         Ok(outcome)
+    }
+}
+
+/// Steps of an MPI job: every rank measures, rank 0 gathers each step's
+/// rows from all ranks and alone writes them; decisions are OR-ed over ranks.
+struct MpiDriver<'a> {
+    world: &'a SimpleCommunicator,
+    meta: &'a RowMeta,
+    sink: &'a mut dyn RowSink,
+    failure: Option<String>,
+}
+
+impl StepDriver for MpiDriver<'_> {
+    fn measure(&mut self, _index: usize, point: &Point, sampler: &Sampler) -> Outcome {
+        measure_point(self.world, point, sampler)
+    }
+
+    fn record(&mut self, step: Step, point: &Point, outcome: &Outcome) -> Result<()> {
+        let rows = outcome_rows(self.meta, step, point, "mpi_wtime", outcome);
+        if let Some(all) = gather_bytes(self.world, serde_json::to_vec(&rows).expect("rows serialize")) {
+            let mut gathered: Vec<Row> = Vec::new();
+            for (r, bytes) in all.iter().enumerate() {
+                match serde_json::from_slice::<Vec<Row>>(bytes) {
+                    Ok(rs) => gathered.extend(rs),
+                    Err(e) => self.failure = Some(format!("rank {r} sent unreadable rows: {e}")),
+                }
+            }
+            if let Err(e) = self.sink.write_point(gathered) {
+                self.failure = Some(e.to_string());
+            }
+        }
+        if any(self.world, self.failure.is_some()) {
+            return Err(Error::Mpi(self.failure.take().unwrap_or_else(|| {
+                "another rank reported an error and the job stopped; rank 0's output and the run's manifest say which"
+                    .into()
+            })));
+        }
+        Ok(())
+    }
+
+    fn agree(&mut self, local: bool) -> bool {
+        any(self.world, local)
     }
 }

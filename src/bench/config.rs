@@ -237,6 +237,20 @@ impl BenchConfig {
                 format!("{} s is below --min-time {} s", s.max_seconds, s.min_seconds),
             ));
         }
+        if s.rounds == 0 {
+            return Err(Error::config("--rounds", "must be at least 1"));
+        }
+        if !(s.target_ci > 0.0 && s.target_ci.is_finite()) {
+            return Err(Error::config("--target-ci", "must be a positive fraction, e.g. 0.01 for ±1 %"));
+        }
+        if let Some(b) = s.budget_seconds {
+            if !(b.is_finite() && b > 0.0) {
+                return Err(Error::config(
+                    "--budget",
+                    format!("{b} is not a number of seconds; give a finite value > 0, e.g. 17"),
+                ));
+            }
+        }
         if s.min_samples == 0 {
             return Err(Error::config("--min-samples", "must be at least 1"));
         }

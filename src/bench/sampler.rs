@@ -26,6 +26,9 @@ pub struct Measurement {
     pub stop: StopReason,
     /// Relative std. dev. of per-operation times when sampling stopped.
     pub rsd: f64,
+    /// Operations per sample: the batch the warm-up calibrated, which the
+    /// next round of the same point starts from.
+    pub batch: u64,
 }
 
 impl Measurement {
@@ -39,11 +42,14 @@ impl Measurement {
 #[derive(Debug, Clone, Default)]
 pub struct Sampler {
     pub rule: StopRule,
+    /// A batch size from an earlier round of the same point: warm-up starts
+    /// there instead of doubling up from one operation.
+    pub batch_hint: Option<u64>,
 }
 
 impl Sampler {
     pub fn new(rule: StopRule) -> Self {
-        Sampler { rule }
+        Sampler { rule, batch_hint: None }
     }
 
     /// Measure `timed`, which runs `n` operations and returns the seconds
@@ -72,7 +78,7 @@ impl Sampler {
         // call, e.g. connection setup, must not size the batches), but never
         // past the point's maximum time.
         let start = Instant::now();
-        let mut iters: u64 = 1;
+        let mut iters: u64 = self.batch_hint.unwrap_or(1).clamp(1, 1 << 40);
         let mut per_op;
         loop {
             let t = timed(iters)?;
@@ -117,7 +123,7 @@ impl Sampler {
             }
         };
         let rsd = rel_std_dev(&per_op_times);
-        Ok(Measurement { samples, stop, rsd })
+        Ok(Measurement { samples, stop, rsd, batch })
     }
 }
 
@@ -134,6 +140,7 @@ mod tests {
             target_rsd: 0.01,
             sample_seconds: 0.001,
             max_samples: 1000,
+            ..StopRule::default()
         }
     }
 
@@ -152,6 +159,21 @@ mod tests {
         // 1 ms per sample at 1 µs per op.
         assert!(m.samples.iter().all(|s| s.iterations == 1000), "{:?}", m.samples);
         assert_eq!(m.rsd, 0.0);
+        assert_eq!(m.batch, 1000);
+    }
+
+    #[test]
+    fn a_batch_hint_skips_the_doubling() {
+        let mut calls = Vec::new();
+        let sampler = Sampler { rule: rule(), batch_hint: Some(1000) };
+        let m = sampler
+            .measure(&mut |n| {
+                calls.push(n);
+                Ok(n as f64 * 1e-6)
+            })
+            .unwrap();
+        assert_eq!(calls[0], 1000, "warm-up starts at the hinted batch: {calls:?}");
+        assert_eq!(calls.len(), 1 + m.samples.len(), "one warm-up batch, then the samples: {calls:?}");
     }
 
     #[test]

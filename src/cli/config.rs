@@ -54,6 +54,21 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
     if let Some(n) = a.min_samples {
         st.min_samples = n;
     }
+    if let Some(r) = a.rounds {
+        st.rounds = r;
+        st.min_rounds = st.min_rounds.min(r);
+    }
+    if let Some(t) = a.target_ci {
+        st.target_ci = t;
+    }
+    if let Some(b) = a.budget {
+        st.budget_seconds = Some(b);
+        // A budget spreads over the points; a per-point cap the user did
+        // not ask for must not leave it unspent.
+        if a.max_time.is_none() {
+            st.max_seconds = st.max_seconds.max(b);
+        }
+    }
     cfg.validate()?;
     let cpus = crate::host::logical_cpus();
     if let Some(&t) = cfg.threads.iter().max().filter(|&&t| t as usize > cpus && !a.oversubscribe) {

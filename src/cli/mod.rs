@@ -289,13 +289,25 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub min_time: Option<f64>,
 
-    /// Give up on noise after this many seconds per point (the CV is recorded).
+    /// Most seconds per point over all its rounds (the interval it reached is recorded).
     #[arg(long, value_name = "SECONDS")]
     pub max_time: Option<f64>,
 
-    /// Untimed warm-up per point, seconds.
+    /// Untimed warm-up per point, seconds (first round only; later rounds start from its batch).
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<f64>,
+
+    /// Seconds for the whole sweep, warm-up and allocation included: each point gets its share, and points that meet --target-ci early pass theirs on. Without it, --max-time bounds each point.
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<f64>,
+
+    /// Most rounds: every point is measured once per round, in a shuffled order, so that a burst of noise spreads across points and the interval of each median includes run-to-run drift (1: one pass, as before schema v5).
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<u32>,
+
+    /// Stop a point once the 95 % interval of its median is within ± this fraction (0.01 = ±1 %), after 3 rounds.
+    #[arg(long, value_name = "FRACTION")]
+    pub target_ci: Option<f64>,
 
     #[command(flatten)]
     pub out: RecordFlags,

@@ -49,8 +49,13 @@ pub fn listener(bar: &Option<Bar>) -> &dyn Progress {
 }
 
 impl Progress for Bar {
-    fn planned(&self, points: u64) {
-        self.pb.inc_length(points);
+    fn planned(&self, steps: u64) {
+        self.pb.inc_length(steps);
+    }
+
+    fn unplanned(&self, steps: u64) {
+        let len = self.pb.length().unwrap_or(0);
+        self.pb.set_length(len.saturating_sub(steps).max(self.pb.position()));
     }
 
     fn point_started(&self, label: &str) {

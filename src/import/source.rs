@@ -122,6 +122,7 @@ impl Source for ImportSource {
                     point: outcome.points,
                     params: r.params.clone(),
                     sample: measured.then_some(0),
+                    round: None,
                     iterations: (measured && !metric).then_some(iterations),
                     seconds: (measured && !metric).then_some(r.seconds_per_op * iterations as f64),
                     value: if measured { r.value } else { None },

@@ -14,11 +14,27 @@ const LEGEND_WIDTH: u32 = 250;
 use crate::error::Result;
 use crate::vocab::units::{format_bytes, format_sig3};
 
-/// One series: (size in bytes, rate) points.
-#[derive(Debug, Clone)]
+/// One series: (size in bytes, rate) points, each with its 95 % interval
+/// when known (drawn as an error bar).
+#[derive(Debug, Clone, Default)]
 pub struct Line {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// Per point, (low, high) in the rate's unit; empty, or as long as `points`.
+    pub errors: Vec<Option<(f64, f64)>>,
+}
+
+impl Line {
+    /// A line of (x, y, interval) points.
+    pub fn with_errors(label: String, points: impl IntoIterator<Item = (f64, f64, Option<(f64, f64)>)>) -> Line {
+        let (points, errors) = points.into_iter().map(|(x, y, e)| ((x, y), e)).unzip();
+        Line { label, points, errors }
+    }
+
+    /// (x, y, interval) per point.
+    fn triples(&self) -> impl Iterator<Item = (f64, f64, Option<(f64, f64)>)> + '_ {
+        self.points.iter().enumerate().map(|(i, &(x, y))| (x, y, self.errors.get(i).copied().flatten()))
+    }
 }
 
 /// The bandwidth chart's content.
@@ -44,9 +60,13 @@ pub fn bandwidth_chart(
 ) -> BandwidthChart {
     let lines = lines
         .into_iter()
-        .map(|l| Line {
-            points: l.points.into_iter().filter(|(x, y)| *x > 0.0 && *y > 0.0 && y.is_finite()).collect(),
-            ..l
+        .map(|l| {
+            let kept: Vec<_> = l
+                .triples()
+                .filter(|(x, y, _)| *x > 0.0 && *y > 0.0 && y.is_finite())
+                .map(|(x, y, e)| (x, y, e.filter(|(lo, hi)| *lo > 0.0 && hi.is_finite())))
+                .collect();
+            Line::with_errors(l.label, kept)
         })
         .filter(|l| !l.points.is_empty())
         .collect();
@@ -75,7 +95,10 @@ impl BandwidthChart {
         let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let xs = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-        let ys = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+        // Error bars count as data: they must fit too.
+        let ys = self.lines.iter().flat_map(|l| {
+            l.triples().flat_map(|(_, y, e)| [Some(y), e.map(|e| e.0), e.map(|e| e.1)].into_iter().flatten())
+        });
         let (xmin, xmax) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
         let (mut ymin, mut ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
         for r in self.roofline.iter().chain(&self.links).map(|(_, r)| *r) {
@@ -134,6 +157,16 @@ impl BandwidthChart {
             chart
                 .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
                 .map_err(|x| e(&x))?;
+            let bars = line.triples().filter_map(|(x, y, e)| e.map(|(lo, hi)| (x, y, lo, hi)));
+            // An error bar: the interval as a thin vertical line with caps.
+            let style = color.stroke_width(1);
+            for (x, _, lo, hi) in bars {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(vec![(x, lo), (x, hi)], style)))
+                    .map_err(|x| e(&x))?;
+                let cap = |y: f64| EmptyElement::at((x, y)) + PathElement::new(vec![(-4, 0), (4, 0)], style);
+                chart.draw_series([cap(lo), cap(hi)]).map_err(|x| e(&x))?;
+            }
             let pts = line.points.iter().copied();
             match i % MARKERS {
                 0 => chart.draw_series(pts.map(|p| Circle::new(p, 3, color.filled()))),

@@ -327,10 +327,10 @@ fn overlay_charts(
             for (run_name, cs) in g {
                 for c in cs.iter().filter(|c| c.bench == bench && common.contains(&(c.bench.clone(), c.label.clone())))
                 {
-                    lines.push(Line {
-                        label: if several { format!("{run_name}: {}", c.label) } else { run_name.clone() },
-                        points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
-                    });
+                    lines.push(Line::with_errors(
+                        if several { format!("{run_name}: {}", c.label) } else { run_name.clone() },
+                        c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)),
+                    ));
                 }
             }
         }

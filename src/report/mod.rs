@@ -177,11 +177,11 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     let mut manifests = Vec::new();
     let (mut stats, mut metrics, mut not_measured) = (Vec::new(), Vec::new(), Vec::new());
     for run in runs {
-        let (manifest, df) = run.read(opts.no_verify)?;
-        stats.extend(point_stats(df.clone().lazy())?);
-        metrics.extend(crate::analysis::workload::metric_stats(&df)?);
+        let (manifest, rows) = run.scan(opts.no_verify)?;
+        stats.extend(point_stats(rows.clone())?);
+        metrics.extend(crate::analysis::workload::metric_stats_lazy(rows.clone())?);
         not_measured.extend(from_dataframe(
-            &df.lazy().filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?,
+            &rows.filter(col("status").neq(lit("measured"))).collect().map_err(Error::analysis)?,
         )?);
         manifests.push(manifest);
     }
@@ -255,10 +255,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         let of: Vec<&Curve> = all.iter().filter(|c| benches.contains(&c.bench.as_str()) && c.op != "latency").collect();
         let lines: Vec<Line> = of
             .iter()
-            .map(|c| Line {
-                label: c.label.clone(),
-                points: c.rate().into_iter().map(|(s, g)| (s as f64, g)).collect(),
-            })
+            .map(|c| Line::with_errors(c.label.clone(), c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e))))
             .collect();
         if !lines.is_empty() {
             charts.push(Box::new(bandwidth_chart(

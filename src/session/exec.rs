@@ -181,6 +181,7 @@ impl ExecSource {
                         ..Point::default()
                     },
                     sample: (status == Status::Measured).then_some(sample),
+                    round: None,
                     iterations: None,
                     seconds: None,
                     value,

@@ -3,7 +3,7 @@
 //! cannot run is recorded as skipped rows with the reason, never dropped.
 
 use crate::backend::{self, Backend};
-use crate::bench::runner::{outcome_rows, run_benchmarks, RowMeta};
+use crate::bench::runner::{outcome_rows, run_benchmarks_within, RowMeta, Step};
 use crate::bench::{BenchConfig, Outcome};
 use crate::error::Result;
 use crate::vocab::facts::{BackendInfo, Probe};
@@ -63,10 +63,26 @@ impl Source for LocalSource {
         let cfg = &self.cfg;
         let host = crate::host::hostname();
         let mut outcome = RunOutcome::default();
+        // The budget is shared by the device sweeps still to run; what one
+        // leaves over goes to the next.
+        let start = std::time::Instant::now();
+        let mut sweeps_left: usize = self
+            .probes
+            .iter()
+            .map(|p| match p {
+                Probe::Available { devices } => devices.len(),
+                Probe::Unavailable { .. } => 0,
+            })
+            .sum();
         for (b, probe) in self.backends.iter().zip(&self.probes) {
             match probe {
                 Probe::Available { devices } => {
                     for (i, device) in devices.iter().enumerate() {
+                        let budget = cfg
+                            .stop
+                            .budget_seconds
+                            .map(|total| (total - start.elapsed().as_secs_f64()).max(0.0) / sweeps_left.max(1) as f64);
+                        sweeps_left = sweeps_left.saturating_sub(1);
                         let mut benches = b.benchmarks(&cfg.benches, i);
                         let meta = RowMeta {
                             run_id: run_id.into(),
@@ -75,7 +91,15 @@ impl Source for LocalSource {
                             host: host.clone(),
                             rank: 0,
                         };
-                        outcome.add(run_benchmarks(&mut benches, cfg, &meta, outcome.points, sink, progress)?);
+                        outcome.add(run_benchmarks_within(
+                            &mut benches,
+                            cfg,
+                            budget,
+                            &meta,
+                            outcome.points,
+                            sink,
+                            progress,
+                        )?);
                         if outcome.interrupted {
                             return Ok(outcome);
                         }
@@ -115,5 +139,5 @@ fn bench_skipped(run_id: &str, host: &str, backend: &str, name: &str, point: u32
     let meta =
         RowMeta { run_id: run_id.into(), backend: backend.into(), device: "none".into(), host: host.into(), rank: 0 };
     let p = Point { bench: name.into(), op: "*".into(), ..Point::default() };
-    outcome_rows(&meta, point, &p, "none", &Outcome::Skipped(reason.into()))
+    outcome_rows(&meta, Step::single(point), &p, "none", &Outcome::Skipped(reason.into()))
 }

@@ -86,6 +86,7 @@ static COLUMNS: LazyLock<Vec<ColumnDef>> = LazyLock::new(|| {
         def("ranks", Key, OptU32(|r| r.params.ranks, |r, v| r.params.ranks = v), 1),
         def("peer", Key, OptStr(|r| r.params.peer.as_deref(), |r, v| r.params.peer = v), 1),
         def("sample", PerRow, OptU32(|r| r.sample, |r, v| r.sample = v), 1),
+        def("round", PerRow, OptU32(|r| r.round, |r, v| r.round = v), 5),
         def("iterations", PerRow, OptU64(|r| r.iterations, |r, v| r.iterations = v), 1),
         def("seconds", PerRow, OptF64(|r| r.seconds, |r, v| r.seconds = v), 1),
         def("bytes_copied", PerPoint, OptU64(|r| r.params.bytes_copied, |r, v| r.params.bytes_copied = v), 1),

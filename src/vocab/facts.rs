@@ -79,8 +79,15 @@ pub struct GpuFacts {
     pub extra: std::collections::BTreeMap<String, String>,
 }
 
-/// When to stop sampling a point. Defaults follow nvbench: stop when the
-/// relative standard deviation is under 0.5 % and at least 0.5 s was measured.
+/// When to stop sampling a point, and how a sweep is scheduled.
+///
+/// A sweep visits every point once per round, in a shuffled order, for up
+/// to `rounds` rounds. Inside a round the sampler follows nvbench: samples
+/// until their relative standard deviation is under `target_rsd`, or the
+/// round's share of the point's time is spent. After `min_rounds` rounds a
+/// point stops as soon as the 95 % interval of its median
+/// ([`crate::vocab::interval`]) is within ±`target_ci`. `max_seconds`
+/// bounds each point and `budget_seconds` the whole sweep.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StopRule {
     /// Untimed warm-up per point, in seconds.
@@ -97,6 +104,28 @@ pub struct StopRule {
     pub sample_seconds: f64,
     /// Hard cap on samples per point.
     pub max_samples: usize,
+    /// Most rounds per point (runs before schema v5 read as 1).
+    #[serde(default = "one")]
+    pub rounds: u32,
+    /// Fewest rounds before a point may stop on its interval.
+    #[serde(default = "one")]
+    pub min_rounds: u32,
+    /// Stop a point once the 95 % interval of its median is within ± this
+    /// fraction of the median (0.01 = ±1 %).
+    #[serde(default = "default_target_ci")]
+    pub target_ci: f64,
+    /// Seconds for the whole sweep (warm-up, allocation and validation
+    /// included); `None`: only `max_seconds` per point bounds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_seconds: Option<f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_target_ci() -> f64 {
+    0.01
 }
 
 impl Default for StopRule {
@@ -105,10 +134,14 @@ impl Default for StopRule {
             warmup_seconds: 0.2,
             min_samples: 10,
             min_seconds: 0.5,
-            max_seconds: 5.0,
+            max_seconds: 1.0,
             target_rsd: 0.005,
             sample_seconds: 0.001,
             max_samples: 10_000,
+            rounds: 5,
+            min_rounds: 3,
+            target_ci: 0.01,
+            budget_seconds: None,
         }
     }
 }
@@ -116,16 +149,49 @@ impl Default for StopRule {
 impl StopRule {
     /// Human-readable one-liner for reports and `--help`.
     pub fn describe(&self) -> String {
-        format!(
-            "warm-up {:.2} s; then samples of ≥ {:.1} ms each until the relative standard deviation is ≤ {:.2} % \
-             with ≥ {} samples and ≥ {:.2} s measured, or {:.1} s have passed",
-            self.warmup_seconds,
+        let within = format!(
+            "samples of ≥ {:.1} ms each until their relative standard deviation is ≤ {:.2} %",
             self.sample_seconds * 1e3,
             self.target_rsd * 100.0,
-            self.min_samples,
-            self.min_seconds,
+        );
+        if self.rounds <= 1 {
+            return format!(
+                "warm-up {:.2} s; then {within} with ≥ {} samples and ≥ {:.2} s measured, or {:.1} s have passed",
+                self.warmup_seconds, self.min_samples, self.min_seconds, self.max_seconds
+            );
+        }
+        let budget = match self.budget_seconds {
+            Some(b) => format!("; the whole sweep within {b:.1} s"),
+            None => String::new(),
+        };
+        format!(
+            "every point once per round, in a shuffled order, for {}–{} rounds; in each round {within}, or the round's \
+             share of the point's time is spent; a point stops once the 95 % interval of its median is within \
+             ±{:.1} % (after {} rounds), or after {:.1} s{budget}",
+            self.min_rounds,
+            self.rounds,
+            self.target_ci * 100.0,
+            self.min_rounds,
             self.max_seconds
         )
+    }
+
+    /// The rule the sampler follows in one round of a point: `slice` seconds
+    /// at most, the point's minimums spread over its rounds, and a full
+    /// warm-up only in the first round (later ones start from its batch).
+    pub fn for_round(&self, round: u32, slice: f64) -> StopRule {
+        let rounds = self.rounds.max(1);
+        StopRule {
+            warmup_seconds: if round == 0 { self.warmup_seconds.min(slice * 0.3) } else { 0.0 },
+            min_samples: if rounds == 1 { self.min_samples } else { self.min_samples.div_ceil(rounds as usize).max(3) },
+            min_seconds: (self.min_seconds / rounds as f64).min(slice),
+            max_seconds: slice,
+            max_samples: self.max_samples.div_ceil(rounds as usize).max(2),
+            rounds: 1,
+            min_rounds: 1,
+            budget_seconds: None,
+            ..self.clone()
+        }
     }
 }
 

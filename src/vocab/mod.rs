@@ -20,6 +20,7 @@ pub mod accounting;
 pub mod columns;
 pub mod facts;
 pub mod interrupt;
+pub mod interval;
 pub mod kinds;
 pub mod metrics;
 pub mod progress;

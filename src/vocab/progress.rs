@@ -12,8 +12,11 @@ pub enum PointEnd<'a> {
 
 /// Listener for a run's events. Every method has a no-op default.
 pub trait Progress {
-    /// `points` more points are planned.
-    fn planned(&self, _points: u64) {}
+    /// `steps` more steps are planned (a step: one point in one round).
+    fn planned(&self, _steps: u64) {}
+    /// `steps` planned earlier will not run (a point met its interval
+    /// target, or spent its time, before its last round).
+    fn unplanned(&self, _steps: u64) {}
     /// A point starts; `label` is e.g. `memcpy copy 64 MiB 2T`.
     fn point_started(&self, _label: &str) {}
     /// A point ended.

@@ -136,6 +136,11 @@ pub struct Row {
     pub params: Point,
     /// Index of the sample within its point; None for skipped/failed rows.
     pub sample: Option<u32>,
+    /// The round the sample was taken in (schema v5): a sweep visits every
+    /// point once per round, in a shuffled order; null for older rows,
+    /// imports and skipped/failed rows (one round).
+    #[serde(default)]
+    pub round: Option<u32>,
     pub iterations: Option<u64>,
     /// Wall (or device-event) seconds for the whole sample.
     pub seconds: Option<f64>,
@@ -166,6 +171,7 @@ impl Row {
             point: 0,
             params: Point::default(),
             sample: None,
+            round: None,
             iterations: None,
             seconds: None,
             value: None,

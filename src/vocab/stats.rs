@@ -155,18 +155,23 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 /// Every statistic a report prints for one point. NaNs are dropped first.
 pub fn summarize(xs: &[f64]) -> Option<Summary> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_by(f64::total_cmp);
+    summarize_sorted(&v)
+}
+
+/// [`summarize`] of values already sorted, without NaNs.
+pub fn summarize_sorted(v: &[f64]) -> Option<Summary> {
     if v.is_empty() {
         return None;
     }
-    v.sort_by(f64::total_cmp);
-    let m = mean(&v);
-    let sd = std_dev(&v);
+    let m = mean(v);
+    let sd = std_dev(v);
     Some(Summary {
         count: v.len(),
         min: v[0],
-        p20: quantile_sorted(&v, 0.2),
-        median: quantile_sorted(&v, 0.5),
-        p80: quantile_sorted(&v, 0.8),
+        p20: quantile_sorted(v, 0.2),
+        median: quantile_sorted(v, 0.5),
+        p80: quantile_sorted(v, 0.8),
         max: v[v.len() - 1],
         mean: m,
         std_dev: sd,

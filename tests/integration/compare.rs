@@ -46,6 +46,7 @@ fn drifting(archive: &Archive, label: &str, drift: f64, slow: f64) -> String {
                     ..Point::default()
                 },
                 sample: Some(i),
+                round: None,
                 iterations: Some(10),
                 seconds: Some(
                     10.0 * (*size as f64 / 1e10 + 1e-7)

@@ -312,6 +312,7 @@ mod tests {
                     ..Default::default()
                 },
                 sample: Some(i as u32),
+                round: None,
                 iterations: Some(1),
                 seconds: Some(*t),
                 value: None,

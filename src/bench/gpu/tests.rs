@@ -33,6 +33,7 @@ fn sampler() -> Sampler {
         target_rsd: 0.5,
         sample_seconds: 0.0001,
         max_samples: 5,
+        ..StopRule::default()
     })
 }
 

@@ -2,14 +2,14 @@
 
 use std::io;
 
-use polars::prelude::IntoLazy;
 use serde::Serialize;
 
-use crate::analysis::workload::{metric_stats, MetricStat};
+use crate::analysis::workload::{metric_stats_lazy, MetricStat};
 use crate::analysis::{point_stats, PointStat};
 use crate::archive::{Archive, Manifest};
 use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
 use crate::error::Result;
+use crate::vocab::interval::Basis;
 use crate::vocab::units::shell_join;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
@@ -25,9 +25,9 @@ pub struct ShowOutput {
 /// Read the run `query` names (an id, a unique part of one, or `latest`).
 pub fn show(archive: &Archive, query: &str, no_verify: bool) -> Result<ShowOutput> {
     let run = archive.resolve(query)?;
-    let (manifest, df) = run.read(no_verify)?;
-    let metrics = metric_stats(&df)?;
-    let points = point_stats(df.lazy())?;
+    let (manifest, rows) = run.scan(no_verify)?;
+    let metrics = metric_stats_lazy(rows.clone())?;
+    let points = point_stats(rows)?;
     Ok(ShowOutput { manifest, points, metrics })
 }
 
@@ -95,19 +95,37 @@ impl Render for ShowOutput {
             return Ok(());
         }
         writeln!(w)?;
-        let mut tab = table(&["POINT", "MEDIAN", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N"], &[1, 2, 3, 4, 5, 6]);
+        let mut tab = table(
+            &["POINT", "MEDIAN", "95% CI", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N", "ROUNDS"],
+            &[1, 2, 3, 4, 5, 6, 7, 8],
+        );
         let num = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
+        let mut one_round = false;
         for p in &self.points {
+            let ci = match (p.interval(), p.ci_relative()) {
+                (Some(ci), Some(r)) if ci.basis == Basis::Rounds => format!("±{:.1}%", r * 100.0),
+                (Some(_), Some(r)) => {
+                    one_round = true;
+                    format!("±{:.1}%*", r * 100.0)
+                }
+                _ => "n/a".into(),
+            };
             tab.add_row(vec![
                 cell(&p.params().label()),
                 format_seconds(p.summary.median),
+                ci,
                 num(p.gbps_moved),
                 num(p.gbps_copied),
                 num(p.gflops.filter(|g| *g > 0.0)),
                 format!("{:.2}%", p.summary.cv * 100.0),
                 p.samples.to_string(),
+                p.rounds.to_string(),
             ]);
         }
-        write_table(w, &tab)
+        write_table(w, &tab)?;
+        if one_round {
+            writeln!(w, "* one round: the interval counts the spread of its samples only, not drift between runs")?;
+        }
+        Ok(())
     }
 }

@@ -4,21 +4,19 @@
 use crate::analysis::PointStat;
 use crate::archive::manifest::Manifest;
 use crate::vocab::facts::StopRule;
-use crate::vocab::kinds::StopReason;
 use crate::vocab::rows::Row;
 
 use super::prose::pct;
 use super::{Methodology, SkippedRow};
 
 pub(super) fn methodology(manifest: &Manifest, all_stats: &[PointStat]) -> Methodology {
-    let converged = all_stats.iter().filter(|p| p.stop == Some(StopReason::Converged)).count();
+    let rule = manifest.config.get("stop").and_then(|v| serde_json::from_value::<StopRule>(v.clone()).ok());
     let mut cvs: Vec<f64> = all_stats.iter().map(|p| p.summary.cv).filter(|c| c.is_finite()).collect();
     cvs.sort_by(f64::total_cmp);
     Methodology {
         timers: timers(all_stats),
         stop_rule: stop_rule(manifest),
-        converged,
-        stopped_early: all_stats.len() - converged,
+        precision: precision(rule.as_ref(), all_stats),
         median_cv_pct: if cvs.is_empty() { "n/a".into() } else { pct(crate::vocab::stats::quantile_sorted(&cvs, 0.5)) },
     }
 }
@@ -42,6 +40,68 @@ fn timers(all_stats: &[PointStat]) -> String {
     } else {
         timers.join("; ")
     }
+}
+
+/// How precise the medians are: which points reached the interval target
+/// (the run's own, else ±1 %), which did not, and which intervals rest on
+/// one round only.
+pub(super) fn precision(rule: Option<&StopRule>, stats: &[PointStat]) -> String {
+    if stats.is_empty() {
+        return "No timed points.".into();
+    }
+    let target = rule.filter(|r| r.rounds > 1).map_or(0.01, |r| r.target_ci);
+    let widths: Vec<Option<f64>> = stats.iter().map(|p| p.ci_relative()).collect();
+    let met = widths.iter().filter(|w| w.is_some_and(|w| w <= target * (1.0 + 1e-9))).count();
+    let mut out = format!(
+        "{met} of {} points have a 95 % interval of their median within ±{} (the tables give each point's median ± its interval)",
+        stats.len(),
+        super::prose::ci_pct(target)
+    );
+    let mut missed: Vec<(f64, String)> = stats
+        .iter()
+        .zip(&widths)
+        .filter(|(_, w)| !w.is_some_and(|w| w <= target * (1.0 + 1e-9)))
+        .map(|(p, w)| (w.unwrap_or(f64::INFINITY), p.params().label()))
+        .collect();
+    if !missed.is_empty() {
+        missed.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let shown: Vec<String> = missed
+            .iter()
+            .take(6)
+            .map(|(w, l)| {
+                if w.is_finite() {
+                    format!("{l} (±{})", super::prose::ci_pct(*w))
+                } else {
+                    format!("{l} (no interval)")
+                }
+            })
+            .collect();
+        let more = if missed.len() > shown.len() {
+            format!(" and {} more", missed.len() - shown.len())
+        } else {
+            String::new()
+        };
+        out += &format!("; the widest of those that did not: {}{more}", shown.join(", "));
+    }
+    out.push('.');
+    let one_round = stats.iter().filter(|p| p.ci_basis == Some(crate::vocab::interval::Basis::Samples)).count();
+    if one_round > 0 {
+        out += &format!(
+            " {one_round} point{} rest on one round, so {} interval counts only the spread of {} samples, not the drift between runs, and is likely too narrow.",
+            if one_round == 1 { "" } else { "s" },
+            if one_round == 1 { "its" } else { "their" },
+            if one_round == 1 { "its" } else { "their" },
+        );
+    }
+    let mut ws: Vec<f64> = widths.iter().flatten().copied().collect();
+    if !ws.is_empty() {
+        ws.sort_by(f64::total_cmp);
+        out += &format!(
+            " Median interval over points: ±{}.",
+            super::prose::ci_pct(crate::vocab::stats::quantile_sorted(&ws, 0.5))
+        );
+    }
+    out
 }
 
 /// The stopping rule the run was configured with; imported runs have none.

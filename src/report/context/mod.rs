@@ -174,8 +174,8 @@ pub struct SkippedRow {
 pub struct Methodology {
     pub timers: String,
     pub stop_rule: String,
-    pub converged: usize,
-    pub stopped_early: usize,
+    /// Which points reached the interval target, which did not.
+    pub precision: String,
     pub median_cv_pct: String,
 }
 

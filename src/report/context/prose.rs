@@ -1,5 +1,8 @@
 //! Sentence-making helpers: number formats shared by every section, and
 //! the observations, each computed from the data it states.
+//!
+//! The file is longer than 400 lines because every observation keeps its
+//! tests, property tests among them, beside it.
 
 use crate::analysis::{Curve, PointStat, Saturation};
 use crate::vocab::stats::Crossing;
@@ -45,6 +48,30 @@ fn saturation_sentence(s: &Saturation, smallest: Option<u64>) -> String {
 
 pub(super) fn pct(f: f64) -> String {
     format!("{} %", format_sig3(f * 100.0))
+}
+
+/// A point's median time with its 95 % interval: `1.23 ms ± 0.8 %`;
+/// `(1 round)` when the interval rests on one round's samples only, and
+/// `(no CI)` below six samples of one round.
+pub(crate) fn median_with_ci(p: &crate::analysis::PointStat) -> String {
+    let t = crate::vocab::units::format_seconds(p.summary.median);
+    match (p.interval(), p.ci_relative()) {
+        (Some(ci), Some(r)) if ci.basis == crate::vocab::interval::Basis::Rounds => format!("{t} ± {}", ci_pct(r)),
+        (Some(_), Some(r)) => format!("{t} ± {} (1 round)", ci_pct(r)),
+        _ => format!("{t} (no CI)"),
+    }
+}
+
+/// A relative half-width as a percentage, two significant digits at most.
+pub(crate) fn ci_pct(r: f64) -> String {
+    let pct = r * 100.0;
+    if pct < 0.01 {
+        "< 0.01 %".into()
+    } else if pct < 1.0 {
+        format!("{pct:.2} %")
+    } else {
+        format!("{pct:.1} %")
+    }
 }
 
 /// Observations on a family of size-swept curves (memcpy, or one stream op).
@@ -151,9 +178,29 @@ pub(super) fn bandwidth_observations(
 /// How many points met the noise target, when some did not: their medians
 /// carry the spread the CV column shows. Imported points (no stop reason)
 /// are left out.
+/// Points measured in rounds are judged by their interval instead: how
+/// many are wider than ±1 %.
 pub(super) fn convergence_sentence<'a>(points: impl Iterator<Item = &'a PointStat>) -> Option<String> {
     use crate::vocab::kinds::StopReason;
-    let stops: Vec<StopReason> = points.filter_map(|p| p.stop).collect();
+    let points: Vec<&PointStat> = points.collect();
+    let rounds: Vec<f64> = points
+        .iter()
+        .filter(|p| p.ci_basis == Some(crate::vocab::interval::Basis::Rounds))
+        .filter_map(|p| p.ci_relative())
+        .collect();
+    if !rounds.is_empty() {
+        let wide: Vec<f64> = rounds.iter().copied().filter(|w| *w > 0.01).collect();
+        return (!wide.is_empty()).then(|| {
+            let widest = wide.iter().copied().fold(0.0, f64::max);
+            format!(
+                "{} of {} points have a 95 % interval wider than ±1 % (up to ±{}): read those medians with their ± in the table.",
+                wide.len(),
+                rounds.len(),
+                ci_pct(widest)
+            )
+        });
+    }
+    let stops: Vec<StopReason> = points.iter().filter_map(|p| p.stop).collect();
     let met = stops.iter().filter(|s| **s == StopReason::Converged).count();
     (met < stops.len()).then(|| {
         format!(

@@ -6,7 +6,8 @@ use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 use super::prose::{
-    bandwidth_observations, gemm_observations, link_observations, opt_size, pct, stream_observations, FlopUnit,
+    bandwidth_observations, gemm_observations, link_observations, median_with_ci, opt_size, pct, stream_observations,
+    FlopUnit,
 };
 use super::{BandwidthSection, BwRow, GemmRow, GemmSection, LatencyRow, OtherRow, RooflineRef, SatRow};
 
@@ -27,7 +28,7 @@ fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
             c.points.iter().map(move |p| BwRow {
                 label: c.label.clone(),
                 size: opt_size(p.size_bytes),
-                median_time: format_seconds(p.summary.median),
+                median_time: median_with_ci(p),
                 gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
                 gbits_copied: p.gbps_copied.map(|g| format_sig3(g * 8.0)).unwrap_or_default(),
                 gbps_moved: p.gbps_moved.map(format_sig3).unwrap_or_default(),
@@ -109,7 +110,7 @@ pub(super) fn gemm_section(
                 method: p.method.clone().unwrap_or_default(),
                 gflops: p.gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 best_gflops: p.best_gflops.map(|g| unit.show(g)).unwrap_or_default(),
-                median_time: format_seconds(p.summary.median),
+                median_time: median_with_ci(p),
                 cv_pct: pct(p.summary.cv),
                 samples: p.samples,
                 peak_pct: match (spec.and_then(|s| s.peak_tflops(&dtype)), p.gflops) {

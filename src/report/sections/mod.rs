@@ -195,7 +195,10 @@ fn distinct_labels(cs: &mut [crate::analysis::Curve]) {
 
 /// A curve as a chart line, its rates times `scale` (8 for Gb/s).
 fn line_of(c: &crate::analysis::Curve, scale: f64) -> Line {
-    Line { label: c.label.clone(), points: c.rate().into_iter().map(|(x, g)| (x as f64, g * scale)).collect() }
+    Line::with_errors(
+        c.label.clone(),
+        c.rate_with_ci().into_iter().map(|(x, g, e)| (x as f64, g * scale, e.map(|(l, h)| (l * scale, h * scale)))),
+    )
 }
 
 /// Drop from "Other measurements" the rows a write-up section shows.

@@ -23,6 +23,10 @@ pub fn tiny_config() -> BenchConfig {
         target_rsd: 0.005,
         sample_seconds: 0.0005,
         max_samples: 200,
+        // Rounds as a real run has them, fewer to keep tests quick.
+        rounds: 3,
+        min_rounds: 2,
+        ..StopRule::default()
     };
     cfg
 }

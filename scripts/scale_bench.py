@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""How fast, and in how much memory, does `benchbook report` handle 10^6
+and 10^7 rows, against pandas + matplotlib + jinja2 doing the same work
+(scripts/report_peer.py) on the same rows, in the same run?
+
+    cargo build --release --examples --bin benchbook
+    python3 scripts/scale_bench.py                      # 10^6 rows, both tools
+    python3 scripts/scale_bench.py --rows 10000000 --no-peer
+
+Each tool runs as its own process, --repeat times, alternating; wall time is
+the median of the repeats, peak memory the largest resident set a run
+reached (getrusage of that child). The peer runs under --peer-python
+(default /usr/bin/python3, where Debian's python3-pandas, -matplotlib and
+-jinja2 install). Prints a Markdown table; `--json FILE` keeps the numbers.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run_measured(cmd):
+    """Run cmd as a child and return (wall s, peak RSS MiB, stdout)."""
+    r, w = os.pipe()
+    t = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.dup2(w, 1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        try:
+            os.execvp(cmd[0], cmd)
+        finally:
+            os._exit(127)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(cmd)} failed with {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_maxrss / 1024.0, b"".join(chunks).decode()
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-peer", action="store_true", help="time benchbook only (e.g. 10^7 rows)")
+    ap.add_argument("--peer-python", default="/usr/bin/python3")
+    target = os.environ.get("CARGO_TARGET_DIR", "target")
+    ap.add_argument("--benchbook", default=os.path.join(target, "release", "benchbook"))
+    ap.add_argument("--example", default=os.path.join(target, "release", "examples", "report_scale"))
+    ap.add_argument("--json", help="write the results here too")
+    a = ap.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    results = []
+    for n in a.rows:
+        tmp = tempfile.mkdtemp(prefix="benchbook-scale-")
+        try:
+            archive, csv = os.path.join(tmp, "archive"), os.path.join(tmp, "rows.csv")
+            gen = [a.example, str(n), archive] + ([] if a.no_peer else [csv])
+            run_id = subprocess.run(gen, check=True, capture_output=True, text=True).stdout.strip()
+            bb = [a.benchbook, "-q", "--archive", archive, "report", run_id, "--reports-dir", os.path.join(tmp, "bb")]
+            peer = [a.peer_python, os.path.join(here, "report_peer.py"), csv, os.path.join(tmp, "peer")]
+            runs = {"benchbook": [], "peer": []}
+            for _ in range(a.repeat):
+                runs["benchbook"].append(run_measured(bb)[:2])
+                if not a.no_peer:
+                    wall, rss, out = run_measured(peer)
+                    runs["peer"].append((wall, rss, json.loads(out.strip().splitlines()[-1])))
+            row = {"rows": n}
+            for tool, rs in runs.items():
+                if rs:
+                    row[tool] = {
+                        "median_s": median([r[0] for r in rs]),
+                        "min_s": min(r[0] for r in rs),
+                        "max_s": max(r[0] for r in rs),
+                        "peak_rss_mib": max(r[1] for r in rs),
+                    }
+            if runs["peer"]:
+                phases = [r[2] for r in runs["peer"]]
+                row["peer"]["phases_median_s"] = {
+                    k: median([p[k] for p in phases]) for k in phases[0] if k != "points"
+                }
+                bb_s, peer_s = row["benchbook"]["median_s"], row["peer"]["median_s"]
+                row["ratio_peer_over_benchbook"] = peer_s / bb_s
+                no_read = peer_s - row["peer"]["phases_median_s"]["read"]
+                row["ratio_peer_without_csv_read_over_benchbook"] = no_read / bb_s
+            results.append(row)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("| rows | tool | median wall s (min–max) | peak RSS MiB |")
+    print("|---:|---|---:|---:|")
+    for r in results:
+        for tool in ("benchbook", "peer"):
+            if tool in r:
+                t = r[tool]
+                print(f"| {r['rows']:,} | {tool} | {t['median_s']:.2f} ({t['min_s']:.2f}–{t['max_s']:.2f}) | {t['peak_rss_mib']:.0f} |")
+    for r in results:
+        if "ratio_peer_over_benchbook" in r:
+            print(
+                f"\n{r['rows']:,} rows: the peer takes {r['ratio_peer_over_benchbook']:.1f}× benchbook's time "
+                f"({r['ratio_peer_without_csv_read_over_benchbook']:.1f}× without its CSV read); "
+                f"peer phases (median s): {json.dumps({k: round(v, 3) for k, v in r['peer']['phases_median_s'].items()})}"
+            )
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

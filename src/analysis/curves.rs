@@ -1,0 +1,202 @@
+//! Curves (points that differ only by size) and where they saturate.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::summary::PointStat;
+use crate::vocab::stats;
+
+/// Points that share everything but their size: one line on a chart.
+#[derive(Debug, Clone, Serialize)]
+pub struct Curve {
+    /// `memcpy copy, 4 threads`.
+    pub label: String,
+    pub run_id: String,
+    pub bench: String,
+    pub op: String,
+    pub threads: Option<u32>,
+    pub dtype: Option<String>,
+    pub device: String,
+    pub points: Vec<PointStat>,
+}
+
+impl Curve {
+    /// (size, bus bandwidth GB/s) pairs, for collectives.
+    pub fn busbw(&self) -> Vec<(u64, f64)> {
+        self.points.iter().filter_map(|p| Some((p.size_bytes?, p.busbw_gbps?))).collect()
+    }
+
+    /// Which rate [`Self::rate`] plots: bus bandwidth for collectives,
+    /// bytes read + written where known, else bytes copied. Transfers over
+    /// a link (MPI p2p, GPU peer and host↔device copies) use bytes copied
+    /// once, as nvbandwidth and the seed 000 scripts count.
+    fn rate_of(&self) -> fn(&PointStat) -> Option<f64> {
+        if matches!(self.bench.as_str(), "p2p" | "memcpy-peer" | "h2d" | "d2h") {
+            |p| p.gbps_copied
+        } else if self.points.iter().any(|p| p.size_bytes.is_some() && p.busbw_gbps.is_some()) {
+            |p| p.busbw_gbps
+        } else if self.points.iter().any(|p| p.size_bytes.is_some() && p.gbps_moved.is_some()) {
+            |p| p.gbps_moved
+        } else {
+            |p| p.gbps_copied
+        }
+    }
+
+    /// The series a chart and the saturation analysis use ([`Self::rate_of`]).
+    pub fn rate(&self) -> Vec<(u64, f64)> {
+        self.rate_with_ci().into_iter().map(|(s, r, _)| (s, r)).collect()
+    }
+
+    /// [`Self::rate`] with each point's 95 % interval in GB/s.
+    pub fn rate_with_ci(&self) -> Vec<(u64, f64, Option<(f64, f64)>)> {
+        let of = self.rate_of();
+        self.points
+            .iter()
+            .filter_map(|p| {
+                let r = of(p)?;
+                Some((p.size_bytes?, r, p.rate_interval(r)))
+            })
+            .collect()
+    }
+
+    /// The y axis of [`Self::rate`], naming the bytes it counts.
+    pub fn rate_axis(&self) -> &'static str {
+        if matches!(self.bench.as_str(), "p2p" | "memcpy-peer" | "h2d" | "d2h") {
+            "GB/s (bytes copied once)"
+        } else if !self.busbw().is_empty() {
+            "GB/s (bus bandwidth)"
+        } else if !self.gbps(true).is_empty() {
+            "GB/s (bytes read + written)"
+        } else {
+            "GB/s (bytes copied once)"
+        }
+    }
+
+    /// (size, GB/s) pairs under a byte convention (`moved` or `copied`).
+    pub fn gbps(&self, moved: bool) -> Vec<(u64, f64)> {
+        self.points
+            .iter()
+            .filter_map(|p| Some((p.size_bytes?, if moved { p.gbps_moved? } else { p.gbps_copied? })))
+            .collect()
+    }
+}
+
+/// Group size-swept points into curves, ordered by (run, bench, op, threads).
+pub fn curves(points: &[PointStat]) -> Vec<Curve> {
+    type Key =
+        (String, String, String, String, Option<u32>, Option<String>, Option<String>, Option<String>, Option<String>);
+    let mut map: BTreeMap<Key, Vec<PointStat>> = BTreeMap::new();
+    for p in points.iter().filter(|p| p.size_bytes.is_some()) {
+        let gpu = p.backend == "cuda" || p.backend == "hip";
+        map.entry((
+            p.run_id.clone(),
+            p.bench.clone(),
+            p.op.clone(),
+            p.device.clone(),
+            p.threads,
+            p.dtype.clone(),
+            p.variant.clone(),
+            // GPU curves also split by copy method and GPU pair.
+            if gpu { p.method.clone() } else { None },
+            if gpu { p.peer.clone() } else { None },
+        ))
+        .or_default()
+        .push(p.clone());
+    }
+    map.into_iter()
+        .map(|((run_id, bench, op, device, threads, dtype, variant, method, peer), mut pts)| {
+            pts.sort_by_key(|p| p.size_bytes);
+            let mut label = format!("{bench} {op}");
+            if let Some(v) = variant.as_deref().filter(|v| *v != "warm") {
+                label += &format!(" {v}");
+            }
+            if let Some(t) = threads {
+                label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
+            }
+            if let Some(m) = &method {
+                label += &format!(", {m}");
+            }
+            match (peer, &method) {
+                (Some(p), _) => label += &format!(", GPU {}", p.replace("->", "→")),
+                // A GPU curve without a pair runs on one device: "GPU 0".
+                (None, Some(_)) => label += &format!(", {}", crate::vocab::rows::short_device(&device)),
+                (None, None) => {}
+            }
+            Curve { label, device: pts[0].device.clone(), run_id, bench, op, threads, dtype, points: pts }
+        })
+        .collect()
+}
+
+/// Where a bandwidth curve saturates.
+#[derive(Debug, Clone, Serialize)]
+pub struct Saturation {
+    pub label: String,
+    /// Highest median rate ([`Curve::rate`]), and the size it happened at.
+    pub peak_gbps: f64,
+    pub peak_size_bytes: u64,
+    /// Median rate of the largest sizes.
+    pub plateau_gbps: f64,
+    /// The sizes the plateau was taken from.
+    pub plateau_sizes: Vec<u64>,
+    /// How far the plateau's sizes may differ from the largest one: 10 %,
+    /// or twice the CV of the largest sizes when that is wider.
+    pub plateau_tolerance: f64,
+    /// How many sizes the curve has (one: nothing saturates).
+    pub sizes: usize,
+    /// Where the curve reaches 50/80/90 % of the plateau for good
+    /// ([`stats::sustained_crossing`]): cache-resident sizes above the
+    /// plateau are never a saturation.
+    pub plateau_50: stats::Crossing,
+    pub plateau_80: stats::Crossing,
+    pub plateau_90: stats::Crossing,
+    /// The roofline (bytes moved), and where the curve reaches 50/80/90 %
+    /// of it for good.
+    pub roofline_gbps: Option<f64>,
+    pub roofline_50: Option<stats::Crossing>,
+    pub roofline_80: Option<stats::Crossing>,
+    pub roofline_90: Option<stats::Crossing>,
+    /// plateau / roofline, and peak / roofline.
+    pub plateau_fraction: Option<f64>,
+    pub peak_fraction: Option<f64>,
+}
+
+impl Saturation {
+    /// Whether the plateau rests on two sizes or more that agree within
+    /// the tolerance; `false`: the curve had not settled by its largest size.
+    pub fn settled(&self) -> bool {
+        self.plateau_sizes.len() > 1
+    }
+}
+
+/// Saturation of one curve's [`Curve::rate`] series, against an optional
+/// roofline in GB/s of the same convention.
+pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
+    let pts = curve.rate();
+    let (peak_size, peak) = pts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    // Flat within its noise: two sizes agree when they differ by less than
+    // 10 % or twice the largest size's CV, whichever is wider (at most 50 %).
+    let noise = curve.points.iter().rev().take(2).map(|p| p.summary.cv).filter(|c| c.is_finite()).fold(0.0, f64::max);
+    let tolerance = (2.0 * noise).clamp(0.1, 0.5);
+    let (plateau, plateau_sizes) = stats::plateau_span_within(&pts, tolerance)?;
+    let roof = roofline_gbps.filter(|r| *r > 0.0);
+    let at = |reference: f64, f: f64| stats::sustained_crossing(&pts, reference, f);
+    Some(Saturation {
+        label: curve.label.clone(),
+        peak_gbps: peak,
+        peak_size_bytes: peak_size,
+        plateau_gbps: plateau,
+        plateau_tolerance: tolerance,
+        sizes: pts.len(),
+        plateau_sizes,
+        plateau_50: at(plateau, 0.5),
+        plateau_80: at(plateau, 0.8),
+        plateau_90: at(plateau, 0.9),
+        roofline_gbps: roof,
+        roofline_50: roof.map(|r| at(r, 0.5)),
+        roofline_80: roof.map(|r| at(r, 0.8)),
+        roofline_90: roof.map(|r| at(r, 0.9)),
+        plateau_fraction: roof.map(|r| plateau / r),
+        peak_fraction: roof.map(|r| peak / r),
+    })
+}
