@@ -104,7 +104,8 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
         .or_default()
         .push(p.clone());
     }
-    map.into_iter()
+    let mut out = map
+        .into_iter()
         .map(|((run_id, bench, op, device, threads, dtype, variant, method, peer), mut pts)| {
             pts.sort_by_key(|p| p.size_bytes);
             let mut label = format!("{bench} {op}");
@@ -125,7 +126,25 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
             }
             Curve { label, device: pts[0].device.clone(), run_id, bench, op, threads, dtype, points: pts }
         })
-        .collect()
+        .collect::<Vec<_>>();
+    distinct_labels(&mut out);
+    out
+}
+
+/// Curves of several files or devices can share a label (`rdma write_bw
+/// unidirectional` from two perftest logs): those get their device, then
+/// their run, appended, so that no two legend entries read the same.
+fn distinct_labels(cs: &mut [Curve]) {
+    for pass in 0..2 {
+        let labels: Vec<String> = cs.iter().map(|c| c.label.clone()).collect();
+        for (i, c) in cs.iter_mut().enumerate() {
+            if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
+                let extra =
+                    if pass == 0 { crate::vocab::rows::short_device(&c.device).to_string() } else { c.run_id.clone() };
+                c.label = format!("{} ({extra})", c.label);
+            }
+        }
+    }
 }
 
 /// Where a bandwidth curve saturates.

@@ -210,7 +210,9 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     let sorted_col =
         grouped.column("sorted_seconds").map_err(Error::analysis)?.list().map_err(Error::analysis)?.clone();
     let rounds_col = grouped.column("rounds").map_err(Error::analysis)?.list().map_err(Error::analysis)?.clone();
-    let mut out = Vec::with_capacity(grouped.height());
+    // First pass: each point's samples and rounds, and its spread between
+    // rounds; then each run's floor under those spreads.
+    let mut parts = Vec::with_capacity(grouped.height());
     for (j, (values, rounds)) in sorted_col.series_iter().zip(rounds_col.series_iter()).enumerate() {
         let key = (g_run[j].clone().unwrap_or_default(), g_point[j].unwrap_or(0));
         let Some(&i) = at.get(&key) else { continue };
@@ -222,8 +224,20 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             Some(r) => r.u32().map_err(Error::analysis)?.into_no_null_iter().collect(),
             None => Vec::new(),
         };
+        let spread = interval::round_medians_sorted(&values, &rounds).1;
+        parts.push((j, i, key, values, rounds, spread));
+    }
+    let mut floors: HashMap<String, Option<f64>> = HashMap::new();
+    for (_, _, key, _, _, _) in &parts {
+        if !floors.contains_key(&key.0) {
+            let f = interval::run_floor(parts.iter().filter(|p| p.2 .0 == key.0).filter_map(|p| p.5));
+            floors.insert(key.0.clone(), f);
+        }
+    }
+    let mut out = Vec::with_capacity(parts.len());
+    for (j, i, key, values, rounds, _) in parts {
         let Some(summary) = stats::summarize_sorted(&values) else { continue };
-        let ci = interval::median_interval_sorted(&values, &rounds);
+        let ci = interval::median_interval_sorted(&values, &rounds, floors[&key.0]);
         let per_median = |work: Option<f64>| work.map(|w| w / summary.median / 1e9);
         let per_min = |work: Option<f64>| work.map(|w| w / summary.min / 1e9);
         let copied = bytes_copied[i].map(|b| b as f64);

@@ -21,7 +21,7 @@ use super::sampler::StopReason;
 use super::{BenchConfig, Benchmark, Outcome, Sampler, StopRule};
 use crate::error::Result;
 use crate::vocab::interrupt;
-use crate::vocab::interval::median_interval;
+use crate::vocab::interval::{median_interval_floored, relative_spread, run_floor};
 use crate::vocab::progress::{PointEnd, Progress};
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 
@@ -189,6 +189,14 @@ impl Schedule {
                 } else {
                     point.label()
                 };
+                // Without a sweep budget every point gets two rounds, so that
+                // its interval can rest on rounds, even where one round of a
+                // large point (fresh buffers, warm-up, validation) spends its
+                // --max-time.
+                let owed = self.budget_seconds.is_none() && st.rounds.len() < 2.min(min_rounds as usize);
+                if owed {
+                    slice = slice.max(rule.max_seconds / rounds as f64);
+                }
                 if driver.agree(slice <= 0.0 && st.ran) {
                     // Out of time: the point keeps the rounds it has.
                     states[i].done = Some(Status::Measured);
@@ -216,16 +224,13 @@ impl Schedule {
                 driver.record(step, point, &outcome)?;
                 st.spent += t0.elapsed().as_secs_f64();
                 st.ran = true;
-                let mut done = false;
+                let (mut done, mut check) = (false, false);
                 match &outcome {
                     Outcome::Measured(m) => {
                         st.samples += m.samples.len() as u32;
                         st.batch = Some(m.batch);
                         st.rounds.push(m.samples.iter().map(|s| s.seconds / s.iterations.max(1) as f64).collect());
-                        if st.rounds.len() as u32 >= min_rounds && rounds > 1 {
-                            done = median_interval(&st.rounds)
-                                .is_some_and(|ci| ci.relative_half_width() <= rule.target_ci);
-                        }
+                        check = st.rounds.len() as u32 >= min_rounds && rounds > 1;
                     }
                     Outcome::Skipped(_) => {
                         st.skipped = true;
@@ -236,9 +241,15 @@ impl Schedule {
                         done = true;
                     }
                 }
+                if check {
+                    // The same floor the analysis puts under the spread.
+                    let floor = run_floor(states.iter().filter_map(|s| relative_spread(&s.rounds)));
+                    done = median_interval_floored(&states[i].rounds, floor)
+                        .is_some_and(|ci| ci.relative_half_width() <= rule.target_ci);
+                }
                 progress.point_finished(&label, point_end(&outcome));
                 if driver.agree(done) && round + 1 < rounds {
-                    st.done = Some(Status::Measured);
+                    states[i].done = Some(Status::Measured);
                     progress.unplanned(rounds_left as u64 - 1);
                 }
             }

@@ -13,8 +13,8 @@
 //! s / √R, where s is the standard deviation of the R round medians (each
 //! round median carries its own sampling noise, so nothing is counted
 //! twice), widened where needed to hold the distribution-free interval of
-//! the pooled samples ([`median_ci`]), and clipped to the range the samples
-//! span. With one round (older archives, imported logs) only the
+//! the pooled samples ([`median_ci`]). s is never taken below the run's typical relative spread
+//! ([`run_floor`]): three round medians that happen to agree say little. With one round (older archives, imported logs) only the
 //! samples-only interval exists, and [`Basis::Samples`] says so: it assumes
 //! independent samples and is too narrow when the machine drifts.
 //!
@@ -99,6 +99,12 @@ pub fn t975(df: u32) -> f64 {
 /// are no values, or one round of fewer than 6 (no distribution-free
 /// interval reaches 95 % there).
 pub fn median_interval(rounds: &[Vec<f64>]) -> Option<MedianInterval> {
+    median_interval_floored(rounds, None)
+}
+
+/// [`median_interval`] with the run's floor on the spread between rounds
+/// ([`run_floor`]), relative to the median.
+pub fn median_interval_floored(rounds: &[Vec<f64>], floor: Option<f64>) -> Option<MedianInterval> {
     let mut round_medians = Vec::new();
     let mut pooled = Vec::new();
     for r in rounds {
@@ -110,14 +116,47 @@ pub fn median_interval(rounds: &[Vec<f64>]) -> Option<MedianInterval> {
         round_medians.push(median_unsorted(&mut xs));
     }
     pooled.sort_by(f64::total_cmp);
-    interval_from_parts(&round_medians, &pooled)
+    interval_from_parts(&round_medians, &pooled, floor)
+}
+
+/// The round medians of a point and their standard deviation relative to
+/// the pooled median, when it has at least 3 rounds (2 say too little
+/// about a spread to lend it to other points).
+pub fn relative_spread(rounds: &[Vec<f64>]) -> Option<f64> {
+    let mut medians = Vec::new();
+    let mut pooled = Vec::new();
+    for r in rounds.iter().filter(|r| !r.is_empty()) {
+        pooled.extend_from_slice(r);
+        medians.push(median_unsorted(&mut r.clone()));
+    }
+    let m = median_unsorted(&mut pooled);
+    (medians.len() >= 3 && m > 0.0).then(|| std_dev(&medians) / m)
+}
+
+/// The floor a run puts under each point's spread between rounds: the
+/// median, over its points with 3 rounds or more, of their relative
+/// spreads. The machine's drift touches every point of a run, so a point
+/// whose few rounds happened to agree closely still gets an interval as
+/// wide as the run's typical point: with 3 rounds, a standard deviation
+/// is itself uncertain by a factor of several, and stopping on a narrow
+/// interval would otherwise keep exactly the lucky ones.
+pub fn run_floor(spreads: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = spreads.into_iter().filter(|s| s.is_finite()).collect();
+    (!v.is_empty()).then(|| median_unsorted(&mut v))
 }
 
 /// [`median_interval`] of values already sorted, each with its round
 /// (`rounds[i]` is the round of `sorted[i]`): what the analysis has after
 /// one sort per point. Round medians follow without another sort, since
 /// each round's values arrive in order.
-pub fn median_interval_sorted(sorted: &[f64], rounds: &[u32]) -> Option<MedianInterval> {
+pub fn median_interval_sorted(sorted: &[f64], rounds: &[u32], floor: Option<f64>) -> Option<MedianInterval> {
+    let (medians, _) = round_medians_sorted(sorted, rounds);
+    interval_from_parts(&medians, sorted, floor)
+}
+
+/// The round medians of sorted values with their rounds, and their
+/// spread relative to the pooled median ([`relative_spread`]).
+pub fn round_medians_sorted(sorted: &[f64], rounds: &[u32]) -> (Vec<f64>, Option<f64>) {
     debug_assert_eq!(sorted.len(), rounds.len());
     let n_rounds = rounds.iter().copied().max().map_or(0, |r| r as usize + 1);
     let mut by_round: Vec<Vec<f64>> = vec![Vec::new(); n_rounds];
@@ -127,11 +166,13 @@ pub fn median_interval_sorted(sorted: &[f64], rounds: &[u32]) -> Option<MedianIn
         }
     }
     let round_medians: Vec<f64> = by_round.iter().filter(|r| !r.is_empty()).map(|r| quantile_sorted(r, 0.5)).collect();
-    interval_from_parts(&round_medians, sorted)
+    let m = quantile_sorted(sorted, 0.5);
+    let spread = (round_medians.len() >= 3 && m > 0.0).then(|| std_dev(&round_medians) / m);
+    (round_medians, spread)
 }
 
 /// The interval from the round medians and all samples, sorted.
-fn interval_from_parts(round_medians: &[f64], pooled: &[f64]) -> Option<MedianInterval> {
+fn interval_from_parts(round_medians: &[f64], pooled: &[f64], floor: Option<f64>) -> Option<MedianInterval> {
     if pooled.is_empty() {
         return None;
     }
@@ -142,17 +183,19 @@ fn interval_from_parts(round_medians: &[f64], pooled: &[f64]) -> Option<MedianIn
         let (low, high, _) = within?;
         return Some(MedianInterval { median, low, high, rounds: 1, basis: Basis::Samples });
     }
-    let half = t975(n_rounds - 1) * std_dev(round_medians) / (n_rounds as f64).sqrt();
+    let spread = std_dev(round_medians).max(floor.unwrap_or(0.0) * median.abs());
+    let half = t975(n_rounds - 1) * spread / (n_rounds as f64).sqrt();
     let (mut low, mut high) = (median - half, median + half);
     if let Some((l, h, _)) = within {
         low = low.min(l);
         high = high.max(h);
     }
-    let (lo_bound, hi_bound) = (pooled[0], pooled[pooled.len() - 1]);
+    // Not clipped to the samples' range: another run's median may well lie
+    // outside this run's samples. Times are never negative.
     Some(MedianInterval {
         median,
-        low: low.max(lo_bound),
-        high: high.min(hi_bound),
+        low: if pooled[0] >= 0.0 { low.max(0.0) } else { low },
+        high,
         rounds: n_rounds,
         basis: Basis::Rounds,
     })
@@ -214,8 +257,24 @@ mod tests {
         sorted.sort_by(f64::total_cmp);
         let (l, h, _) = median_ci(&sorted, LEVEL).unwrap();
         assert!(ci.low <= l && ci.high >= h);
-        // Clipped to the samples' range.
-        assert!(ci.low >= 1.0 && ci.high <= 1.2 + 30e-5, "{ci:?}");
+        // Wider than the samples' own interval, and not below zero.
+        assert!(ci.low >= 0.0 && ci.low < l && ci.high > h, "{ci:?}");
+    }
+
+    #[test]
+    fn the_runs_floor_widens_a_lucky_point() {
+        // Three rounds that agree to 1e-5: alone, a tiny interval.
+        let lucky: Vec<Vec<f64>> = (0..3).map(|r| vec![1.0 + r as f64 * 1e-5; 10]).collect();
+        let alone = median_interval(&lucky).unwrap();
+        assert!(alone.relative_half_width() < 1e-4, "{alone:?}");
+        // The run's other points spread 2 % between rounds.
+        let floor = run_floor([0.02, 0.02, 0.01, 0.03]).unwrap();
+        assert_eq!(floor, 0.02);
+        let floored = median_interval_floored(&lucky, Some(floor)).unwrap();
+        let t = t975(2) * 0.02 / 3f64.sqrt();
+        assert!(floored.relative_half_width() >= t * 0.9, "{floored:?}");
+        assert!(relative_spread(&lucky).unwrap() < 1e-4);
+        assert!(relative_spread(&lucky[..2]).is_none(), "two rounds lend no spread");
     }
 
     #[test]
@@ -272,12 +331,12 @@ mod tests {
             let mut sorted = pairs;
             sorted.sort_by(|x, y| x.1.total_cmp(&y.1));
             let (rounds, values): (Vec<u32>, Vec<f64>) = sorted.into_iter().unzip();
-            let b = median_interval_sorted(&values, &rounds);
+            let b = median_interval_sorted(&values, &rounds, None);
             prop_assert_eq!(a, b);
         }
 
         #[test]
-        fn the_interval_holds_the_median_and_stays_in_range(
+        fn the_interval_holds_the_median_and_stays_positive(
             rounds in proptest::collection::vec(proptest::collection::vec(1e-9f64..1e3, 1..40), 1..8)
         ) {
             if let Some(ci) = median_interval(&rounds) {
@@ -285,7 +344,7 @@ mod tests {
                 let lo = pooled.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = pooled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 prop_assert!(ci.low <= ci.median && ci.median <= ci.high, "{ci:?}");
-                prop_assert!(ci.low >= lo && ci.high <= hi, "{ci:?}");
+                prop_assert!(ci.low >= 0.0 && lo >= 0.0 && ci.median <= hi, "{ci:?}");
                 prop_assert_eq!(ci.rounds as usize, rounds.iter().filter(|r| !r.is_empty()).count());
             }
         }

@@ -60,8 +60,7 @@ pub fn build(
     pairs_note: Option<String>,
 ) -> Result<(Sections, Vec<Box<dyn Chart>>)> {
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
-    let mut cs = curves(stats);
-    distinct_labels(&mut cs);
+    let cs = curves(stats);
     let mut s = Sections {
         kind: kind.name().into(),
         subject: kind.subject().into(),
@@ -175,22 +174,6 @@ fn one_host(m: &Manifest) -> bool {
     hosts.sort_unstable();
     hosts.dedup();
     hosts.len() == 1
-}
-
-/// Curves of several files or devices can share a label (`rdma write_bw
-/// unidirectional` from two perftest logs): those get their device, then
-/// their run, appended, so that no two legend entries read the same.
-fn distinct_labels(cs: &mut [crate::analysis::Curve]) {
-    for pass in 0..2 {
-        let labels: Vec<String> = cs.iter().map(|c| c.label.clone()).collect();
-        for (i, c) in cs.iter_mut().enumerate() {
-            if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
-                let extra =
-                    if pass == 0 { crate::vocab::rows::short_device(&c.device).to_string() } else { c.run_id.clone() };
-                c.label = format!("{} ({extra})", c.label);
-            }
-        }
-    }
 }
 
 /// A curve as a chart line, its rates times `scale` (8 for Gb/s).
