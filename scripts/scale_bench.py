@@ -26,13 +26,13 @@ import time
 def run_measured(cmd):
     """Run cmd as a child and return (wall s, peak RSS MiB, stdout)."""
     r, w = os.pipe()
+    err = tempfile.TemporaryFile()
     t = time.perf_counter()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         os.dup2(w, 1)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
+        os.dup2(err.fileno(), 2)
         try:
             os.execvp(cmd[0], cmd)
         finally:
@@ -48,7 +48,13 @@ def run_measured(cmd):
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(cmd)} failed with {os.waitstatus_to_exitcode(status)}")
+        err.seek(0)
+        sys.exit(
+            f"{' '.join(cmd)} failed with exit code {os.waitstatus_to_exitcode(status)}:\n"
+            f"{err.read().decode(errors='replace')}\n"
+            "Build both binaries first: cargo build --release --bin benchbook --example report_scale; "
+            "the peer needs pandas, matplotlib and jinja2 under --peer-python."
+        )
     return wall, usage.ru_maxrss / 1024.0, b"".join(chunks).decode()
 
 
@@ -76,7 +82,7 @@ def main():
             archive, csv = os.path.join(tmp, "archive"), os.path.join(tmp, "rows.csv")
             gen = [a.example, str(n), archive] + ([] if a.no_peer else [csv])
             run_id = subprocess.run(gen, check=True, capture_output=True, text=True).stdout.strip()
-            bb = [a.benchbook, "-q", "--archive", archive, "report", run_id, "--reports-dir", os.path.join(tmp, "bb")]
+            bb = [a.benchbook, "-q", "--archive", archive, "report", run_id, "--out", os.path.join(tmp, "bb")]
             peer = [a.peer_python, os.path.join(here, "report_peer.py"), csv, os.path.join(tmp, "peer")]
             runs = {"benchbook": [], "peer": []}
             for _ in range(a.repeat):

@@ -227,13 +227,12 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
         let spread = interval::round_medians_sorted(&values, &rounds).1;
         parts.push((j, i, key, values, rounds, spread));
     }
-    let mut floors: HashMap<String, Option<f64>> = HashMap::new();
-    for (_, _, key, _, _, _) in &parts {
-        if !floors.contains_key(&key.0) {
-            let f = interval::run_floor(parts.iter().filter(|p| p.2 .0 == key.0).filter_map(|p| p.5));
-            floors.insert(key.0.clone(), f);
-        }
+    let mut spreads: HashMap<&str, Vec<f64>> = HashMap::new();
+    for p in &parts {
+        spreads.entry(p.2 .0.as_str()).or_default().extend(p.5);
     }
+    let floors: HashMap<String, Option<f64>> =
+        spreads.into_iter().map(|(run, s)| (run.to_string(), interval::run_floor(s))).collect();
     let mut out = Vec::with_capacity(parts.len());
     for (j, i, key, values, rounds, _) in parts {
         let Some(summary) = stats::summarize_sorted(&values) else { continue };

@@ -93,12 +93,15 @@ pub fn outcome_rows(meta: &RowMeta, step: Step, point: &Point, timer: &str, outc
 struct PointState {
     /// Per round, seconds per operation of each sample.
     rounds: Vec<Vec<f64>>,
+    /// The spread between its rounds ([`relative_spread`]), kept up to date
+    /// so that the run's floor costs one pass over points, not over samples.
+    spread: Option<f64>,
     samples: u32,
     batch: Option<u64>,
     /// Wall seconds spent on the point, allocation and validation included.
     spent: f64,
-    /// Its final status, once it has left the schedule.
-    done: Option<Status>,
+    /// Whether it has left the schedule.
+    done: bool,
     /// Whether any round ran.
     ran: bool,
     failed: bool,
@@ -163,7 +166,7 @@ impl Schedule {
         progress.planned(plan.len() as u64 * rounds as u64);
         let mut interrupted = false;
         'rounds: for round in 0..rounds {
-            let active: Vec<usize> = (0..plan.len()).filter(|&i| states[i].done.is_none()).collect();
+            let active: Vec<usize> = (0..plan.len()).filter(|&i| !states[i].done).collect();
             if active.is_empty() {
                 break;
             }
@@ -180,8 +183,7 @@ impl Schedule {
                 if let Some(b) = self.budget_seconds {
                     let still = (active.len() - pos) as f64;
                     let left = b - start.elapsed().as_secs_f64();
-                    let own = (left / still).min(left) / rounds_left;
-                    slice = slice.min(own);
+                    slice = slice.min(left / still / rounds_left);
                 }
                 let point = &plan[i];
                 let label = if rounds > 1 {
@@ -199,7 +201,7 @@ impl Schedule {
                 }
                 if driver.agree(slice <= 0.0 && st.ran) {
                     // Out of time: the point keeps the rounds it has.
-                    states[i].done = Some(Status::Measured);
+                    states[i].done = true;
                     progress.unplanned(rounds_left as u64);
                     continue;
                 }
@@ -230,6 +232,7 @@ impl Schedule {
                         st.samples += m.samples.len() as u32;
                         st.batch = Some(m.batch);
                         st.rounds.push(m.samples.iter().map(|s| s.seconds / s.iterations.max(1) as f64).collect());
+                        st.spread = relative_spread(&st.rounds);
                         check = st.rounds.len() as u32 >= min_rounds && rounds > 1;
                     }
                     Outcome::Skipped(_) => {
@@ -243,13 +246,13 @@ impl Schedule {
                 }
                 if check {
                     // The same floor the analysis puts under the spread.
-                    let floor = run_floor(states.iter().filter_map(|s| relative_spread(&s.rounds)));
+                    let floor = run_floor(states.iter().filter_map(|s| s.spread));
                     done = median_interval_floored(&states[i].rounds, floor)
                         .is_some_and(|ci| ci.relative_half_width() <= rule.target_ci);
                 }
                 progress.point_finished(&label, point_end(&outcome));
                 if driver.agree(done) && round + 1 < rounds {
-                    states[i].done = Some(Status::Measured);
+                    states[i].done = true;
                     progress.unplanned(rounds_left as u64 - 1);
                 }
             }

@@ -40,15 +40,6 @@ pub enum Basis {
     Samples,
 }
 
-impl Basis {
-    pub fn name(self) -> &'static str {
-        match self {
-            Basis::Rounds => "rounds",
-            Basis::Samples => "samples",
-        }
-    }
-}
-
 /// A point's median with its 95 % interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MedianInterval {
@@ -67,11 +58,6 @@ impl MedianInterval {
             return f64::INFINITY;
         }
         (self.high - self.low) / 2.0 / self.median.abs()
-    }
-
-    /// Whether the interval holds `x`.
-    pub fn holds(&self, x: f64) -> bool {
-        self.low <= x && x <= self.high
     }
 }
 
@@ -129,8 +115,13 @@ pub fn relative_spread(rounds: &[Vec<f64>]) -> Option<f64> {
         pooled.extend_from_slice(r);
         medians.push(median_unsorted(&mut r.clone()));
     }
-    let m = median_unsorted(&mut pooled);
-    (medians.len() >= 3 && m > 0.0).then(|| std_dev(&medians) / m)
+    spread_of(&medians, median_unsorted(&mut pooled))
+}
+
+/// The standard deviation of round medians relative to the pooled median,
+/// from 3 rounds on.
+fn spread_of(round_medians: &[f64], median: f64) -> Option<f64> {
+    (round_medians.len() >= 3 && median > 0.0).then(|| std_dev(round_medians) / median)
 }
 
 /// The floor a run puts under each point's spread between rounds: the
@@ -166,8 +157,7 @@ pub fn round_medians_sorted(sorted: &[f64], rounds: &[u32]) -> (Vec<f64>, Option
         }
     }
     let round_medians: Vec<f64> = by_round.iter().filter(|r| !r.is_empty()).map(|r| quantile_sorted(r, 0.5)).collect();
-    let m = quantile_sorted(sorted, 0.5);
-    let spread = (round_medians.len() >= 3 && m > 0.0).then(|| std_dev(&round_medians) / m);
+    let spread = spread_of(&round_medians, quantile_sorted(sorted, 0.5));
     (round_medians, spread)
 }
 
@@ -201,24 +191,28 @@ fn interval_from_parts(round_medians: &[f64], pooled: &[f64], floor: Option<f64>
     })
 }
 
-/// [`median_interval`] of (round, value) pairs in any order.
-pub fn median_interval_of_pairs(pairs: impl IntoIterator<Item = (u32, f64)>) -> Option<MedianInterval> {
-    let mut rounds: Vec<Vec<f64>> = Vec::new();
-    for (r, x) in pairs {
-        let r = r as usize;
-        if rounds.len() <= r {
-            rounds.resize_with(r + 1, Vec::new);
-        }
-        rounds[r].push(x);
-    }
-    median_interval(&rounds)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use rand_distr::{Distribution, Normal};
+
+    /// [`median_interval`] of (round, value) pairs in any order.
+    fn median_interval_of_pairs(pairs: impl IntoIterator<Item = (u32, f64)>) -> Option<MedianInterval> {
+        let mut rounds: Vec<Vec<f64>> = Vec::new();
+        for (r, x) in pairs {
+            let r = r as usize;
+            if rounds.len() <= r {
+                rounds.resize_with(r + 1, Vec::new);
+            }
+            rounds[r].push(x);
+        }
+        median_interval(&rounds)
+    }
+
+    fn holds(ci: &MedianInterval, x: f64) -> bool {
+        ci.low <= x && x <= ci.high
+    }
 
     #[test]
     fn t_quantiles_match_the_tables() {
@@ -310,9 +304,9 @@ mod tests {
             let (a, b) = (run(5), run(5));
             let ci = median_interval(&a).unwrap();
             let other = median_interval(&b).unwrap().median;
-            held += ci.holds(other) as u32;
+            held += holds(&ci, other) as u32;
             let naive = median_interval(&[a.concat()]).unwrap();
-            held_samples_only += naive.holds(other) as u32;
+            held_samples_only += holds(&naive, other) as u32;
         }
         let share = held as f64 / trials as f64;
         let naive_share = held_samples_only as f64 / trials as f64;
