@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use super::team::{chunk, with_team};
-use super::{memory_check, AlignedBuf, BenchConfig, Benchmark, Outcome, Sampler, SharedPtr};
+use super::{place_anew, AlignedBuf, BenchConfig, Benchmark, Outcome, Sampler, SharedPtr};
 
 /// The destination starts this many bytes past a page boundary; the source
 /// starts on one. Recorded in `docs/schema.md` and the report's methodology.
@@ -36,8 +36,8 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
     out
 }
 
-/// Host memcpy on the CPU backend. Keeps its buffers between points of the
-/// same size so a thread sweep does not reallocate gigabytes.
+/// Host memcpy on the CPU backend. Every step gets a fresh pair of buffers
+/// (see [`place_anew`]).
 #[derive(Default)]
 pub struct CpuMemcpy {
     buffers: Option<(AlignedBuf<u8>, AlignedBuf<u8>)>,
@@ -59,20 +59,11 @@ impl Benchmark for CpuMemcpy {
         let Ok(len) = usize::try_from(size) else {
             return Outcome::Skipped(format!("{size} bytes do not fit this machine's address space"));
         };
-        if self.buffers.as_ref().map(|(s, _)| s.len()) != Some(len) {
-            self.buffers = None; // free the old pair before allocating the new
-            if let Some(why) = memory_check(2 * size) {
-                return Outcome::Skipped(why);
-            }
-            let src = match AlignedBuf::new(len, 0, 0u8) {
-                Ok(v) => v,
-                Err(e) => return Outcome::Skipped(e),
-            };
-            let dst = match AlignedBuf::new(len, DST_OFFSET_BYTES, 0u8) {
-                Ok(v) => v,
-                Err(e) => return Outcome::Skipped(e),
-            };
-            self.buffers = Some((src, dst));
+        let placed = place_anew(&mut self.buffers, 2 * size, || {
+            Ok((AlignedBuf::new(len, 0, 0u8)?, AlignedBuf::new(len, DST_OFFSET_BYTES, 0u8)?))
+        });
+        if let Err(why) = placed {
+            return Outcome::Skipped(why);
         }
         let (src, dst) = self.buffers.as_mut().expect("allocated above");
         let (src, dst) = (src.as_mut_slice(), dst.as_mut_slice());

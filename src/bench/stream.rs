@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use super::team::{chunk, with_team};
-use super::{memory_check, AlignedBuf, BenchConfig, Benchmark, Outcome, Sampler, SharedPtr};
+use super::{place_anew, AlignedBuf, BenchConfig, Benchmark, Outcome, Sampler, SharedPtr};
 use crate::vocab::rows::Point;
 
 /// The scalar of Scale and Triad, as in BabelStream.
@@ -95,18 +95,11 @@ impl Benchmark for CpuStream {
             return Outcome::Failed("stream point without size or threads".into());
         };
         let len = (bytes / 8) as usize;
-        if self.arrays.as_ref().map(|a| a[0].len()) != Some(len) {
-            self.arrays = None;
-            if let Some(why) = memory_check(3 * bytes) {
-                return Outcome::Skipped(why);
-            }
-            // Arrays a, b, c start 0, 1 and 2 KiB past a page boundary, so no
-            // two of them alias modulo 4 KiB.
-            let alloc = |i: usize| AlignedBuf::new(len, i * 1024, 0.0f64);
-            match (alloc(0), alloc(1), alloc(2)) {
-                (Ok(a), Ok(b), Ok(c)) => self.arrays = Some([a, b, c]),
-                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Outcome::Skipped(e),
-            }
+        // Arrays a, b, c start 0, 1 and 2 KiB past a page boundary, so no
+        // two of them alias modulo 4 KiB; every step places them anew.
+        let alloc = |i: usize| AlignedBuf::new(len, i * 1024, 0.0f64);
+        if let Err(why) = place_anew(&mut self.arrays, 3 * bytes, || Ok([alloc(0)?, alloc(1)?, alloc(2)?])) {
+            return Outcome::Skipped(why);
         }
         let [a, b, c] = self.arrays.as_mut().expect("allocated above");
         let (a, b, c) = (a.as_mut_slice(), b.as_mut_slice(), c.as_mut_slice());
