@@ -94,6 +94,9 @@ pub struct PointStat {
     pub peer: Option<String>,
     pub bw_factor: Option<f64>,
     pub method: Option<String>,
+    /// The point's named parameters as canonical JSON (e.g. a one-sided
+    /// put's `channels`, `strategy`, `sync_every`).
+    pub axes: Option<String>,
     pub note: Option<String>,
     /// Why sampling stopped in the point's first round (native points).
     pub stop: Option<crate::vocab::kinds::StopReason>,
@@ -136,6 +139,7 @@ impl PointStat {
             ranks: self.ranks,
             peer: self.peer.clone(),
             method: self.method.clone(),
+            axes: self.axes.clone(),
             ..Default::default()
         }
     }
@@ -195,7 +199,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     let (s, u, f) = (|n| strings(df, n), |n| u64s(df, n), |n| f64s(df, n));
     let (run_id, bench, backend, device, op) = (s("run_id")?, s("bench")?, s("backend")?, s("device")?, s("op")?);
     let (variant, dtype, note, peer, source) = (s("variant")?, s("dtype")?, s("note")?, s("peer")?, s("source")?);
-    let (ranks, method, stop) = (u("ranks")?, s("method")?, s("stop")?);
+    let (ranks, method, stop, axes) = (u("ranks")?, s("method")?, s("stop")?, s("axes")?);
     let (point, size, m, n, k, threads) = (u("point")?, u("size_bytes")?, u("m")?, u("n")?, u("k")?, u("threads")?);
     let (bytes_copied, bytes_moved, flops, bw_factor) =
         (u("bytes_copied")?, u("bytes_moved")?, f("flops")?, f("bw_factor")?);
@@ -259,6 +263,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             peer: peer[i].clone(),
             bw_factor: bw_factor[i],
             method: method[i].clone(),
+            axes: axes[i].clone(),
             note: note[i].clone(),
             stop: stop[i].as_deref().and_then(|s| crate::vocab::kinds::StopReason::parse(s).ok()),
             source: source[i].clone(),

@@ -8,9 +8,19 @@
 //! rank's own times are archived (analysis takes the per-sample maximum, as
 //! nccl-tests and OSU report). Rank 0 gathers each point's rows from every
 //! rank (tagged with rank and host) and writes the one archive.
+//!
+//! One-sided transfers (put, get, put round trip) are in `rma`; collectives
+//! over fewer ranks than the job (all-to-all scaling) run on a
+//! sub-communicator of the first k ranks while the others wait.
+
+mod gpu;
+mod rma;
+
+use gpu::device_buffer_reason;
+pub use gpu::{cuda_aware, gpu_awareness, GpuAwareness};
 
 use mpi::collective::SystemOperation;
-use mpi::topology::SimpleCommunicator;
+use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
@@ -29,13 +39,6 @@ pub struct RankInfo {
     pub host: String,
     pub pid: u32,
     pub device: String,
-}
-
-/// Whether Open MPI says it was built CUDA-aware (`ompi_info`), if it can tell.
-pub fn cuda_aware() -> Option<bool> {
-    let out = std::process::Command::new("ompi_info").args(["--parsable", "--all"]).output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines().find(|l| l.contains("opal_built_with_cuda_support:value")).map(|l| l.trim().ends_with("true"))
 }
 
 /// Rank 0 receives every rank's bytes, in rank order; others send theirs.
@@ -88,10 +91,24 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler) -
     let size = point.size_bytes.unwrap_or(0) as usize;
     let mut local: Vec<f64> = Vec::new();
     let mut agree = |b: bool| any(world, b);
-    let result = match point.bench.as_str() {
-        "p2p" => {
-            let peer: usize =
-                point.peer.as_deref().and_then(|p| p.split("<->").nth(1)).and_then(|p| p.parse().ok()).unwrap_or(1);
+    let peer: usize =
+        point.peer.as_deref().and_then(|p| p.split("<->").nth(1)).and_then(|p| p.parse().ok()).unwrap_or(1);
+    // Every rank must agree to skip, or they would leave the point apart.
+    let os = p2p::OneSided::of(point);
+    let need = match point.op.as_str() {
+        "put" | "get" => 2 * os.bytes(size as u64),
+        _ => 2 * size as u64,
+    };
+    let short = crate::bench::memory_check(need);
+    if any(world, short.is_some()) {
+        return Outcome::Skipped(short.unwrap_or_else(|| "another rank has not enough memory for this point".into()));
+    }
+    let result = match (point.bench.as_str(), point.op.as_str()) {
+        ("p2p", "put" | "get") => rma::measure_put_get(world, point, peer as i32, sampler, &mut local, &mut agree),
+        ("p2p", "put_round_trip") => {
+            rma::measure_round_trip(world, point, peer as i32, sampler, &mut local, &mut agree)
+        }
+        ("p2p", _) => {
             let me_in = rank == 0 || rank == peer;
             let other = if rank == 0 { peer } else { 0 } as i32;
             let mut buf = vec![(rank as u8).wrapping_add(1); size.max(1)];
@@ -132,22 +149,42 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler) -
             r.map(|m| (m, bad))
         }
         _ => {
+            // The first k ranks run it (all of them unless the point says
+            // fewer); the rest only join the barriers and agreements.
+            let k = (point.ranks.unwrap_or(n as u32) as usize).clamp(1, n);
+            let sub = if k == n {
+                None
+            } else {
+                let color = if rank < k { Color::with_value(0) } else { Color::undefined() };
+                Some(world.split_by_color(color))
+            };
+            let comm: Option<&SimpleCommunicator> = match &sub {
+                None => Some(world),
+                Some(s) => s.as_ref(),
+            };
             let opn = point.op.as_str();
-            let (sc, rc) = collective::counts(opn, size as u64, n as u64);
+            let (sc, rc) = collective::counts(opn, size as u64, k as u64);
             let mut send = vec![0f32; sc.max(1)];
             let mut recv = vec![0f32; rc.max(1)];
-            collective::fill_send(opn, rank, n, &mut send);
-            let mut op = |_i: u64| run_collective(world, opn, &send, &mut recv);
-            let r = sampler.measure_agreed(&mut |k| Ok(timed_max(world, &mut local, k, &mut op)), &mut agree);
+            collective::fill_send(opn, rank, k, &mut send);
+            let mut op = |_i: u64| {
+                if let Some(c) = comm {
+                    run_collective(c, opn, &send, &mut recv)
+                }
+            };
+            let r = sampler.measure_agreed(&mut |i| Ok(timed_max(world, &mut local, i, &mut op)), &mut agree);
             // Validate on fresh buffers: one call with known inputs.
             let mut send = vec![0f32; sc.max(1)];
             let mut recv = vec![-1f32; rc.max(1)];
-            collective::fill_send(opn, rank, n, &mut send);
+            collective::fill_send(opn, rank, k, &mut send);
             if opn == "broadcast" {
                 recv.copy_from_slice(&send);
             }
-            run_collective(world, opn, &send, &mut recv);
-            r.map(|m| (m, collective::check_recv(opn, rank, n, &recv)))
+            let bad = comm.and_then(|c| {
+                run_collective(c, opn, &send, &mut recv);
+                collective::check_recv(opn, rank, k, &recv)
+            });
+            r.map(|m| (m, bad))
         }
     };
     match result {
@@ -193,7 +230,7 @@ pub struct MpiSource {
     _universe: mpi::environment::Universe,
     world: SimpleCommunicator,
     me: RankInfo,
-    cuda: Option<bool>,
+    gpu: Option<GpuAwareness>,
 }
 
 impl MpiSource {
@@ -218,7 +255,7 @@ impl MpiSource {
             pid: std::process::id(),
             device: crate::host::cpu_model(),
         };
-        Ok(MpiSource { cfg, _universe: universe, world, me, cuda: None })
+        Ok(MpiSource { cfg, _universe: universe, world, me, gpu: None })
     }
 
     fn plan(&self) -> Vec<Point> {
@@ -242,14 +279,16 @@ impl RowSource for MpiSource {
             .unwrap_or_default();
         // Asked once (it runs ompi_info), on rank 0, which writes the rows
         // that need it.
-        self.cuda = if self.me.rank == 0 { cuda_aware() } else { None };
+        self.gpu = (self.me.rank == 0).then(gpu_awareness);
         let config = serde_json::json!({
             "preset": cfg.preset, "benches": cfg.benches, "p2p_sizes": cfg.p2p_sizes,
-            "latency_sizes": cfg.latency_sizes, "collective_sizes": cfg.collective_sizes, "stop": cfg.stop,
+            "latency_sizes": cfg.latency_sizes, "collective_sizes": cfg.collective_sizes,
+            "p2p_channels": cfg.p2p_channels, "p2p_sync_every": cfg.p2p_sync_every, "stop": cfg.stop,
             "mpi": {
                 "library": mpi::environment::library_version().unwrap_or_default().trim(),
                 "ranks": ranks,
-                "cuda_aware": self.cuda,
+                "cuda_aware": self.gpu.and_then(|g| g.cuda),
+                "rocm_aware": self.gpu.and_then(|g| g.rocm),
             },
         });
         let backends = vec![BackendInfo {
@@ -294,14 +333,7 @@ impl RowSource for MpiSource {
         // Device buffers: recorded as skipped, with the reason, when not possible
         // (only rank 0's rows of this point are written, so only it needs `cuda`).
         if !outcome.interrupted {
-            let device_reason = format!(
-                "device buffers: not measured; the MPI benchmarks pass host buffers only so far (GPU buffers would also need a CUDA-aware MPI, and the MPI library {})",
-                match self.cuda {
-                    Some(true) => "reports CUDA support",
-                    Some(false) => "reports no CUDA support (ompi_info: opal_built_with_cuda_support = false)",
-                    None => "could not be asked (no ompi_info)",
-                }
-            );
+            let device_reason = device_buffer_reason(self.gpu);
             let p = Point {
                 bench: self.cfg.benches[0].clone(),
                 op: "*".into(),

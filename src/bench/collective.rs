@@ -55,6 +55,34 @@ pub fn points(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {
             });
         }
     }
+    out.extend(all_to_all_scaling(cfg, ranks));
+    out
+}
+
+/// all_to_all over the first k ranks of the job, for k = 2, 4, 8, ...
+/// below `ranks` (the whole job is measured above): the write-up's
+/// all-to-all against node count, within one job. Each point's `ranks` is
+/// its k; its variant names k of the job's ranks.
+pub fn all_to_all_scaling(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {
+    let mut out = Vec::new();
+    let op = "all_to_all";
+    for k in (1..).map(|e| 1u32 << e).take_while(|&k| k < ranks) {
+        for &size in &cfg.collective_sizes {
+            let size = usable_size(size, k as u64).max(ELEM_BYTES * k as u64);
+            out.push(Point {
+                bench: "collective".into(),
+                op: op.into(),
+                method: Some("mpi_alltoall".into()),
+                variant: Some(format!("host buffers, {k} of {ranks} ranks")),
+                dtype: Some("f32".into()),
+                size_bytes: Some(size),
+                ranks: Some(k),
+                bytes_copied: Some(size),
+                bw_factor: bus_factor(op, k),
+                ..Point::default()
+            });
+        }
+    }
     out
 }
 
@@ -149,5 +177,19 @@ mod tests {
         assert_eq!(p[0].bw_factor, Some(1.5));
         assert_eq!(p.iter().find(|p| p.op == "broadcast").unwrap().bw_factor, Some(1.0));
         assert_eq!(counts("all_gather", 992, 4), (62, 248));
+    }
+
+    #[test]
+    fn all_to_all_scales_over_the_first_ranks() {
+        let mut cfg = BenchConfig::preset(super::super::Preset::Quick);
+        cfg.collective_sizes = vec![4096];
+        let sub = all_to_all_scaling(&cfg, 8);
+        let ks: Vec<u32> = sub.iter().filter_map(|p| p.ranks).collect();
+        assert_eq!(ks, vec![2, 4], "2 and 4 of 8; the whole job is measured with the others");
+        assert_eq!(sub[0].bw_factor, Some(0.5));
+        assert_eq!(sub[1].variant.as_deref(), Some("host buffers, 4 of 8 ranks"));
+        assert!(all_to_all_scaling(&cfg, 2).is_empty());
+        let all = points(&cfg, 4);
+        assert_eq!(all.iter().filter(|p| p.op == "all_to_all").count(), 2, "4 ranks, and 2 of them");
     }
 }

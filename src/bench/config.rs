@@ -49,6 +49,15 @@ pub struct BenchConfig {
     /// Collective sizes (nccl-tests' size: the bytes algbw divides by).
     #[serde(default)]
     pub collective_sizes: Vec<u64>,
+    /// p2p one-sided `put`: concurrent channels to sweep (1 = one operation
+    /// at a time; more are measured with both strategies, `split` and
+    /// `round_robin`).
+    #[serde(default = "one_channel")]
+    pub p2p_channels: Vec<u32>,
+    /// p2p one-sided `put`/`get`: operations issued between two flushes
+    /// (1 = a flush after every operation, the write-up's blocking form).
+    #[serde(default = "default_sync_every")]
+    pub p2p_sync_every: Vec<u32>,
     /// GPU device copies: `copy_engine` and/or `sm_kernel`.
     #[serde(default = "default_copy_methods")]
     pub gpu_copy_methods: Vec<String>,
@@ -84,6 +93,14 @@ where
         }
     }
     Ok(())
+}
+
+fn one_channel() -> Vec<u32> {
+    vec![1]
+}
+
+fn default_sync_every() -> Vec<u32> {
+    vec![1, 64]
 }
 
 fn default_cache_modes() -> Vec<String> {
@@ -145,6 +162,8 @@ impl BenchConfig {
                 p2p_sizes: pow2(12, 24),
                 latency_sizes: pow2(3, 20),
                 collective_sizes: pow2(12, 24),
+                p2p_channels: one_channel(),
+                p2p_sync_every: default_sync_every(),
                 gpu_copy_methods: default_copy_methods(),
                 gpu_cache_modes: default_cache_modes(),
                 gpu_gemm_shapes: vec![[1024, 1024, 1024], [4096, 4096, 4096], [8192, 8192, 8192]],
@@ -179,6 +198,8 @@ impl BenchConfig {
                 p2p_sizes: pow2(12, 30),
                 latency_sizes: pow2(3, 20),
                 collective_sizes: pow2(12, 30),
+                p2p_channels: vec![1, 2, 4],
+                p2p_sync_every: default_sync_every(),
                 gpu_copy_methods: default_copy_methods(),
                 gpu_cache_modes: vec!["warm".into(), "cold".into()],
                 // The squares 1024..16384, then the seed's Llama-70B shapes.

@@ -105,10 +105,6 @@ impl<T: Copy> AlignedBuf<T> {
         Ok(AlignedBuf { storage, start, len })
     }
 
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         &mut self.storage[self.start..self.start + self.len]
     }

@@ -28,6 +28,8 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
     set(&mut cfg.latency_sizes, &a.latency_sizes, |s| parse_sizes("--latency-sizes", s))?;
     set(&mut cfg.stream_sizes, &a.stream_sizes, |s| parse_sizes("--stream-sizes", s))?;
     set(&mut cfg.threads, &a.threads, |s| parse_counts("--threads", s))?;
+    set(&mut cfg.p2p_channels, &a.channels, |s| parse_counts("--channels", s))?;
+    set(&mut cfg.p2p_sync_every, &a.sync_every, |s| parse_counts("--sync-every", s))?;
     set(&mut cfg.gemm_shapes, &a.shapes, parse_shapes)?;
     // CPU GEMM types are checked by `validate` ("not a CPU GEMM type").
     set(&mut cfg.gemm_dtypes, &a.dtypes, |s| Ok(list(s)))?;

@@ -237,6 +237,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZES")]
     pub latency_sizes: Option<String>,
 
+    /// One-sided put channels, e.g. `1,2,4`: N > 1 runs each size both ways, `split` (one
+    /// message cut into N concurrent puts) and `round_robin` (N whole buffers, one per channel).
+    #[arg(long, value_name = "COUNTS")]
+    pub channels: Option<String>,
+
+    /// One-sided put/get: operations between two flushes, e.g. `1,64` (1 = flush after every
+    /// operation, like a quiet per write; 64 = one flush per batch of 64).
+    #[arg(long, value_name = "COUNTS")]
+    pub sync_every: Option<String>,
+
     /// STREAM bytes per array (three arrays are allocated), e.g. `64M..1G`.
     #[arg(long, value_name = "SIZES")]
     pub stream_sizes: Option<String>,

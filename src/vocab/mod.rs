@@ -23,6 +23,7 @@ pub mod interrupt;
 pub mod interval;
 pub mod kinds;
 pub mod metrics;
+pub mod one_sided;
 pub mod progress;
 pub mod rows;
 pub mod source;

@@ -36,6 +36,10 @@ fn check_factors(run: &RunDir, n: f64) {
     let coll: Vec<&PointStat> = stats.iter().filter(|p| p.bench == "collective").collect();
     assert!(!coll.is_empty());
     for p in coll {
+        // all_to_all also runs on the first 2, 4, ... ranks of the job.
+        let k = p.ranks.expect("collective rows name their ranks") as f64;
+        assert!(k == n || (p.op == "all_to_all" && k < n), "{} on {k} of {n} ranks", p.op);
+        let n = k;
         let want = match p.op.as_str() {
             "all_reduce" => 2.0 * (n - 1.0) / n,
             "all_gather" | "reduce_scatter" | "all_to_all" => (n - 1.0) / n,
@@ -43,14 +47,28 @@ fn check_factors(run: &RunDir, n: f64) {
         };
         let ratio = p.busbw_gbps.unwrap() / p.gbps_copied.unwrap();
         assert!((ratio - want).abs() < 1e-9, "{} busbw/algbw {ratio}, want {want}", p.op);
-        assert_eq!(p.ranks, Some(n as u32));
     }
 }
 
 #[test]
 fn two_ranks_p2p_and_collectives() {
     let tmp = tempfile::tempdir().unwrap();
-    let run = run_ok(2, &["p2p", "collective", "--sizes", "4K,64K", "--latency-sizes", "8,1K"], tmp.path());
+    let run = run_ok(
+        2,
+        &[
+            "p2p",
+            "collective",
+            "--sizes",
+            "4K,64K",
+            "--latency-sizes",
+            "8,1K",
+            "--channels",
+            "1,2",
+            "--sync-every",
+            "1,4",
+        ],
+        tmp.path(),
+    );
     let rows = run.rows().unwrap();
     let ranks: BTreeSet<u32> = rows.iter().map(|r| r.rank).collect();
     assert_eq!(ranks, BTreeSet::from([0, 1]), "rows from every rank");
@@ -69,30 +87,94 @@ fn two_ranks_p2p_and_collectives() {
         "reduce_scatter",
         "all_to_all",
         "broadcast",
+        "put",
+        "get",
+        "put_round_trip",
     ] {
         assert!(ops.contains(op), "{op} missing");
     }
+    check_one_sided(&rows, &[1, 2], &[1, 4]);
     let m = run.manifest().unwrap();
     assert_eq!(m.config["mpi"]["ranks"].as_array().unwrap().len(), 2);
     assert!(m.config["mpi"]["library"].as_str().unwrap().contains("Open MPI"));
-    assert_eq!(m.counts.points, 3 * 2 + 5 * 2 + 1, "points count once, not once per rank");
+    // two-sided 3 × 2; put/get 2 × 2 rhythms × 2 sizes; 2 channels × 2
+    // strategies × 2 sizes; the put round trip × 2; collectives 5 × 2; the
+    // device-buffer skip.
+    assert_eq!(m.counts.points, 3 * 2 + 8 + 4 + 2 + 5 * 2 + 1, "points count once, not once per rank");
+    assert_eq!(m.config["p2p_channels"], serde_json::json!([1, 2]));
+    assert!(m.config["mpi"].get("rocm_aware").is_some(), "GPU awareness is recorded, known or not");
     let device =
         rows.iter().find(|r| r.params.variant.as_deref() == Some("device buffers")).expect("device buffers recorded");
     assert_eq!(device.status, Status::Skipped);
-    assert!(device.note.as_deref().unwrap().contains("CUDA"), "{:?}", device.note);
+    let why = device.note.as_deref().unwrap();
+    assert!(why.contains("CUDA") && why.contains("ROCm") && why.contains("MPIX_Query_cuda_support"), "{why}");
     check_factors(&run, 2.0);
     // The bidirectional rows count both directions.
     let bi = rows.iter().find(|r| r.params.op == "bidirectional").unwrap();
     assert_eq!(bi.params.bytes_copied, bi.params.size_bytes.map(|s| 2 * s));
 }
 
+/// Every one-sided point measured and validated, with its parameters in
+/// `axes` and its bytes counted by strategy.
+fn check_one_sided(rows: &[benchbook::vocab::rows::Row], channels: &[u32], sync: &[u32]) {
+    let one_sided: Vec<_> =
+        rows.iter().filter(|r| r.rank == 0 && ["put", "get"].contains(&r.params.op.as_str())).collect();
+    assert!(!one_sided.is_empty());
+    let mut seen = BTreeSet::new();
+    for r in &one_sided {
+        assert_eq!(r.status, Status::Measured, "{:?}: {:?}", r.params, r.note);
+        let axes: serde_json::Value = serde_json::from_str(r.params.axes.as_deref().unwrap()).unwrap();
+        let (c, strategy, k) = (
+            axes["channels"].as_u64().unwrap(),
+            axes["strategy"].as_str().unwrap(),
+            axes["sync_every"].as_u64().unwrap(),
+        );
+        let size = r.params.size_bytes.unwrap();
+        let want = if strategy == "round_robin" { c * size } else { size };
+        assert_eq!(r.params.bytes_copied, Some(want), "{axes}");
+        assert_eq!(r.params.method.as_deref(), Some(format!("mpi_{}", r.params.op).as_str()));
+        seen.insert((r.params.op.clone(), c, strategy.to_string(), k));
+    }
+    let max_sync = *sync.iter().max().unwrap() as u64;
+    for &k in sync {
+        for op in ["put", "get"] {
+            assert!(seen.contains(&(op.to_string(), 1, "split".to_string(), k as u64)), "{op} every {k}");
+        }
+    }
+    for &c in channels.iter().filter(|&&c| c > 1) {
+        for strategy in ["split", "round_robin"] {
+            assert!(seen.contains(&("put".to_string(), c as u64, strategy.to_string(), max_sync)), "{c} {strategy}");
+        }
+    }
+    let trips = rows.iter().filter(|r| r.params.op == "put_round_trip").collect::<Vec<_>>();
+    assert!(!trips.is_empty() && trips.iter().all(|r| r.status == Status::Measured), "put round trips validated");
+}
+
 #[test]
 fn four_ranks_oversubscribed_collectives() {
     let tmp = tempfile::tempdir().unwrap();
-    let run = run_ok(4, &["collective", "--sizes", "4K,64K"], tmp.path());
-    let ranks: BTreeSet<u32> = run.rows().unwrap().iter().map(|r| r.rank).collect();
+    let run = run_ok(
+        4,
+        &["collective", "p2p", "--sizes", "4K,64K", "--latency-sizes", "8", "--channels", "1,4", "--sync-every", "1,8"],
+        tmp.path(),
+    );
+    let rows = run.rows().unwrap();
+    let ranks: BTreeSet<u32> = rows.iter().map(|r| r.rank).collect();
     assert_eq!(ranks, BTreeSet::from([0, 1, 2, 3]));
+    assert!(rows.iter().all(|r| r.status != Status::Failed), "every point validated");
     check_factors(&run, 4.0);
+    // all_to_all over 2 and 4 ranks, at both sizes, validated.
+    let a2a: BTreeSet<(u32, u64)> = rows
+        .iter()
+        .filter(|r| r.params.op == "all_to_all" && r.status == Status::Measured)
+        .map(|r| (r.params.ranks.unwrap(), r.params.size_bytes.unwrap()))
+        .collect();
+    assert_eq!(a2a, BTreeSet::from([(2, 4096), (2, 65536), (4, 4096), (4, 65536)]));
+    // One-sided transfers from rank 0 to each of its three peers.
+    check_one_sided(&rows, &[1, 4], &[1, 8]);
+    let peers: BTreeSet<&str> =
+        rows.iter().filter(|r| r.params.op == "put").filter_map(|r| r.params.peer.as_deref()).collect();
+    assert_eq!(peers, BTreeSet::from(["0<->1", "0<->2", "0<->3"]));
     // A sample's time is the slowest rank's.
     let df = run.dataframe().unwrap();
     let rows = benchbook::archive::schema::from_dataframe(&df).unwrap();

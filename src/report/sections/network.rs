@@ -36,6 +36,19 @@ pub struct CollectiveRow {
     pub source: String,
 }
 
+/// A one-sided curve with its channels, strategy and flush rhythm: the
+/// aggregate and per-channel peak.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChannelRow {
+    pub curve: String,
+    pub channels: u32,
+    pub strategy: String,
+    pub sync_every: u32,
+    pub peak_gbits: String,
+    pub per_channel_gbits: String,
+    pub at: String,
+}
+
 /// A one-way latency at one size.
 #[derive(Debug, Clone, Serialize)]
 pub struct NetLatencyRow {
@@ -53,6 +66,8 @@ pub struct NetworkSection {
     pub transfers: Vec<TransferRow>,
     pub collectives: Vec<CollectiveRow>,
     pub latency: Vec<NetLatencyRow>,
+    /// One-sided curves by channels, strategy and flush rhythm.
+    pub channels: Vec<ChannelRow>,
 }
 
 /// Whether a point is a network transfer or latency this section shows.
@@ -73,6 +88,9 @@ pub fn semantics(c: &Curve) -> &'static str {
         "rdma" if op.starts_with("read") => "one-sided (RDMA read)",
         "rdma" if op.starts_with("send") => "two-sided (verbs send/recv)",
         "rdma" if op.starts_with("atomic") => "one-sided (RDMA atomic)",
+        "p2p" if op == "put" => "one-sided (MPI put)",
+        "p2p" if op == "get" => "one-sided (MPI get)",
+        "p2p" if op == "put_round_trip" => "one-sided round trip (MPI put + fence)",
         "p2p" => "two-sided (MPI send/recv)",
         _ => "other",
     }
@@ -147,13 +165,73 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
     if transfers.is_empty() && collectives.is_empty() && latency.is_empty() {
         return None;
     }
+    let (channels, mut sync_notes) = one_sided(&transfers_c);
+    let mut observations = observations(&transfers_c, &transfers);
+    observations.append(&mut sync_notes);
     Some(NetworkSection {
         chart: (!transfers_c.is_empty()).then(|| chart.to_string()),
-        observations: observations(&transfers_c, &transfers),
+        observations,
         transfers,
         collectives,
         latency,
+        channels,
     })
+}
+
+/// The one-sided parameters of a curve, when its points carry them.
+fn one_sided_params(c: &Curve) -> Option<crate::vocab::one_sided::OneSided> {
+    let p = c.points.first()?;
+    p.axes.as_ref()?;
+    Some(crate::vocab::one_sided::OneSided::of(&p.params()))
+}
+
+/// The channel table, and what flushing after every operation costs: for
+/// each one-channel put or get measured at several rhythms, the bandwidth
+/// at its largest common size with a flush after every operation against
+/// the least frequent flush.
+fn one_sided(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut by_op: BTreeMap<(String, String), Vec<(u32, &Curve)>> = BTreeMap::new();
+    for c in curves {
+        let Some(os) = one_sided_params(c) else { continue };
+        let best =
+            c.points.iter().filter_map(|p| Some((p.gbps_copied?, p.size_bytes?))).max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((gbps, size)) = best {
+            rows.push(ChannelRow {
+                curve: c.label.clone(),
+                channels: os.channels,
+                strategy: os.strategy().replace('_', " "),
+                sync_every: os.sync_every,
+                peak_gbits: format_sig3(gbps * 8.0),
+                per_channel_gbits: format_sig3(gbps * 8.0 / os.channels as f64),
+                at: format_bytes(size),
+            });
+        }
+        if os.channels == 1 {
+            by_op.entry((c.run_id.clone(), c.op.clone())).or_default().push((os.sync_every, c));
+        }
+    }
+    let mut notes = Vec::new();
+    for ((_, op), mut v) in by_op.into_iter().filter(|(_, v)| v.len() > 1) {
+        v.sort_by_key(|(k, _)| *k);
+        let ((k0, every), (k1, batched)) = (v[0], v[v.len() - 1]);
+        let at =
+            |c: &Curve, size: u64| c.points.iter().find(|p| p.size_bytes == Some(size)).and_then(|p| p.gbps_copied);
+        let common = every.points.iter().filter_map(|p| p.size_bytes).filter(|&s| at(batched, s).is_some()).max();
+        let Some(size) = common else { continue };
+        let (Some(a), Some(b)) = (at(every, size), at(batched, size)) else { continue };
+        if b > 0.0 {
+            notes.push(format!(
+                "MPI {op} at {}: a flush every {k0} operation{} reaches {} Gb/s, one flush per {k1} {} Gb/s ({:+.0} %).",
+                format_bytes(size),
+                if k0 == 1 { "" } else { "s" },
+                format_sig3(a * 8.0),
+                format_sig3(b * 8.0),
+                (a / b - 1.0) * 100.0
+            ));
+        }
+    }
+    (rows, notes)
 }
 
 /// One-sided against two-sided: the best settled plateau of each, and
