@@ -70,14 +70,22 @@ fn max_f64(world: &SimpleCommunicator, local: f64) -> f64 {
     out
 }
 
-/// Time `n` operations on this rank after a barrier; the sampler gets the
+/// Time `n` operations on this rank after a barrier, then `finish` (e.g. a
+/// one-sided flush, so the time covers completion); the sampler gets the
 /// slowest rank's time, and this rank's own time is kept for its rows.
-fn timed_max(world: &SimpleCommunicator, local_times: &mut Vec<f64>, n: u64, op: &mut dyn FnMut(u64)) -> f64 {
+fn timed_max(
+    world: &SimpleCommunicator,
+    local_times: &mut Vec<f64>,
+    n: u64,
+    op: &mut dyn FnMut(u64),
+    finish: &mut dyn FnMut(),
+) -> f64 {
     world.barrier();
     let t0 = mpi::time();
     for i in 0..n {
         op(i);
     }
+    finish();
     let t = mpi::time() - t0;
     local_times.push(t);
     max_f64(world, t)
@@ -134,7 +142,8 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler) -
                     }
                 }
             };
-            let r = sampler.measure_agreed(&mut |k| Ok(timed_max(world, &mut local, k, &mut op)), &mut agree);
+            let r =
+                sampler.measure_agreed(&mut |k| Ok(timed_max(world, &mut local, k, &mut op, &mut || {})), &mut agree);
             // Validate: one more exchange, checked on both ends.
             let mut bad = None;
             if me_in {
@@ -158,10 +167,7 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler) -
                 let color = if rank < k { Color::with_value(0) } else { Color::undefined() };
                 Some(world.split_by_color(color))
             };
-            let comm: Option<&SimpleCommunicator> = match &sub {
-                None => Some(world),
-                Some(s) => s.as_ref(),
-            };
+            let comm: Option<&SimpleCommunicator> = sub.as_ref().map_or(Some(world), |s| s.as_ref());
             let opn = point.op.as_str();
             let (sc, rc) = collective::counts(opn, size as u64, k as u64);
             let mut send = vec![0f32; sc.max(1)];
@@ -172,7 +178,8 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler) -
                     run_collective(c, opn, &send, &mut recv)
                 }
             };
-            let r = sampler.measure_agreed(&mut |i| Ok(timed_max(world, &mut local, i, &mut op)), &mut agree);
+            let r =
+                sampler.measure_agreed(&mut |i| Ok(timed_max(world, &mut local, i, &mut op, &mut || {})), &mut agree);
             // Validate on fresh buffers: one call with known inputs.
             let mut send = vec![0f32; sc.max(1)];
             let mut recv = vec![-1f32; rc.max(1)];

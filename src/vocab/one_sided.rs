@@ -3,6 +3,9 @@
 //! `axes` as canonical JSON; the MPI backend reads them to measure, the
 //! network report to tabulate.
 
+use serde_json::Value;
+
+use crate::vocab::metrics::{self, Params};
 use crate::vocab::rows::Point;
 
 /// One-sided parameters of a point, read back from its `axes`.
@@ -15,9 +18,17 @@ pub struct OneSided {
 }
 
 impl OneSided {
-    /// The canonical JSON of the row's `axes` (keys sorted).
+    /// The canonical JSON of the row's `axes` ([`metrics::params_text`]).
     pub fn axes(&self) -> String {
-        format!(r#"{{"channels":{},"strategy":"{}","sync_every":{}}}"#, self.channels, self.strategy(), self.sync_every)
+        let p: Params = [
+            ("channels", Value::from(self.channels)),
+            ("strategy", Value::from(self.strategy())),
+            ("sync_every", Value::from(self.sync_every)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        metrics::params_text(&p).expect("three parameters")
     }
 
     pub fn strategy(&self) -> &'static str {
@@ -30,7 +41,7 @@ impl OneSided {
 
     /// Read the parameters from a point's `axes`; defaults for anything missing.
     pub fn of(point: &Point) -> OneSided {
-        let v: serde_json::Value = point.axes.as_deref().and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
+        let v = metrics::parse_params(point.axes.as_deref());
         let num = |k: &str| v.get(k).and_then(|x| x.as_u64()).map(|x| x.clamp(1, u32::MAX as u64) as u32);
         OneSided {
             channels: num("channels").unwrap_or(1),

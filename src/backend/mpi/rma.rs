@@ -25,8 +25,7 @@ struct Window {
 }
 
 impl Window {
-    fn new(comm: &SimpleCommunicator, mem: Vec<u8>) -> Window {
-        let mut mem = mem;
+    fn new(comm: &SimpleCommunicator, mut mem: Vec<u8>) -> Window {
         if mem.is_empty() {
             mem.push(0);
         }
@@ -129,22 +128,20 @@ pub(super) fn measure_put_get(
     }
     let measured = {
         let w = win.win;
-        let mut timed = |n: u64| -> Result<f64, String> {
-            world.barrier();
-            let t0 = mpi::time();
+        let mut op = |i: u64| {
             if driver {
-                for i in 0..n {
-                    issue(&mut origin, w);
-                    if (i + 1) % sync == 0 {
-                        unsafe { ffi::MPI_Win_flush(peer, w) };
-                    }
+                issue(&mut origin, w);
+                if (i + 1) % sync == 0 {
+                    unsafe { ffi::MPI_Win_flush(peer, w) };
                 }
+            }
+        };
+        let mut finish = || {
+            if driver {
                 unsafe { ffi::MPI_Win_flush(peer, w) };
             }
-            let t = mpi::time() - t0;
-            local.push(t);
-            Ok(super::max_f64(world, t))
         };
+        let mut timed = |n: u64| Ok(super::timed_max(world, local, n, &mut op, &mut finish));
         sampler.measure_agreed(&mut timed, agree)
     };
     // Validate with a fresh transfer: a put must land in zeroed memory, a
@@ -203,20 +200,14 @@ pub(super) fn measure_round_trip(
     };
     unsafe { ffi::MPI_Win_fence(0, w) };
     let measured = {
-        let mut timed = |n: u64| -> Result<f64, String> {
-            world.barrier();
-            let t0 = mpi::time();
-            for i in 0..n {
-                let zero_sends = i % 2 == 0;
-                if me_in && (rank == 0) == zero_sends {
-                    send(&mut origin);
-                }
-                unsafe { ffi::MPI_Win_fence(0, w) };
+        let mut op = |i: u64| {
+            let zero_sends = i % 2 == 0;
+            if me_in && (rank == 0) == zero_sends {
+                send(&mut origin);
             }
-            let t = mpi::time() - t0;
-            local.push(t);
-            Ok(super::max_f64(world, t))
+            unsafe { ffi::MPI_Win_fence(0, w) };
         };
+        let mut timed = |n: u64| Ok(super::timed_max(world, local, n, &mut op, &mut || {}));
         sampler.measure_agreed(&mut timed, agree)
     };
     // Validate: one message each way into zeroed windows.
