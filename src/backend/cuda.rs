@@ -27,20 +27,9 @@ use std::rc::Rc;
 use cudarc::driver::sys as cu;
 
 use crate::bench::gpu::timing::{self, EventDevice};
-use crate::bench::gpu::{DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi};
-
-/// The copy kernel for `sm_kernel` copies: 16-byte vectors over a grid-
-/// stride loop, then any tail bytes.
-const COPY_KERNEL: &str = r#"
-extern "C" __global__ void benchbook_copy(const uint4* __restrict__ src, uint4* __restrict__ dst,
-        unsigned long long n16, const unsigned char* __restrict__ s8, unsigned char* __restrict__ d8,
-        unsigned long long from8, unsigned long long to8) {
-    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long j = i; j < n16; j += stride) dst[j] = src[j];
-    for (unsigned long long j = from8 + i; j < to8; j += stride) d8[j] = s8[j];
-}
-"#;
+use crate::bench::gpu::{
+    CopyArgs, DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi, COPY_KERNEL, COPY_KERNEL_NAME,
+};
 
 fn ck(what: &str, r: cu::CUresult) -> Result<(), String> {
     r.result().map_err(|e| format!("{what} failed: {:?}", e.0))
@@ -275,7 +264,7 @@ impl CudaApi {
                         cu::cuModuleLoadData(&mut module, src.as_ptr() as *const c_void),
                     )?;
                     let mut f = std::ptr::null_mut();
-                    ck("cuModuleGetFunction", cu::cuModuleGetFunction(&mut f, module, c"benchbook_copy".as_ptr()))?;
+                    ck("cuModuleGetFunction", cu::cuModuleGetFunction(&mut f, module, COPY_KERNEL_NAME.as_ptr()))?;
                     Ok(f)
                 }
             })());
@@ -438,34 +427,27 @@ impl CudaApi {
                     "cuMemcpyDtoHAsync",
                     cu::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src.ptr, src.bytes as usize, stream),
                 ),
-                Op::KernelCopy { dst, src } => {
+                Op::KernelCopy { dst, src, launch } => {
                     let f = self.kernel(device)?;
-                    let bytes = src.bytes.min(dst.bytes);
-                    let (mut s, mut d) = (src.ptr, dst.ptr);
-                    let (mut s8, mut d8) = (src.ptr, dst.ptr);
-                    let mut n16 = bytes / 16;
-                    let mut from8 = n16 * 16;
-                    let mut to8 = bytes;
-                    let threads = 256u32;
-                    let sms = self.devs[device].multiprocessors.max(1);
-                    let blocks = (n16.div_ceil(threads as u64).max(1)).min(sms as u64 * 16) as u32;
+                    let sms = self.devs[device].multiprocessors;
+                    let (mut a, l) = CopyArgs::new(dst, src, launch, sms);
                     let mut params: [*mut c_void; 7] = [
-                        &mut s as *mut _ as *mut c_void,
-                        &mut d as *mut _ as *mut c_void,
-                        &mut n16 as *mut _ as *mut c_void,
-                        &mut s8 as *mut _ as *mut c_void,
-                        &mut d8 as *mut _ as *mut c_void,
-                        &mut from8 as *mut _ as *mut c_void,
-                        &mut to8 as *mut _ as *mut c_void,
+                        &mut a.src as *mut _ as *mut c_void,
+                        &mut a.dst as *mut _ as *mut c_void,
+                        &mut a.n16 as *mut _ as *mut c_void,
+                        &mut a.s8 as *mut _ as *mut c_void,
+                        &mut a.d8 as *mut _ as *mut c_void,
+                        &mut a.from8 as *mut _ as *mut c_void,
+                        &mut a.to8 as *mut _ as *mut c_void,
                     ];
                     ck(
                         "cuLaunchKernel (copy kernel)",
                         cu::cuLaunchKernel(
                             f,
-                            blocks,
+                            l.grid,
                             1,
                             1,
-                            threads,
+                            l.block,
                             1,
                             1,
                             0,

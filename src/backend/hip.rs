@@ -19,8 +19,9 @@
 //!
 //! GEMM goes through hipBLAS, loaded at run time ([`super::hipblas`]; Debian
 //! ships none, so CI checks only that its absence is a clear skip). Not here
-//! yet: the `sm_kernel` copy (needs hipRTC, which hip-sys does not bind) and
-//! FP8 (hipBLASLt); both are recorded as skipped with that reason. The
+//! yet: FP8 (hipBLASLt), recorded as skipped with that reason. The
+//! `sm_kernel` copy (also the peer-write kernel) is compiled by hipRTC,
+//! loaded at run time ([`super::hiprtc`]). The
 //! benchmark logic is [`crate::bench::gpu`], shared with CUDA, and so is the
 //! event-timing choreography ([`crate::bench::gpu::timing`]).
 //!
@@ -35,7 +36,9 @@ use std::rc::Rc;
 use hip_sys::hiprt as hip;
 
 use crate::bench::gpu::timing::{self, EventDevice};
-use crate::bench::gpu::{DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi};
+use crate::bench::gpu::{
+    CopyArgs, DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi, COPY_KERNEL, COPY_KERNEL_NAME,
+};
 
 fn ck(what: &str, r: hip::hipError_t) -> Result<(), String> {
     if r == hip::hipError_t::hipSuccess {
@@ -60,6 +63,9 @@ struct Device {
     /// [start, stop, end of the second lane]
     events: Vec<hip::hipEvent_t>,
     flush: Option<(*mut c_void, usize)>,
+    /// The copy kernel, compiled by hipRTC on first use.
+    kernel: Option<Result<hip::hipFunction_t, String>>,
+    compute_units: u32,
 }
 
 /// The HIP runtime state of this process.
@@ -69,6 +75,8 @@ pub struct HipApi {
     runtime_version: i32,
     /// hipBLAS, loaded on first use; one handle per device.
     blas: Option<Result<super::hipblas::HipBlas, String>>,
+    /// hipRTC, loaded on first use.
+    rtc: Option<Result<super::hiprtc::HipRtc, String>>,
     handles: Vec<Option<*mut c_void>>,
     /// (device, dtype, m, n, k) per plan.
     plans: Vec<(usize, String, i32, i32, i32)>,
@@ -179,7 +187,7 @@ impl HipApi {
                     pci_bus_id: pci,
                     extra,
                 });
-                devs.push(Device { streams, events, flush: None });
+                devs.push(Device { streams, events, flush: None, kernel: None, compute_units: 0 });
             }
             let n = devs.len();
             let mut peers = vec![vec![PeerAccess::Unsupported; n]; n];
@@ -203,6 +211,7 @@ impl HipApi {
                 inv: Inventory { facts, peers },
                 runtime_version,
                 blas: None,
+                rtc: None,
                 plans: Vec::new(),
             })
         }
@@ -221,6 +230,33 @@ impl HipApi {
         let d = self.devs.get(device).ok_or_else(|| format!("no HIP device {device}"))?;
         ck("hipSetDevice", unsafe { hip::hipSetDevice(device as i32) })?;
         Ok(d)
+    }
+
+    /// The copy kernel on `device`: compiled by hipRTC for its architecture
+    /// and loaded as a module, once.
+    fn kernel(&mut self, device: usize) -> Result<hip::hipFunction_t, String> {
+        self.enter(device)?;
+        if let Some(k) = &self.devs[device].kernel {
+            return k.clone();
+        }
+        let arch = self.inv.facts.get(device).and_then(|f| f.arch.clone());
+        let rtc = self.rtc.get_or_insert_with(super::hiprtc::HipRtc::open).as_ref().map_err(|e| e.clone());
+        let k = rtc.and_then(|r| r.compile(COPY_KERNEL, arch.as_deref())).and_then(|code| unsafe {
+            let mut module = std::ptr::null_mut();
+            ck("hipModuleLoadData (copy kernel)", hip::hipModuleLoadData(&mut module, code.as_ptr() as *const c_void))?;
+            let mut f = std::ptr::null_mut();
+            ck("hipModuleGetFunction", hip::hipModuleGetFunction(&mut f, module, COPY_KERNEL_NAME.as_ptr()))?;
+            Ok(f)
+        });
+        if k.is_ok() {
+            let mut cus = 0;
+            let attr = hip::hipDeviceAttribute_t::hipDeviceAttributeMultiprocessorCount;
+            if unsafe { hip::hipDeviceGetAttribute(&mut cus, attr, device as i32) } == hip::hipError_t::hipSuccess {
+                self.devs[device].compute_units = cus.max(0) as u32;
+            }
+        }
+        self.devs[device].kernel = Some(k.clone());
+        k
     }
 
     fn blas(&mut self) -> Result<&super::hipblas::HipBlas, String> {
@@ -288,7 +324,36 @@ impl HipApi {
                     let blas = self.blas()?;
                     blas.gemm(h, stream as *mut c_void, &dtype, (m, n, k), a.ptr as _, b.ptr as _, c.ptr as _)
                 }
-                Op::KernelCopy { .. } => Err("no copy kernel on the HIP backend".into()),
+                Op::KernelCopy { dst, src, launch } => {
+                    let f = self.kernel(device)?;
+                    let (mut args, l) = CopyArgs::new(dst, src, launch, self.devs[device].compute_units);
+                    // Arguments through `extra` (a packed buffer), the form
+                    // every HIP version accepts.
+                    let mut size = std::mem::size_of::<CopyArgs>();
+                    let mut extra: [*mut c_void; 5] = [
+                        1usize as *mut c_void, // HIP_LAUNCH_PARAM_BUFFER_POINTER
+                        &mut args as *mut _ as *mut c_void,
+                        2usize as *mut c_void, // HIP_LAUNCH_PARAM_BUFFER_SIZE
+                        &mut size as *mut _ as *mut c_void,
+                        3usize as *mut c_void, // HIP_LAUNCH_PARAM_END
+                    ];
+                    ck(
+                        "hipModuleLaunchKernel (copy kernel)",
+                        hip::hipModuleLaunchKernel(
+                            f,
+                            l.grid,
+                            1,
+                            1,
+                            l.block,
+                            1,
+                            1,
+                            0,
+                            stream,
+                            std::ptr::null_mut(),
+                            extra.as_mut_ptr(),
+                        ),
+                    )
+                }
             }
         }
     }
@@ -381,12 +446,10 @@ impl GpuApi for HipApi {
         }
     }
 
-    fn copy_method(&mut self, _device: usize, method: &str) -> Result<(), String> {
+    fn copy_method(&mut self, device: usize, method: &str) -> Result<(), String> {
         match method {
             "copy_engine" => Ok(()),
-            "sm_kernel" => {
-                Err("the HIP backend has no copy kernel yet (hip-sys binds no hipRTC to compile one)".into())
-            }
+            "sm_kernel" => self.kernel(device).map(|_| ()),
             other => Err(format!("unknown copy method `{other}`")),
         }
     }

@@ -10,6 +10,8 @@ pub mod cuda;
 pub mod hip;
 #[cfg(feature = "hip")]
 mod hipblas;
+#[cfg(feature = "hip")]
+mod hiprtc;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 #[cfg(feature = "cuda")]

@@ -64,6 +64,13 @@ pub struct BenchConfig {
     /// GPU device copies: `warm` and/or `cold` (L2 flushed before each operation). GEMMs run warm.
     #[serde(default = "default_cache_modes")]
     pub gpu_cache_modes: Vec<String>,
+    /// memcpy-peer with `sm_kernel`: kernel grids (blocks) to sweep for the
+    /// peer-write kernel, as the NVLink IPC write-up does (empty: none).
+    #[serde(default = "default_peer_grids")]
+    pub gpu_peer_grids: Vec<u32>,
+    /// memcpy-peer with `sm_kernel`: threads per block to sweep (at most 1024).
+    #[serde(default = "default_peer_blocks")]
+    pub gpu_peer_blocks: Vec<u32>,
     /// GPU gemm: (m, n, k) shapes.
     #[serde(default)]
     pub gpu_gemm_shapes: Vec<[u64; 3]>,
@@ -101,6 +108,14 @@ fn one_channel() -> Vec<u32> {
 
 fn default_sync_every() -> Vec<u32> {
     vec![1, 64]
+}
+
+fn default_peer_grids() -> Vec<u32> {
+    vec![1, 16, 128]
+}
+
+fn default_peer_blocks() -> Vec<u32> {
+    vec![256]
 }
 
 fn default_cache_modes() -> Vec<String> {
@@ -166,6 +181,8 @@ impl BenchConfig {
                 p2p_sync_every: default_sync_every(),
                 gpu_copy_methods: default_copy_methods(),
                 gpu_cache_modes: default_cache_modes(),
+                gpu_peer_grids: default_peer_grids(),
+                gpu_peer_blocks: default_peer_blocks(),
                 gpu_gemm_shapes: vec![[1024, 1024, 1024], [4096, 4096, 4096], [8192, 8192, 8192]],
                 gpu_gemm_dtypes: vec!["f32".into(), "tf32".into(), "bf16".into()],
                 stop: StopRule {
@@ -202,6 +219,9 @@ impl BenchConfig {
                 p2p_sync_every: default_sync_every(),
                 gpu_copy_methods: default_copy_methods(),
                 gpu_cache_modes: vec!["warm".into(), "cold".into()],
+                // The write-up's IPC sweep: 1 to 256 blocks, 64 to 1024 threads each.
+                gpu_peer_grids: vec![1, 4, 16, 64, 128, 256],
+                gpu_peer_blocks: vec![64, 256, 1024],
                 // The squares 1024..16384, then the seed's Llama-70B shapes.
                 gpu_gemm_shapes: (10..=14)
                     .map(|e| [1u64 << e; 3])
@@ -239,6 +259,15 @@ impl BenchConfig {
         check_names("--gpu-dtypes", "GPU GEMM dtype", &GPU_DTYPES, &self.gpu_gemm_dtypes)?;
         check_names("--copy-methods", "copy method", CopyMethod::ALL, &self.gpu_copy_methods)?;
         check_names("--cache", "cache mode", CacheMode::ALL, &self.gpu_cache_modes)?;
+        if let Some(b) = self.gpu_peer_blocks.iter().find(|&&b| b == 0 || b > crate::vocab::launch::MAX_BLOCK) {
+            return Err(Error::config(
+                "--block",
+                format!("{b} threads per block: a block has 1 to {} threads", crate::vocab::launch::MAX_BLOCK),
+            ));
+        }
+        if self.gpu_peer_grids.contains(&0) {
+            return Err(Error::config("--grid", "a grid has at least one block"));
+        }
         let s = &self.stop;
         if !(s.target_rsd > 0.0 && s.target_rsd.is_finite()) {
             return Err(Error::config("--target-rsd", "must be a positive fraction, e.g. 0.005 for 0.5 %"));

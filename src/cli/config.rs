@@ -40,6 +40,8 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
     set(&mut cfg.gpu_gemm_dtypes, &a.gpu_dtypes, |s| Ok(list(s)))?;
     set(&mut cfg.gpu_copy_methods, &a.copy_methods, |s| Ok(list(s)))?;
     set(&mut cfg.gpu_cache_modes, &a.cache, |s| Ok(list(s)))?;
+    set(&mut cfg.gpu_peer_grids, &a.grid, |s| parse_counts("--grid", s))?;
+    set(&mut cfg.gpu_peer_blocks, &a.block, |s| parse_counts("--block", s))?;
 
     // The stopping rule: plain numbers, checked together by `validate`.
     let st = &mut cfg.stop;

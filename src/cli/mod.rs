@@ -287,6 +287,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODES")]
     pub cache: Option<String>,
 
+    /// memcpy-peer with `sm_kernel`: kernel grids (blocks) for the peer-write sweep, e.g.
+    /// `1,16,128` or `1..256` (doubling). Each GPU's kernel writes into the next GPU's memory.
+    #[arg(long, value_name = "COUNTS")]
+    pub grid: Option<String>,
+
+    /// memcpy-peer with `sm_kernel`: threads per block for the peer-write sweep, e.g. `64,256,1024`.
+    #[arg(long, value_name = "COUNTS")]
+    pub block: Option<String>,
+
     /// Stop sampling a point when the relative std. dev. falls to this (0.005 = 0.5 %).
     #[arg(long, value_name = "FRACTION")]
     pub target_rsd: Option<f64>,

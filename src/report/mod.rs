@@ -45,6 +45,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("sections/gemm.md", include_str!("../../templates/sections/gemm.md")),
     ("sections/collective.md", include_str!("../../templates/sections/collective.md")),
     ("sections/p2p.md", include_str!("../../templates/sections/p2p.md")),
+    ("sections/launches.md", include_str!("../../templates/sections/launches.md")),
     ("sections/other.md", include_str!("../../templates/sections/other.md")),
     ("sections/workload.md", include_str!("../../templates/sections/workload.md")),
     ("sections/skipped.md", include_str!("../../templates/sections/skipped.md")),

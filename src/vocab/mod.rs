@@ -22,6 +22,7 @@ pub mod facts;
 pub mod interrupt;
 pub mod interval;
 pub mod kinds;
+pub mod launch;
 pub mod metrics;
 pub mod one_sided;
 pub mod progress;

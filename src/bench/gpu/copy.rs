@@ -2,10 +2,55 @@
 //! enqueues, and validation of every destination against the source
 //! pattern (a short, misplaced or missing copy fails its point).
 
-use super::{point_seed, GpuBench, Kind, Op};
+use super::{point_seed, DevBuf, GpuBench, Kind, Launch, Op, PeerAccess};
 use crate::bench::{AlignedBuf, Measurement, Outcome, Sampler};
 use crate::vocab::rows::Point;
 use crate::vocab::units::format_bytes;
+
+/// The `sm_kernel` copy kernel, compiled at run time by NVRTC (CUDA) or
+/// hipRTC (HIP): 16-byte vectors over a grid-stride loop, then any tail
+/// bytes. Its destination may be a peer GPU's memory.
+pub const COPY_KERNEL: &str = r#"
+extern "C" __global__ void benchbook_copy(const uint4* __restrict__ src, uint4* __restrict__ dst,
+        unsigned long long n16, const unsigned char* __restrict__ s8, unsigned char* __restrict__ d8,
+        unsigned long long from8, unsigned long long to8) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long j = i; j < n16; j += stride) dst[j] = src[j];
+    for (unsigned long long j = from8 + i; j < to8; j += stride) d8[j] = s8[j];
+}
+"#;
+
+/// The entry point of [`COPY_KERNEL`].
+pub const COPY_KERNEL_NAME: &std::ffi::CStr = c"benchbook_copy";
+
+/// The arguments of [`COPY_KERNEL`], in its parameter order: every one is
+/// 8 bytes, so this is also the packed argument buffer HIP's `extra` takes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyArgs {
+    pub src: u64,
+    pub dst: u64,
+    pub n16: u64,
+    pub s8: u64,
+    pub d8: u64,
+    pub from8: u64,
+    pub to8: u64,
+}
+
+impl CopyArgs {
+    /// The arguments and the launch that copy `src` into `dst` on a device
+    /// of `units` SMs/CUs: the point's launch, or 256 threads and up to 16
+    /// blocks per unit.
+    pub fn new(dst: DevBuf, src: DevBuf, launch: Option<Launch>, units: u32) -> (CopyArgs, Launch) {
+        let bytes = src.bytes.min(dst.bytes);
+        let n16 = bytes / 16;
+        let args = CopyArgs { src: src.ptr, dst: dst.ptr, n16, s8: src.ptr, d8: dst.ptr, from8: n16 * 16, to8: bytes };
+        let launch =
+            launch.unwrap_or(Launch { grid: n16.div_ceil(256).clamp(1, units.max(1) as u64 * 16) as u32, block: 256 });
+        (args, launch)
+    }
+}
 
 /// The byte pattern every copy benchmark writes and checks: a short or
 /// misplaced copy cannot reproduce it.
@@ -49,6 +94,20 @@ impl GpuBench {
             }
             _ => None,
         };
+        // The peer-write kernel runs on GPU a and stores into GPU b's
+        // memory: that needs b mapped into a (peer access) and a kernel.
+        let launch = Launch::of(p);
+        if let (Some((a, b)), "sm_kernel") = (peer, method) {
+            let mut api = self.api.borrow_mut();
+            if api.peer_access(a, b) != PeerAccess::Enabled {
+                return Outcome::Skipped(format!(
+                    "GPU {a} cannot address GPU {b}'s memory (no peer access), so a kernel on {a} cannot write it"
+                ));
+            }
+            if let Err(why) = api.copy_method(a, method) {
+                return Outcome::Skipped(why);
+            }
+        }
         let bidir = p.op == "copy_bidir";
         let devices: Vec<usize> = match (self.kind, peer) {
             (Kind::Memcpy, _) => vec![self.device, self.device],
@@ -96,7 +155,7 @@ impl GpuBench {
                     api.upload(bufs[0], &src_data)?;
                     api.upload(bufs[1], &zeros)?;
                     if method == "sm_kernel" {
-                        vec![Op::KernelCopy { dst: bufs[1], src: bufs[0] }]
+                        vec![Op::KernelCopy { dst: bufs[1], src: bufs[0], launch }]
                     } else {
                         vec![Op::CopyEngine { dst: bufs[1], src: bufs[0] }]
                     }
@@ -104,7 +163,11 @@ impl GpuBench {
                 Kind::MemcpyPeer => {
                     api.upload(bufs[0], &src_data)?;
                     api.upload(bufs[1], &zeros)?;
-                    let mut l = vec![Op::Peer { dst: bufs[1], src: bufs[0] }];
+                    let mut l = vec![if method == "sm_kernel" {
+                        Op::KernelCopy { dst: bufs[1], src: bufs[0], launch }
+                    } else {
+                        Op::Peer { dst: bufs[1], src: bufs[0] }
+                    }];
                     if bidir {
                         api.upload(bufs[2], &src_data)?;
                         api.upload(bufs[3], &zeros)?;
@@ -178,5 +241,22 @@ mod tests {
         assert!(check("d", &got, &want).unwrap_err().starts_with("d: byte 9 is"));
         assert!(check("d", &want[..63], &want).unwrap_err().contains("63 bytes read back, expected 64"));
         assert_ne!(pattern(64, 5), pattern(64, 6));
+    }
+
+    #[test]
+    fn copy_kernel_arguments_cover_every_byte_once() {
+        let buf = |ptr: u64, bytes: u64| DevBuf { device: 0, ptr, bytes };
+        let (a, l) = CopyArgs::new(buf(0x2000, 100), buf(0x1000, 100), None, 132);
+        // 6 vectors of 16 bytes, then bytes 96..100 one by one.
+        assert_eq!((a.src, a.dst, a.n16, a.from8, a.to8), (0x1000, 0x2000, 6, 96, 100));
+        assert_eq!(l, Launch { grid: 1, block: 256 });
+        let (_, l) = CopyArgs::new(buf(0, 1 << 30), buf(1 << 31, 1 << 30), None, 132);
+        assert_eq!(l, Launch { grid: 132 * 16, block: 256 }, "capped at 16 blocks per SM");
+        let fixed = Launch { grid: 128, block: 1024 };
+        assert_eq!(
+            CopyArgs::new(buf(0, 64), buf(64, 32), Some(fixed), 132),
+            (CopyArgs { src: 64, dst: 0, n16: 2, s8: 64, d8: 0, from8: 32, to8: 32 }, fixed)
+        );
+        assert_eq!(std::mem::size_of::<CopyArgs>(), 56);
     }
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::*;
 use crate::bench::dtype::{self, Dtype};
+use crate::vocab::launch::MAX_BLOCK;
 
 #[derive(Default)]
 pub struct Emulated {
@@ -23,6 +24,8 @@ pub struct Emulated {
     pub no_kernel_copy: bool,
     /// GEMMs write a transposed C.
     pub broken_gemm: bool,
+    /// The kernel launches copies ran with (`None`: sized by the backend).
+    pub launches: std::collections::BTreeSet<Option<Launch>>,
     pinned: Vec<Vec<u8>>,
 }
 
@@ -135,7 +138,13 @@ impl GpuApi for Emulated {
         for _ in 0..n {
             for op in lanes {
                 match *op {
-                    Op::CopyEngine { dst, src } | Op::KernelCopy { dst, src } | Op::Peer { dst, src } => {
+                    Op::KernelCopy { launch: Some(l), .. } if l.block == 0 || l.block > MAX_BLOCK || l.grid == 0 => {
+                        return Err(format!("invalid launch {}", l.label()))
+                    }
+                    Op::CopyEngine { dst, src } | Op::KernelCopy { dst, src, .. } | Op::Peer { dst, src } => {
+                        if let Op::KernelCopy { launch, .. } = *op {
+                            self.launches.insert(launch);
+                        }
                         self.copy(dst, src)?
                     }
                     Op::HostToDevice { dst, src } => {

@@ -8,6 +8,7 @@
 //! | `memcpy` | `copy` | device → same device | size | 2 × size (read + write) |
 //! | `memcpy-peer` | `copy` | GPU a → GPU b | size | 2 × size |
 //! | `memcpy-peer` | `copy_bidir` | a → b and b → a at once | 2 × size | 4 × size |
+//! | `memcpy-peer` | `copy`, `sm_kernel`, grid × block | a kernel on a writes b's memory | size | 2 × size |
 //! | `h2d` / `d2h` | `copy` | host ↔ device | size | 2 × size |
 //! | `gemm` | `gemm` | C = Aᵀ·B (m×n, depth k) | — | A + B read, C written |
 //!
@@ -37,10 +38,11 @@ mod gemm;
 pub mod points;
 pub mod timing;
 
-pub use self::copy::pattern;
+pub use self::copy::{pattern, CopyArgs, COPY_KERNEL, COPY_KERNEL_NAME};
 pub use self::gemm::check_gemm;
 pub use super::dtype::{e4m3_to_f32, f32_to_e4m3, normal_values};
 pub use crate::vocab::facts::{GpuFacts, PeerAccess};
+pub use crate::vocab::launch::Launch;
 
 /// Benchmarks only GPU backends implement (`memcpy` and `gemm` are shared
 /// with the CPU backend).
@@ -64,8 +66,10 @@ pub struct DevBuf {
 pub enum Op {
     /// Device → device on the DMA copy engine (`cuMemcpyDtoDAsync`).
     CopyEngine { dst: DevBuf, src: DevBuf },
-    /// Device → device by a copy kernel on the SMs/CUs.
-    KernelCopy { dst: DevBuf, src: DevBuf },
+    /// Device → device by a copy kernel on the SMs/CUs of the lane's device;
+    /// `dst` may be a peer's buffer (peer access enabled). `launch` fixes
+    /// grid × block; without one the backend sizes the grid to the device.
+    KernelCopy { dst: DevBuf, src: DevBuf, launch: Option<Launch> },
     /// Host → device (`cuMemcpyHtoDAsync`); pinned or pageable host memory.
     HostToDevice { dst: DevBuf, src: *const u8 },
     /// Device → host (`cuMemcpyDtoHAsync`).

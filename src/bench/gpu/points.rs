@@ -2,7 +2,7 @@
 //! moved per copy, FLOPs and compulsory traffic per GEMM (see the table in
 //! [`super`]).
 
-use super::{GpuApi, Kind, PeerAccess};
+use super::{GpuApi, Kind, Launch, PeerAccess};
 use crate::bench::BenchConfig;
 use crate::vocab::accounting::gemm_flops;
 use crate::vocab::kinds::Dtype;
@@ -58,6 +58,25 @@ pub fn points(kind: Kind, api: &dyn GpuApi, device: usize, cfg: &BenchConfig) ->
                         out.push(p);
                     }
                 }
+                // The peer-write kernel (the NVLink IPC write-up): grid ×
+                // block, into the next GPU only, so that a node of N GPUs
+                // sweeps N pairs rather than N × (N − 1).
+                if to == (d + 1) % count && cfg.gpu_copy_methods.iter().any(|m| m == "sm_kernel") {
+                    for &grid in &cfg.gpu_peer_grids {
+                        for &block in &cfg.gpu_peer_blocks {
+                            let launch = Launch { grid, block };
+                            for &size in &cfg.memcpy_sizes {
+                                out.push(Point {
+                                    variant: Some(launch.label()),
+                                    method: Some("sm_kernel".into()),
+                                    peer: Some(format!("{d}->{to}")),
+                                    axes: Some(launch.axes()),
+                                    ..base("copy", size)
+                                });
+                            }
+                        }
+                    }
+                }
             }
         }
         Kind::H2D | Kind::D2H => {
@@ -111,8 +130,22 @@ mod tests {
         assert_eq!(points(Kind::H2D, &one, 0, &cfg).len(), 4);
         let lone = points(Kind::MemcpyPeer, &one, 0, &cfg);
         assert!(lone.len() == 1 && lone[0].peer.is_none());
+        cfg.gpu_peer_grids = vec![1, 128];
+        cfg.gpu_peer_blocks = vec![256];
         let peer = points(Kind::MemcpyPeer, &three, 1, &cfg);
-        assert_eq!(peer.len(), 2 * 2 * 2);
+        // Two peers × (copy, copy_bidir) × 2 sizes, then the kernel sweep
+        // into the next GPU only: 2 grids × 1 block × 2 sizes.
+        assert_eq!(peer.len(), 2 * 2 * 2 + 2 * 2);
+        let kernel: Vec<&Point> = peer.iter().filter(|p| p.method.as_deref() == Some("sm_kernel")).collect();
+        assert!(kernel.iter().all(|p| p.peer.as_deref() == Some("1->2") && p.op == "copy"));
+        assert_eq!(kernel[2].variant.as_deref(), Some("grid 128 × block 256"));
+        assert_eq!(Launch::of(kernel[2]), Some(Launch { grid: 128, block: 256 }));
+        assert_eq!((kernel[0].bytes_copied, kernel[0].bytes_moved), (Some(4096), Some(2 * 4096)));
+        assert_eq!(points(Kind::MemcpyPeer, &three, 2, &cfg).iter().filter(|p| p.axes.is_some()).count(), 4);
+        cfg.gpu_copy_methods = vec!["copy_engine".into()];
+        assert!(points(Kind::MemcpyPeer, &three, 1, &cfg).iter().all(|p| p.axes.is_none()), "no kernel, no sweep");
+        cfg.gpu_copy_methods = vec!["copy_engine".into(), "sm_kernel".into()];
+        let peer = points(Kind::MemcpyPeer, &three, 1, &cfg);
         assert_eq!(peer[0].peer.as_deref(), Some("1->0"));
         assert_eq!(peer.last().unwrap().peer.as_deref(), Some("1->2"));
         let bidir = peer.iter().find(|p| p.op == "copy_bidir").unwrap();

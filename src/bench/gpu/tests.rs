@@ -21,6 +21,8 @@ fn cfg() -> BenchConfig {
     c.gpu_cache_modes = vec!["warm".into(), "cold".into()];
     c.gpu_gemm_shapes = vec![[32, 16, 48]];
     c.gpu_gemm_dtypes = GPU_DTYPES.iter().map(|d| d.name().to_string()).collect();
+    c.gpu_peer_grids = vec![1, 64];
+    c.gpu_peer_blocks = vec![32];
     c
 }
 
@@ -69,7 +71,7 @@ fn run_all(shared: &SharedApi, names: &[&str], device: usize) -> Vec<Row> {
 
 #[test]
 fn copies_count_bytes_once_and_read_plus_written() {
-    let (_, shared) = api(2);
+    let (e, shared) = api(2);
     let rows = run_all(&shared, &["memcpy", "memcpy-peer", "h2d", "d2h"], 0);
     assert!(
         rows.iter().all(|r| r.status == Status::Measured),
@@ -86,11 +88,19 @@ fn copies_count_bytes_once_and_read_plus_written() {
     }
     let benches: std::collections::BTreeSet<_> = rows.iter().map(|r| r.params.bench.as_str()).collect();
     assert_eq!(benches.into_iter().collect::<Vec<_>>(), ["d2h", "h2d", "memcpy", "memcpy-peer"]);
-    // memcpy: 2 sizes × 2 methods × 2 cache modes; peer: 2 sizes × 2 directions.
+    // memcpy: 2 sizes × 2 methods × 2 cache modes; peer: 2 sizes × 2
+    // directions, then the peer-write kernel: 2 sizes × 2 grids × 1 block.
     let points = |b: &str| {
         rows.iter().filter(|r| r.params.bench == b).map(|r| r.point).collect::<std::collections::BTreeSet<_>>().len()
     };
-    assert_eq!((points("memcpy"), points("memcpy-peer"), points("h2d")), (8, 4, 4));
+    assert_eq!((points("memcpy"), points("memcpy-peer"), points("h2d")), (8, 8, 4));
+    // The kernels ran with the launches their points name (memcpy's own
+    // kernel with the backend's choice), and wrote the peer's buffer.
+    let launched: Vec<Option<Launch>> = e.borrow().launches.iter().copied().collect();
+    assert_eq!(launched, [None, Some(Launch { grid: 1, block: 32 }), Some(Launch { grid: 64, block: 32 })]);
+    assert!(rows.iter().any(|r| r.params.method.as_deref() == Some("sm_kernel")
+        && r.params.peer.as_deref() == Some("0->1")
+        && r.params.variant.as_deref() == Some("grid 64 × block 32")));
     assert!(rows
         .iter()
         .any(|r| r.params.peer.as_deref() == Some("0->1") && r.params.variant.as_deref() == Some("peer_access")));
@@ -132,6 +142,26 @@ fn too_little_device_memory_and_missing_methods_are_skips() {
     assert!(big.status == Status::Skipped && big.note.unwrap().contains("free"));
     let kernel = note(4096, "sm_kernel");
     assert!(kernel.status == Status::Skipped && kernel.note.unwrap().contains("no copy kernel"));
+}
+
+#[test]
+fn peer_write_kernels_skip_without_peer_access_or_a_kernel() {
+    let (e, shared) = api(2);
+    e.borrow_mut().inv.peers[0][1] = PeerAccess::Unsupported;
+    let rows = run_all(&shared, &["memcpy-peer"], 0);
+    let kernel: Vec<&Row> = rows.iter().filter(|r| r.params.method.as_deref() == Some("sm_kernel")).collect();
+    assert_eq!(kernel.len(), 4);
+    for r in &kernel {
+        assert_eq!(r.status, Status::Skipped);
+        assert!(r.note.as_deref().unwrap().contains("cannot address GPU 1's memory"), "{:?}", r.note);
+    }
+    // The copy engine still copies without peer access (staged by the driver).
+    assert!(rows.iter().any(|r| r.params.method.as_deref() == Some("copy_engine") && r.status == Status::Measured));
+    let (e, shared) = api(2);
+    e.borrow_mut().no_kernel_copy = true;
+    let rows = run_all(&shared, &["memcpy-peer"], 0);
+    let why = rows.iter().find(|r| r.params.method.as_deref() == Some("sm_kernel")).unwrap();
+    assert!(why.status == Status::Skipped && why.note.as_deref().unwrap().contains("no copy kernel"));
 }
 
 #[test]
@@ -237,6 +267,25 @@ fn gpu_rows_render_the_gpu_report_sections() {
     let charts: Vec<&str> = rep.charts.iter().map(|c| c.name()).collect();
     for want in ["gpu-memcpy", "memcpy-peer", "h2d-d2h", "gpu-gemm"] {
         assert!(charts.contains(&want), "{charts:?}");
+    }
+    // The peer write-up adds the grid × block table of the peer-write kernel.
+    let opts = crate::report::ReportOptions { kind: Some(crate::report::Kind::MemcpyPeer), ..Default::default() };
+    let rep = crate::report::build(&run, tmp.path(), &opts).unwrap();
+    let md = crate::report::render_template(&crate::report::engine(None).unwrap(), &rep.kind.template(), &rep.context)
+        .unwrap();
+    let table = md
+        .split("## Peer writes by a kernel: grid × block")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no launch section in {md}"));
+    assert!(table.contains("| grid | block 32 |"), "{table}");
+    let row = |g: &str| table.lines().find(|l| l.starts_with(&format!("| {g} | "))).map(str::to_owned);
+    for g in ["1", "64"] {
+        let r = row(g).unwrap_or_else(|| panic!("no grid {g} row in {table}"));
+        assert!(r.contains(" GB/s (") && r.contains(" Gb/s) at "), "{r}");
+    }
+    assert!(table.contains("threads in flight"), "{table}");
+    if std::env::var_os("BENCHBOOK_DUMP_REPORT").is_some() {
+        println!("{table}");
     }
 }
 

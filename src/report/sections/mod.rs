@@ -17,6 +17,7 @@ use crate::plot::{bandwidth_chart, Chart, Line};
 use crate::report::context::OtherRow;
 use crate::report::Kind;
 
+pub mod launches;
 pub mod links;
 pub mod matrix;
 pub mod network;
@@ -43,6 +44,8 @@ pub struct Sections {
     pub pairs_note: Option<String>,
     /// The chart of peer copies (and MPI transfers) against the link.
     pub peer_chart: Option<String>,
+    /// The peer-write kernel sweep, grid × block, per GPU pair.
+    pub launches: Vec<launches::LaunchTable>,
 }
 
 /// Build the write-up sections of `kind` and their charts. `stats` are the
@@ -77,6 +80,7 @@ pub fn build(
         charts.extend(heatmaps.into_iter().map(|h| Box::new(h) as Box<dyn Chart>));
     }
     if kind == Kind::MemcpyPeer {
+        s.launches = launches::tables(&cs);
         let of: Vec<&crate::analysis::Curve> = cs
             .iter()
             .filter(|c| (c.bench == "memcpy-peer" || c.bench == "p2p") && c.op != "latency" && c.op != "lat")
@@ -131,6 +135,11 @@ pub fn build(
         let lines = if crossed.is_empty() { Vec::new() } else { book.interconnect_lines("network") };
         s.links = links::links_section(&crossed, &lines, "Gb/s");
         if let Some(n) = s.network.as_mut() {
+            // One-sided peaks that crossed a port, against it.
+            for r in n.channels.iter_mut().filter(|r| crossed.iter().any(|c| c.label == r.curve)) {
+                r.against(&lines);
+            }
+            n.channels_linked = n.channels.iter().any(|r| !r.of_link.is_empty());
             for m in local.iter().filter(|m| of.iter().any(|c| c.run_id == m.run_id)) {
                 n.observations.push(format!(
                     "Every rank of run {} ran on one host ({}): its transfers went through shared memory, not a network port, so no port line is drawn for them.",

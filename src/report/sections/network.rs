@@ -47,6 +47,22 @@ pub struct ChannelRow {
     pub peak_gbits: String,
     pub per_channel_gbits: String,
     pub at: String,
+    /// The peak against the link that bounds it (`44 % of EFA, one
+    /// device: 100 Gb/s`); empty when no link applies (one host).
+    pub of_link: String,
+    /// The peak in GB/s, for [`ChannelRow::against`].
+    #[serde(skip)]
+    pub peak_gbps: f64,
+}
+
+impl ChannelRow {
+    /// State the row's peak against the published link that bounds it
+    /// (the same line the links table picks for a curve).
+    pub fn against(&mut self, lines: &[crate::analysis::specs::LinkLine]) {
+        if let Some(l) = super::links::bounding(self.peak_gbps, lines) {
+            self.of_link = format!("{:.0} % of {}", self.peak_gbps / l.gbps * 100.0, l.label);
+        }
+    }
 }
 
 /// A one-way latency at one size.
@@ -68,6 +84,8 @@ pub struct NetworkSection {
     pub latency: Vec<NetLatencyRow>,
     /// One-sided curves by channels, strategy and flush rhythm.
     pub channels: Vec<ChannelRow>,
+    /// Whether any channel row is stated against a link.
+    pub channels_linked: bool,
 }
 
 /// Whether a point is a network transfer or latency this section shows.
@@ -175,6 +193,7 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
         collectives,
         latency,
         channels,
+        channels_linked: false,
     })
 }
 
@@ -205,6 +224,8 @@ fn one_sided(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<String>) {
                 peak_gbits: format_sig3(gbps * 8.0),
                 per_channel_gbits: format_sig3(gbps * 8.0 / os.channels as f64),
                 at: format_bytes(size),
+                of_link: String::new(),
+                peak_gbps: gbps,
             });
         }
         if os.channels == 1 {
@@ -276,4 +297,36 @@ fn observations(curves: &[&Curve], rows: &[TransferRow]) -> Vec<String> {
         (None, None) => {}
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::specs::LinkLine;
+
+    #[test]
+    fn channel_peaks_are_stated_against_the_link_that_bounds_them() {
+        let line = |label: &str, gbits: f64| LinkLine { label: label.into(), gbps: gbits / 8.0, source: "spec".into() };
+        let lines = [line("EFA, one device: 100 Gb/s", 100.0), line("EFA, four devices: 400 Gb/s", 400.0)];
+        let row = |gbps: f64| ChannelRow {
+            curve: "p2p put".into(),
+            channels: 4,
+            strategy: "split".into(),
+            sync_every: 64,
+            peak_gbits: format_sig3(gbps * 8.0),
+            per_channel_gbits: format_sig3(gbps * 2.0),
+            at: "16 MiB".into(),
+            of_link: String::new(),
+            peak_gbps: gbps,
+        };
+        let mut one = row(11.0); // 88 Gb/s: within one device
+        one.against(&lines);
+        assert_eq!(one.of_link, "88 % of EFA, one device: 100 Gb/s");
+        let mut four = row(40.0); // 320 Gb/s: more than one device carries
+        four.against(&lines);
+        assert_eq!(four.of_link, "80 % of EFA, four devices: 400 Gb/s");
+        let mut none = row(40.0);
+        none.against(&[]);
+        assert!(none.of_link.is_empty());
+    }
 }
