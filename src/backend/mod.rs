@@ -81,6 +81,11 @@ impl GpuBackend {
         GpuBackend { name, open, state: std::cell::OnceCell::new() }
     }
 
+    /// The backend's device API, opened on first use, or why it cannot be.
+    pub(crate) fn api(&self) -> Result<crate::bench::gpu::SharedApi, String> {
+        self.state().as_ref().map(|(api, _)| api.clone()).map_err(|e| e.clone())
+    }
+
     fn state(&self) -> &GpuState {
         self.state.get_or_init(|| {
             // cudarc panics when a symbol is missing from an old driver; a

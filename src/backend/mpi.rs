@@ -9,15 +9,18 @@
 //! nccl-tests and OSU report). Rank 0 gathers each point's rows from every
 //! rank (tagged with rank and host) and writes the one archive.
 //!
-//! One-sided transfers (put, get, put round trip) are in `rma`; collectives
+//! Two-sided transfers are in `two_sided`, on host buffers or, with a
+//! CUDA- or ROCm-aware MPI, on each rank's GPU memory (`gpu`); one-sided
+//! transfers (put, get, put round trip) are in `rma`; collectives
 //! over fewer ranks than the job (all-to-all scaling) run on a
 //! sub-communicator of the first k ranks while the others wait.
 
 mod gpu;
 mod rma;
+mod two_sided;
 
-use gpu::device_buffer_reason;
 pub use gpu::{cuda_aware, gpu_awareness, GpuAwareness};
+use gpu::{device_buffer_reason, DeviceSide};
 
 use mpi::collective::SystemOperation;
 use mpi::topology::{Color, SimpleCommunicator};
@@ -93,7 +96,7 @@ fn timed_max(
 
 /// Measure one point on every rank. Returns this rank's outcome with its
 /// own sample times.
-fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler) -> Outcome {
+fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler, device: Option<&DeviceSide>) -> Outcome {
     let rank = world.rank() as usize;
     let n = world.size() as usize;
     let size = point.size_bytes.unwrap_or(0) as usize;
@@ -117,45 +120,17 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler) -
             rma::measure_round_trip(world, point, peer as i32, sampler, &mut local, &mut agree)
         }
         ("p2p", _) => {
-            let me_in = rank == 0 || rank == peer;
-            let other = if rank == 0 { peer } else { 0 } as i32;
-            let mut buf = vec![(rank as u8).wrapping_add(1); size.max(1)];
-            let mut rbuf = vec![0u8; size.max(1)];
-            let op_name = point.op.clone();
-            let mut op = |i: u64| {
-                if !me_in {
-                    return;
-                }
-                let p = world.process_at_rank(other);
-                match op_name.as_str() {
-                    "bidirectional" => {
-                        mpi::point_to_point::send_receive_into(&buf[..], &p, &mut rbuf[..], &p);
-                    }
-                    // send_recv and latency: alternate direction each operation.
-                    _ => {
-                        let i_send = (i % 2 == 0) == (rank == 0);
-                        if i_send {
-                            p.send(&buf[..]);
-                        } else {
-                            p.receive_into(&mut rbuf[..]);
-                        }
-                    }
-                }
+            let bufs = match (point.variant.as_deref().is_some_and(|v| v.starts_with("device")), device) {
+                (true, Some(d)) => d.buffers(size),
+                (true, None) => Err("no GPU memory on this rank".into()),
+                (false, _) => Ok(Box::new(two_sided::HostBuffers::new(size.max(1))) as Box<dyn two_sided::Buffers>),
             };
-            let r =
-                sampler.measure_agreed(&mut |k| Ok(timed_max(world, &mut local, k, &mut op, &mut || {})), &mut agree);
-            // Validate: one more exchange, checked on both ends.
-            let mut bad = None;
-            if me_in {
-                buf.fill((rank as u8).wrapping_add(7));
-                let p = world.process_at_rank(other);
-                mpi::point_to_point::send_receive_into(&buf[..], &p, &mut rbuf[..], &p);
-                let want = (other as u8).wrapping_add(7);
-                if let Some(i) = rbuf.iter().position(|&b| b != want) {
-                    bad = Some(format!("rank {rank}: byte {i} from rank {other} is {}, expected {want}", rbuf[i]));
-                }
+            if any(world, bufs.is_err()) {
+                let why = bufs.err().unwrap_or_else(|| "another rank could not allocate its buffers".into());
+                return Outcome::Skipped(format!("device buffers: {why}"));
             }
-            r.map(|m| (m, bad))
+            let mut bufs = bufs.expect("checked above");
+            two_sided::measure(world, point, peer as i32, &mut *bufs, sampler, &mut local, &mut agree)
         }
         _ => {
             // The first k ranks run it (all of them unless the point says
@@ -238,6 +213,8 @@ pub struct MpiSource {
     world: SimpleCommunicator,
     me: RankInfo,
     gpu: Option<GpuAwareness>,
+    /// This rank's GPU memory for device-buffer points, or why there is none.
+    device: Result<DeviceSide, String>,
 }
 
 impl MpiSource {
@@ -262,7 +239,7 @@ impl MpiSource {
             pid: std::process::id(),
             device: crate::host::cpu_model(),
         };
-        Ok(MpiSource { cfg, _universe: universe, world, me, gpu: None })
+        Ok(MpiSource { cfg, _universe: universe, world, me, gpu: None, device: Err("not opened yet".into()) })
     }
 
     fn plan(&self) -> Vec<Point> {
@@ -270,6 +247,9 @@ impl MpiSource {
         let mut plan: Vec<Point> = Vec::new();
         if self.cfg.benches.iter().any(|b| b == "p2p") {
             plan.extend(p2p::points(&self.cfg, size));
+            if let Ok(d) = &self.device {
+                plan.extend(p2p::device_points(&self.cfg, size, d.backend()));
+            }
         }
         if self.cfg.benches.iter().any(|b| b == "collective") {
             plan.extend(collective::points(&self.cfg, size));
@@ -286,7 +266,7 @@ impl RowSource for MpiSource {
             .unwrap_or_default();
         // Asked once (it runs ompi_info), on rank 0, which writes the rows
         // that need it.
-        self.gpu = (self.me.rank == 0).then(gpu_awareness);
+        (self.gpu, self.device) = gpu::open_device(&self.world, (self.me.rank == 0).then(gpu_awareness));
         let config = serde_json::json!({
             "preset": cfg.preset, "benches": cfg.benches, "p2p_sizes": cfg.p2p_sizes,
             "latency_sizes": cfg.latency_sizes, "collective_sizes": cfg.collective_sizes,
@@ -296,6 +276,7 @@ impl RowSource for MpiSource {
                 "ranks": ranks,
                 "cuda_aware": self.gpu.and_then(|g| g.cuda),
                 "rocm_aware": self.gpu.and_then(|g| g.rocm),
+                "device_buffers": self.device.as_ref().map(|d| d.backend()).ok(),
             },
         });
         let backends = vec![BackendInfo {
@@ -334,22 +315,26 @@ impl RowSource for MpiSource {
             rank,
         };
         let schedule = Schedule::new(self.cfg.stop.clone(), run_id);
-        let mut driver = MpiDriver { world, meta: &meta, sink, failure: None };
+        let mut driver = MpiDriver { world, meta: &meta, sink, failure: None, device: self.device.as_ref().ok() };
         let mut outcome = schedule.run(&plan, 0, &mut driver, progress)?;
         let sink = driver.sink;
-        // Device buffers: recorded as skipped, with the reason, when not possible
-        // (only rank 0's rows of this point are written, so only it needs `cuda`).
-        if !outcome.interrupted {
-            let device_reason = device_buffer_reason(self.gpu);
+        // Device buffers: recorded as skipped, with the reason, where they
+        // cannot run (only rank 0 writes rows).
+        let skipped = match &self.device {
+            Err(why) => self.cfg.benches.iter().map(|b| (b.clone(), device_buffer_reason(self.gpu, why))).collect(),
+            Ok(_) => self.cfg.benches.iter().filter(|b| *b == "collective").map(|b| (b.clone(), "device buffers: not measured. Collectives run on host buffers only; the device-buffer points are p2p's".to_string())).collect::<Vec<_>>(),
+        };
+        let interrupted = outcome.interrupted;
+        for (i, (bench, why)) in skipped.into_iter().filter(|_| !interrupted).enumerate() {
             let p = Point {
-                bench: self.cfg.benches[0].clone(),
+                bench,
                 op: "*".into(),
                 variant: Some("device buffers".into()),
                 ranks: Some(size),
                 ..Point::default()
             };
-            let rows =
-                outcome_rows(&meta, Step::single(plan.len() as u32), &p, "none", &Outcome::Skipped(device_reason));
+            let step = Step::single((plan.len() + i) as u32);
+            let rows = outcome_rows(&meta, step, &p, "none", &Outcome::Skipped(why));
             sink.write_point(rows)?;
             outcome.count(Status::Skipped);
         }
@@ -364,11 +349,12 @@ struct MpiDriver<'a> {
     meta: &'a RowMeta,
     sink: &'a mut dyn RowSink,
     failure: Option<String>,
+    device: Option<&'a DeviceSide>,
 }
 
 impl StepDriver for MpiDriver<'_> {
     fn measure(&mut self, _index: usize, point: &Point, sampler: &Sampler) -> Outcome {
-        measure_point(self.world, point, sampler)
+        measure_point(self.world, point, sampler, self.device)
     }
 
     fn record(&mut self, step: Step, point: &Point, outcome: &Outcome) -> Result<()> {

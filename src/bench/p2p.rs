@@ -34,24 +34,43 @@ pub fn points(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {
     let mut out = Vec::new();
     for peer in 1..ranks {
         let pair = format!("0<->{peer}");
-        for (op, sizes) in
-            [("send_recv", &cfg.p2p_sizes), ("bidirectional", &cfg.p2p_sizes), ("latency", &cfg.latency_sizes)]
-        {
-            for &size in sizes {
-                out.push(Point {
-                    bench: "p2p".into(),
-                    op: op.into(),
-                    variant: Some("host buffers".into()),
-                    method: Some(if op == "latency" { "mpi_ping_pong" } else { "mpi_send_recv" }.into()),
-                    size_bytes: Some(size),
-                    ranks: Some(ranks),
-                    peer: Some(pair.clone()),
-                    bytes_copied: Some(if op == "bidirectional" { 2 * size } else { size }),
-                    ..Point::default()
-                });
-            }
-        }
+        out.extend(two_sided_points(cfg, ranks, &pair, "host buffers"));
         out.extend(one_sided_points(cfg, ranks, &pair));
+    }
+    out
+}
+
+/// The two-sided points again on GPU memory (`device buffers (cuda)`),
+/// between rank 0 and rank 1: each rank's buffers on its own GPU, handed
+/// to a GPU-aware MPI.
+pub fn device_points(cfg: &BenchConfig, ranks: u32, backend: &str) -> Vec<Point> {
+    two_sided_points(cfg, ranks, "0<->1", &device_variant(backend))
+}
+
+/// The variant of device-buffer points of a GPU backend.
+pub fn device_variant(backend: &str) -> String {
+    format!("device buffers ({backend})")
+}
+
+/// send_recv, bidirectional and latency for one pair, on `variant` buffers.
+fn two_sided_points(cfg: &BenchConfig, ranks: u32, pair: &str, variant: &str) -> Vec<Point> {
+    let mut out = Vec::new();
+    for (op, sizes) in
+        [("send_recv", &cfg.p2p_sizes), ("bidirectional", &cfg.p2p_sizes), ("latency", &cfg.latency_sizes)]
+    {
+        for &size in sizes {
+            out.push(Point {
+                bench: "p2p".into(),
+                op: op.into(),
+                variant: Some(variant.into()),
+                method: Some(if op == "latency" { "mpi_ping_pong" } else { "mpi_send_recv" }.into()),
+                size_bytes: Some(size),
+                ranks: Some(ranks),
+                peer: Some(pair.to_string()),
+                bytes_copied: Some(if op == "bidirectional" { 2 * size } else { size }),
+                ..Point::default()
+            });
+        }
     }
     out
 }

@@ -99,8 +99,8 @@ fn two_ranks_p2p_and_collectives() {
     assert!(m.config["mpi"]["library"].as_str().unwrap().contains("Open MPI"));
     // two-sided 3 × 2; put/get 2 × 2 rhythms × 2 sizes; 2 channels × 2
     // strategies × 2 sizes; the put round trip × 2; collectives 5 × 2; the
-    // device-buffer skip.
-    assert_eq!(m.counts.points, 3 * 2 + 8 + 4 + 2 + 5 * 2 + 1, "points count once, not once per rank");
+    // device-buffer skips, one per benchmark (this MPI is not GPU-aware).
+    assert_eq!(m.counts.points, 3 * 2 + 8 + 4 + 2 + 5 * 2 + 2, "points count once, not once per rank");
     assert_eq!(m.config["p2p_channels"], serde_json::json!([1, 2]));
     assert!(m.config["mpi"].get("rocm_aware").is_some(), "GPU awareness is recorded, known or not");
     let device =
@@ -108,6 +108,13 @@ fn two_ranks_p2p_and_collectives() {
     assert_eq!(device.status, Status::Skipped);
     let why = device.note.as_deref().unwrap();
     assert!(why.contains("CUDA") && why.contains("ROCm") && why.contains("MPIX_Query_cuda_support"), "{why}");
+    let skipped: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.params.variant.as_deref() == Some("device buffers"))
+        .map(|r| r.params.bench.as_str())
+        .collect();
+    assert_eq!(skipped, ["p2p", "collective"], "each benchmark says why it ran on host buffers only");
+    assert_eq!(m.config["mpi"]["device_buffers"], serde_json::Value::Null, "no GPU memory was handed to MPI");
     check_factors(&run, 2.0);
     // The bidirectional rows count both directions.
     let bi = rows.iter().find(|r| r.params.op == "bidirectional").unwrap();
