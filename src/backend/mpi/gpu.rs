@@ -183,10 +183,10 @@ impl Buffers for DeviceBuffers {
     fn fill_send(&mut self, byte: u8) -> Result<(), String> {
         self.api.borrow_mut().upload(self.send, &vec![byte; self.len])
     }
-    fn received(&mut self) -> Result<Vec<u8>, String> {
+    fn mismatch(&mut self, want: u8) -> Result<Option<(usize, u8)>, String> {
         let mut out = vec![0u8; self.len];
         self.api.borrow_mut().download(self.recv, &mut out)?;
-        Ok(out)
+        Ok(super::two_sided::first_mismatch(&out, want))
     }
 }
 

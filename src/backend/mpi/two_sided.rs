@@ -21,8 +21,9 @@ pub(super) trait Buffers {
     fn len(&self) -> usize;
     /// Set every byte of the send buffer.
     fn fill_send(&mut self, byte: u8) -> Result<(), String>;
-    /// The receive buffer's bytes, on the host.
-    fn received(&mut self) -> Result<Vec<u8>, String>;
+    /// The first byte of the receive buffer that is not `want`, with its
+    /// index (host buffers are checked in place, without a copy).
+    fn mismatch(&mut self, want: u8) -> Result<Option<(usize, u8)>, String>;
 }
 
 /// Buffers in host memory.
@@ -48,9 +49,14 @@ impl Buffers for HostBuffers {
         self.send.fill(byte);
         Ok(())
     }
-    fn received(&mut self) -> Result<Vec<u8>, String> {
-        Ok(self.recv.clone())
+    fn mismatch(&mut self, want: u8) -> Result<Option<(usize, u8)>, String> {
+        Ok(first_mismatch(&self.recv, want))
     }
+}
+
+/// The first byte of `got` that is not `want`, with its index.
+pub(super) fn first_mismatch(got: &[u8], want: u8) -> Option<(usize, u8)> {
+    got.iter().position(|&b| b != want).map(|i| (i, got[i]))
 }
 
 /// MPI counts are C ints: a message must fit in one.
@@ -107,9 +113,8 @@ pub(super) fn measure(
         bufs.fill_send((rank as u8).wrapping_add(7))?;
         exchange();
         let want = (other as u8).wrapping_add(7);
-        let got = bufs.received()?;
-        if let Some(i) = got.iter().position(|&b| b != want) {
-            bad = Some(format!("rank {rank}: byte {i} from rank {other} is {}, expected {want}", got[i]));
+        if let Some((i, got)) = bufs.mismatch(want)? {
+            bad = Some(format!("rank {rank}: byte {i} from rank {other} is {got}, expected {want}"));
         }
     }
     r.map(|m| (m, bad))
@@ -126,7 +131,9 @@ mod tests {
         assert!(e.contains("2147483648 bytes do not fit one MPI count"), "{e}");
         let mut b = HostBuffers::new(8);
         b.fill_send(9).unwrap();
-        let got = b.received().unwrap();
-        assert_eq!((b.len(), b.send.as_slice(), got), (8, &[9u8; 8][..], vec![0u8; 8]));
+        assert_eq!((b.len(), b.send.as_slice()), (8, &[9u8; 8][..]));
+        assert_eq!(b.mismatch(0).unwrap(), None);
+        b.recv[5] = 3;
+        assert_eq!(b.mismatch(0).unwrap(), Some((5, 3)));
     }
 }
