@@ -65,7 +65,6 @@ struct Device {
     flush: Option<(*mut c_void, usize)>,
     /// The copy kernel, compiled by hipRTC on first use.
     kernel: Option<Result<hip::hipFunction_t, String>>,
-    compute_units: u32,
 }
 
 /// The HIP runtime state of this process.
@@ -187,7 +186,7 @@ impl HipApi {
                     pci_bus_id: pci,
                     extra,
                 });
-                devs.push(Device { streams, events, flush: None, kernel: None, compute_units: 0 });
+                devs.push(Device { streams, events, flush: None, kernel: None });
             }
             let n = devs.len();
             let mut peers = vec![vec![PeerAccess::Unsupported; n]; n];
@@ -248,13 +247,6 @@ impl HipApi {
             ck("hipModuleGetFunction", hip::hipModuleGetFunction(&mut f, module, COPY_KERNEL_NAME.as_ptr()))?;
             Ok(f)
         });
-        if k.is_ok() {
-            let mut cus = 0;
-            let attr = hip::hipDeviceAttribute_t::hipDeviceAttributeMultiprocessorCount;
-            if unsafe { hip::hipDeviceGetAttribute(&mut cus, attr, device as i32) } == hip::hipError_t::hipSuccess {
-                self.devs[device].compute_units = cus.max(0) as u32;
-            }
-        }
         self.devs[device].kernel = Some(k.clone());
         k
     }
@@ -326,7 +318,8 @@ impl HipApi {
                 }
                 Op::KernelCopy { dst, src, launch } => {
                     let f = self.kernel(device)?;
-                    let (mut args, l) = CopyArgs::new(dst, src, launch, self.devs[device].compute_units);
+                    let cus = self.inv.facts.get(device).and_then(|f| f.multiprocessors).unwrap_or(1);
+                    let (mut args, l) = CopyArgs::new(dst, src, launch, cus);
                     // Arguments through `extra` (a packed buffer), the form
                     // every HIP version accepts.
                     let mut size = std::mem::size_of::<CopyArgs>();

@@ -49,22 +49,27 @@ impl HipRtc {
         ))
     }
 
+    /// The hipRTC function `name` (NUL-terminated), or which library lacks it.
+    ///
+    /// SAFETY: `T` must be the C signature of `name`.
+    unsafe fn sym<T>(&self, name: &'static [u8]) -> Result<libloading::Symbol<'_, T>, String> {
+        self.lib
+            .get::<T>(name)
+            .map_err(|_| format!("{} is missing from {}", String::from_utf8_lossy(&name[..name.len() - 1]), self.from))
+    }
+
     /// Compile `source` for `arch` (`gfx942`; `None`: the current device's).
     pub fn compile(&self, source: &str, arch: Option<&str>) -> Result<Vec<u8>, String> {
-        let sym = |name: &str| format!("{name} is missing from {}", self.from);
         // SAFETY: the signatures are hipRTC's C API (hiprtc.h), unchanged
         // from ROCm 5 to 7; every pointer handed over outlives the call.
         unsafe {
-            let create = self.lib.get::<Create>(b"hiprtcCreateProgram\0").map_err(|_| sym("hiprtcCreateProgram"))?;
-            let compile =
-                self.lib.get::<Compile>(b"hiprtcCompileProgram\0").map_err(|_| sym("hiprtcCompileProgram"))?;
-            let size = self.lib.get::<Size>(b"hiprtcGetCodeSize\0").map_err(|_| sym("hiprtcGetCodeSize"))?;
-            let code = self.lib.get::<Get>(b"hiprtcGetCode\0").map_err(|_| sym("hiprtcGetCode"))?;
-            let log_size =
-                self.lib.get::<Size>(b"hiprtcGetProgramLogSize\0").map_err(|_| sym("hiprtcGetProgramLogSize"))?;
-            let log = self.lib.get::<Get>(b"hiprtcGetProgramLog\0").map_err(|_| sym("hiprtcGetProgramLog"))?;
-            let destroy =
-                self.lib.get::<Destroy>(b"hiprtcDestroyProgram\0").map_err(|_| sym("hiprtcDestroyProgram"))?;
+            let create = self.sym::<Create>(b"hiprtcCreateProgram\0")?;
+            let compile = self.sym::<Compile>(b"hiprtcCompileProgram\0")?;
+            let size = self.sym::<Size>(b"hiprtcGetCodeSize\0")?;
+            let code = self.sym::<Get>(b"hiprtcGetCode\0")?;
+            let log_size = self.sym::<Size>(b"hiprtcGetProgramLogSize\0")?;
+            let log = self.sym::<Get>(b"hiprtcGetProgramLog\0")?;
+            let destroy = self.sym::<Destroy>(b"hiprtcDestroyProgram\0")?;
             let src = CString::new(source).map_err(|e| e.to_string())?;
             let mut prog: Program = std::ptr::null_mut();
             let st =

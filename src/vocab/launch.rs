@@ -42,13 +42,6 @@ impl Launch {
         format!("grid {} × block {}", self.grid, self.block)
     }
 
-    /// Read a variant label back (`grid 128 × block 256`).
-    pub fn parse_label(text: &str) -> Option<Launch> {
-        let rest = text.trim().strip_prefix("grid ")?;
-        let (g, b) = rest.split_once(" × block ")?;
-        Some(Launch { grid: g.trim().parse().ok()?, block: b.trim().parse().ok()? })
-    }
-
     /// Threads in flight: grid × block.
     pub fn threads(&self) -> u64 {
         self.grid as u64 * self.block as u64
@@ -70,7 +63,6 @@ mod tests {
         let half = Point { axes: Some(r#"{"grid":4}"#.into()), ..Point::default() };
         assert_eq!(Launch::of(&half), None, "a launch needs both dimensions");
         assert_eq!(l.label(), "grid 128 × block 256");
-        assert_eq!(Launch::parse_label("peer_access"), None);
         assert_eq!(l.threads(), 32_768);
     }
 
@@ -78,7 +70,6 @@ mod tests {
         #[test]
         fn any_launch_reads_back(grid in 1u32.., block in 1u32..=MAX_BLOCK) {
             let l = Launch { grid, block };
-            prop_assert_eq!(Launch::parse_label(&l.label()), Some(l));
             let p = Point { axes: Some(l.axes()), ..Point::default() };
             prop_assert_eq!(Launch::of(&p), Some(l));
         }

@@ -77,12 +77,18 @@ pub(super) fn open_device(
     found: Option<GpuAwareness>,
 ) -> (Option<GpuAwareness>, Result<DeviceSide, String>) {
     let code = |v: Option<bool>| v.map_or(0u8, |b| 1 + b as u8);
-    let mut bytes = found.map_or([3u8, 3], |a| [code(a.cuda), code(a.rocm)]);
+    let mut bytes = found.map_or([0u8; 2], |a| [code(a.cuda), code(a.rocm)]);
     world.process_at_rank(0).broadcast_into(&mut bytes[..]);
     let decode = |c: u8| (c != 0).then_some(c == 2);
-    let aware = (bytes[0] != 3).then(|| GpuAwareness { cuda: decode(bytes[0]), rocm: decode(bytes[1]) });
+    let aware = Some(GpuAwareness { cuda: decode(bytes[0]), rocm: decode(bytes[1]) });
+    // Every rank holds the same answer, so a library that takes no GPU
+    // buffers stops every rank alike, without asking the others.
+    let backend = match choose(aware) {
+        Ok(b) => b,
+        Err(why) => return (aware, Err(why)),
+    };
     let local_rank = world.split_shared(0).rank().max(0) as usize;
-    let mine = choose(aware).and_then(|backend| DeviceSide::open(backend, local_rank));
+    let mine = DeviceSide::open(backend, local_rank);
     let why = mine.as_ref().err().map(|e| format!("rank {}: {e}", world.rank())).unwrap_or_default();
     let whys = super::gather_bytes(world, why.into_bytes());
     if !super::any(world, mine.is_err()) {
@@ -92,11 +98,6 @@ pub(super) fn open_device(
         .and_then(|all| all.into_iter().find(|w| !w.is_empty()))
         .map(|w| String::from_utf8_lossy(&w).into_owned())
         .unwrap_or_else(|| "another rank has no GPU memory to offer".into());
-    // Without a GPU-aware library every rank says the same: say it once.
-    let first = match first.split_once(": ") {
-        Some((_, rest)) if rest.starts_with("GPU buffers need") => rest.to_string(),
-        _ => first,
-    };
     (aware, Err(first))
 }
 

@@ -81,7 +81,7 @@ impl GpuBench {
             return Outcome::Skipped(format!("{size} bytes do not fit this machine's address space"));
         };
         let method = p.method.as_deref().unwrap_or("copy_engine");
-        if self.kind == Kind::Memcpy {
+        if matches!(self.kind, Kind::Memcpy | Kind::MemcpyPeer) {
             if let Err(why) = self.api.borrow_mut().copy_method(self.device, method) {
                 return Outcome::Skipped(why);
             }
@@ -95,17 +95,13 @@ impl GpuBench {
             _ => None,
         };
         // The peer-write kernel runs on GPU a and stores into GPU b's
-        // memory: that needs b mapped into a (peer access) and a kernel.
+        // memory: that needs b mapped into a (peer access).
         let launch = Launch::of(p);
         if let (Some((a, b)), "sm_kernel") = (peer, method) {
-            let mut api = self.api.borrow_mut();
-            if api.peer_access(a, b) != PeerAccess::Enabled {
+            if self.api.borrow().peer_access(a, b) != PeerAccess::Enabled {
                 return Outcome::Skipped(format!(
                     "GPU {a} cannot address GPU {b}'s memory (no peer access), so a kernel on {a} cannot write it"
                 ));
-            }
-            if let Err(why) = api.copy_method(a, method) {
-                return Outcome::Skipped(why);
             }
         }
         let bidir = p.op == "copy_bidir";

@@ -46,8 +46,7 @@ pub fn tables(curves: &[Curve]) -> Vec<LaunchTable> {
         if p0.method.as_deref() != Some("sm_kernel") {
             continue;
         }
-        let (Some(launch), Some(pair)) = (p0.variant.as_deref().and_then(Launch::parse_label), p0.peer.as_deref())
-        else {
+        let (Some(launch), Some(pair)) = (Launch::of(&p0.params()), p0.peer.as_deref()) else {
             continue;
         };
         let best =
