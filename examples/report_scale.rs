@@ -14,7 +14,7 @@ use std::io::Write;
 
 use benchbook::archive::manifest::Manifest;
 use benchbook::archive::Archive;
-use benchbook::bench::RowSink;
+use benchbook::bench::{BenchConfig, Preset, RowSink};
 use benchbook::rows::{Point, Row, Status};
 
 const POINTS: usize = 1000;
@@ -26,7 +26,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rows: usize = args.first().ok_or(usage)?.parse()?;
     let archive = Archive::new(args.get(1).ok_or(usage)?);
     let csv = args.get(2);
-    let manifest = Manifest::begin("scale", "synthetic", serde_json::json!({"preset": "synthetic"}), vec![]);
+    let manifest = Manifest::begin(
+        "scale",
+        benchbook::archive::manifest::RunOrigin::Native,
+        benchbook::archive::manifest::RunConfig::Sweep(Box::new(BenchConfig::preset(Preset::Quick))),
+        vec![],
+    );
     let mut w = archive.create_run(manifest)?;
     let per_point = rows.div_ceil(POINTS);
     let mut rng = benchbook::vocab::stats::seeded_rng(42);

@@ -53,6 +53,8 @@ pub mod prelude {
     pub use crate::bench::{BenchConfig, Preset, StopRule};
     pub use crate::report::{Format, ReportOptions};
     pub use crate::session::{run, RunResult};
+    pub use crate::vocab::benches::Bench;
+    pub use crate::vocab::kinds::{BackendKind, CacheMode, CopyMethod, Dtype};
     pub use crate::vocab::rows::{Point, Row, Status};
     pub use polars::prelude::IntoLazy;
 }

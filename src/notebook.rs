@@ -100,7 +100,7 @@ pub fn runs(archive: &Archive) -> Result<Table> {
                 r.id.clone(),
                 m.effective_status().as_str().into(),
                 m.started_at.clone(),
-                m.source.clone(),
+                m.source.to_string(),
                 m.counts.points.to_string(),
                 m.counts.rows.to_string(),
             ]),

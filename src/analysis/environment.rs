@@ -66,7 +66,12 @@ mod tests {
 
     #[test]
     fn differences_name_the_setting_and_both_values() {
-        let a = Manifest::begin("a", "native", serde_json::json!({}), vec![]);
+        let a = Manifest::begin(
+            "a",
+            crate::vocab::source::RunOrigin::Native,
+            crate::vocab::config::RunConfig::Import { import: Vec::new() },
+            vec![],
+        );
         let mut b = a.clone();
         assert!(environment_diff(&a, &b).is_empty());
         b.host.kernel = "6.1.0-99".into();

@@ -259,12 +259,13 @@ pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&s
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::benches::Bench;
 
     fn stat(metric: &str, params: &[(&str, serde_json::Value)], median: f64) -> MetricStat {
         MetricStat {
             run_id: "r".into(),
             point: 0,
-            bench: "exec".into(),
+            bench: Bench::Exec.name().into(),
             device: "cpu".into(),
             source: "native".into(),
             metric: metric.into(),

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::host::HostInfo;
+pub use crate::vocab::config::RunConfig;
+pub use crate::vocab::source::RunOrigin;
 
 /// Version of the manifest's own layout. v2 adds `manifest_sha256`,
 /// `pid_start_ticks`, `repeats` and `host.memory_limit_bytes`; a v1
@@ -120,12 +122,13 @@ pub struct Manifest {
     pub schema_version: u32,
     pub run_id: String,
     pub label: Option<String>,
-    /// `native`, or `import:<tool>` for imported runs.
-    pub source: String,
+    /// `native`, `exec`, or `import:<tool>[,<tool>…]` for imported runs.
+    pub source: RunOrigin,
     pub tool: ToolInfo,
     pub argv: Vec<String>,
-    /// The resolved configuration (flags, preset and defaults applied).
-    pub config: serde_json::Value,
+    /// The resolved configuration (flags, preset and defaults applied),
+    /// typed by kind of run.
+    pub config: RunConfig,
     pub host: HostInfo,
     pub backends: Vec<BackendInfo>,
     /// Environment variables that change how benchmarks behave.
@@ -241,13 +244,13 @@ pub fn reroll_run_id(id: &str, attempt: u32) -> String {
 
 impl Manifest {
     /// A manifest for a run starting now on this host.
-    pub fn begin(run_id: &str, source: &str, config: serde_json::Value, backends: Vec<BackendInfo>) -> Self {
+    pub fn begin(run_id: &str, source: RunOrigin, config: RunConfig, backends: Vec<BackendInfo>) -> Self {
         Manifest {
             manifest_version: MANIFEST_VERSION,
             schema_version: super::schema::SCHEMA_VERSION,
             run_id: run_id.into(),
             label: None,
-            source: source.into(),
+            source,
             tool: ToolInfo::current(),
             argv: std::env::args().collect(),
             config,
@@ -282,7 +285,7 @@ impl Manifest {
     /// Whether the run's rows were imported from other tools' files
     /// (`import:<tools>`), not measured by benchbook.
     pub fn is_import(&self) -> bool {
-        self.source.starts_with("import:")
+        self.source.is_import()
     }
 
     pub fn effective_status(&self) -> RunStatus {
@@ -327,7 +330,12 @@ mod tests {
     }
 
     fn manifest() -> Manifest {
-        Manifest::begin("20261121T000000Z-t-0000", "native", serde_json::json!({"target_rsd": 0.05}), Vec::new())
+        Manifest::begin(
+            "20261121T000000Z-t-0000",
+            RunOrigin::Native,
+            crate::vocab::config::RunConfig::Import { import: Vec::new() },
+            Vec::new(),
+        )
     }
 
     #[test]

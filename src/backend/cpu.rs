@@ -3,6 +3,7 @@
 
 use super::{Backend, Probe};
 use crate::bench::{gemm::CpuGemm, memcpy::CpuMemcpy, stream::CpuStream, Benchmark};
+use crate::vocab::benches::Bench;
 
 pub struct Cpu;
 
@@ -15,18 +16,18 @@ impl Backend for Cpu {
         Probe::Available { devices: vec![crate::host::cpu_model()] }
     }
 
-    fn implements(&self, bench: &str) -> bool {
-        crate::bench::config::CPU_BENCHES.contains(&bench)
+    fn implements(&self, bench: Bench) -> bool {
+        Bench::cpu().any(|b| b == bench)
     }
 
-    fn benchmarks(&self, names: &[String], _device: usize) -> Vec<Box<dyn Benchmark>> {
+    fn benchmarks(&self, names: &[Bench], _device: usize) -> Vec<Box<dyn Benchmark>> {
         names
             .iter()
             .filter_map(|n| -> Option<Box<dyn Benchmark>> {
-                match n.as_str() {
-                    "memcpy" => Some(Box::new(CpuMemcpy::default())),
-                    "stream" => Some(Box::new(CpuStream::default())),
-                    "gemm" => Some(Box::new(CpuGemm)),
+                match n {
+                    Bench::Memcpy => Some(Box::new(CpuMemcpy::default())),
+                    Bench::Stream => Some(Box::new(CpuStream::default())),
+                    Bench::Gemm => Some(Box::new(CpuGemm)),
                     _ => None,
                 }
             })

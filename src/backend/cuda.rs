@@ -30,6 +30,7 @@ use crate::bench::gpu::timing::{self, EventDevice};
 use crate::bench::gpu::{
     CopyArgs, DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi, COPY_KERNEL, COPY_KERNEL_NAME,
 };
+use crate::vocab::kinds::Dtype;
 
 fn ck(what: &str, r: cu::CUresult) -> Result<(), String> {
     r.result().map_err(|e| format!("{what} failed: {:?}", e.0))
@@ -66,7 +67,7 @@ struct LtPlan {
 }
 
 enum PlanKind {
-    GemmEx { dtype: &'static str, m: i32, n: i32, k: i32 },
+    GemmEx { dtype: Dtype, m: i32, n: i32, k: i32 },
     Lt(LtPlan),
 }
 
@@ -474,10 +475,11 @@ impl CudaApi {
             let h = self.cublas(device)?;
             let f32_ = bl::cudaDataType_t::CUDA_R_32F;
             let (ty, compute) = match dtype {
-                "f32" => (f32_, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
-                "tf32" => (f32_, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32),
-                "f16" => (bl::cudaDataType_t::CUDA_R_16F, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
-                _ => (bl::cudaDataType_t::CUDA_R_16BF, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+                Dtype::F32 => (f32_, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+                Dtype::Tf32 => (f32_, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32),
+                Dtype::F16 => (bl::cudaDataType_t::CUDA_R_16F, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+                Dtype::Bf16 => (bl::cudaDataType_t::CUDA_R_16BF, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+                Dtype::F64 | Dtype::Fp8 => return Err(format!("cublasGemmEx is not planned for {dtype}")),
             };
             // C has the input type (f32 for tf32), accumulation in f32.
             let s = unsafe {
@@ -619,38 +621,32 @@ impl GpuApi for CudaApi {
         }
     }
 
-    fn gemm_method(&self, device: usize, dtype: &str) -> Result<String, String> {
+    fn gemm_method(&self, device: usize, dtype: Dtype) -> Result<String, String> {
         let cc = self.devs.get(device).map(|d| d.cc).unwrap_or((0, 0));
         match dtype {
-            "f32" | "f16" => Ok("cublas_gemm_ex".into()),
-            "tf32" | "bf16" if cc.0 >= 8 => Ok("cublas_gemm_ex".into()),
-            "tf32" | "bf16" => {
+            Dtype::F32 | Dtype::F16 => Ok("cublas_gemm_ex".into()),
+            Dtype::Tf32 | Dtype::Bf16 if cc.0 >= 8 => Ok("cublas_gemm_ex".into()),
+            Dtype::Tf32 | Dtype::Bf16 => {
                 Err(format!("{dtype} tensor cores need compute capability 8.0; this GPU is {}.{}", cc.0, cc.1))
             }
-            "fp8" if cc >= (8, 9) => Ok("cublaslt".into()),
-            "fp8" => Err(format!("FP8 (E4M3) GEMM needs compute capability 8.9; this GPU is {}.{}", cc.0, cc.1)),
-            other => Err(format!("no CUDA GEMM for dtype `{other}`")),
+            Dtype::Fp8 if cc >= (8, 9) => Ok("cublaslt".into()),
+            Dtype::Fp8 => Err(format!("FP8 (E4M3) GEMM needs compute capability 8.9; this GPU is {}.{}", cc.0, cc.1)),
+            Dtype::F64 => Err(format!("no CUDA GEMM for dtype `{dtype}`")),
         }
     }
 
-    fn gemm_plan(&mut self, device: usize, dtype: &str, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
+    fn gemm_plan(&mut self, device: usize, dtype: Dtype, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
         let method = self.gemm_method(device, dtype)?;
         let fits = |v: u64| i32::try_from(v).map_err(|_| format!("dimension {v} exceeds cuBLAS's 32-bit sizes"));
         let (mi, ni, ki) = (fits(m)?, fits(n)?, fits(k)?);
-        let kind = if dtype == "fp8" {
+        let kind = if dtype == Dtype::Fp8 {
             if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
                 return Err(format!("cuBLASLt FP8 needs m, n, k divisible by 16; got {m}×{n}×{k}"));
             }
             PlanKind::Lt(self.lt_plan(device, m, n, k)?)
         } else {
             self.cublas(device)?;
-            let d: &'static str = match dtype {
-                "f32" => "f32",
-                "tf32" => "tf32",
-                "f16" => "f16",
-                _ => "bf16",
-            };
-            PlanKind::GemmEx { dtype: d, m: mi, n: ni, k: ki }
+            PlanKind::GemmEx { dtype, m: mi, n: ni, k: ki }
         };
         self.plans.push((device, kind));
         Ok(GemmPlan { id: self.plans.len() - 1, method })

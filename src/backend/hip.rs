@@ -39,6 +39,7 @@ use crate::bench::gpu::timing::{self, EventDevice};
 use crate::bench::gpu::{
     CopyArgs, DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi, COPY_KERNEL, COPY_KERNEL_NAME,
 };
+use crate::vocab::kinds::Dtype;
 
 fn ck(what: &str, r: hip::hipError_t) -> Result<(), String> {
     if r == hip::hipError_t::hipSuccess {
@@ -78,7 +79,7 @@ pub struct HipApi {
     rtc: Option<Result<super::hiprtc::HipRtc, String>>,
     handles: Vec<Option<*mut c_void>>,
     /// (device, dtype, m, n, k) per plan.
-    plans: Vec<(usize, String, i32, i32, i32)>,
+    plans: Vec<(usize, Dtype, i32, i32, i32)>,
 }
 
 /// `gfx_target_version` 90402 → `gfx942`, 90010 → `gfx90a`.
@@ -311,10 +312,10 @@ impl HipApi {
                     ),
                 ),
                 Op::Gemm { plan, a, b, c } => {
-                    let (_, dtype, m, n, k) = self.plans.get(plan).cloned().ok_or("unknown GEMM plan")?;
+                    let (_, dtype, m, n, k) = *self.plans.get(plan).ok_or("unknown GEMM plan")?;
                     let h = self.blas_handle(device)?;
                     let blas = self.blas()?;
-                    blas.gemm(h, stream as *mut c_void, &dtype, (m, n, k), a.ptr as _, b.ptr as _, c.ptr as _)
+                    blas.gemm(h, stream as *mut c_void, dtype, (m, n, k), a.ptr as _, b.ptr as _, c.ptr as _)
                 }
                 Op::KernelCopy { dst, src, launch } => {
                     let f = self.kernel(device)?;
@@ -447,21 +448,23 @@ impl GpuApi for HipApi {
         }
     }
 
-    fn gemm_method(&self, _device: usize, dtype: &str) -> Result<String, String> {
+    fn gemm_method(&self, _device: usize, dtype: Dtype) -> Result<String, String> {
         match &self.blas {
             Some(Ok(b)) => b.supports(dtype).map(|_| "hipblas_gemm_ex".into()),
             Some(Err(e)) => Err(e.clone()),
             // Not loaded yet: name the call the plan will try.
-            None if dtype == "fp8" => Err("FP8 GEMM on AMD needs hipBLASLt, which this build does not bind".into()),
+            None if dtype == Dtype::Fp8 => {
+                Err("FP8 GEMM on AMD needs hipBLASLt, which this build does not bind".into())
+            }
             None => Ok("hipblas_gemm_ex".into()),
         }
     }
 
-    fn gemm_plan(&mut self, device: usize, dtype: &str, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
+    fn gemm_plan(&mut self, device: usize, dtype: Dtype, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
         self.blas()?.supports(dtype)?;
         self.blas_handle(device)?;
         let fits = |v: u64| i32::try_from(v).map_err(|_| format!("dimension {v} exceeds hipBLAS's 32-bit sizes"));
-        self.plans.push((device, dtype.to_string(), fits(m)?, fits(n)?, fits(k)?));
+        self.plans.push((device, dtype, fits(m)?, fits(n)?, fits(k)?));
         Ok(GemmPlan { id: self.plans.len() - 1, method: "hipblas_gemm_ex".into() })
     }
 

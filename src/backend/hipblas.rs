@@ -17,6 +17,8 @@ use std::ffi::{c_int, c_void};
 
 use libloading::Library;
 
+use crate::vocab::kinds::Dtype;
+
 type Handle = *mut c_void;
 type GemmEx = unsafe extern "C" fn(
     Handle,
@@ -98,12 +100,12 @@ impl HipBlas {
     }
 
     /// Whether this hipBLAS can run `dtype`, or why not.
-    pub fn supports(&self, dtype: &str) -> Result<(), String> {
+    pub fn supports(&self, dtype: Dtype) -> Result<(), String> {
         match (dtype, self.api) {
-            ("f32" | "f16" | "bf16", _) | ("tf32", Api::V2) => Ok(()),
-            ("tf32", Api::Legacy) => Err(format!("{} (ROCm 5 API) has no TF32 compute type", self.library)),
-            ("fp8", _) => Err("FP8 GEMM on AMD needs hipBLASLt, which this build does not bind".into()),
-            (other, _) => Err(format!("no hipBLAS GEMM for dtype `{other}`")),
+            (Dtype::F32 | Dtype::F16 | Dtype::Bf16, _) | (Dtype::Tf32, Api::V2) => Ok(()),
+            (Dtype::Tf32, Api::Legacy) => Err(format!("{} (ROCm 5 API) has no TF32 compute type", self.library)),
+            (Dtype::Fp8, _) => Err("FP8 GEMM on AMD needs hipBLASLt, which this build does not bind".into()),
+            (Dtype::F64, _) => Err(format!("no hipBLAS GEMM for dtype `{dtype}`")),
         }
     }
 
@@ -114,7 +116,7 @@ impl HipBlas {
         &self,
         h: Handle,
         stream: *mut c_void,
-        dtype: &str,
+        dtype: Dtype,
         (m, n, k): (i32, i32, i32),
         a: *const c_void,
         b: *const c_void,
@@ -122,13 +124,15 @@ impl HipBlas {
     ) -> Result<(), String> {
         self.supports(dtype)?;
         let (ty, compute) = match (self.api, dtype) {
-            (Api::Legacy, "f32") => (151, 151),
-            (Api::Legacy, "f16") => (150, 151),
-            (Api::Legacy, _) => (168, 151),
-            (Api::V2, "f32") => (0, 2),
-            (Api::V2, "tf32") => (0, 6),
-            (Api::V2, "f16") => (2, 2),
-            (Api::V2, _) => (14, 2),
+            (Api::Legacy, Dtype::F32) => (151, 151),
+            (Api::Legacy, Dtype::F16) => (150, 151),
+            (Api::Legacy, Dtype::Bf16) => (168, 151),
+            (Api::V2, Dtype::F32) => (0, 2),
+            (Api::V2, Dtype::Tf32) => (0, 6),
+            (Api::V2, Dtype::F16) => (2, 2),
+            (Api::V2, Dtype::Bf16) => (14, 2),
+            // `supports` refused these above.
+            (_, Dtype::F64 | Dtype::Fp8) | (Api::Legacy, Dtype::Tf32) => return Err(format!("no GEMM for {dtype}")),
         };
         let (alpha, beta) = (1.0f32, 0.0f32);
         unsafe {

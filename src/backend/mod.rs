@@ -18,6 +18,7 @@ pub mod mpi;
 mod nvml;
 
 use crate::bench::Benchmark;
+use crate::vocab::benches::Bench;
 
 pub use crate::vocab::facts::Probe;
 
@@ -29,14 +30,14 @@ pub trait Backend {
     fn probe(&self) -> Probe;
     /// Whether this backend implements the benchmark `bench` (whether or
     /// not it is usable here).
-    fn implements(&self, bench: &str) -> bool;
+    fn implements(&self, bench: Bench) -> bool;
     /// Facts about the devices for the manifest (driver versions, clocks,
     /// peer access, ...), when the backend is usable.
     fn facts(&self) -> Option<serde_json::Value> {
         None
     }
     /// The benchmarks this backend implements among `names`, for `device`.
-    fn benchmarks(&self, names: &[String], device: usize) -> Vec<Box<dyn Benchmark>>;
+    fn benchmarks(&self, names: &[Bench], device: usize) -> Vec<Box<dyn Benchmark>>;
 }
 
 /// Every backend compiled into this build.
@@ -116,15 +117,15 @@ impl Backend for GpuBackend {
         }
     }
 
-    fn implements(&self, bench: &str) -> bool {
-        crate::bench::gpu::GPU_BENCHES.contains(&bench)
+    fn implements(&self, bench: Bench) -> bool {
+        crate::bench::gpu::Kind::of(bench).is_some()
     }
 
     fn facts(&self) -> Option<serde_json::Value> {
         self.state().as_ref().ok().map(|(_, f)| f.clone())
     }
 
-    fn benchmarks(&self, names: &[String], device: usize) -> Vec<Box<dyn Benchmark>> {
+    fn benchmarks(&self, names: &[Bench], device: usize) -> Vec<Box<dyn Benchmark>> {
         match self.state() {
             Ok((api, _)) => crate::bench::gpu::benchmarks(api, names, device),
             Err(_) => Vec::new(),

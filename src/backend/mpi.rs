@@ -25,24 +25,19 @@ use gpu::{device_buffer_reason, DeviceSide};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
-use serde::{Deserialize, Serialize};
 
 use crate::bench::runner::{outcome_rows, RowMeta, Schedule, Step, StepDriver};
 use crate::bench::{collective, p2p, BenchConfig, Outcome, Sampler};
 use crate::error::{Error, Result};
+use crate::vocab::benches::Bench;
+use crate::vocab::config::{MpiConfig, MpiFacts, RunConfig};
 use crate::vocab::facts::{BackendInfo, Probe};
 use crate::vocab::progress::Progress;
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
+use crate::vocab::source::RunOrigin;
 use crate::vocab::source::{Source as RowSource, SourceInfo};
 
-/// One rank of the job, as the manifest lists it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RankInfo {
-    pub rank: u32,
-    pub host: String,
-    pub pid: u32,
-    pub device: String,
-}
+pub use crate::vocab::config::RankInfo;
 
 /// Rank 0 receives every rank's bytes, in rank order; others send theirs.
 fn gather_bytes(world: &SimpleCommunicator, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
@@ -114,12 +109,11 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler, d
     if any(world, short.is_some()) {
         return Outcome::Skipped(short.unwrap_or_else(|| "another rank has not enough memory for this point".into()));
     }
-    let result = match (point.bench.as_str(), point.op.as_str()) {
-        ("p2p", "put" | "get") => rma::measure_put_get(world, point, peer as i32, sampler, &mut local, &mut agree),
-        ("p2p", "put_round_trip") => {
-            rma::measure_round_trip(world, point, peer as i32, sampler, &mut local, &mut agree)
-        }
-        ("p2p", _) => {
+    let p2p = point.bench == Bench::P2p;
+    let result = match (p2p, point.op.as_str()) {
+        (true, "put" | "get") => rma::measure_put_get(world, point, peer as i32, sampler, &mut local, &mut agree),
+        (true, "put_round_trip") => rma::measure_round_trip(world, point, peer as i32, sampler, &mut local, &mut agree),
+        (true, _) => {
             let bufs = match (point.variant.as_deref().is_some_and(|v| v.starts_with("device")), device) {
                 (true, Some(d)) => d.buffers(size),
                 (true, None) => Err("no GPU memory on this rank".into()),
@@ -229,7 +223,7 @@ impl MpiSource {
                 "PRESET|BENCH",
                 format!(
                     "p2p and collective need at least 2 ranks, and this job has {size}; start it under a launcher, e.g. `mpirun -n 2 benchbook run {}`",
-                    cfg.benches.join(" ")
+                    cfg.benches.iter().map(|b| b.name()).collect::<Vec<_>>().join(" ")
                 ),
             ));
         }
@@ -245,13 +239,13 @@ impl MpiSource {
     fn plan(&self) -> Vec<Point> {
         let size = self.world.size() as u32;
         let mut plan: Vec<Point> = Vec::new();
-        if self.cfg.benches.iter().any(|b| b == "p2p") {
+        if self.cfg.benches.contains(&Bench::P2p) {
             plan.extend(p2p::points(&self.cfg, size));
             if let Ok(d) = &self.device {
                 plan.extend(p2p::device_points(&self.cfg, size, d.backend()));
             }
         }
-        if self.cfg.benches.iter().any(|b| b == "collective") {
+        if self.cfg.benches.contains(&Bench::Collective) {
             plan.extend(collective::points(&self.cfg, size));
         }
         plan
@@ -267,26 +261,17 @@ impl RowSource for MpiSource {
         // Asked once (it runs ompi_info), on rank 0, which writes the rows
         // that need it.
         (self.gpu, self.device) = gpu::open_device(&self.world, (self.me.rank == 0).then(gpu_awareness));
-        let config = serde_json::json!({
-            "preset": cfg.preset, "benches": cfg.benches, "p2p_sizes": cfg.p2p_sizes,
-            "latency_sizes": cfg.latency_sizes, "collective_sizes": cfg.collective_sizes,
-            "p2p_channels": cfg.p2p_channels, "p2p_sync_every": cfg.p2p_sync_every, "stop": cfg.stop,
-            "mpi": {
-                "library": mpi::environment::library_version().unwrap_or_default().trim(),
-                "ranks": ranks,
-                "cuda_aware": self.gpu.and_then(|g| g.cuda),
-                "rocm_aware": self.gpu.and_then(|g| g.rocm),
-                "device_buffers": self.device.as_ref().map(|d| d.backend()).ok(),
-            },
-        });
-        let backends = vec![BackendInfo {
-            name: "mpi".into(),
-            probe: Probe::Available {
-                devices: ranks.iter().map(|r| format!("rank {} on {}", r.rank, r.host)).collect(),
-            },
-            facts: None,
-        }];
-        Ok(SourceInfo { kind: "native".into(), config, backends, default_label: "mpi".into() })
+        let devices = ranks.iter().map(|r| format!("rank {} on {}", r.rank, r.host)).collect();
+        let facts = MpiFacts {
+            library: mpi::environment::library_version().unwrap_or_default().trim().to_string(),
+            ranks,
+            cuda_aware: self.gpu.and_then(|g| g.cuda),
+            rocm_aware: self.gpu.and_then(|g| g.rocm),
+            device_buffers: self.device.as_ref().map(|d| d.backend().to_string()).ok(),
+        };
+        let config = RunConfig::Mpi(Box::new(MpiConfig::of(cfg, facts)));
+        let backends = vec![BackendInfo { name: "mpi".into(), probe: Probe::Available { devices }, facts: None }];
+        Ok(SourceInfo { kind: RunOrigin::Native, config, backends, default_label: "mpi".into() })
     }
 
     fn writes_archive(&self) -> bool {
@@ -321,13 +306,13 @@ impl RowSource for MpiSource {
         // Device buffers: recorded as skipped, with the reason, where they
         // cannot run (only rank 0 writes rows).
         let skipped = match &self.device {
-            Err(why) => self.cfg.benches.iter().map(|b| (b.clone(), device_buffer_reason(self.gpu, why))).collect(),
-            Ok(_) => self.cfg.benches.iter().filter(|b| *b == "collective").map(|b| (b.clone(), "device buffers: not measured. Collectives run on host buffers only; the device-buffer points are p2p's".to_string())).collect::<Vec<_>>(),
+            Err(why) => self.cfg.benches.iter().map(|b| (*b, device_buffer_reason(self.gpu, why))).collect(),
+            Ok(_) => self.cfg.benches.iter().filter(|b| **b == Bench::Collective).map(|b| (*b, "device buffers: not measured. Collectives run on host buffers only; the device-buffer points are p2p's".to_string())).collect::<Vec<_>>(),
         };
         let interrupted = outcome.interrupted;
         for (i, (bench, why)) in skipped.into_iter().filter(|_| !interrupted).enumerate() {
             let p = Point {
-                bench,
+                bench: bench.name().into(),
                 op: "*".into(),
                 variant: Some("device buffers".into()),
                 ranks: Some(size),

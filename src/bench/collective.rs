@@ -8,6 +8,7 @@
 
 use super::BenchConfig;
 use crate::vocab::accounting::bus_factor;
+use crate::vocab::benches::Bench;
 use crate::vocab::rows::Point;
 
 /// The collectives benchbook runs, in order.
@@ -42,7 +43,7 @@ pub fn points(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {
         for &size in &cfg.collective_sizes {
             let size = usable_size(size, ranks as u64).max(ELEM_BYTES * ranks as u64);
             out.push(Point {
-                bench: "collective".into(),
+                bench: Bench::Collective.name().into(),
                 op: op.into(),
                 method: Some(format!("mpi_{}", op.replace('_', ""))),
                 variant: Some("host buffers".into()),
@@ -70,7 +71,7 @@ pub fn all_to_all_scaling(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {
         for &size in &cfg.collective_sizes {
             let size = usable_size(size, k as u64).max(ELEM_BYTES * k as u64);
             out.push(Point {
-                bench: "collective".into(),
+                bench: Bench::Collective.name().into(),
                 op: op.into(),
                 method: Some("mpi_alltoall".into()),
                 variant: Some(format!("host buffers, {k} of {ranks} ranks")),

@@ -1,125 +1,44 @@
-//! The resolved, validated run configuration and the named presets. Raw CLI
-//! flags are turned into a [`BenchConfig`] once (in `cli`), and the config is
+//! The named presets and the checks of a run configuration ([`BenchConfig`],
+//! declared in `vocab::config` so the manifest can hold it typed). Raw CLI
+//! flags are turned into a `BenchConfig` once (in `cli`), and the config is
 //! stored verbatim in the manifest so a run can be repeated exactly.
 
 use std::fmt::Display;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
-
-use super::gpu::{GPU_BENCHES, GPU_DTYPES, GPU_ONLY_BENCHES};
-use super::sampler::StopRule;
+use super::gpu::GPU_DTYPES;
 use crate::error::{Error, Result};
-use crate::vocab::kinds::{BackendKind, CacheMode, CopyMethod, UnknownName};
-
-/// Benchmarks the CPU backend knows.
-pub const CPU_BENCHES: [&str; 3] = ["memcpy", "stream", "gemm"];
-/// Benchmarks a default run asks for: the CPU's, plus the GPU-only ones
-/// (skipped, with the reason, where no GPU backend is usable).
-pub const DEFAULT_BENCHES: [&str; 6] = ["memcpy", "stream", "gemm", "memcpy-peer", "h2d", "d2h"];
-/// Benchmarks that run across MPI ranks (the `mpi` feature).
-pub const MPI_BENCHES: [&str; 2] = ["p2p", "collective"];
-
-/// Everything a run needs to know, after flags, presets and defaults.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct BenchConfig {
-    /// The preset the run started from.
-    pub preset: String,
-    /// Benchmarks to run, in order.
-    pub benches: Vec<String>,
-    /// Backends to run on (`cpu`, `cuda`, `hip`); empty means every one compiled in.
-    #[serde(default)]
-    pub backends: Vec<String>,
-    /// memcpy: bytes copied per operation.
-    pub memcpy_sizes: Vec<u64>,
-    /// stream: bytes per array (three arrays are allocated).
-    pub stream_sizes: Vec<u64>,
-    /// Thread counts for CPU benchmarks.
-    pub threads: Vec<u32>,
-    /// gemm: (m, n, k) shapes.
-    pub gemm_shapes: Vec<[u64; 3]>,
-    /// gemm: element types (`f32`, `f64`).
-    pub gemm_dtypes: Vec<String>,
-    /// p2p bandwidth message sizes.
-    #[serde(default)]
-    pub p2p_sizes: Vec<u64>,
-    /// p2p ping-pong latency message sizes.
-    #[serde(default)]
-    pub latency_sizes: Vec<u64>,
-    /// Collective sizes (nccl-tests' size: the bytes algbw divides by).
-    #[serde(default)]
-    pub collective_sizes: Vec<u64>,
-    /// p2p one-sided `put`: concurrent channels to sweep (1 = one operation
-    /// at a time; more are measured with both strategies, `split` and
-    /// `round_robin`).
-    #[serde(default = "one_channel")]
-    pub p2p_channels: Vec<u32>,
-    /// p2p one-sided `put`/`get`: operations issued between two flushes
-    /// (1 = a flush after every operation, the write-up's blocking form).
-    #[serde(default = "default_sync_every")]
-    pub p2p_sync_every: Vec<u32>,
-    /// GPU device copies: `copy_engine` and/or `sm_kernel`.
-    #[serde(default = "default_copy_methods")]
-    pub gpu_copy_methods: Vec<String>,
-    /// GPU device copies: `warm` and/or `cold` (L2 flushed before each operation). GEMMs run warm.
-    #[serde(default = "default_cache_modes")]
-    pub gpu_cache_modes: Vec<String>,
-    /// memcpy-peer with `sm_kernel`: kernel grids (blocks) to sweep for the
-    /// peer-write kernel, as the NVLink IPC write-up does (empty: none).
-    #[serde(default = "default_peer_grids")]
-    pub gpu_peer_grids: Vec<u32>,
-    /// memcpy-peer with `sm_kernel`: threads per block to sweep (at most 1024).
-    #[serde(default = "default_peer_blocks")]
-    pub gpu_peer_blocks: Vec<u32>,
-    /// GPU gemm: (m, n, k) shapes.
-    #[serde(default)]
-    pub gpu_gemm_shapes: Vec<[u64; 3]>,
-    /// GPU gemm: `f32`, `tf32`, `f16`, `bf16`, `fp8` (E4M3).
-    #[serde(default)]
-    pub gpu_gemm_dtypes: Vec<String>,
-    pub stop: StopRule,
-}
-
-fn default_copy_methods() -> Vec<String> {
-    CopyMethod::ALL.iter().map(|m| m.name().to_string()).collect()
-}
+use crate::vocab::benches::{Bench, RunsOn};
+use crate::vocab::config::{
+    default_cache_modes, default_copy_methods, default_peer_blocks, default_peer_grids, default_sync_every, one_channel,
+};
+pub use crate::vocab::config::{BenchConfig, Preset};
+use crate::vocab::facts::StopRule;
+use crate::vocab::kinds::{BackendKind, CacheMode, Dtype, UnknownName};
 
 /// What `backends` may name (MPI is chosen by benchmark, not by backend).
-const BACKENDS: &[BackendKind] = &[BackendKind::Cpu, BackendKind::Cuda, BackendKind::Hip];
+pub const BACKENDS: &[BackendKind] = &[BackendKind::Cpu, BackendKind::Cuda, BackendKind::Hip];
+/// The CPU GEMM's element types.
+pub const CPU_GEMM_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::F64];
 
-/// Every value must name one of `allowed`, a part of a closed vocabulary
-/// `K`; the error names the flag, the value and the choices.
-fn check_names<K>(flag: &str, what: &'static str, allowed: &[K], values: &[String]) -> Result<()>
+/// Parse a comma-separated `--flag` list of a closed vocabulary `K`, each
+/// value one of `allowed`; the error names the flag, the value and the
+/// choices. The one place flag text becomes typed names.
+pub fn parse_names<K>(flag: &str, what: &'static str, allowed: &[K], text: &str) -> Result<Vec<K>>
 where
     K: FromStr<Err = UnknownName> + Display + Copy + PartialEq,
 {
-    for v in values {
-        if !v.parse::<K>().is_ok_and(|k| allowed.contains(&k)) {
-            let choices = allowed.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
-            return Err(Error::config(flag, UnknownName { what, value: v.trim().to_string(), choices }.to_string()));
+    let mut out = Vec::new();
+    for v in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match v.parse::<K>() {
+            Ok(k) if allowed.contains(&k) => out.push(k),
+            _ => {
+                let choices = allowed.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+                return Err(Error::config(flag, UnknownName { what, value: v.to_string(), choices }.to_string()));
+            }
         }
     }
-    Ok(())
-}
-
-fn one_channel() -> Vec<u32> {
-    vec![1]
-}
-
-fn default_sync_every() -> Vec<u32> {
-    vec![1, 64]
-}
-
-fn default_peer_grids() -> Vec<u32> {
-    vec![1, 16, 128]
-}
-
-fn default_peer_blocks() -> Vec<u32> {
-    vec![256]
-}
-
-fn default_cache_modes() -> Vec<String> {
-    vec!["warm".into()]
+    Ok(out)
 }
 
 /// The seed `002_*` Llama-70B training GEMM shapes (m × n × k).
@@ -132,24 +51,6 @@ pub const LLAMA70B_SHAPES: [[u64; 3]; 7] = [
     [4096, 4096, 4096],
     [16384, 8192, 1280],
 ];
-
-/// Named starting points for a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Preset {
-    /// About a minute: memcpy 4 KiB..256 MiB, STREAM at three sizes, small GEMMs.
-    Quick,
-    /// The seed write-ups' sweeps: memcpy 4 KiB..2 GiB, every thread count, larger GEMMs.
-    Full,
-}
-
-impl Preset {
-    pub fn name(self) -> &'static str {
-        match self {
-            Preset::Quick => "quick",
-            Preset::Full => "full",
-        }
-    }
-}
 
 fn default_threads(all: bool) -> Vec<u32> {
     let n = crate::host::logical_cpus().max(1) as u32;
@@ -166,14 +67,14 @@ impl BenchConfig {
         let pow2 = |lo: u32, hi: u32| (lo..=hi).map(|e| 1u64 << e).collect::<Vec<_>>();
         match p {
             Preset::Quick => BenchConfig {
-                preset: p.name().into(),
+                preset: p,
                 backends: Vec::new(),
-                benches: DEFAULT_BENCHES.iter().map(|s| s.to_string()).collect(),
+                benches: Bench::default_run(),
                 memcpy_sizes: pow2(12, 28),
                 stream_sizes: vec![1 << 23, 1 << 26, 1 << 28],
                 threads: default_threads(false),
                 gemm_shapes: vec![[256, 256, 256], [512, 512, 512], [1024, 1024, 1024]],
-                gemm_dtypes: vec!["f32".into(), "f64".into()],
+                gemm_dtypes: vec![Dtype::F32, Dtype::F64],
                 p2p_sizes: pow2(12, 24),
                 latency_sizes: pow2(3, 20),
                 collective_sizes: pow2(12, 24),
@@ -184,7 +85,7 @@ impl BenchConfig {
                 gpu_peer_grids: default_peer_grids(),
                 gpu_peer_blocks: default_peer_blocks(),
                 gpu_gemm_shapes: vec![[1024, 1024, 1024], [4096, 4096, 4096], [8192, 8192, 8192]],
-                gpu_gemm_dtypes: vec!["f32".into(), "tf32".into(), "bf16".into()],
+                gpu_gemm_dtypes: vec![Dtype::F32, Dtype::Tf32, Dtype::Bf16],
                 stop: StopRule {
                     warmup_seconds: 0.05,
                     min_samples: 10,
@@ -194,9 +95,9 @@ impl BenchConfig {
                 },
             },
             Preset::Full => BenchConfig {
-                preset: p.name().into(),
+                preset: p,
                 backends: Vec::new(),
-                benches: DEFAULT_BENCHES.iter().map(|s| s.to_string()).collect(),
+                benches: Bench::default_run(),
                 // The seeds sweep powers of two up to the Llama-3 embedding
                 // table (2_101_346_304 bytes), i.e. up to 1 GiB; 2 GiB is the
                 // issue's "4 KiB .. 2 GiB".
@@ -210,7 +111,7 @@ impl BenchConfig {
                     [2048, 2048, 2048],
                     [4096, 4096, 4096],
                 ],
-                gemm_dtypes: vec!["f32".into(), "f64".into()],
+                gemm_dtypes: vec![Dtype::F32, Dtype::F64],
                 // The seed's MPI sweep: 4 KiB .. 1 GiB.
                 p2p_sizes: pow2(12, 30),
                 latency_sizes: pow2(3, 20),
@@ -218,7 +119,7 @@ impl BenchConfig {
                 p2p_channels: vec![1, 2, 4],
                 p2p_sync_every: default_sync_every(),
                 gpu_copy_methods: default_copy_methods(),
-                gpu_cache_modes: vec!["warm".into(), "cold".into()],
+                gpu_cache_modes: vec![CacheMode::Warm, CacheMode::Cold],
                 // The write-up's IPC sweep: 1 to 256 blocks, 64 to 1024 threads each.
                 gpu_peer_grids: vec![1, 4, 16, 64, 128, 256],
                 gpu_peer_blocks: vec![64, 256, 1024],
@@ -227,20 +128,22 @@ impl BenchConfig {
                     .map(|e| [1u64 << e; 3])
                     .chain(LLAMA70B_SHAPES.iter().copied().filter(|s| s[0] != s[1] || s[1] != s[2]))
                     .collect(),
-                gpu_gemm_dtypes: GPU_DTYPES.iter().map(|d| d.name().to_string()).collect(),
+                gpu_gemm_dtypes: GPU_DTYPES.to_vec(),
                 stop: StopRule::default(),
             },
         }
     }
 
-    /// Check what flags cannot check one by one.
+    /// Check what spans several fields, and what a stored configuration
+    /// (read back for `rerun`) could hold that flags would have refused.
     pub fn validate(&self) -> Result<()> {
-        for b in &self.benches {
-            if !known_bench(b) {
-                return Err(Error::config("BENCH", format!("unknown benchmark `{b}`; known: {}", known_benches())));
-            }
+        if let Some(b) = self.benches.iter().find(|b| !Bench::runnable().any(|r| r == **b)) {
+            return Err(Error::config(
+                "BENCH",
+                format!("`{b}` is imported from its tool's output, not run; benchmarks: {}", known_benches()),
+            ));
         }
-        let mpi = self.benches.iter().filter(|b| MPI_BENCHES.contains(&b.as_str())).count();
+        let mpi = self.benches.iter().filter(|b| b.info().runs_on == RunsOn::Mpi).count();
         if mpi > 0 && mpi < self.benches.len() {
             return Err(Error::config(
                 "BENCH",
@@ -250,15 +153,18 @@ impl BenchConfig {
         if self.threads.iter().any(|&t| t == 0) {
             return Err(Error::config("--threads", "thread counts must be at least 1"));
         }
-        for d in &self.gemm_dtypes {
-            if d != "f32" && d != "f64" {
-                return Err(Error::config("--dtypes", format!("`{d}` is not a CPU GEMM type; use f32 or f64")));
-            }
+        if let Some(d) = self.gemm_dtypes.iter().find(|d| !CPU_GEMM_DTYPES.contains(d)) {
+            return Err(Error::config("--dtypes", format!("`{d}` is not a CPU GEMM type; use f32 or f64")));
         }
-        check_names("--backend", "backend", BACKENDS, &self.backends)?;
-        check_names("--gpu-dtypes", "GPU GEMM dtype", &GPU_DTYPES, &self.gpu_gemm_dtypes)?;
-        check_names("--copy-methods", "copy method", CopyMethod::ALL, &self.gpu_copy_methods)?;
-        check_names("--cache", "cache mode", CacheMode::ALL, &self.gpu_cache_modes)?;
+        if let Some(b) = self.backends.iter().find(|b| !BACKENDS.contains(b)) {
+            return Err(Error::config(
+                "--backend",
+                format!("`{b}` is not a backend to pick; MPI is chosen by benchmark"),
+            ));
+        }
+        if let Some(d) = self.gpu_gemm_dtypes.iter().find(|d| !GPU_DTYPES.contains(d)) {
+            return Err(Error::config("--gpu-dtypes", format!("`{d}` is not a GPU GEMM type")));
+        }
         if let Some(b) = self.gpu_peer_blocks.iter().find(|&&b| b == 0 || b > crate::vocab::launch::MAX_BLOCK) {
             return Err(Error::config(
                 "--block",
@@ -308,15 +214,14 @@ impl BenchConfig {
     }
 }
 
-/// Whether `name` is a benchmark some backend implements.
-pub fn known_bench(name: &str) -> bool {
-    CPU_BENCHES.contains(&name) || MPI_BENCHES.contains(&name) || GPU_BENCHES.contains(&name)
+/// The benchmark `name` names, if `benchbook run` can measure it.
+pub fn runnable_bench(name: &str) -> Option<Bench> {
+    Bench::of(name).filter(|b| Bench::runnable().any(|r| r == *b))
 }
 
-/// Every benchmark name, for error messages.
+/// Every benchmark `run` takes, for error messages.
 pub fn known_benches() -> String {
-    let all: Vec<&str> = CPU_BENCHES.iter().chain(&GPU_ONLY_BENCHES).chain(&MPI_BENCHES).copied().collect();
-    all.join(", ")
+    Bench::runnable().map(|b| b.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// Parse `MxNxK` or `N` (a cube) shape lists: `1024,4096x4096x1024`.
@@ -367,10 +272,24 @@ mod tests {
     #[test]
     fn bad_config_names_the_flag() {
         let mut c = BenchConfig::preset(Preset::Quick);
-        c.benches.push("nope".into());
-        assert!(c.validate().unwrap_err().to_string().contains("unknown benchmark `nope`"));
+        c.benches.push(Bench::Rdma);
+        assert!(c.validate().unwrap_err().to_string().contains("`rdma` is imported"));
         let mut c = BenchConfig::preset(Preset::Quick);
-        c.gemm_dtypes = vec!["bf16".into()];
+        c.gemm_dtypes = vec![Dtype::Bf16];
         assert!(c.validate().unwrap_err().to_string().starts_with("--dtypes"));
+        let e = parse_names("--gpu-dtypes", "GPU GEMM dtype", &GPU_DTYPES, "bf16,int4").unwrap_err().to_string();
+        assert!(e.starts_with("--gpu-dtypes") && e.contains("`int4`") && e.contains("fp8"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_dtype_in_a_stored_configuration_is_refused_not_run_as_another() {
+        // A manifest edited by hand (or written by a future version) that
+        // asks for a GEMM type this build does not know must fail to read,
+        // naming the value; before the configuration was typed, a GPU GEMM
+        // of an unknown name ran as bf16 without a word.
+        let mut v = serde_json::to_value(BenchConfig::preset(Preset::Quick)).unwrap();
+        v["gpu_gemm_dtypes"] = serde_json::json!(["bf16", "int4"]);
+        let e = serde_json::from_value::<BenchConfig>(v).unwrap_err().to_string();
+        assert!(e.contains("int4"), "{e}");
     }
 }

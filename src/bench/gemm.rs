@@ -6,6 +6,7 @@
 //! compulsory traffic (A and B read once, C written once), the denominator
 //! of a roofline's arithmetic intensity; `bytes_copied` does not apply.
 
+use crate::vocab::benches::Bench;
 use rand::RngExt;
 
 use super::dtype::{self, Dtype};
@@ -17,14 +18,14 @@ use crate::vocab::rows::Point;
 pub fn points(cfg: &BenchConfig) -> Vec<Point> {
     let mut out = Vec::new();
     for dtype in &cfg.gemm_dtypes {
-        let eb = Dtype::parse(dtype).map_or(0, Dtype::bytes);
+        let eb = dtype.bytes();
         for &[m, n, k] in &cfg.gemm_shapes {
             for &t in &cfg.threads {
                 out.push(Point {
-                    bench: "gemm".into(),
-                    op: "gemm".into(),
+                    bench: Bench::Gemm.name().into(),
+                    op: Bench::Gemm.name().into(),
                     method: Some("gemm_crate".into()),
-                    dtype: Some(dtype.clone()),
+                    dtype: Some(dtype.name().into()),
                     m: Some(m),
                     n: Some(n),
                     k: Some(k),
@@ -147,7 +148,7 @@ pub struct CpuGemm;
 
 impl Benchmark for CpuGemm {
     fn name(&self) -> &'static str {
-        "gemm"
+        Bench::Gemm.name()
     }
 
     fn points(&self, cfg: &BenchConfig) -> Vec<Point> {
@@ -181,7 +182,7 @@ mod tests {
     fn flop_and_byte_accounting() {
         let mut cfg = BenchConfig::preset(super::super::Preset::Quick);
         cfg.gemm_shapes = vec![[16384, 8192, 1280]];
-        cfg.gemm_dtypes = vec!["f32".into()];
+        cfg.gemm_dtypes = vec![Dtype::F32];
         cfg.threads = vec![1];
         let p = &points(&cfg)[0];
         assert_eq!(p.flops, Some(2.0 * 16384.0 * 8192.0 * 1280.0));

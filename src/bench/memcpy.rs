@@ -5,6 +5,7 @@
 //! *moves* `2 × size` bytes through memory (`bytes_moved`: read + written).
 //! The seed scripts divide `size` by the time, i.e. bytes copied once.
 
+use crate::vocab::benches::Bench;
 use std::hint::black_box;
 
 use super::team::{chunk, with_team};
@@ -21,7 +22,7 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
     for &size in &cfg.memcpy_sizes {
         for &t in &cfg.threads {
             out.push(Point {
-                bench: "memcpy".into(),
+                bench: Bench::Memcpy.name().into(),
                 op: "copy".into(),
                 variant: Some("warm".into()),
                 method: Some("libc_memcpy".into()),
@@ -45,7 +46,7 @@ pub struct CpuMemcpy {
 
 impl Benchmark for CpuMemcpy {
     fn name(&self) -> &'static str {
-        "memcpy"
+        Bench::Memcpy.name()
     }
 
     fn points(&self, cfg: &BenchConfig) -> Vec<Point> {

@@ -25,6 +25,7 @@
 //! `strategy`, `sync_every`) and, for curves and tables, in its `variant`.
 
 use super::BenchConfig;
+use crate::vocab::benches::Bench;
 use crate::vocab::rows::Point;
 
 pub use crate::vocab::one_sided::OneSided;
@@ -60,7 +61,7 @@ fn two_sided_points(cfg: &BenchConfig, ranks: u32, pair: &str, variant: &str) ->
     {
         for &size in sizes {
             out.push(Point {
-                bench: "p2p".into(),
+                bench: Bench::P2p.name().into(),
                 op: op.into(),
                 variant: Some(variant.into()),
                 method: Some(if op == "latency" { "mpi_ping_pong" } else { "mpi_send_recv" }.into()),
@@ -99,7 +100,7 @@ fn one_sided_points(cfg: &BenchConfig, ranks: u32, pair: &str) -> Vec<Point> {
                 continue;
             }
             out.push(Point {
-                bench: "p2p".into(),
+                bench: Bench::P2p.name().into(),
                 op: op.into(),
                 variant: Some(format!("host buffers, {}", os.label())),
                 method: Some(format!("mpi_{op}")),
@@ -114,7 +115,7 @@ fn one_sided_points(cfg: &BenchConfig, ranks: u32, pair: &str) -> Vec<Point> {
     }
     for &size in &cfg.p2p_sizes {
         out.push(Point {
-            bench: "p2p".into(),
+            bench: Bench::P2p.name().into(),
             op: "put_round_trip".into(),
             variant: Some("host buffers".into()),
             method: Some("mpi_put_fence".into()),

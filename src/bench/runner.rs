@@ -351,6 +351,7 @@ pub fn point_end(outcome: &Outcome) -> PointEnd<'_> {
 mod tests {
     use super::*;
     use crate::bench::sampler::{Measurement, Sample};
+    use crate::vocab::benches::Bench;
     use crate::vocab::progress::Silent;
 
     /// A driver whose points take no time: each step returns `per_round`
@@ -389,7 +390,7 @@ mod tests {
     fn plan(n: usize) -> Vec<Point> {
         (0..n)
             .map(|i| Point {
-                bench: "memcpy".into(),
+                bench: Bench::Memcpy.name().into(),
                 op: "copy".into(),
                 size_bytes: Some(4096 << i),
                 ..Point::default()

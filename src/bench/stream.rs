@@ -5,6 +5,7 @@
 //! bytes, with weights Copy 2, Scale 2, Add 3, Triad 3. `bytes_copied` is the
 //! bytes one operation writes (one array), the payload it produces.
 
+use crate::vocab::benches::Bench;
 use std::hint::black_box;
 
 use super::team::{chunk, with_team};
@@ -24,7 +25,7 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
         for (op, weight) in KERNELS {
             for &t in &cfg.threads {
                 out.push(Point {
-                    bench: "stream".into(),
+                    bench: Bench::Stream.name().into(),
                     op: op.into(),
                     dtype: Some("f64".into()),
                     method: Some("rust_loop".into()),
@@ -83,7 +84,7 @@ fn expected(op: &str) -> (f64, f64, f64) {
 
 impl Benchmark for CpuStream {
     fn name(&self) -> &'static str {
-        "stream"
+        Bench::Stream.name()
     }
 
     fn points(&self, cfg: &BenchConfig) -> Vec<Point> {

@@ -5,9 +5,14 @@
 //! make ([`BenchConfig::validate`]). Errors name the flag and the fix.
 
 use super::RunArgs;
-use crate::bench::config::{known_bench, known_benches, parse_shapes, LLAMA70B_SHAPES};
+use crate::bench::config::{
+    known_benches, parse_names, parse_shapes, runnable_bench, BACKENDS, CPU_GEMM_DTYPES, LLAMA70B_SHAPES,
+};
+use crate::bench::gpu::GPU_DTYPES;
 use crate::bench::{BenchConfig, Preset};
 use crate::error::{Error, Result};
+use crate::vocab::benches::Bench;
+use crate::vocab::kinds::{CacheMode, CopyMethod};
 use crate::vocab::units::{parse_counts, parse_sizes};
 
 /// Resolve `run` flags into a validated configuration (preset < flags).
@@ -31,15 +36,16 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
     set(&mut cfg.p2p_channels, &a.channels, |s| parse_counts("--channels", s))?;
     set(&mut cfg.p2p_sync_every, &a.sync_every, |s| parse_counts("--sync-every", s))?;
     set(&mut cfg.gemm_shapes, &a.shapes, parse_shapes)?;
-    // CPU GEMM types are checked by `validate` ("not a CPU GEMM type").
-    set(&mut cfg.gemm_dtypes, &a.dtypes, |s| Ok(list(s)))?;
-    set(&mut cfg.backends, &a.backend, |s| Ok(list(s)))?;
+    // Closed vocabularies become typed names here, once; the error names
+    // the flag, the value and the choices.
+    set(&mut cfg.gemm_dtypes, &a.dtypes, |s| parse_names("--dtypes", "CPU GEMM dtype", CPU_GEMM_DTYPES, s))?;
+    set(&mut cfg.backends, &a.backend, |s| parse_names("--backend", "backend", BACKENDS, s))?;
     set(&mut cfg.gpu_gemm_shapes, &a.gpu_shapes, gpu_shapes)?;
-    // Closed vocabularies (backends, dtypes, methods, cache modes) are
-    // checked by `validate`, the one place every caller goes through.
-    set(&mut cfg.gpu_gemm_dtypes, &a.gpu_dtypes, |s| Ok(list(s)))?;
-    set(&mut cfg.gpu_copy_methods, &a.copy_methods, |s| Ok(list(s)))?;
-    set(&mut cfg.gpu_cache_modes, &a.cache, |s| Ok(list(s)))?;
+    set(&mut cfg.gpu_gemm_dtypes, &a.gpu_dtypes, |s| parse_names("--gpu-dtypes", "GPU GEMM dtype", &GPU_DTYPES, s))?;
+    set(&mut cfg.gpu_copy_methods, &a.copy_methods, |s| {
+        parse_names("--copy-methods", "copy method", CopyMethod::ALL, s)
+    })?;
+    set(&mut cfg.gpu_cache_modes, &a.cache, |s| parse_names("--cache", "cache mode", CacheMode::ALL, s))?;
     set(&mut cfg.gpu_peer_grids, &a.grid, |s| parse_counts("--grid", s))?;
     set(&mut cfg.gpu_peer_blocks, &a.block, |s| parse_counts("--block", s))?;
 
@@ -96,14 +102,14 @@ fn set<T>(slot: &mut T, given: &Option<String>, read: impl FnOnce(&str) -> Resul
 
 /// The positional words: presets (`quick`, `full`; the last one wins) and
 /// benchmarks, in order.
-fn presets_and_benches(words: &[String]) -> Result<(Preset, Vec<String>)> {
+fn presets_and_benches(words: &[String]) -> Result<(Preset, Vec<Bench>)> {
     let mut preset = Preset::Quick;
     let mut benches = Vec::new();
     for w in words {
         match w.as_str() {
             "quick" => preset = Preset::Quick,
             "full" => preset = Preset::Full,
-            b if known_bench(b) => benches.push(b.to_string()),
+            b if runnable_bench(b).is_some() => benches.extend(runnable_bench(b)),
             other => {
                 return Err(Error::config(
                     "PRESET|BENCH",
@@ -153,8 +159,8 @@ mod tests {
     fn flags_override_the_preset() {
         let c = resolve(&["full", "memcpy", "--sizes", "4K,8K", "--gpu-shapes", "llama70b,64", "--min-samples", "3"])
             .unwrap();
-        assert_eq!(c.preset, "full");
-        assert_eq!(c.benches, vec!["memcpy".to_string()]);
+        assert_eq!(c.preset, Preset::Full);
+        assert_eq!(c.benches, vec![Bench::Memcpy]);
         assert_eq!(c.memcpy_sizes, vec![4096, 8192]);
         assert_eq!(c.p2p_sizes, c.memcpy_sizes);
         assert_eq!(c.collective_sizes, c.memcpy_sizes);
@@ -170,8 +176,8 @@ mod tests {
         let e = resolve(&["--gpu-dtypes", "bf16, f64"]).unwrap_err().to_string();
         assert_eq!(e, "--gpu-dtypes: unknown GPU GEMM dtype `f64`; choose from: f32, tf32, f16, bf16, fp8");
         let c = resolve(&["--cache", " cold ,warm,", "--copy-methods", "sm_kernel"]).unwrap();
-        assert_eq!(c.gpu_cache_modes, vec!["cold".to_string(), "warm".to_string()]);
-        assert_eq!(c.gpu_copy_methods, vec!["sm_kernel".to_string()]);
+        assert_eq!(c.gpu_cache_modes, vec![CacheMode::Cold, CacheMode::Warm]);
+        assert_eq!(c.gpu_copy_methods, vec![CopyMethod::SmKernel]);
         assert!(resolve(&["--dtypes", "bf16"]).unwrap_err().to_string().starts_with("--dtypes"));
         assert!(resolve(&["--gpu-shapes", "2x3"]).unwrap_err().to_string().starts_with("--gpu-shapes"));
     }

@@ -229,7 +229,9 @@ pub struct RunArgs {
     #[arg(value_name = "PRESET|BENCH")]
     pub what: Vec<String>,
 
-    /// memcpy sizes: powers of two `4K..2G`, or a list `1M,64M` (K/M/G = 1024^n).
+    /// Sizes of every size-swept benchmark that runs: memcpy, memcpy-peer, h2d, d2h, and under
+    /// MPI p2p and collective (not STREAM: --stream-sizes; not latency: --latency-sizes). Powers
+    /// of two `4K..2G`, or a list `1M,64M` (K/M/G = 1024^n).
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
 

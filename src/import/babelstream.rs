@@ -12,6 +12,8 @@
 //! exact, and checked against the printed min time.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::Bench;
+use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
 
 pub struct BabelStream;
@@ -32,7 +34,7 @@ fn kernel(function: &str) -> Option<(&'static str, u64)> {
 
 fn point(op: &str, weight: u64, array_bytes: u64, moved: u64, dtype: &str) -> Point {
     Point {
-        bench: "stream".into(),
+        bench: Bench::Stream.name().into(),
         op: op.into(),
         dtype: Some(dtype.into()),
         size_bytes: Some(array_bytes),
@@ -51,6 +53,10 @@ impl Format for BabelStream {
 
     fn describe(&self) -> &'static str {
         "BabelStream text table (Function MBytes/sec Min Max Average)"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Memcpy)
     }
 
     fn sniff(&self, text: &str) -> bool {
@@ -157,6 +163,10 @@ impl Format for BabelStreamCsv {
 
     fn describe(&self) -> &'static str {
         "BabelStream --csv (function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime)"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Memcpy)
     }
 
     fn sniff(&self, text: &str) -> bool {

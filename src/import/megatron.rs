@@ -15,6 +15,7 @@
 //! never averaged with the full one.
 
 use super::{metric_record, num, Format, ParseError, Parsed};
+use crate::vocab::benches::Family;
 use crate::vocab::metrics::{Better, Params};
 
 const TOOL: &str = "megatron";
@@ -54,6 +55,10 @@ impl Format for Megatron {
     }
     fn describe(&self) -> &'static str {
         "Megatron-LM / Megatron-DeepSpeed / Primus training log: ms per iteration, TFLOP/s/GPU, tokens/s/GPU, loss"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Gemm)
     }
     fn sniff(&self, text: &str) -> bool {
         text.contains("elapsed time per iteration") && text.contains(" iteration ")
@@ -133,6 +138,7 @@ impl Format for Megatron {
             settings: total_iters.map(|t| format!("train iterations: {t}")),
             records,
             warnings,
+            family: None,
         })
     }
 }

@@ -34,6 +34,7 @@ pub use source::ImportSource;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
 
 pub use crate::vocab::accounting::bus_factor;
@@ -70,6 +71,8 @@ pub struct Parsed {
     pub settings: Option<String>,
     pub records: Vec<Record>,
     pub warnings: Vec<String>,
+    /// The write-up family its format declares ([`Format::family`]).
+    pub family: Option<Family>,
 }
 
 /// A parse failure at a line.
@@ -91,6 +94,9 @@ pub trait Format {
     fn name(&self) -> &'static str;
     /// One line for `--help`.
     fn describe(&self) -> &'static str;
+    /// The write-up its rows belong to (the report kind an import of it
+    /// gets), or `None` for the generic report.
+    fn family(&self) -> Option<Family>;
     /// Does `text` look like this format?
     fn sniff(&self, text: &str) -> bool;
     /// Parse the whole text. `file_name` may hint at what the file holds.
@@ -184,6 +190,7 @@ pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
         line: e.line,
         message: e.message,
     })?;
+    parsed.family = format.family();
     keep_possible(&mut parsed);
     if parsed.records.is_empty() {
         return Err(Error::Import {

@@ -26,6 +26,8 @@
 //! together against the real-log corpus.
 
 use super::{bus_factor, command_line, dtype, last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::Bench;
+use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
 
 pub struct NcclTests;
@@ -244,6 +246,10 @@ impl Format for NcclTests {
         "nccl-tests / rccl-tests text output (*_perf), any collective, old and new column layouts"
     }
 
+    fn family(&self) -> Option<Family> {
+        Some(Family::Network)
+    }
+
     fn sniff(&self, text: &str) -> bool {
         lines(text).iter().any(|(_, l)| is_header(l))
     }
@@ -440,7 +446,7 @@ fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed) {
             }
             let mut r = record(
                 Point {
-                    bench: "collective".into(),
+                    bench: Bench::Collective.name().into(),
                     op: op_name.clone(),
                     variant: Some(variant.into()),
                     dtype: row.dtype.clone(),

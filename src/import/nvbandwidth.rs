@@ -14,6 +14,8 @@
 //! skipped point; `N/A` cells are not points.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::Bench;
+use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
 
 pub struct Nvbandwidth;
@@ -66,7 +68,7 @@ fn cell_record(
     let op_bytes = bytes.unwrap_or(NORMALIZED_BYTES);
     let variant = if test.contains("_sm") { "sm" } else { "ce" };
     let mut point = Point {
-        bench: "nvbandwidth".into(),
+        bench: Bench::Nvbandwidth.name().into(),
         op: test.to_string(),
         variant: Some(variant.into()),
         size_bytes: bytes,
@@ -108,6 +110,10 @@ impl Format for Nvbandwidth {
 
     fn describe(&self) -> &'static str {
         "nvbandwidth text output: matrices per test case, N/A cells, SUM lines"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Peer)
     }
 
     fn sniff(&self, text: &str) -> bool {
@@ -208,6 +214,10 @@ impl Format for NvbandwidthJson {
 
     fn describe(&self) -> &'static str {
         "nvbandwidth -j JSON output (testcases with bandwidth_matrix)"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Peer)
     }
 
     fn sniff(&self, text: &str) -> bool {

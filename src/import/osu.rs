@@ -8,6 +8,7 @@
 //! carry no `bw_factor`: OSU does not print the rank count.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
 
 pub struct Osu;
@@ -99,6 +100,10 @@ impl Format for Osu {
 
     fn describe(&self) -> &'static str {
         "OSU Micro-Benchmarks osu_bw, osu_bibw, osu_latency and collective latency tests, host or device buffers"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Network)
     }
 
     fn sniff(&self, text: &str) -> bool {

@@ -10,6 +10,8 @@
 //! `t_typical` (the median, used as the time) and min/max/avg in µs.
 
 use super::{command_line, last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::Bench;
+use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
 
 pub struct Perftest;
@@ -36,6 +38,10 @@ impl Format for Perftest {
 
     fn describe(&self) -> &'static str {
         "perftest ib_{write,read,send}_{bw,lat}: sweeps (-a), bidirectional (-b), Gb/MB/MiB per second"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Network)
     }
 
     fn sniff(&self, text: &str) -> bool {
@@ -167,7 +173,7 @@ impl Format for Perftest {
                 }
                 record(
                     Point {
-                        bench: "rdma".into(),
+                        bench: Bench::Rdma.name().into(),
                         op: op.clone(),
                         variant: Some(dir.into()),
                         size_bytes: Some(bytes),
@@ -184,7 +190,7 @@ impl Format for Perftest {
             } else if let Some(typ) = col("t_typical") {
                 record(
                     Point {
-                        bench: "rdma".into(),
+                        bench: Bench::Rdma.name().into(),
                         op: op.clone(),
                         variant: Some("latency".into()),
                         size_bytes: Some(bytes),

@@ -3,6 +3,8 @@
 
 use super::nccl_tests::normalize_op;
 use super::{bus_factor, dtype, last_line_incomplete, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::Bench;
+use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
 
 /// rccl-tests JSON lines: one object per (size, in-place) with
@@ -16,6 +18,10 @@ impl Format for NcclTestsJson {
 
     fn describe(&self) -> &'static str {
         "rccl-tests --output_file JSON lines (one object per size and in-place flag)"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Network)
     }
 
     fn sniff(&self, text: &str) -> bool {
@@ -50,7 +56,7 @@ impl Format for NcclTestsJson {
             let in_place = get_f("inPlace").unwrap_or(0.0) > 0.0;
             let mut r = record(
                 Point {
-                    bench: "collective".into(),
+                    bench: Bench::Collective.name().into(),
                     op: op.clone(),
                     variant: Some(if in_place { "in-place" } else { "out-of-place" }.into()),
                     dtype: v.get("type").and_then(|x| x.as_str()).map(dtype),

@@ -9,6 +9,8 @@
 //! which become `gemm` rows with FLOPs = 2·m·n·k.
 
 use super::{record, Format, ParseError, Parsed};
+use crate::vocab::benches::Bench;
+use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
 
 pub struct SeedJson;
@@ -20,6 +22,10 @@ impl Format for SeedJson {
 
     fn describe(&self) -> &'static str {
         "the seed scripts' JSON: {size: {bytes, time, iterations, GB/s}}, bytes counted once"
+    }
+
+    fn family(&self) -> Option<Family> {
+        None
     }
 
     fn sniff(&self, text: &str) -> bool {
@@ -49,8 +55,8 @@ impl Format for SeedJson {
                 let dtype = e.get("dtype").and_then(|d| d.as_str()).unwrap_or("unknown").to_string();
                 let mut r = record(
                     Point {
-                        bench: "gemm".into(),
-                        op: "gemm".into(),
+                        bench: Bench::Gemm.name().into(),
+                        op: Bench::Gemm.name().into(),
                         variant: Some("torch matmul".into()),
                         dtype: Some(dtype),
                         m: Some(m as u64),
@@ -84,7 +90,7 @@ impl Format for SeedJson {
             let bytes = bytes as u64;
             let mut r = record(
                 Point {
-                    bench: if peer { "memcpy-peer".into() } else { "memcpy".into() },
+                    bench: if peer { Bench::MemcpyPeer } else { Bench::Memcpy }.name().into(),
                     op: "copy".into(),
                     variant: Some("torch copy_".into()),
                     dtype: Some("f32".into()),

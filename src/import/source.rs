@@ -5,9 +5,11 @@ use std::path::PathBuf;
 
 use super::{parse, Parsed};
 use crate::error::{Error, Result};
+use crate::vocab::config::{ImportedFile, RunConfig};
 use crate::vocab::facts::{BackendInfo, Probe};
 use crate::vocab::progress::{PointEnd, Progress};
 use crate::vocab::rows::{Row, RowSink, RunOutcome, Status};
+use crate::vocab::source::{RowOrigin, RunOrigin};
 use crate::vocab::source::{Source, SourceInfo};
 
 /// Other tools' output files as the source of one run. [`Source::describe`]
@@ -61,19 +63,25 @@ impl Source for ImportSource {
             self.originals.push(data);
         }
         let tools = self.tools();
-        let config = serde_json::json!({
-            "import": self.parsed.iter().zip(&self.files).map(|(p, f)| serde_json::json!({
-                "file": f.display().to_string(),
-                "tool": p.tool,
-                "tool_version": p.tool_version,
-                "command": p.command,
-                "settings": p.settings,
-                "records": p.records.len(),
-                "device_given": self.device,
-                "host_given": self.host,
-                "warnings": p.warnings,
-            })).collect::<Vec<_>>(),
-        });
+        let config = RunConfig::Import {
+            import: self
+                .parsed
+                .iter()
+                .zip(&self.files)
+                .map(|(p, f)| ImportedFile {
+                    file: f.display().to_string(),
+                    tool: p.tool.clone(),
+                    tool_version: p.tool_version.clone(),
+                    command: p.command.clone(),
+                    settings: p.settings.clone(),
+                    records: p.records.len(),
+                    device_given: self.device.clone(),
+                    host_given: self.host.clone(),
+                    warnings: p.warnings.clone(),
+                    family: p.family,
+                })
+                .collect(),
+        };
         let backends = self
             .parsed
             .iter()
@@ -86,7 +94,7 @@ impl Source for ImportSource {
             })
             .collect();
         Ok(SourceInfo {
-            kind: format!("import:{}", tools.join(",")),
+            kind: RunOrigin::Import(tools.clone()),
             config,
             backends,
             default_label: format!("import-{}", tools.join("-")),
@@ -130,7 +138,7 @@ impl Source for ImportSource {
                     status: r.status,
                     note: Some(format!("{} (line {})", r.note, r.line)),
                     stop: None,
-                    source: format!("import:{}:{}", p.tool, stored),
+                    source: RowOrigin::Import { tool: &p.tool, file: &stored }.text(),
                 });
                 outcome.count(r.status);
                 let label = r.params.label();

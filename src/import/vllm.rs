@@ -17,6 +17,7 @@
 //! succeeded prints zeros: they are recorded as skipped, never as a 0 ms
 //! latency. Token totals and other lines are kept as the file's settings.
 
+use crate::vocab::benches::Family;
 use serde_json::Value;
 
 use super::{lines, metric_record, num, Format, ParseError, Parsed, Record};
@@ -172,6 +173,10 @@ impl Format for VllmServe {
     fn describe(&self) -> &'static str {
         "vLLM serving benchmark summary (benchmark_serving.py, vllm bench serve): throughput, TTFT/TPOT/ITL/E2EL"
     }
+
+    fn family(&self) -> Option<Family> {
+        None
+    }
     fn sniff(&self, text: &str) -> bool {
         text.contains("Serving Benchmark Result")
     }
@@ -250,6 +255,7 @@ impl Format for VllmServe {
             settings: (!settings.is_empty()).then(|| settings.join("; ")),
             records,
             warnings,
+            family: None,
         })
     }
 }
@@ -260,6 +266,10 @@ impl Format for VllmServeJson {
     }
     fn describe(&self) -> &'static str {
         "vLLM serving benchmark --save-result JSON (one object, or one per line with --append-result)"
+    }
+
+    fn family(&self) -> Option<Family> {
+        None
     }
     fn sniff(&self, text: &str) -> bool {
         let t = text.trim_start();
@@ -354,6 +364,7 @@ impl Format for VllmServeJson {
             settings: (!settings.is_empty()).then(|| settings.join("; ")),
             records,
             warnings,
+            family: None,
         })
     }
 }

@@ -186,7 +186,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
                 role: if i == 0 { "baseline".into() } else { format!("compared #{i}") },
                 name: names[i].clone(),
                 id: m.run_id.clone(),
-                source: m.source.clone(),
+                source: m.source.to_string(),
                 host: m.host.hostname.clone(),
                 started_at: m.started_at.clone(),
                 status: m.effective_status().as_str().into(),

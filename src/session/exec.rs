@@ -14,6 +14,9 @@
 //! (start, stop, keep its files, parse its metrics, flush) reads best in one
 //! place.
 
+use crate::vocab::benches::Bench;
+use crate::vocab::config::{ExecConfig, RunConfig};
+use crate::vocab::source::RunOrigin;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -83,8 +86,8 @@ impl Source for ExecSource {
             crate::session::LocalSource::new(crate::bench::BenchConfig::preset(crate::bench::Preset::Quick));
         let backends = probe.describe()?.backends;
         Ok(SourceInfo {
-            kind: "exec".into(),
-            config: serde_json::json!({ "exec": self.spec, "tools": tools }),
+            kind: RunOrigin::Exec,
+            config: RunConfig::Exec(ExecConfig { exec: self.spec.clone(), tools }),
             backends,
             default_label: self.spec.default_label(),
         })
@@ -172,7 +175,7 @@ impl ExecSource {
                     rank: 0,
                     point: slot.0,
                     params: Point {
-                        bench: "exec".into(),
+                        bench: Bench::Exec.name().into(),
                         op: metric.into(),
                         metric: Some(metric.into()),
                         axes,

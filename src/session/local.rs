@@ -6,9 +6,12 @@ use crate::backend::{self, Backend};
 use crate::bench::runner::{outcome_rows, run_benchmarks_within, RowMeta, Step};
 use crate::bench::{BenchConfig, Outcome};
 use crate::error::Result;
+use crate::vocab::benches::Bench;
+use crate::vocab::config::RunConfig;
 use crate::vocab::facts::{BackendInfo, Probe};
 use crate::vocab::progress::Progress;
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
+use crate::vocab::source::RunOrigin;
 use crate::vocab::source::{Source, SourceInfo};
 
 /// Measure a [`BenchConfig`] on this machine.
@@ -22,13 +25,13 @@ impl LocalSource {
     pub fn new(cfg: BenchConfig) -> Self {
         let backends: Vec<Box<dyn Backend>> = backend::all()
             .into_iter()
-            .filter(|b| cfg.backends.is_empty() || cfg.backends.iter().any(|n| n == b.name()))
+            .filter(|b| cfg.backends.is_empty() || cfg.backends.iter().any(|n| n.name() == b.name()))
             .collect();
         LocalSource { cfg, backends, probes: Vec::new() }
     }
 
     fn selected(&self, name: &str) -> bool {
-        self.cfg.backends.is_empty() || self.cfg.backends.iter().any(|n| n == name)
+        self.cfg.backends.is_empty() || self.cfg.backends.iter().any(|n| n.name() == name)
     }
 }
 
@@ -52,10 +55,10 @@ impl Source for LocalSource {
             }
         }
         Ok(SourceInfo {
-            kind: "native".into(),
-            config: serde_json::to_value(&self.cfg).expect("a config always serializes"),
+            kind: RunOrigin::Native,
+            config: RunConfig::Sweep(Box::new(self.cfg.clone())),
             backends: infos,
-            default_label: self.cfg.preset.clone(),
+            default_label: self.cfg.preset.name().into(),
         })
     }
 
@@ -108,8 +111,8 @@ impl Source for LocalSource {
                 Probe::Unavailable { reason } => {
                     // Record, as data, that this backend's benchmarks could not run.
                     let mut rows = Vec::new();
-                    for name in cfg.benches.iter().filter(|n| b.implements(n)) {
-                        rows.extend(bench_skipped(run_id, &host, b.name(), name, outcome.points, reason));
+                    for name in cfg.benches.iter().filter(|n| b.implements(**n)) {
+                        rows.extend(bench_skipped(run_id, &host, b.name(), *name, outcome.points, reason));
                         outcome.count(Status::Skipped);
                     }
                     if !rows.is_empty() {
@@ -120,12 +123,12 @@ impl Source for LocalSource {
         }
         // Benchmarks no backend of this build implements (e.g. `h2d` without a
         // GPU backend) are recorded as skipped too, never silently dropped.
-        for name in cfg.benches.iter().filter(|n| !self.backends.iter().any(|b| b.implements(n))) {
+        for name in cfg.benches.iter().filter(|n| !self.backends.iter().any(|b| b.implements(**n))) {
             let why = format!(
                 "no backend of this run implements `{name}`{}",
                 backend::missing().iter().map(|(b, w)| format!("; {b}: {w}")).collect::<String>()
             );
-            let rows = bench_skipped(run_id, &host, "none", name, outcome.points, &why);
+            let rows = bench_skipped(run_id, &host, "none", *name, outcome.points, &why);
             outcome.count(Status::Skipped);
             sink.write_point(rows)?;
         }
@@ -135,9 +138,9 @@ impl Source for LocalSource {
 
 /// The row recording that benchmark `name` could not run at all on
 /// `backend` (op `*`, no device), with the reason.
-fn bench_skipped(run_id: &str, host: &str, backend: &str, name: &str, point: u32, reason: &str) -> Vec<Row> {
+fn bench_skipped(run_id: &str, host: &str, backend: &str, name: Bench, point: u32, reason: &str) -> Vec<Row> {
     let meta =
         RowMeta { run_id: run_id.into(), backend: backend.into(), device: "none".into(), host: host.into(), rank: 0 };
-    let p = Point { bench: name.into(), op: "*".into(), ..Point::default() };
+    let p = Point { bench: name.name().into(), op: "*".into(), ..Point::default() };
     outcome_rows(&meta, Step::single(point), &p, "none", &Outcome::Skipped(reason.into()))
 }

@@ -18,6 +18,7 @@ use crate::archive::{Archive, Manifest, RunDir, RunStatus};
 use crate::bench::BenchConfig;
 use crate::error::Result;
 use crate::import::{ImportSource, Parsed};
+use crate::vocab::config::RunConfig;
 use crate::vocab::progress::Progress;
 use crate::vocab::rows::{NullSink, RunOutcome};
 use crate::vocab::source::Source;
@@ -59,7 +60,8 @@ fn record_repeat(
         source.produce(&run_id, &mut NullSink, progress)?;
         return Ok(None);
     }
-    let mut manifest = Manifest::begin(&run_id, &info.kind, info.config, info.backends);
+    let what = info.kind.to_string();
+    let mut manifest = Manifest::begin(&run_id, info.kind, info.config, info.backends);
     manifest.label = label.map(String::from);
     manifest.repeats = repeats.map(String::from);
     let staged = source.all_or_nothing();
@@ -70,7 +72,7 @@ fn record_repeat(
     match source.produce(&run_id, &mut writer, progress) {
         Ok(outcome) if staged && (outcome.interrupted || crate::vocab::interrupt::requested()) => {
             writer.discard();
-            Err(crate::error::Error::Cancelled { what: info.kind })
+            Err(crate::error::Error::Cancelled { what })
         }
         Ok(outcome) => {
             let (status, detail) = final_status(&outcome, source.completion_note());
@@ -116,37 +118,37 @@ pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: 
 pub fn rerun(archive: &Archive, original: &crate::archive::RunDir, progress: &dyn Progress) -> Result<RunResult> {
     let m = original.manifest()?;
     let not = |why: String| crate::error::Error::NotRerunnable { run: original.id.clone(), why };
-    if let Some(tools) = m.source.strip_prefix("import:") {
-        let commands: Vec<String> = m.config["import"]
-            .as_array()
-            .map(|files| files.iter().filter_map(|f| f["command"].as_str().map(|c| format!("`{c}`"))).collect())
-            .unwrap_or_default();
-        let said = if commands.is_empty() {
-            "its log does not record the command that produced it".to_string()
-        } else {
-            format!("the log's command: {}", commands.join("; "))
-        };
-        return Err(not(format!("it was imported from {tools}, and benchbook does not run other tools; {said}")));
-    }
-    if let Some(exec) = m.config.get("exec") {
-        let spec: ExecSpec = serde_json::from_value(exec.clone())
-            .map_err(|e| not(format!("its recorded command is not one this benchbook reads ({e})")))?;
-        let mut source = ExecSource::new(spec);
-        return Ok(record_repeat(archive, &mut source, m.label.as_deref(), Some(&original.id), progress)?
-            .expect("an exec run writes its archive"));
-    }
-    if m.config.get("mpi").is_some() {
-        return Err(not(format!(
+    match m.config {
+        RunConfig::Import { import } => {
+            let commands: Vec<String> =
+                import.iter().filter_map(|f| f.command.as_ref().map(|c| format!("`{c}`"))).collect();
+            let said = if commands.is_empty() {
+                "its log does not record the command that produced it".to_string()
+            } else {
+                format!("the log's command: {}", commands.join("; "))
+            };
+            let tools = match &m.source {
+                crate::vocab::source::RunOrigin::Import(t) => t.join(","),
+                other => other.to_string(),
+            };
+            Err(not(format!("it was imported from {tools}, and benchbook does not run other tools; {said}")))
+        }
+        RunConfig::Exec(exec) => {
+            let mut source = ExecSource::new(exec.exec);
+            Ok(record_repeat(archive, &mut source, m.label.as_deref(), Some(&original.id), progress)?
+                .expect("an exec run writes its archive"))
+        }
+        RunConfig::Mpi(_) => Err(not(format!(
             "it ran across MPI ranks; launch it again the same way: `{}`",
             crate::vocab::units::shell_join(&m.argv)
-        )));
+        ))),
+        RunConfig::Sweep(cfg) => {
+            cfg.validate()?;
+            let mut source = LocalSource::new(*cfg);
+            Ok(record_repeat(archive, &mut source, m.label.as_deref(), Some(&original.id), progress)?
+                .expect("a local run writes its archive"))
+        }
     }
-    let cfg: BenchConfig = serde_json::from_value(m.config.clone())
-        .map_err(|e| not(format!("its recorded configuration is not one this benchbook reads ({e})")))?;
-    cfg.validate()?;
-    let mut source = LocalSource::new(cfg);
-    Ok(record_repeat(archive, &mut source, m.label.as_deref(), Some(&original.id), progress)?
-        .expect("a local run writes its archive"))
 }
 
 /// Run `spec`'s command `spec.repeat` times as one run (`run exec`).

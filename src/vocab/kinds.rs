@@ -2,8 +2,6 @@
 //! files), with an error that names the value and the choices, and written
 //! back to the archive as the same strings.
 
-use serde::{Deserialize, Serialize};
-
 /// A value outside a closed vocabulary.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {what} `{value}`; choose from: {choices}")]
@@ -11,51 +9,6 @@ pub struct UnknownName {
     pub what: &'static str,
     pub value: String,
     pub choices: String,
-}
-
-/// Declares a closed vocabulary: the enum, its names, `parse`, `name`,
-/// `ALL` and `Display`.
-macro_rules! vocabulary {
-    ($(#[$m:meta])* $ty:ident, $what:literal { $($(#[$vm:meta])* $var:ident = $name:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum $ty { $($(#[$vm])* #[serde(rename = $name)] $var),+ }
-
-        impl $ty {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$ty] = &[$($ty::$var),+];
-
-            /// The name stored in the archive and typed on the command line.
-            pub fn name(self) -> &'static str {
-                match self { $($ty::$var => $name),+ }
-            }
-
-            /// Parse a name; the error lists the choices.
-            pub fn parse(value: &str) -> Result<Self, UnknownName> {
-                match value.trim() {
-                    $($name => Ok($ty::$var),)+
-                    other => Err(UnknownName {
-                        what: $what,
-                        value: other.to_string(),
-                        choices: Self::ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "),
-                    }),
-                }
-            }
-        }
-
-        impl std::fmt::Display for $ty {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.name())
-            }
-        }
-
-        impl std::str::FromStr for $ty {
-            type Err = UnknownName;
-            fn from_str(s: &str) -> Result<Self, UnknownName> {
-                Self::parse(s)
-            }
-        }
-    };
 }
 
 vocabulary!(

@@ -4,7 +4,10 @@
 //! sink, flush per point, interrupt, final status), so they differ only in
 //! how they make rows.
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::Result;
+use crate::vocab::config::RunConfig;
 use crate::vocab::facts::BackendInfo;
 use crate::vocab::progress::Progress;
 use crate::vocab::rows::{RowSink, RunOutcome};
@@ -12,10 +15,10 @@ use crate::vocab::rows::{RowSink, RunOutcome};
 /// What a source says before its first row, for the manifest.
 #[derive(Debug, Clone)]
 pub struct SourceInfo {
-    /// `native`, or `import:<tool>[,<tool>…]`.
-    pub kind: String,
+    /// Where the run's rows come from.
+    pub kind: RunOrigin,
     /// The resolved configuration, as recorded in the manifest.
-    pub config: serde_json::Value,
+    pub config: RunConfig,
     /// What each backend found (imports: the tools, as unavailable).
     pub backends: Vec<BackendInfo>,
     /// The run id's label when the user gives none (`quick`, `mpi`, ...).
@@ -53,5 +56,112 @@ pub trait Source {
     /// nothing failed (e.g. import warnings).
     fn completion_note(&self) -> Option<String> {
         None
+    }
+}
+
+/// Where a run's rows came from (the manifest's `source`): measured by
+/// benchbook, a `run exec` command, or other tools' files. Stored as the
+/// text it always was (`native`, `exec`, `import:<tool>[,<tool>…]`); parsed
+/// here, once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOrigin {
+    Native,
+    Exec,
+    Import(Vec<String>),
+}
+
+impl RunOrigin {
+    /// Read the stored text; anything else is kept as a tool list would
+    /// not be, so an unknown word reads as a native run's source, named.
+    pub fn parse(text: &str) -> RunOrigin {
+        match text {
+            "exec" => RunOrigin::Exec,
+            t => match t.strip_prefix(IMPORT_PREFIX) {
+                Some(tools) => RunOrigin::Import(tools.split(',').map(String::from).collect()),
+                None => RunOrigin::Native,
+            },
+        }
+    }
+
+    pub fn is_import(&self) -> bool {
+        matches!(self, RunOrigin::Import(_))
+    }
+}
+
+impl std::fmt::Display for RunOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunOrigin::Native => f.write_str("native"),
+            RunOrigin::Exec => f.write_str("exec"),
+            RunOrigin::Import(tools) => write!(f, "{IMPORT_PREFIX}{}", tools.join(",")),
+        }
+    }
+}
+
+impl Serialize for RunOrigin {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunOrigin {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(RunOrigin::parse(&String::deserialize(d)?))
+    }
+}
+
+const IMPORT_PREFIX: &str = "import:";
+
+/// Where one row came from (the `source` column): `native`, or the
+/// imported tool and the name its file is kept under in the run
+/// (`import:<tool>:<file>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowOrigin<'a> {
+    Native,
+    Import { tool: &'a str, file: &'a str },
+}
+
+impl<'a> RowOrigin<'a> {
+    /// Read a row's `source` (a missing one is native).
+    pub fn parse(text: Option<&'a str>) -> RowOrigin<'a> {
+        let Some(rest) = text.and_then(|t| t.strip_prefix(IMPORT_PREFIX)) else {
+            return RowOrigin::Native;
+        };
+        let (tool, file) = rest.split_once(':').unwrap_or((rest, ""));
+        RowOrigin::Import { tool, file }
+    }
+
+    /// The text stored in the `source` column.
+    pub fn text(&self) -> String {
+        match self {
+            RowOrigin::Native => "native".into(),
+            RowOrigin::Import { tool, file } => format!("{IMPORT_PREFIX}{tool}:{file}"),
+        }
+    }
+
+    /// The tool an imported row was read by.
+    pub fn tool(&self) -> Option<&'a str> {
+        match self {
+            RowOrigin::Native => None,
+            RowOrigin::Import { tool, .. } => Some(tool),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_read_back_what_they_write() {
+        for text in ["native", "exec", "import:nccl-tests", "import:perftest,osu,nccl-tests"] {
+            assert_eq!(RunOrigin::parse(text).to_string(), text);
+        }
+        assert_eq!(RunOrigin::parse("import:a,b"), RunOrigin::Import(vec!["a".into(), "b".into()]));
+        let r = RowOrigin::parse(Some("import:osu:source-1-osu_bw.txt"));
+        assert_eq!(r, RowOrigin::Import { tool: "osu", file: "source-1-osu_bw.txt" });
+        assert_eq!(r.text(), "import:osu:source-1-osu_bw.txt");
+        assert_eq!(RowOrigin::parse(Some("native")), RowOrigin::Native);
+        assert_eq!(RowOrigin::parse(None).tool(), None);
     }
 }

@@ -343,10 +343,66 @@ fn two_runs_started_at_once_into_one_archive_both_succeed() {
 
     // The same id claimed twice (same label, same second, same suffix):
     // the second run gets a fresh suffix instead of sharing the folder.
-    let m = benchbook::archive::Manifest::begin("20261121T000000Z-same-0000", "native", serde_json::json!({}), vec![]);
+    let m = benchbook::archive::Manifest::begin(
+        "20261121T000000Z-same-0000",
+        benchbook::archive::manifest::RunOrigin::Native,
+        benchbook::archive::manifest::RunConfig::Import { import: vec![] },
+        vec![],
+    );
     let first = archive.create_run(m.clone()).unwrap();
     let second = archive.create_run(m).unwrap();
     assert_ne!(first.dir.id, second.dir.id);
     assert!(second.dir.id.starts_with("20261121T000000Z-same-"));
     assert_eq!(second.manifest.run_id, second.dir.id);
+}
+
+/// Every manifest committed to the repository (the example runs under
+/// `data/runs/` and the test fixtures) reads into the typed configuration,
+/// and writes back every field it was read from unchanged (fields added
+/// since, such as the peer-kernel grids, come back with their defaults).
+#[test]
+fn every_committed_manifest_reads_typed_and_round_trips() {
+    use benchbook::archive::manifest::RunConfig;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = 0;
+    for dir in ["data/runs", "tests/fixtures/archive/runs"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path().join("manifest.json");
+            if !path.exists() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let m: benchbook::archive::Manifest =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let stored: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let kind = match &m.config {
+                RunConfig::Sweep(_) => "sweep",
+                RunConfig::Mpi(_) => "mpi",
+                RunConfig::Import { .. } => "import",
+                RunConfig::Exec(_) => "exec",
+            };
+            // The kind agrees with the manifest's source.
+            let source = m.source.to_string();
+            match kind {
+                "import" => assert!(source.starts_with("import:"), "{}", path.display()),
+                "exec" => assert_eq!(source, "exec", "{}", path.display()),
+                _ => assert_eq!(source, "native", "{}", path.display()),
+            }
+            let typed = serde_json::to_value(&m.config).unwrap();
+            assert!(within(&stored["config"], &typed), "{}: config changed\n{typed}", path.display());
+            assert_eq!(serde_json::to_value(&m.source).unwrap(), stored["source"], "{}", path.display());
+            found += 1;
+        }
+    }
+    assert!(found >= 20, "only {found} manifests found");
+}
+
+/// Whether every field of `stored` is in `typed` with the same value.
+fn within(stored: &serde_json::Value, typed: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (stored, typed) {
+        (Value::Object(a), Value::Object(b)) => a.iter().all(|(k, v)| b.get(k).is_some_and(|w| within(v, w))),
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(v, w)| within(v, w)),
+        (a, b) => a == b,
+    }
 }

@@ -54,11 +54,11 @@ fn gpu_benchmarks_are_measured_or_skipped_with_the_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let archive = Archive::new(tmp.path());
     let mut cfg = common::tiny_config();
-    cfg.benches = ["memcpy", "memcpy-peer", "h2d", "d2h", "gemm"].iter().map(|s| s.to_string()).collect();
-    cfg.backends = vec!["cuda".into(), "hip".into()];
+    cfg.benches = vec![Bench::Memcpy, Bench::MemcpyPeer, Bench::H2d, Bench::D2h, Bench::Gemm];
+    cfg.backends = vec![BackendKind::Cuda, BackendKind::Hip];
     cfg.memcpy_sizes = vec![1 << 20];
     cfg.gpu_gemm_shapes = vec![[256, 256, 256]];
-    cfg.gpu_gemm_dtypes = vec!["f32".into(), "bf16".into()];
+    cfg.gpu_gemm_dtypes = vec![Dtype::F32, Dtype::Bf16];
     let r = run(&archive, &cfg, Some("gpu"), &benchbook::vocab::progress::Silent)
         .expect("a run without a GPU still completes");
     assert_eq!(r.status, RunStatus::Complete);

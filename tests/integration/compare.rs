@@ -23,8 +23,12 @@ fn synthetic(archive: &Archive, label: &str, slow: f64) -> String {
 /// [`synthetic`], with every sample of the run multiplied by `drift`: the
 /// machine's state for the whole run, which samples inside it cannot show.
 fn drifting(archive: &Archive, label: &str, drift: f64, slow: f64) -> String {
-    let mut m =
-        Manifest::begin(&benchbook::archive::manifest::new_run_id(label), "native", serde_json::json!({}), vec![]);
+    let mut m = Manifest::begin(
+        &benchbook::archive::manifest::new_run_id(label),
+        benchbook::archive::manifest::RunOrigin::Native,
+        benchbook::archive::manifest::RunConfig::Import { import: vec![] },
+        vec![],
+    );
     m.label = Some(label.into());
     let mut w = archive.create_run(m).unwrap();
     for (p, size) in SIZES.iter().enumerate() {

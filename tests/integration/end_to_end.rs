@@ -24,7 +24,8 @@ fn tiny_sweep_archives_reads_back_and_reports() {
     assert_eq!(m.schema_version, benchbook::archive::schema::SCHEMA_VERSION);
     assert!(m.ended_at.is_some());
     assert!(m.argv.len() >= 1);
-    assert_eq!(m.config["memcpy_sizes"][2], 1 << 20);
+    let benchbook::archive::manifest::RunConfig::Sweep(c) = &m.config else { panic!("not a sweep: {:?}", m.config) };
+    assert_eq!(c.memcpy_sizes[2], 1 << 20);
     for row in rows.iter().filter(|r| r.params.bench == "memcpy") {
         assert_eq!(row.params.bytes_moved, row.params.bytes_copied.map(|b| 2 * b));
         assert_eq!(row.run_id, r.run.id);

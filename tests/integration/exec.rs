@@ -54,9 +54,10 @@ echo '{"metric": "loss", "value": 2.5, "unit": "1", "params": {"model": "7b", "s
     let (run, rows) = rows_of(tmp.path(), "latest");
     let m = run.manifest().unwrap();
     assert_eq!(m.status, RunStatus::Complete);
-    assert_eq!(m.source, "exec");
-    assert_eq!(m.config["exec"]["command"][0], s.to_str().unwrap());
-    assert_eq!(m.config["exec"]["repeat"], 3);
+    assert_eq!(m.source.to_string(), "exec");
+    let e = m.config.exec().expect("an exec configuration");
+    assert_eq!(e.exec.command[0], s.to_str().unwrap());
+    assert_eq!(e.exec.repeat, 3);
 
     let tps = metric(&rows, "tokens_per_s");
     assert_eq!(tps.len(), 3, "one row per repetition");

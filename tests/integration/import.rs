@@ -207,7 +207,7 @@ fn an_imported_run_keeps_its_source_verifies_and_reports() {
     let run = result.run;
     assert_eq!(parsed.len(), 2);
     let m = run.manifest().unwrap();
-    assert_eq!(m.source, "import:nccl-tests,perftest");
+    assert_eq!(m.source.to_string(), "import:nccl-tests,perftest");
     let names: Vec<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
     assert!(names.contains(&"source-1-nccl_all_reduce_new.txt") && names.contains(&"source-2-ib_write_bw_gbits.txt"));
     let kept = std::fs::read(run.path.join("source-1-nccl_all_reduce_new.txt")).unwrap();

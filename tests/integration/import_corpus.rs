@@ -280,7 +280,7 @@ fn every_real_log_goes_through_the_archive_and_reads_back() {
                 f.display()
             );
             let m = result.run.manifest().unwrap();
-            let command = m.config["import"][0]["command"].as_str().unwrap_or("");
+            let command = m.config.imported()[0].command.as_deref().unwrap_or("");
             assert!(
                 !command.trim_start_matches('#').trim().starts_with("nThread"),
                 "{}: command {command:?}",

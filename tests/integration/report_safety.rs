@@ -13,7 +13,7 @@ fn hostile_report() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let archive = Archive::new(tmp.path());
     let mut cfg = common::tiny_config();
-    cfg.benches = vec!["memcpy".into()];
+    cfg.benches = vec![Bench::Memcpy];
     let r = run(&archive, &cfg, Some(HOSTILE), &benchbook::vocab::progress::Silent).unwrap();
     let out = tmp.path().join("report");
     let opts = ReportOptions::default();

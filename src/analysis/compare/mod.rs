@@ -283,6 +283,7 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::benches::Bench;
 
     #[test]
     fn bootstrap_interval_brackets_the_ratio_and_shrinks_with_samples() {
@@ -306,7 +307,7 @@ mod tests {
                 rank: 0,
                 point: 0,
                 params: crate::vocab::rows::Point {
-                    bench: "memcpy".into(),
+                    bench: Bench::Memcpy.name().into(),
                     op: "copy".into(),
                     size_bytes: Some(size),
                     ..Default::default()

@@ -20,7 +20,7 @@ pub struct Emulated {
     /// Copies drop their last byte (a broken device).
     pub broken: bool,
     pub flushes: u64,
-    pub plans: Vec<(String, u64, u64, u64)>,
+    pub plans: Vec<(Dtype, u64, u64, u64)>,
     pub no_kernel_copy: bool,
     /// GEMMs write a transposed C.
     pub broken_gemm: bool,
@@ -58,8 +58,7 @@ impl Emulated {
     }
 
     fn gemm(&mut self, plan: usize, a: DevBuf, b: DevBuf, c: DevBuf) -> Result<(), String> {
-        let (name, m, n, k) = self.plans[plan].clone();
-        let dt = Dtype::parse(&name).map_err(|e| e.to_string())?;
+        let (dt, m, n, k) = self.plans[plan];
         let (m, n, k) = (m as usize, n as usize, k as usize);
         let dec = |bytes: &[u8], i: usize| dtype::decode(dt, bytes, i) as f32;
         let (av, bv) = (self.buf(a)?.clone(), self.buf(b)?.clone());
@@ -125,12 +124,12 @@ impl GpuApi for Emulated {
         }
         Ok(())
     }
-    fn gemm_method(&self, _device: usize, dtype: &str) -> Result<String, String> {
-        Ok(if dtype == "fp8" { "emulated_lt" } else { "emulated_gemm" }.into())
+    fn gemm_method(&self, _device: usize, dtype: Dtype) -> Result<String, String> {
+        Ok(if dtype == Dtype::Fp8 { "emulated_lt" } else { "emulated_gemm" }.into())
     }
-    fn gemm_plan(&mut self, device: usize, dtype: &str, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
+    fn gemm_plan(&mut self, device: usize, dtype: Dtype, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
         let method = self.gemm_method(device, dtype)?;
-        self.plans.push((dtype.into(), m, n, k));
+        self.plans.push((dtype, m, n, k));
         Ok(GemmPlan { id: self.plans.len() - 1, method })
     }
     fn time(&mut self, _device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {

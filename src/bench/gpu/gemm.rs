@@ -12,12 +12,14 @@ impl GpuBench {
         let (Some(m), Some(n), Some(k), Some(name)) = (p.m, p.n, p.k, p.dtype.as_deref()) else {
             return Outcome::Failed("gemm point without m, n, k and dtype".into());
         };
-        let plan = match self.api.borrow_mut().gemm_plan(self.device, name, m, n, k) {
-            Ok(plan) => plan,
-            Err(why) => return Outcome::Skipped(why),
-        };
+        // A point's dtype came from a typed configuration; a name this
+        // build does not know fails here, never runs as another type.
         let Ok(dt) = Dtype::parse(name) else {
             return Outcome::Failed(format!("no GPU encoding for dtype `{name}`"));
+        };
+        let plan = match self.api.borrow_mut().gemm_plan(self.device, dt, m, n, k) {
+            Ok(plan) => plan,
+            Err(why) => return Outcome::Skipped(why),
         };
         let (in_size, out_size) = (dt.bytes(), dt.gemm_output().bytes());
         self.release();

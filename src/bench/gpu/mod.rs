@@ -29,6 +29,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{BenchConfig, Benchmark, Measurement, Outcome, Sampler};
+use crate::vocab::benches::Bench;
 use crate::vocab::kinds::Dtype;
 use crate::vocab::rows::Point;
 use crate::vocab::units::format_bytes;
@@ -44,11 +45,6 @@ pub use super::dtype::{e4m3_to_f32, f32_to_e4m3, normal_values};
 pub use crate::vocab::facts::{GpuFacts, PeerAccess};
 pub use crate::vocab::launch::Launch;
 
-/// Benchmarks only GPU backends implement (`memcpy` and `gemm` are shared
-/// with the CPU backend).
-pub const GPU_ONLY_BENCHES: [&str; 3] = ["memcpy-peer", "h2d", "d2h"];
-/// Every benchmark a GPU backend implements.
-pub const GPU_BENCHES: [&str; 5] = ["memcpy", "memcpy-peer", "h2d", "d2h", "gemm"];
 /// GEMM element types a GPU backend may offer (`fp8` is E4M3).
 pub const GPU_DTYPES: [Dtype; 5] = [Dtype::F32, Dtype::Tf32, Dtype::F16, Dtype::Bf16, Dtype::Fp8];
 
@@ -147,10 +143,10 @@ pub trait GpuApi {
     /// Whether `method` (a [`crate::vocab::kinds::CopyMethod`] name) can run here, or why not.
     fn copy_method(&mut self, device: usize, method: &str) -> Result<(), String>;
     /// The library call that will run a GEMM of `dtype`, or why none can.
-    fn gemm_method(&self, device: usize, dtype: &str) -> Result<String, String>;
+    fn gemm_method(&self, device: usize, dtype: Dtype) -> Result<String, String>;
     /// Prepare a GEMM (C = Aᵀ·B; A is m×k and B n×k, both k-contiguous; C
     /// column-major m×n).
-    fn gemm_plan(&mut self, device: usize, dtype: &str, m: u64, n: u64, k: u64) -> Result<GemmPlan, String>;
+    fn gemm_plan(&mut self, device: usize, dtype: Dtype, m: u64, n: u64, k: u64) -> Result<GemmPlan, String>;
     /// Enqueue `n` repetitions of each lane's operation, every lane on its
     /// own stream of `device`, all started by one event and joined by
     /// another; return the seconds between the two events. Device backends
@@ -161,7 +157,8 @@ pub trait GpuApi {
 /// A GPU API shared by the benchmarks of one backend.
 pub type SharedApi = Rc<RefCell<dyn GpuApi>>;
 
-/// Which GPU benchmark.
+/// Which GPU benchmark: the GPU backends' own closed set of the
+/// [`Bench`] table's rows (a `match` here stays exhaustive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Memcpy,
@@ -172,33 +169,44 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn parse(name: &str) -> Option<Kind> {
-        Some(match name {
-            "memcpy" => Kind::Memcpy,
-            "memcpy-peer" => Kind::MemcpyPeer,
-            "h2d" => Kind::H2D,
-            "d2h" => Kind::D2H,
-            "gemm" => Kind::Gemm,
-            _ => return None,
+    /// The GPU benchmark a table row is, if a GPU backend measures it.
+    pub fn of(bench: Bench) -> Option<Kind> {
+        Some(match bench {
+            Bench::Memcpy => Kind::Memcpy,
+            Bench::MemcpyPeer => Kind::MemcpyPeer,
+            Bench::H2d => Kind::H2D,
+            Bench::D2h => Kind::D2H,
+            Bench::Gemm => Kind::Gemm,
+            Bench::Stream
+            | Bench::P2p
+            | Bench::Collective
+            | Bench::Rdma
+            | Bench::Nvbandwidth
+            | Bench::Megatron
+            | Bench::Exec => return None,
         })
     }
 
-    pub fn name(self) -> &'static str {
+    pub fn bench(self) -> Bench {
         match self {
-            Kind::Memcpy => "memcpy",
-            Kind::MemcpyPeer => "memcpy-peer",
-            Kind::H2D => "h2d",
-            Kind::D2H => "d2h",
-            Kind::Gemm => "gemm",
+            Kind::Memcpy => Bench::Memcpy,
+            Kind::MemcpyPeer => Bench::MemcpyPeer,
+            Kind::H2D => Bench::H2d,
+            Kind::D2H => Bench::D2h,
+            Kind::Gemm => Bench::Gemm,
         }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.bench().name()
     }
 }
 
 /// The benchmarks among `names` that a GPU backend runs on `device`.
-pub fn benchmarks(api: &SharedApi, names: &[String], device: usize) -> Vec<Box<dyn Benchmark>> {
+pub fn benchmarks(api: &SharedApi, names: &[Bench], device: usize) -> Vec<Box<dyn Benchmark>> {
     names
         .iter()
-        .filter_map(|n| Kind::parse(n))
+        .filter_map(|b| Kind::of(*b))
         .map(|kind| {
             Box::new(GpuBench { api: api.clone(), kind, device, cache: None, ramped: false }) as Box<dyn Benchmark>
         })

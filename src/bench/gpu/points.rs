@@ -5,7 +5,8 @@
 use super::{GpuApi, Kind, Launch, PeerAccess};
 use crate::bench::BenchConfig;
 use crate::vocab::accounting::gemm_flops;
-use crate::vocab::kinds::Dtype;
+use crate::vocab::benches::Bench;
+use crate::vocab::kinds::{CacheMode, CopyMethod};
 use crate::vocab::rows::Point;
 
 /// The points of benchmark `kind` on `device`, in the order they run.
@@ -27,8 +28,8 @@ pub fn points(kind: Kind, api: &dyn GpuApi, device: usize, cfg: &BenchConfig) ->
                 for method in &cfg.gpu_copy_methods {
                     for cache in &cfg.gpu_cache_modes {
                         out.push(Point {
-                            variant: Some(cache.clone()),
-                            method: Some(method.clone()),
+                            variant: Some(cache.name().into()),
+                            method: Some(method.name().into()),
                             ..base("copy", size)
                         });
                     }
@@ -61,14 +62,14 @@ pub fn points(kind: Kind, api: &dyn GpuApi, device: usize, cfg: &BenchConfig) ->
                 // The peer-write kernel (the NVLink IPC write-up): grid ×
                 // block, into the next GPU only, so that a node of N GPUs
                 // sweeps N pairs rather than N × (N − 1).
-                if to == (d + 1) % count && cfg.gpu_copy_methods.iter().any(|m| m == "sm_kernel") {
+                if to == (d + 1) % count && cfg.gpu_copy_methods.contains(&CopyMethod::SmKernel) {
                     for &grid in &cfg.gpu_peer_grids {
                         for &block in &cfg.gpu_peer_blocks {
                             let launch = Launch { grid, block };
                             for &size in &cfg.memcpy_sizes {
                                 out.push(Point {
                                     variant: Some(launch.label()),
-                                    method: Some("sm_kernel".into()),
+                                    method: Some(CopyMethod::SmKernel.name().into()),
                                     peer: Some(format!("{d}->{to}")),
                                     axes: Some(launch.axes()),
                                     ..base("copy", size)
@@ -90,19 +91,18 @@ pub fn points(kind: Kind, api: &dyn GpuApi, device: usize, cfg: &BenchConfig) ->
             for &[m, n, k] in &cfg.gpu_gemm_shapes {
                 for dtype in &cfg.gpu_gemm_dtypes {
                     // A and B read in the input type, C written in the output type.
-                    let moved =
-                        Dtype::parse(dtype).ok().map(|t| (m * k + n * k) * t.bytes() + m * n * t.gemm_output().bytes());
+                    let moved = Some((m * k + n * k) * dtype.bytes() + m * n * dtype.gemm_output().bytes());
                     out.push(Point {
-                        bench: "gemm".into(),
-                        op: "gemm".into(),
-                        variant: Some("warm".into()),
-                        dtype: Some(dtype.clone()),
+                        bench: Bench::Gemm.name().into(),
+                        op: Bench::Gemm.name().into(),
+                        variant: Some(CacheMode::Warm.name().into()),
+                        dtype: Some(dtype.name().into()),
                         m: Some(m),
                         n: Some(n),
                         k: Some(k),
                         flops: Some(gemm_flops(m, n, k)),
                         bytes_moved: moved,
-                        method: Some(api.gemm_method(d, dtype).unwrap_or_else(|_| "none".into())),
+                        method: Some(api.gemm_method(d, *dtype).unwrap_or_else(|_| "none".into())),
                         ..Point::default()
                     });
                 }
@@ -121,10 +121,10 @@ mod tests {
     fn sweeps_have_their_points_and_counts() {
         let mut cfg = BenchConfig::preset(crate::bench::Preset::Quick);
         cfg.memcpy_sizes = vec![4096, 1 << 16];
-        cfg.gpu_copy_methods = vec!["copy_engine".into(), "sm_kernel".into()];
-        cfg.gpu_cache_modes = vec!["warm".into(), "cold".into()];
+        cfg.gpu_copy_methods = vec![CopyMethod::CopyEngine, CopyMethod::SmKernel];
+        cfg.gpu_cache_modes = vec![CacheMode::Warm, CacheMode::Cold];
         cfg.gpu_gemm_shapes = vec![[32, 16, 48]];
-        cfg.gpu_gemm_dtypes = vec!["bf16".into(), "fp8".into()];
+        cfg.gpu_gemm_dtypes = vec![crate::vocab::kinds::Dtype::Bf16, crate::vocab::kinds::Dtype::Fp8];
         let (one, three) = (Emulated::new(1), Emulated::new(3));
         assert_eq!(points(Kind::Memcpy, &one, 0, &cfg).len(), 8);
         assert_eq!(points(Kind::H2D, &one, 0, &cfg).len(), 4);
@@ -142,9 +142,9 @@ mod tests {
         assert_eq!(Launch::of(kernel[2]), Some(Launch { grid: 128, block: 256 }));
         assert_eq!((kernel[0].bytes_copied, kernel[0].bytes_moved), (Some(4096), Some(2 * 4096)));
         assert_eq!(points(Kind::MemcpyPeer, &three, 2, &cfg).iter().filter(|p| p.axes.is_some()).count(), 4);
-        cfg.gpu_copy_methods = vec!["copy_engine".into()];
+        cfg.gpu_copy_methods = vec![CopyMethod::CopyEngine];
         assert!(points(Kind::MemcpyPeer, &three, 1, &cfg).iter().all(|p| p.axes.is_none()), "no kernel, no sweep");
-        cfg.gpu_copy_methods = vec!["copy_engine".into(), "sm_kernel".into()];
+        cfg.gpu_copy_methods = vec![CopyMethod::CopyEngine, CopyMethod::SmKernel];
         let peer = points(Kind::MemcpyPeer, &three, 1, &cfg);
         assert_eq!(peer[0].peer.as_deref(), Some("1->0"));
         assert_eq!(peer.last().unwrap().peer.as_deref(), Some("1->2"));

@@ -11,16 +11,18 @@ use std::rc::Rc;
 use super::emulated::Emulated;
 use super::*;
 use crate::bench::{runner, RowMeta};
+use crate::vocab::benches::Bench;
 use crate::vocab::facts::StopRule;
+use crate::vocab::kinds::{CacheMode, CopyMethod};
 use crate::vocab::progress::Silent;
 use crate::vocab::rows::{Row, RowSink, Status};
 
 fn cfg() -> BenchConfig {
     let mut c = BenchConfig::preset(crate::bench::Preset::Quick);
     c.memcpy_sizes = vec![4096, 1 << 16];
-    c.gpu_cache_modes = vec!["warm".into(), "cold".into()];
+    c.gpu_cache_modes = vec![CacheMode::Warm, CacheMode::Cold];
     c.gpu_gemm_shapes = vec![[32, 16, 48]];
-    c.gpu_gemm_dtypes = GPU_DTYPES.iter().map(|d| d.name().to_string()).collect();
+    c.gpu_gemm_dtypes = GPU_DTYPES.to_vec();
     c.gpu_peer_grids = vec![1, 64];
     c.gpu_peer_blocks = vec![32];
     c
@@ -58,7 +60,7 @@ impl RowSink for Sink {
 
 /// Every GPU benchmark through the real runner: rows, accounting, validation.
 fn run_all(shared: &SharedApi, names: &[&str], device: usize) -> Vec<Row> {
-    let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    let names: Vec<Bench> = names.iter().map(|s| Bench::parse(s).unwrap()).collect();
     let mut benches = benchmarks(shared, &names, device);
     let meta =
         RowMeta { run_id: "t".into(), backend: "emulated".into(), device: "e0".into(), host: "h".into(), rank: 0 };
@@ -168,10 +170,10 @@ fn peer_write_kernels_skip_without_peer_access_or_a_kernel() {
 fn cold_mode_flushes_before_every_operation() {
     let (e, shared) = api(1);
     let mut c = cfg();
-    c.gpu_copy_methods = vec!["copy_engine".into()];
-    c.gpu_cache_modes = vec!["cold".into()];
+    c.gpu_copy_methods = vec![CopyMethod::CopyEngine];
+    c.gpu_cache_modes = vec![CacheMode::Cold];
     c.memcpy_sizes = vec![4096];
-    let mut b = benchmarks(&shared, &["memcpy".into()], 0).pop().unwrap();
+    let mut b = benchmarks(&shared, &[Bench::Memcpy], 0).pop().unwrap();
     let p = &b.points(&c)[0];
     let Outcome::Measured(m) = b.run(p, &sampler()) else { panic!("cold memcpy did not measure") };
     let timed_ops: u64 = m.samples.iter().map(|s| s.iterations).sum();
@@ -213,11 +215,11 @@ fn write_emulated_run(archive: &crate::archive::Archive, label: &str) -> crate::
     let mut c = cfg();
     c.stop = sampler().rule;
     c.memcpy_sizes = vec![4096, 1 << 14, 1 << 16, 1 << 18];
-    let config = serde_json::to_value(&c).unwrap();
-    let mut m = Manifest::begin(&run_id, "native", config, backends);
+    let config = crate::vocab::config::RunConfig::Sweep(Box::new(c.clone()));
+    let mut m = Manifest::begin(&run_id, crate::vocab::source::RunOrigin::Native, config, backends);
     m.label = Some(label.into());
     let mut writer = archive.create_run(m).unwrap();
-    let names: Vec<String> = GPU_BENCHES.iter().map(|s| s.to_string()).collect();
+    let names: Vec<Bench> = Bench::gpu().collect();
     let mut benches = benchmarks(&shared, &names, 0);
     let meta = RowMeta { run_id, backend: "cuda".into(), device: device.into(), host: "h".into(), rank: 0 };
     runner::run_benchmarks(&mut benches, &c, &meta, 0, &mut writer, &Silent).unwrap();

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::archive::{Archive, RunStatus};
-use crate::bench::config::MPI_BENCHES;
 use crate::bench::BenchConfig;
 use crate::cli::config::resolve_config;
 use crate::cli::print::{safe_path, terminal_safe, Render, Term};
@@ -52,7 +51,7 @@ pub(crate) fn exit_code(status: RunStatus, outcome: &RunOutcome) -> u8 {
 /// they measure, hand their rows to rank 0, and have nothing to say.
 pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutput>> {
     let cfg = resolve_config(a)?;
-    let mpi = cfg.benches.iter().any(|b| MPI_BENCHES.contains(&b.as_str()));
+    let mpi = cfg.benches.iter().any(|b| b.info().runs_on == crate::vocab::benches::RunsOn::Mpi);
     // Only rank 0 of an MPI job draws progress; the others would interleave on the terminal.
     let bar = Bar::unless(quiet || (mpi && !rank0()));
     let label = a.out.label.as_deref();
@@ -140,7 +139,7 @@ fn run_mpi(
         "PRESET|BENCH",
         format!(
             "`{}` needs MPI, and this benchbook was built without it; rebuild with `cargo build --release --features mpi` (needs an MPI library, e.g. Debian's libopenmpi-dev, and libclang)",
-            cfg.benches.join(" ")
+            cfg.benches.iter().map(|b| b.name()).collect::<Vec<_>>().join(" ")
         ),
     ))
 }

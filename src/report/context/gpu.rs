@@ -5,6 +5,7 @@
 use crate::analysis::{PointStat, Spec};
 use crate::archive::manifest::Manifest;
 use crate::vocab::facts::{GpuBackendFacts, GpuFacts, PeerAccess};
+use crate::vocab::source::RowOrigin;
 use crate::vocab::units::format_bytes;
 
 use super::prose::{kv, FlopUnit};
@@ -33,13 +34,10 @@ pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&
         host: bandwidth_section(gpu, &["h2d", "d2h"], "h2d-d2h.svg", None),
         gemm: gemm_section(gpu, spec, "gpu-gemm.svg", FlopUnit::Tera),
         roofline: roof.map(|r| r.0),
-        native: gpu.iter().any(|p| p.source.as_deref().is_none_or(|s| s == "native")),
+        native: gpu.iter().any(|p| RowOrigin::parse(p.source.as_deref()) == RowOrigin::Native),
         imported_from: {
-            let mut tools: Vec<String> = gpu
-                .iter()
-                .filter_map(|p| p.source.as_deref()?.strip_prefix("import:"))
-                .map(|s| s.split(':').next().unwrap_or(s).to_string())
-                .collect();
+            let mut tools: Vec<String> =
+                gpu.iter().filter_map(|p| RowOrigin::parse(p.source.as_deref()).tool().map(String::from)).collect();
             tools.sort();
             tools.dedup();
             tools

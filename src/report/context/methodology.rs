@@ -10,13 +10,13 @@ use super::prose::pct;
 use super::{Methodology, SkippedRow};
 
 pub(super) fn methodology(manifest: &Manifest, all_stats: &[PointStat]) -> Methodology {
-    let rule = manifest.config.get("stop").and_then(|v| serde_json::from_value::<StopRule>(v.clone()).ok());
+    let rule = manifest.config.stop();
     let mut cvs: Vec<f64> = all_stats.iter().map(|p| p.summary.cv).filter(|c| c.is_finite()).collect();
     cvs.sort_by(f64::total_cmp);
     Methodology {
         timers: timers(all_stats),
         stop_rule: stop_rule(manifest),
-        precision: precision(rule.as_ref(), all_stats),
+        precision: precision(rule, all_stats),
         median_cv_pct: if cvs.is_empty() { "n/a".into() } else { pct(crate::vocab::stats::quantile_sorted(&cvs, 0.5)) },
     }
 }
@@ -106,12 +106,7 @@ pub(super) fn precision(rule: Option<&StopRule>, stats: &[PointStat]) -> String 
 
 /// The stopping rule the run was configured with; imported runs have none.
 pub(super) fn stop_rule(manifest: &Manifest) -> String {
-    manifest
-        .config
-        .get("stop")
-        .and_then(|v| serde_json::from_value::<StopRule>(v.clone()).ok())
-        .map(|r| r.describe())
-        .unwrap_or_else(|| "not recorded (imported run)".into())
+    manifest.config.stop().map(|r| r.describe()).unwrap_or_else(|| "not recorded (imported run)".into())
 }
 
 /// The points that were skipped or failed, with the reason.

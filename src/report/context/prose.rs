@@ -349,6 +349,7 @@ pub(super) fn gemm_observations(pts: &[&PointStat], unit: FlopUnit) -> Vec<Strin
 mod tests {
     use super::*;
     use crate::analysis::saturation;
+    use crate::vocab::benches::Bench;
     use proptest::prelude::*;
 
     /// A memcpy curve of (size, GB/s moved) points, converged or not.
@@ -357,7 +358,7 @@ mod tests {
         let pts: Vec<PointStat> = points
             .iter()
             .map(|(size, g)| PointStat {
-                bench: "memcpy".into(),
+                bench: Bench::Memcpy.name().into(),
                 op: "copy".into(),
                 size_bytes: Some(*size),
                 threads: Some(1),

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use crate::analysis::workload::MetricStat;
 use crate::analysis::PointStat;
 use crate::archive::manifest::Manifest;
+use crate::vocab::source::RowOrigin;
 use crate::vocab::units::{format_bytes, shell_join};
 
 use super::{is_gpu, ProvenanceRow};
@@ -94,22 +95,22 @@ fn sources(manifest: &Manifest, points: &[&PointStat]) -> String {
 /// [`sources`] of rows' `source` values.
 fn sources_of<'a>(manifest: &Manifest, sources: impl Iterator<Item = &'a str>) -> String {
     let kept: BTreeSet<(String, String)> = sources
-        .filter_map(|s| {
-            let mut parts = s.strip_prefix("import:")?.splitn(2, ':');
-            Some((parts.next()?.to_string(), parts.next()?.to_string()))
+        .filter_map(|s| match RowOrigin::parse(Some(s)) {
+            RowOrigin::Import { tool, file } if !file.is_empty() => Some((tool.to_string(), file.to_string())),
+            _ => None,
         })
         .collect();
     if kept.is_empty() {
         return "the imported files listed under Reproducibility".into();
     }
-    let imports = manifest.config.get("import").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    let imports = manifest.config.imported();
     kept.iter()
         .map(|(tool, name)| {
             // `source-<n>-…` is the n-th imported file.
             let original = name
                 .strip_prefix("source-")
                 .and_then(|r| r.split('-').next()?.parse::<usize>().ok())
-                .and_then(|n| imports.get(n.checked_sub(1)?)?.get("file")?.as_str().map(String::from));
+                .and_then(|n| imports.get(n.checked_sub(1)?).map(|f| f.file.clone()));
             let hash =
                 manifest.files.iter().find(|f| &f.path == name).map(|f| f.sha256.as_str()).unwrap_or("not recorded");
             match original {

@@ -33,11 +33,11 @@ pub(super) fn run_section(manifest: &Manifest) -> RunSection {
         status: manifest.effective_status().as_str().into(),
         status_detail: manifest.status_detail.clone(),
         label: manifest.label.clone(),
-        source: manifest.source.clone(),
+        source: manifest.source.to_string(),
         started_at: manifest.started_at.clone(),
         ended_at: manifest.ended_at.clone(),
         command: shell_join(&manifest.argv),
-        preset: manifest.config.get("preset").and_then(|v| v.as_str()).map(String::from),
+        preset: manifest.config.preset().map(|p| p.name().to_string()),
         points: c.points,
         measured: c.measured,
         skipped: c.skipped,
@@ -49,30 +49,19 @@ pub(super) fn run_section(manifest: &Manifest) -> RunSection {
 /// The files an imported run was read from, as its config records them;
 /// empty for a run benchbook measured.
 pub(super) fn imported(manifest: &Manifest) -> Vec<ImportInfo> {
+    let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "not in the file".into());
     manifest
         .config
-        .get("import")
-        .and_then(|v| v.as_array())
-        .map(|items| {
-            items
-                .iter()
-                .map(|i| {
-                    let text = |k: &str| i.get(k).and_then(|v| v.as_str()).unwrap_or("not in the file").to_string();
-                    ImportInfo {
-                        file: text("file"),
-                        tool: text("tool"),
-                        tool_version: text("tool_version"),
-                        command: text("command"),
-                        warnings: i
-                            .get("warnings")
-                            .and_then(|w| w.as_array())
-                            .map(|w| w.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-                            .unwrap_or_default(),
-                    }
-                })
-                .collect()
+        .imported()
+        .iter()
+        .map(|i| ImportInfo {
+            file: i.file.clone(),
+            tool: i.tool.clone(),
+            tool_version: text(&i.tool_version),
+            command: text(&i.command),
+            warnings: i.warnings.clone(),
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// The system table: the host and its backends for a measured run; the

@@ -182,19 +182,16 @@ pub struct ExecInfo {
 
 /// What a `run exec` run ran, as its manifest recorded it.
 pub(super) fn exec_spec(manifest: &crate::archive::manifest::Manifest) -> Option<crate::vocab::facts::ExecSpec> {
-    serde_json::from_value(manifest.config.get("exec")?.clone()).ok()
+    manifest.config.exec().map(|e| e.exec.clone())
 }
 
 pub fn exec_info(manifest: &crate::archive::manifest::Manifest) -> Option<ExecInfo> {
     let spec = exec_spec(manifest)?;
-    let tools = manifest.config.get("tools").and_then(|t| t.as_object()).cloned().unwrap_or_default();
+    let tools = manifest.config.exec().map(|e| e.tools.clone()).unwrap_or_default();
     Some(ExecInfo {
         command: crate::vocab::units::shell_join(&spec.command),
         repeat: u64::from(spec.repeat),
         params: params_label(&spec.params),
-        tools: tools
-            .iter()
-            .map(|(k, v)| super::kv(k, v.as_str().map(String::from).unwrap_or_else(|| v.to_string())))
-            .collect(),
+        tools: tools.iter().map(|(k, v)| super::kv(k, v.clone())).collect(),
     })
 }

@@ -176,13 +176,7 @@ fn gpu_buffers(c: &crate::analysis::Curve) -> bool {
 
 /// Whether every MPI rank of a native run ran on one host.
 fn one_host(m: &Manifest) -> bool {
-    let Some(ranks) = m.config.get("mpi").and_then(|v| v.get("ranks")).and_then(|v| v.as_array()) else {
-        return false;
-    };
-    let mut hosts: Vec<&str> = ranks.iter().filter_map(|r| r.get("host").and_then(|h| h.as_str())).collect();
-    hosts.sort_unstable();
-    hosts.dedup();
-    hosts.len() == 1
+    m.config.mpi().is_some_and(|mpi| mpi.one_host())
 }
 
 /// A curve as a chart line, its rates times `scale` (8 for Gb/s).

@@ -82,9 +82,10 @@ impl Pairs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::benches::Bench;
 
     fn pt(peer: &str) -> PointStat {
-        PointStat { bench: "memcpy-peer".into(), peer: Some(peer.into()), ..PointStat::default() }
+        PointStat { bench: Bench::MemcpyPeer.name().into(), peer: Some(peer.into()), ..PointStat::default() }
     }
 
     #[test]

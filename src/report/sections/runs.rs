@@ -27,7 +27,7 @@ pub fn rows(manifests: &[Manifest]) -> Vec<RunRow> {
         .map(|m| RunRow {
             id: m.run_id.clone(),
             label: m.label.clone().unwrap_or_default(),
-            source: m.source.clone(),
+            source: m.source.to_string(),
             host: m.host.hostname.clone(),
             started_at: m.started_at.clone(),
             status: m.effective_status().as_str().into(),

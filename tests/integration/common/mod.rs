@@ -8,13 +8,13 @@ pub fn tiny_config() -> BenchConfig {
     let mut cfg = BenchConfig::preset(Preset::Quick);
     // CPU only, so counts do not depend on whether this machine has a GPU
     // (tests/integration/backends.rs covers the GPU backends).
-    cfg.backends = vec!["cpu".into()];
-    cfg.benches = benchbook::bench::config::CPU_BENCHES.iter().map(|s| s.to_string()).collect();
+    cfg.backends = vec![BackendKind::Cpu];
+    cfg.benches = Bench::cpu().collect();
     cfg.memcpy_sizes = vec![4096, 65536, 1 << 20];
     cfg.stream_sizes = vec![1 << 16];
     cfg.threads = vec![1, 2];
     cfg.gemm_shapes = vec![[32, 32, 32], [48, 40, 24]];
-    cfg.gemm_dtypes = vec!["f32".into(), "f64".into()];
+    cfg.gemm_dtypes = vec![Dtype::F32, Dtype::F64];
     cfg.stop = StopRule {
         warmup_seconds: 0.005,
         min_samples: 3,

@@ -1,0 +1,307 @@
+//! The typed run configuration a manifest records: a local sweep's
+//! [`BenchConfig`], an MPI job's, an import's files, or a `run exec`
+//! command ([`RunConfig`]). Written once by each source and read once by
+//! every command that needs it; the JSON is the same as the untyped one it
+//! replaced, so every stored manifest still reads (a test reads them all).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::vocab::benches::{Bench, Family};
+use crate::vocab::facts::{ExecSpec, StopRule};
+use crate::vocab::kinds::{BackendKind, CacheMode, CopyMethod, Dtype};
+
+/// Everything a run needs to know, after flags, presets and defaults.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchConfig {
+    /// The preset the run started from.
+    pub preset: Preset,
+    /// Benchmarks to run, in order.
+    pub benches: Vec<Bench>,
+    /// Backends to run on (`cpu`, `cuda`, `hip`); empty means every one compiled in.
+    #[serde(default)]
+    pub backends: Vec<BackendKind>,
+    /// memcpy: bytes copied per operation.
+    pub memcpy_sizes: Vec<u64>,
+    /// stream: bytes per array (three arrays are allocated).
+    pub stream_sizes: Vec<u64>,
+    /// Thread counts for CPU benchmarks.
+    pub threads: Vec<u32>,
+    /// gemm: (m, n, k) shapes.
+    pub gemm_shapes: Vec<[u64; 3]>,
+    /// gemm: element types (`f32`, `f64`).
+    pub gemm_dtypes: Vec<Dtype>,
+    /// p2p bandwidth message sizes.
+    #[serde(default)]
+    pub p2p_sizes: Vec<u64>,
+    /// p2p ping-pong latency message sizes.
+    #[serde(default)]
+    pub latency_sizes: Vec<u64>,
+    /// Collective sizes (nccl-tests' size: the bytes algbw divides by).
+    #[serde(default)]
+    pub collective_sizes: Vec<u64>,
+    /// p2p one-sided `put`: concurrent channels to sweep (1 = one operation
+    /// at a time; more are measured with both strategies, `split` and
+    /// `round_robin`).
+    #[serde(default = "one_channel")]
+    pub p2p_channels: Vec<u32>,
+    /// p2p one-sided `put`/`get`: operations issued between two flushes
+    /// (1 = a flush after every operation, the write-up's blocking form).
+    #[serde(default = "default_sync_every")]
+    pub p2p_sync_every: Vec<u32>,
+    /// GPU device copies: `copy_engine` and/or `sm_kernel`.
+    #[serde(default = "default_copy_methods")]
+    pub gpu_copy_methods: Vec<CopyMethod>,
+    /// GPU device copies: `warm` and/or `cold` (L2 flushed before each operation). GEMMs run warm.
+    #[serde(default = "default_cache_modes")]
+    pub gpu_cache_modes: Vec<CacheMode>,
+    /// memcpy-peer with `sm_kernel`: kernel grids (blocks) to sweep for the
+    /// peer-write kernel, as the NVLink IPC write-up does (empty: none).
+    #[serde(default = "default_peer_grids")]
+    pub gpu_peer_grids: Vec<u32>,
+    /// memcpy-peer with `sm_kernel`: threads per block to sweep (at most 1024).
+    #[serde(default = "default_peer_blocks")]
+    pub gpu_peer_blocks: Vec<u32>,
+    /// GPU gemm: (m, n, k) shapes.
+    #[serde(default)]
+    pub gpu_gemm_shapes: Vec<[u64; 3]>,
+    /// GPU gemm: `f32`, `tf32`, `f16`, `bf16`, `fp8` (E4M3).
+    #[serde(default)]
+    pub gpu_gemm_dtypes: Vec<Dtype>,
+    pub stop: StopRule,
+}
+
+pub(crate) fn default_copy_methods() -> Vec<CopyMethod> {
+    CopyMethod::ALL.to_vec()
+}
+
+pub(crate) fn one_channel() -> Vec<u32> {
+    vec![1]
+}
+
+pub(crate) fn default_sync_every() -> Vec<u32> {
+    vec![1, 64]
+}
+
+pub(crate) fn default_peer_grids() -> Vec<u32> {
+    vec![1, 16, 128]
+}
+
+pub(crate) fn default_peer_blocks() -> Vec<u32> {
+    vec![256]
+}
+
+pub(crate) fn default_cache_modes() -> Vec<CacheMode> {
+    vec![CacheMode::Warm]
+}
+
+/// Named starting points for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// About a minute: memcpy 4 KiB..256 MiB, STREAM at three sizes, small GEMMs.
+    Quick,
+    /// The seed write-ups' sweeps: memcpy 4 KiB..2 GiB, every thread count, larger GEMMs.
+    Full,
+}
+
+impl Preset {
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Quick => "quick",
+            Preset::Full => "full",
+        }
+    }
+}
+
+/// One rank of an MPI job, as the manifest lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub host: String,
+    pub pid: u32,
+    /// The rank's CPU (or GPU) as it saw it.
+    pub device: String,
+}
+
+/// What an MPI job found: the library, the ranks and GPU awareness.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MpiFacts {
+    pub library: String,
+    pub ranks: Vec<RankInfo>,
+    #[serde(default)]
+    pub cuda_aware: Option<bool>,
+    #[serde(default)]
+    pub rocm_aware: Option<bool>,
+    /// The GPU backend whose buffers the ranks handed to MPI, if any.
+    #[serde(default)]
+    pub device_buffers: Option<String>,
+}
+
+impl MpiFacts {
+    /// Whether every rank ran on one host (their transfers went through
+    /// shared memory, not a network port).
+    pub fn one_host(&self) -> bool {
+        let mut hosts: Vec<&str> = self.ranks.iter().map(|r| r.host.as_str()).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        hosts.len() == 1
+    }
+}
+
+/// An MPI job's configuration: the MPI part of a [`BenchConfig`] and what
+/// the job found.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MpiConfig {
+    pub preset: Preset,
+    pub benches: Vec<Bench>,
+    pub p2p_sizes: Vec<u64>,
+    pub latency_sizes: Vec<u64>,
+    pub collective_sizes: Vec<u64>,
+    #[serde(default = "one_channel")]
+    pub p2p_channels: Vec<u32>,
+    #[serde(default = "default_sync_every")]
+    pub p2p_sync_every: Vec<u32>,
+    pub stop: StopRule,
+    pub mpi: MpiFacts,
+}
+
+impl MpiConfig {
+    /// The job's part of `cfg`, with what the job found.
+    pub fn of(cfg: &BenchConfig, mpi: MpiFacts) -> Self {
+        MpiConfig {
+            preset: cfg.preset,
+            benches: cfg.benches.clone(),
+            p2p_sizes: cfg.p2p_sizes.clone(),
+            latency_sizes: cfg.latency_sizes.clone(),
+            collective_sizes: cfg.collective_sizes.clone(),
+            p2p_channels: cfg.p2p_channels.clone(),
+            p2p_sync_every: cfg.p2p_sync_every.clone(),
+            stop: cfg.stop.clone(),
+            mpi,
+        }
+    }
+}
+
+/// One file of an import, as the manifest records it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ImportedFile {
+    /// The path given on the command line.
+    pub file: String,
+    /// The format that read it (`nccl-tests`, `perftest`, ...).
+    pub tool: String,
+    pub tool_version: Option<String>,
+    /// The command line that produced the output, when the file holds it.
+    pub command: Option<String>,
+    /// The tool's own settings line.
+    pub settings: Option<String>,
+    pub records: usize,
+    pub device_given: Option<String>,
+    pub host_given: Option<String>,
+    pub warnings: Vec<String>,
+    /// The write-up family its importer declares (absent before
+    /// manifests recorded it; the report then goes by the rows' `bench`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<Family>,
+}
+
+/// A `run exec` run: the command and the tool versions seen.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ExecConfig {
+    pub exec: ExecSpec,
+    #[serde(default)]
+    pub tools: BTreeMap<String, String>,
+}
+
+/// What a run was configured to do, by kind of run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum RunConfig {
+    /// `benchbook run` on this machine.
+    Sweep(Box<BenchConfig>),
+    /// `benchbook run p2p collective` under `mpirun`/`srun`.
+    Mpi(Box<MpiConfig>),
+    /// `benchbook import`.
+    Import { import: Vec<ImportedFile> },
+    /// `benchbook run exec`.
+    Exec(ExecConfig),
+}
+
+impl<'de> Deserialize<'de> for RunConfig {
+    /// By the key each kind alone has, so that an error names the field
+    /// of the kind it is (an untagged enum would only say "no variant").
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v = serde_json::Value::deserialize(d)?;
+        let has = |k: &str| v.get(k).is_some();
+        let e = |kind: &str, err: serde_json::Error| D::Error::custom(format!("{kind} configuration: {err}"));
+        if has("import") {
+            #[derive(Deserialize)]
+            struct Import {
+                import: Vec<ImportedFile>,
+            }
+            let i: Import = serde_json::from_value(v).map_err(|x| e("import", x))?;
+            Ok(RunConfig::Import { import: i.import })
+        } else if has("exec") {
+            serde_json::from_value(v).map(RunConfig::Exec).map_err(|x| e("run exec", x))
+        } else if has("mpi") {
+            serde_json::from_value(v).map(|c| RunConfig::Mpi(Box::new(c))).map_err(|x| e("MPI", x))
+        } else {
+            serde_json::from_value(v).map(|c| RunConfig::Sweep(Box::new(c))).map_err(|x| e("run", x))
+        }
+    }
+}
+
+impl RunConfig {
+    /// The preset a measured run started from.
+    pub fn preset(&self) -> Option<Preset> {
+        match self {
+            RunConfig::Sweep(c) => Some(c.preset),
+            RunConfig::Mpi(c) => Some(c.preset),
+            RunConfig::Import { .. } | RunConfig::Exec(_) => None,
+        }
+    }
+
+    /// The benchmarks a measured run asked for.
+    pub fn benches(&self) -> Option<&[Bench]> {
+        match self {
+            RunConfig::Sweep(c) => Some(&c.benches),
+            RunConfig::Mpi(c) => Some(&c.benches),
+            RunConfig::Import { .. } | RunConfig::Exec(_) => None,
+        }
+    }
+
+    /// The stopping rule of a measured run.
+    pub fn stop(&self) -> Option<&StopRule> {
+        match self {
+            RunConfig::Sweep(c) => Some(&c.stop),
+            RunConfig::Mpi(c) => Some(&c.stop),
+            RunConfig::Import { .. } | RunConfig::Exec(_) => None,
+        }
+    }
+
+    /// The files of an import (empty for any other run).
+    pub fn imported(&self) -> &[ImportedFile] {
+        match self {
+            RunConfig::Import { import } => import,
+            _ => &[],
+        }
+    }
+
+    /// The MPI job's facts, for an MPI run.
+    pub fn mpi(&self) -> Option<&MpiFacts> {
+        match self {
+            RunConfig::Mpi(c) => Some(&c.mpi),
+            _ => None,
+        }
+    }
+
+    /// The command of a `run exec` run.
+    pub fn exec(&self) -> Option<&ExecConfig> {
+        match self {
+            RunConfig::Exec(c) => Some(c),
+            _ => None,
+        }
+    }
+}
