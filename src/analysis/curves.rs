@@ -1,5 +1,7 @@
 //! Curves (points that differ only by size) and where they saturate.
 
+use crate::vocab::benches::Bench;
+use crate::vocab::interval::Interval;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -32,7 +34,7 @@ impl Curve {
     /// a link (MPI p2p, GPU peer and host↔device copies) use bytes copied
     /// once, as nvbandwidth and the seed 000 scripts count.
     fn rate_of(&self) -> fn(&PointStat) -> Option<f64> {
-        if matches!(self.bench.as_str(), "p2p" | "memcpy-peer" | "h2d" | "d2h") {
+        if Bench::of(&self.bench).is_some_and(Bench::is_transfer) {
             |p| p.gbps_copied
         } else if self.points.iter().any(|p| p.size_bytes.is_some() && p.busbw_gbps.is_some()) {
             |p| p.busbw_gbps
@@ -49,7 +51,7 @@ impl Curve {
     }
 
     /// [`Self::rate`] with each point's 95 % interval in GB/s.
-    pub fn rate_with_ci(&self) -> Vec<(u64, f64, Option<(f64, f64)>)> {
+    pub fn rate_with_ci(&self) -> Vec<(u64, f64, Option<Interval>)> {
         let of = self.rate_of();
         self.points
             .iter()
@@ -62,7 +64,7 @@ impl Curve {
 
     /// The y axis of [`Self::rate`], naming the bytes it counts.
     pub fn rate_axis(&self) -> &'static str {
-        if matches!(self.bench.as_str(), "p2p" | "memcpy-peer" | "h2d" | "d2h") {
+        if Bench::of(&self.bench).is_some_and(Bench::is_transfer) {
             "GB/s (bytes copied once)"
         } else if !self.busbw().is_empty() {
             "GB/s (bus bandwidth)"

@@ -14,6 +14,7 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::vocab::interval::Interval;
 use crate::vocab::metrics::{self, Better, Params};
 use crate::vocab::stats;
 
@@ -206,7 +207,7 @@ pub struct MetricSeries {
     /// Run label and the other parameters.
     pub label: String,
     /// (x, median, interval of the median if any), sorted by x.
-    pub points: Vec<(f64, f64, Option<(f64, f64)>)>,
+    pub points: Vec<(f64, f64, Option<Interval>)>,
 }
 
 /// The numeric parameters a metric varies along (more than one value),
@@ -238,7 +239,7 @@ pub fn numeric_axes(stats: &[MetricStat], metric: &str) -> Vec<String> {
 /// `metric` against parameter `x`: one series per run (named by
 /// `run_label`) and combination of the other parameters.
 pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&str) -> String) -> Vec<MetricSeries> {
-    let mut groups: BTreeMap<String, Vec<(f64, f64, Option<(f64, f64)>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<(f64, f64, Option<Interval>)>> = BTreeMap::new();
     for s in stats.iter().filter(|s| s.metric == metric) {
         let Some(xv) = s.param_f64(x) else { continue };
         let mut others = s.params.clone();

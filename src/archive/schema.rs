@@ -4,6 +4,7 @@
 //! and into every manifest. Readers refuse versions they do not know rather
 //! than guess. The columns are documented in `docs/schema.md`.
 
+use crate::vocab::benches::Bench;
 use std::fs::File;
 use std::path::Path;
 
@@ -167,13 +168,13 @@ fn v1_methods(df: &DataFrame) -> PolarsResult<Vec<Option<String>>> {
             if source != "native" || op == "*" {
                 return None;
             }
-            Some(match bench.as_str() {
-                "memcpy" => "libc_memcpy".to_string(),
-                "stream" => "rust_loop".to_string(),
-                "gemm" => "gemm_crate".to_string(),
-                "p2p" if op == "latency" => "mpi_ping_pong".to_string(),
-                "p2p" => "mpi_send_recv".to_string(),
-                "collective" => format!("mpi_{}", op.replace('_', "")),
+            Some(match Bench::of(bench)? {
+                Bench::Memcpy => "libc_memcpy".to_string(),
+                Bench::Stream => "rust_loop".to_string(),
+                Bench::Gemm => "gemm_crate".to_string(),
+                Bench::P2p if op == "latency" => "mpi_ping_pong".to_string(),
+                Bench::P2p => "mpi_send_recv".to_string(),
+                Bench::Collective => format!("mpi_{}", op.replace('_', "")),
                 _ => return None,
             })
         })

@@ -315,7 +315,7 @@ impl HipApi {
                     let (_, dtype, m, n, k) = *self.plans.get(plan).ok_or("unknown GEMM plan")?;
                     let h = self.blas_handle(device)?;
                     let blas = self.blas()?;
-                    blas.gemm(h, stream as *mut c_void, dtype, (m, n, k), a.ptr as _, b.ptr as _, c.ptr as _)
+                    blas.gemm((h, stream as *mut c_void), dtype, (m, n, k), (a.ptr as _, b.ptr as _, c.ptr as _))
                 }
                 Op::KernelCopy { dst, src, launch } => {
                     let f = self.kernel(device)?;

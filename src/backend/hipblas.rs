@@ -111,16 +111,12 @@ impl HipBlas {
 
     /// C = Aᵀ·B (m×n, depth k; A and B k-contiguous), C in the input type,
     /// f32 accumulation, on `stream`.
-    #[allow(clippy::too_many_arguments)]
     pub fn gemm(
         &self,
-        h: Handle,
-        stream: *mut c_void,
+        (h, stream): (Handle, *mut c_void),
         dtype: Dtype,
         (m, n, k): (i32, i32, i32),
-        a: *const c_void,
-        b: *const c_void,
-        c: *mut c_void,
+        (a, b, c): (*const c_void, *const c_void, *mut c_void),
     ) -> Result<(), String> {
         self.supports(dtype)?;
         let (ty, compute) = match (self.api, dtype) {

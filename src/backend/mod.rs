@@ -53,36 +53,42 @@ pub fn all() -> Vec<Box<dyn Backend>> {
 
 /// GPU backends this build was compiled without, and how to get them.
 pub fn missing() -> Vec<(&'static str, &'static str)> {
-    #[allow(unused_mut)]
-    let mut v = Vec::new();
-    #[cfg(not(feature = "cuda"))]
-    v.push(("cuda", "built without the `cuda` feature (it is a default feature; drop --no-default-features)"));
-    #[cfg(not(feature = "hip"))]
-    v.push((
-        "hip",
-        "built without the `hip` feature (cargo build --release --features hip, with the HIP runtime installed)",
-    ));
-    v
+    [
+        (!cfg!(feature = "cuda")).then_some((
+            "cuda",
+            "built without the `cuda` feature (it is a default feature; drop --no-default-features)",
+        )),
+        (!cfg!(feature = "hip")).then_some((
+            "hip",
+            "built without the `hip` feature (cargo build --release --features hip, with the HIP runtime installed)",
+        )),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
+#[cfg(any(feature = "cuda", feature = "hip"))]
 type GpuState = Result<(crate::bench::gpu::SharedApi, serde_json::Value), String>;
 
 /// A GPU backend (CUDA, HIP): the device API is opened on first use, and
 /// every benchmark is the shared [`crate::bench::gpu`] code over it.
-#[allow(dead_code)]
+#[cfg(any(feature = "cuda", feature = "hip"))]
 pub struct GpuBackend {
     name: &'static str,
     open: fn() -> GpuState,
     state: std::cell::OnceCell<GpuState>,
 }
 
-#[allow(dead_code)]
+#[cfg(any(feature = "cuda", feature = "hip"))]
 impl GpuBackend {
     pub(crate) fn new(name: &'static str, open: fn() -> GpuState) -> Self {
         GpuBackend { name, open, state: std::cell::OnceCell::new() }
     }
 
-    /// The backend's device API, opened on first use, or why it cannot be.
+    /// The backend's device API, opened on first use, or why it cannot be
+    /// (the MPI backend hands its buffers to a GPU-aware MPI).
+    #[cfg(feature = "mpi")]
     pub(crate) fn api(&self) -> Result<crate::bench::gpu::SharedApi, String> {
         self.state().as_ref().map(|(api, _)| api.clone()).map_err(|e| e.clone())
     }
@@ -98,6 +104,7 @@ impl GpuBackend {
     }
 }
 
+#[cfg(any(feature = "cuda", feature = "hip"))]
 impl Backend for GpuBackend {
     fn name(&self) -> &'static str {
         self.name

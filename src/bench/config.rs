@@ -150,7 +150,7 @@ impl BenchConfig {
                 "MPI benchmarks (p2p, collective) run in their own job under mpirun; run the CPU benchmarks separately",
             ));
         }
-        if self.threads.iter().any(|&t| t == 0) {
+        if self.threads.contains(&0) {
             return Err(Error::config("--threads", "thread counts must be at least 1"));
         }
         if let Some(d) = self.gemm_dtypes.iter().find(|d| !CPU_GEMM_DTYPES.contains(d)) {

@@ -62,7 +62,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure this machine and archive the run under <archive>/runs/<run-id>/.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the runs in the archive.
     List {
         /// Print JSON instead of a table.
@@ -91,7 +91,7 @@ pub enum Command {
         json: bool,
     },
     /// Import other tools' output (nccl-tests, perftest, OSU, nvbandwidth, BabelStream, ...) as a run.
-    #[command(long_about = IMPORT_HELP)]
+    #[command(long_about = import_help())]
     Import(ImportArgs),
     /// Measure again, on this machine, exactly what a run measured (its
     /// recorded configuration) as a new run linked to it; then print what
@@ -174,7 +174,14 @@ pub enum Command {
     },
 }
 
-const IMPORT_HELP: &str = "\
+/// `import --help`: the fixed text, then one line per format, generated
+/// from [`crate::import::formats`] so a new importer is listed by
+/// registering it.
+pub(crate) fn import_help() -> String {
+    let formats: Vec<String> =
+        crate::import::formats().iter().map(|f| format!("  {:<17} {}", f.name(), f.describe())).collect();
+    format!(
+        "\
 Import other tools' output as one run in the archive: rows in the same schema
 as native runs, a manifest naming the tool, version and command line where the
 log carries them, and each original file kept inside the run with its sha256.
@@ -184,13 +191,10 @@ archive untouched. Each row's note says how its numbers were read and
 converted. GB/s = 10^9 bytes/s, MB/s = 10^6, MiB/s = 2^20, Gb/s = 10^9 bits/s.
 
 The tool is detected from the content unless --tool names it:
-  nccl-tests        nccl-tests / rccl-tests text (*_perf), old and new layouts, tagged lines
-  rccl-tests-json   rccl-tests --output_file JSON lines
-  perftest          ib_{write,read,send}_{bw,lat}, -a sweeps, -b bidirectional
-  osu               osu_bw, osu_bibw, osu_latency, collective latency tests
-  nvbandwidth       nvbandwidth text; nvbandwidth-json: nvbandwidth -j
-  babelstream       BabelStream text; babelstream-csv: BabelStream --csv
-  seed-json         the seed write-ups' memcpy scripts' JSON (bytes counted once)";
+{}",
+        formats.join("\n")
+    )
+}
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -541,7 +545,8 @@ pub fn main_with(cli: Cli) -> Result<u8> {
     let archive = Archive::new(&cli.archive);
     let quiet = cli.quiet;
     match cli.command {
-        Command::Run(RunArgs { sub: Some(RunCommand::Exec(e)), .. }) => {
+        Command::Run(a) if matches!(a.sub, Some(RunCommand::Exec(_))) => {
+            let Some(RunCommand::Exec(e)) = a.sub else { unreachable!("matched above") };
             let out = commands::run::exec(&archive, &e, quiet)?;
             emit(&out, Form::json(e.out.json), quiet);
             Ok(out.exit_code())

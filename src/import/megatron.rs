@@ -14,7 +14,7 @@
 //! `global_batch_size` is a parameter too, so that a ramped batch size is
 //! never averaged with the full one.
 
-use super::{metric_record, num, Format, ParseError, Parsed};
+use super::{metric_record, num, Format, MetricValue, ParseError, Parsed};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{Better, Params};
 
@@ -116,7 +116,13 @@ impl Format for Megatron {
                     (false, true) => format!("Megatron's `{key}`, the instant value of `instant/average`"),
                     _ => format!("Megatron's `{key}`, as printed"),
                 };
-                records.push(metric_record(TOOL, metric, v * scale, unit, better, &params, n, note));
+                records.push(metric_record(
+                    TOOL,
+                    MetricValue { name: metric, value: v * scale, unit, better },
+                    &params,
+                    n,
+                    note,
+                ));
             }
         }
         if records.is_empty() {

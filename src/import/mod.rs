@@ -26,6 +26,8 @@ pub mod perftest;
 pub mod rccl_json;
 pub mod seed_json;
 mod source;
+#[cfg(test)]
+mod test_format;
 pub mod vllm;
 
 pub(crate) use command::command_line;
@@ -118,6 +120,8 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(vllm::VllmServeJson),
         Box::new(vllm::VllmServe),
         Box::new(megatron::Megatron),
+        #[cfg(test)]
+        Box::new(test_format::TestSteps),
     ]
 }
 
@@ -328,28 +332,34 @@ pub(crate) fn record(params: Point, seconds_per_op: f64, line: usize, note: impl
     }
 }
 
-/// A record of a named metric: `value` in `unit`, better `better`, at the
-/// point's named parameters (`tool` becomes the row's `bench`).
+/// One named metric's value as a tool printed it: `value` in `unit`,
+/// better `better`.
+pub(crate) struct MetricValue<'a> {
+    pub name: &'a str,
+    pub value: f64,
+    pub unit: &'a str,
+    pub better: crate::vocab::metrics::Better,
+}
+
+/// A record of a named metric at the point's named parameters (`tool`
+/// becomes the row's `bench`).
 pub(crate) fn metric_record(
     tool: &str,
-    metric: &str,
-    value: f64,
-    unit: &str,
-    better: crate::vocab::metrics::Better,
+    m: MetricValue,
     params: &crate::vocab::metrics::Params,
     line: usize,
     note: impl Into<String>,
 ) -> Record {
     let point = Point {
         bench: tool.into(),
-        op: metric.into(),
-        metric: Some(metric.into()),
+        op: m.name.into(),
+        metric: Some(m.name.into()),
         axes: crate::vocab::metrics::params_text(params),
-        unit: Some(unit.into()),
-        better: Some(better.as_str().into()),
+        unit: Some(m.unit.into()),
+        better: Some(m.better.as_str().into()),
         ..Point::default()
     };
-    Record { value: Some(value), ..record(point, f64::NAN, line, note) }
+    Record { value: Some(m.value), ..record(point, f64::NAN, line, note) }
 }
 
 #[cfg(test)]

@@ -230,7 +230,7 @@ fn ranks_from_factor(f: f64) -> Option<u32> {
     } else {
         return None;
     };
-    (n.is_finite() && n >= 2.0 && n < 1e6).then(|| n.round() as u32)
+    (2.0..1e6).contains(&n).then(|| n.round() as u32)
 }
 
 fn fits(a: f64, b: f64) -> bool {

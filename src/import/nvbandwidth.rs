@@ -105,7 +105,7 @@ fn cell_record(
 
 impl Format for Nvbandwidth {
     fn name(&self) -> &'static str {
-        "nvbandwidth"
+        Bench::Nvbandwidth.name()
     }
 
     fn describe(&self) -> &'static str {

@@ -8,6 +8,7 @@
 //! carry no `bw_factor`: OSU does not print the rank count.
 
 use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
 
@@ -194,15 +195,15 @@ impl Format for Osu {
             };
             let (bench, seconds, note) = match (*class, bytes) {
                 ("bw", Some(bytes)) => (
-                    "p2p",
+                    Bench::P2p,
                     bytes as f64 / (value * 1e6),
                     format!(
                         "OSU {value} MB/s (10^6 bytes/s); time per message derived as bytes / rate{}",
                         if op == "bibw" { "; both directions counted (2 × size)" } else { "" }
                     ),
                 ),
-                ("lat", _) => ("p2p", value * 1e-6, format!("OSU latency {value} us → s")),
-                _ => ("collective", value * 1e-6, format!("OSU average latency {value} us → s; no bus factor")),
+                ("lat", _) => (Bench::P2p, value * 1e-6, format!("OSU latency {value} us → s")),
+                _ => (Bench::Collective, value * 1e-6, format!("OSU average latency {value} us → s; no bus factor")),
             };
             let buffers = stated
                 .clone()
@@ -214,11 +215,11 @@ impl Format for Osu {
                 .unwrap_or_else(|| "host buffers".into());
             let mut r = record(
                 Point {
-                    bench: bench.into(),
+                    bench: bench.name().into(),
                     op: op.clone(),
                     variant: Some(buffers),
                     size_bytes: size,
-                    ranks: if bench == "p2p" { Some(2) } else { command.as_ref().and_then(|c| c.ranks) },
+                    ranks: if bench == Bench::P2p { Some(2) } else { command.as_ref().and_then(|c| c.ranks) },
                     bytes_copied: bytes,
                     ..Point::default()
                 },

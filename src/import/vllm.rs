@@ -20,7 +20,7 @@
 use crate::vocab::benches::Family;
 use serde_json::Value;
 
-use super::{lines, metric_record, num, Format, ParseError, Parsed, Record};
+use super::{lines, metric_record, num, Format, MetricValue, ParseError, Parsed, Record};
 use crate::vocab::metrics::{scalar, Better, Params};
 use crate::vocab::rows::Status;
 
@@ -154,8 +154,13 @@ fn records_of(tool: &str, blocks: Vec<Block>, warnings: &mut Vec<String>) -> Vec
         }
         for (metric, unit, better, value, line) in b.values {
             let counts = matches!(metric.as_str(), "successful_requests" | "failed_requests" | "duration_s");
-            let mut r =
-                metric_record(tool, &metric, value, unit, better, &params, line, "vLLM's own figure, as printed");
+            let mut r = metric_record(
+                tool,
+                MetricValue { name: &metric, value, unit, better },
+                &params,
+                line,
+                "vLLM's own figure, as printed",
+            );
             if none_succeeded && !counts {
                 r.status = Status::Skipped;
                 r.note = "no request succeeded: the tool printed 0, which is not a measurement".into();

@@ -9,6 +9,7 @@ use plotters::prelude::*;
 
 use super::{plot_err, pow2_ticks, COLORS, FONT, SIZE};
 use crate::error::Result;
+use crate::vocab::interval::Interval;
 use crate::vocab::units::format_bytes;
 
 const LEGEND_WIDTH: u32 = 250;
@@ -20,7 +21,7 @@ pub const MAX_ROWS: usize = 20;
 #[derive(Debug, Clone)]
 pub struct RatioSeries {
     pub label: String,
-    pub points: Vec<(f64, f64, Option<(f64, f64)>)>,
+    pub points: Vec<(f64, f64, Option<Interval>)>,
 }
 
 /// The ratio chart's content.
@@ -32,7 +33,7 @@ pub struct RatioChart {
     /// Sized points: one band per series against the size.
     pub series: Vec<RatioSeries>,
     /// Points without a size: one row each, (label, ratio, interval).
-    pub rows: Vec<(String, f64, Option<(f64, f64)>)>,
+    pub rows: Vec<(String, f64, Option<Interval>)>,
 }
 
 impl RatioChart {

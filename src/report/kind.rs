@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::workload::MetricStat;
 use crate::analysis::PointStat;
+use crate::archive::manifest::Manifest;
+use crate::vocab::benches::{Bench, Family};
 
 /// What a report is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, Default, Serialize, Deserialize)]
@@ -32,12 +34,6 @@ pub enum Kind {
     /// verdicts, environment differences and variability (seed 004).
     Compare,
 }
-
-/// Benchmarks (a row's `bench`) that belong to each write-up kind.
-const MEMCPY: [&str; 4] = ["memcpy", "stream", "h2d", "d2h"];
-const PEER: [&str; 2] = ["memcpy-peer", "nvbandwidth"];
-const GEMM: [&str; 2] = ["gemm", "megatron"];
-const NETWORK: [&str; 3] = ["p2p", "collective", "rdma"];
 
 impl Kind {
     /// Every kind, in the order `--help` lists them.
@@ -79,32 +75,37 @@ impl Kind {
         !matches!(self, Kind::Run | Kind::Compare)
     }
 
+    /// The write-up a benchmark family belongs to.
+    pub fn of_family(f: Family) -> Kind {
+        match f {
+            Family::Memcpy => Kind::Memcpy,
+            Family::Peer => Kind::MemcpyPeer,
+            Family::Gemm => Kind::Gemm,
+            Family::Network => Kind::Network,
+        }
+    }
+
     /// The write-up kind whose benchmarks these rows are, or `Run` when
     /// they mix several write-ups (or none): a quick run with memcpy,
     /// STREAM and GEMM gets the generic report. GPU peer copies together
-    /// with MPI point-to-point rows are seed 000's two halves.
-    pub fn detect(stats: &[PointStat], metrics: &[MetricStat]) -> Kind {
+    /// with MPI point-to-point rows are seed 000's two halves. A row's
+    /// family comes from the benchmark table, else from the importer that
+    /// read its run (recorded in the manifest).
+    pub fn detect(stats: &[PointStat], metrics: &[MetricStat], manifests: &[Manifest]) -> Kind {
+        let imported = |run_id: &str| {
+            manifests.iter().filter(|m| m.run_id == run_id).flat_map(|m| m.config.imported()).find_map(|f| f.family)
+        };
+        let family = |bench: &str, run_id: &str| Bench::family_of(bench).or_else(|| imported(run_id));
         let mut kinds: Vec<Kind> = stats
             .iter()
-            .map(|p| p.bench.as_str())
-            .chain(metrics.iter().map(|m| m.bench.as_str()))
-            .map(|b| {
-                if MEMCPY.contains(&b) {
-                    Kind::Memcpy
-                } else if PEER.contains(&b) {
-                    Kind::MemcpyPeer
-                } else if GEMM.contains(&b) {
-                    Kind::Gemm
-                } else if NETWORK.contains(&b) {
-                    Kind::Network
-                } else {
-                    Kind::Run
-                }
-            })
+            .map(|p| (p.bench.as_str(), p.run_id.as_str()))
+            .chain(metrics.iter().map(|m| (m.bench.as_str(), m.run_id.as_str())))
+            .map(|(b, r)| family(b, r).map_or(Kind::Run, Kind::of_family))
             .collect();
         kinds.sort_unstable();
         kinds.dedup();
-        let only_p2p = stats.iter().filter(|p| NETWORK.contains(&p.bench.as_str())).all(|p| p.bench == "p2p");
+        let network = |p: &&PointStat| Bench::family_of(&p.bench) == Some(Family::Network);
+        let only_p2p = stats.iter().filter(network).all(|p| p.bench == Bench::P2p);
         match kinds[..] {
             [k] => k,
             [Kind::MemcpyPeer, Kind::Network] if only_p2p => Kind::MemcpyPeer,
@@ -129,7 +130,7 @@ mod tests {
 
     #[test]
     fn one_write_up_is_detected_and_a_mix_is_a_run() {
-        let k = |b: &[&str]| Kind::detect(&b.iter().map(|b| point(b)).collect::<Vec<_>>(), &[]);
+        let k = |b: &[&str]| Kind::detect(&b.iter().map(|b| point(b)).collect::<Vec<_>>(), &[], &[]);
         assert_eq!(k(&["memcpy", "stream"]), Kind::Memcpy);
         assert_eq!(k(&["nvbandwidth"]), Kind::MemcpyPeer);
         assert_eq!(k(&["memcpy-peer", "p2p"]), Kind::MemcpyPeer);

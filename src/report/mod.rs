@@ -189,7 +189,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     if manifests.is_empty() {
         return Err(Error::config("RUN", "a report needs at least one run"));
     }
-    let kind = opts.kind.unwrap_or_else(|| Kind::detect(&stats, &metrics));
+    let kind = opts.kind.unwrap_or_else(|| Kind::detect(&stats, &metrics, &manifests));
     let notes = match &opts.notes {
         Some(p) => sections::notes::Notes::read(p)?,
         None => sections::notes::Notes::default(),
@@ -234,26 +234,21 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         s.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps))
     };
     let (cpu_curves, gpu_curves) = (curves(&cpu_stats), curves(&gpu_stats));
-    let copied_once = "GB/s (bytes copied once)";
+    // Each chart's y axis is its benchmark's (the table names the bytes
+    // it counts); a memory roofline does not bound bus or link bandwidth.
+    use crate::vocab::benches::Bench::{Collective, D2h, H2d, Memcpy, MemcpyPeer, P2p, Stream};
     let plans = [
-        ("memcpy", &cpu_curves, &["memcpy"][..], "GB/s (bytes read + written)", roof_of(spec), "memcpy bandwidth"),
-        ("stream", &cpu_curves, &["stream"][..], "GB/s (bytes read + written)", roof_of(spec), "stream bandwidth"),
-        // A memory roofline does not bound bus or link bandwidth.
-        ("collective", &cpu_curves, &["collective"][..], "GB/s (bus bandwidth)", None, "collective bandwidth"),
-        ("p2p", &cpu_curves, &["p2p"][..], copied_once, None, "p2p bandwidth"),
-        (
-            "gpu-memcpy",
-            &gpu_curves,
-            &["memcpy"][..],
-            "GB/s (bytes read + written)",
-            roof_of(gpu_spec),
-            "GPU memcpy bandwidth",
-        ),
-        ("memcpy-peer", &gpu_curves, &["memcpy-peer"][..], copied_once, None, "GPU peer copy bandwidth"),
-        ("h2d-d2h", &gpu_curves, &["h2d", "d2h"][..], copied_once, None, "host↔device bandwidth"),
+        ("memcpy", &cpu_curves, &[Memcpy][..], roof_of(spec), "memcpy bandwidth"),
+        ("stream", &cpu_curves, &[Stream][..], roof_of(spec), "stream bandwidth"),
+        ("collective", &cpu_curves, &[Collective][..], None, "collective bandwidth"),
+        ("p2p", &cpu_curves, &[P2p][..], None, "p2p bandwidth"),
+        ("gpu-memcpy", &gpu_curves, &[Memcpy][..], roof_of(gpu_spec), "GPU memcpy bandwidth"),
+        ("memcpy-peer", &gpu_curves, &[MemcpyPeer][..], None, "GPU peer copy bandwidth"),
+        ("h2d-d2h", &gpu_curves, &[H2d, D2h][..], None, "host↔device bandwidth"),
     ];
-    for (name, all, benches, y_label, roof, title) in plans {
-        let of: Vec<&Curve> = all.iter().filter(|c| benches.contains(&c.bench.as_str()) && c.op != "latency").collect();
+    for (name, all, benches, roof, title) in plans {
+        let of: Vec<&Curve> =
+            all.iter().filter(|c| benches.iter().any(|b| c.bench == *b) && c.op != "latency").collect();
         let lines: Vec<Line> = of
             .iter()
             .map(|c| Line::with_errors(c.label.clone(), c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e))))
@@ -262,7 +257,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
             charts.push(Box::new(bandwidth_chart(
                 name,
                 &chart_title(title, of.iter().map(|c| c.device.as_str())),
-                y_label,
+                benches[0].info().axis,
                 lines,
                 roof,
             )));
@@ -274,7 +269,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     ] {
         let gemm: Vec<(String, f64)> = pts
             .iter()
-            .filter(|p| p.bench == "gemm")
+            .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
             .filter_map(|p| {
                 let by = match p.threads {
                     Some(t) => format!("{t}T"),

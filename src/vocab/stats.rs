@@ -252,7 +252,8 @@ impl Crossing {
 /// order.
 pub fn sustained_crossing(curve: &[(u64, f64)], reference: f64, fraction: f64) -> Crossing {
     let mut v: Vec<(u64, f64)> = curve.iter().copied().filter(|(_, r)| !r.is_nan()).collect();
-    if !(reference > 0.0) || v.is_empty() {
+    // NaN references fall here too.
+    if reference.is_nan() || reference <= 0.0 || v.is_empty() {
         return Crossing::Never;
     }
     v.sort_by_key(|(s, _)| *s);
@@ -267,7 +268,7 @@ pub fn sustained_crossing(curve: &[(u64, f64)], reference: f64, fraction: f64) -
 /// The smallest size whose rate reaches `fraction` × `reference`, even if
 /// a larger size falls back below it. None when no point reaches it.
 pub fn saturation_size(curve: &[(u64, f64)], reference: f64, fraction: f64) -> Option<u64> {
-    if !(reference > 0.0) {
+    if reference.is_nan() || reference <= 0.0 {
         return None;
     }
     curve.iter().filter(|(_, r)| *r >= fraction * reference).map(|(s, _)| *s).min()

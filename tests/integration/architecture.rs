@@ -69,14 +69,25 @@ fn uses(line: &str) -> Vec<String> {
     out
 }
 
-/// Non-test source lines: a file's `#[cfg(test)]` module (always last in
-/// this crate) and comments are left out.
+/// Non-test source lines: a file's `#[cfg(test)] mod tests` (always last
+/// in this crate), the one line after any other `#[cfg(test)]` (a
+/// test-only registration) and comments are left out.
 fn code_lines(text: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    let mut skip_next = false;
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().copied().enumerate() {
         let t = line.trim_start();
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
         if t.starts_with("#[cfg(test)]") {
-            break;
+            let next = lines.get(i + 1).map(|l| l.trim_start()).unwrap_or("");
+            if next.starts_with("mod tests") || next.starts_with("pub(crate) mod tests") {
+                break;
+            }
+            skip_next = true;
+            continue;
         }
         if t.starts_with("//") {
             continue;

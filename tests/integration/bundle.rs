@@ -174,7 +174,7 @@ fn a_run_id_with_other_content_is_never_overwritten() {
     let tmp = tempfile::tempdir().unwrap();
     let (archive, native, _, reports) = two_runs(tmp.path());
     let file = tmp.path().join("one.tar.zst");
-    bundle::bundle(&[native.clone()], &reports, &file).unwrap();
+    bundle::bundle(std::slice::from_ref(&native), &reports, &file).unwrap();
     // The destination has a different run under the same id.
     let target = Archive::new(tmp.path().join("target"));
     let other = common::tiny_run(&target, Some("other")).run;
@@ -186,7 +186,8 @@ fn a_run_id_with_other_content_is_never_overwritten() {
     assert_eq!(std::fs::read(clash.join("results.parquet")).unwrap(), before);
     // A damaged run is not bundled in the first place.
     std::fs::write(native.results_path(), b"junk").unwrap();
-    let e = bundle::bundle(&[native.clone()], &reports, &tmp.path().join("x.tar.zst")).unwrap_err().to_string();
+    let e =
+        bundle::bundle(std::slice::from_ref(&native), &reports, &tmp.path().join("x.tar.zst")).unwrap_err().to_string();
     assert!(e.contains("does not verify"), "{e}");
     let _ = archive;
 }

@@ -23,7 +23,7 @@ fn tiny_sweep_archives_reads_back_and_reports() {
     assert_eq!(m.status, RunStatus::Complete);
     assert_eq!(m.schema_version, benchbook::archive::schema::SCHEMA_VERSION);
     assert!(m.ended_at.is_some());
-    assert!(m.argv.len() >= 1);
+    assert!(!m.argv.is_empty());
     let benchbook::archive::manifest::RunConfig::Sweep(c) = &m.config else { panic!("not a sweep: {:?}", m.config) };
     assert_eq!(c.memcpy_sizes[2], 1 << 20);
     for row in rows.iter().filter(|r| r.params.bench == "memcpy") {

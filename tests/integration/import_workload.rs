@@ -78,7 +78,7 @@ fn vllm_outputs_import_every_published_value() {
             let got = of(&p, &metric);
             let first = got.first().unwrap_or_else(|| panic!("{file}: no `{metric}` row for `{key}`"));
             assert_eq!(first.value, Some(num(want)), "{file}: {key} → {metric}");
-            assert_eq!(first.params.unit.is_some(), true);
+            assert!(first.params.unit.is_some());
             checked += 1;
         }
         assert!(checked >= 3, "{file}: only {checked} values checked");

@@ -99,7 +99,7 @@ impl GpuApi for Emulated {
         Ok(self.pinned.last_mut().unwrap().as_mut_ptr())
     }
     fn free_pinned(&mut self, ptr: *mut u8) {
-        let i = self.pinned.iter().position(|v| v.as_ptr() == ptr as *const u8).expect("pinned pointer");
+        let i = self.pinned.iter().position(|v| std::ptr::eq(v.as_ptr(), ptr)).expect("pinned pointer");
         self.pinned.remove(i);
     }
     fn upload(&mut self, dst: DevBuf, src: &[u8]) -> Result<(), String> {

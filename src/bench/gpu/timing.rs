@@ -7,13 +7,16 @@
 use super::{GpuApi, Op};
 
 /// The driver calls event timing needs, on one device the backend has made
+/// A device's two streams and its three events (see [`EventDevice::resources`]).
+pub type Resources<S, E> = ([S; 2], [E; 3]);
+
 /// current. Every call reports failure as the driver's message.
 pub trait EventDevice {
     type Stream: Copy;
     type Event: Copy;
     /// Make the device current and return its two streams and its three
     /// events: [start, stop, end of the second lane].
-    fn resources(&mut self) -> Result<([Self::Stream; 2], [Self::Event; 3]), String>;
+    fn resources(&mut self) -> Result<Resources<Self::Stream, Self::Event>, String>;
     /// Record `event` on `stream`.
     fn record(&mut self, event: Self::Event, stream: Self::Stream) -> Result<(), String>;
     /// Make `stream` wait until `event` has happened.

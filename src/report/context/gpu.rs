@@ -4,6 +4,7 @@
 
 use crate::analysis::{PointStat, Spec};
 use crate::archive::manifest::Manifest;
+use crate::vocab::benches::Bench;
 use crate::vocab::facts::{GpuBackendFacts, GpuFacts, PeerAccess};
 use crate::vocab::source::RowOrigin;
 use crate::vocab::units::format_bytes;
@@ -29,9 +30,9 @@ pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&
     Some(GpuSection {
         devices,
         versions,
-        memcpy: bandwidth_section(gpu, &["memcpy"], "gpu-memcpy.svg", roof.as_ref()),
-        peer: bandwidth_section(gpu, &["memcpy-peer"], "memcpy-peer.svg", None),
-        host: bandwidth_section(gpu, &["h2d", "d2h"], "h2d-d2h.svg", None),
+        memcpy: bandwidth_section(gpu, &[Bench::Memcpy], "gpu-memcpy.svg", roof.as_ref()),
+        peer: bandwidth_section(gpu, &[Bench::MemcpyPeer], "memcpy-peer.svg", None),
+        host: bandwidth_section(gpu, &[Bench::H2d, Bench::D2h], "h2d-d2h.svg", None),
         gemm: gemm_section(gpu, spec, "gpu-gemm.svg", FlopUnit::Tera),
         roofline: roof.map(|r| r.0),
         native: gpu.iter().any(|p| RowOrigin::parse(p.source.as_deref()) == RowOrigin::Native),

@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::analysis::{PointStat, Spec};
 use crate::archive::manifest::Manifest;
+use crate::vocab::benches::Bench;
 use crate::vocab::rows::Row;
 
 mod gpu;
@@ -277,10 +278,9 @@ pub struct ReportContext {
 /// matrices) stay in the run's other sections, so that no row goes
 /// unreported.
 pub fn is_gpu(p: &PointStat) -> bool {
-    crate::vocab::kinds::backend_is_gpu(&p.backend) && GPU_SECTION_BENCHES.contains(&p.bench.as_str())
+    crate::vocab::kinds::backend_is_gpu(&p.backend)
+        && Bench::of(&p.bench).is_some_and(|b| b.info().gpu_section.is_some())
 }
-
-const GPU_SECTION_BENCHES: [&str; 5] = ["memcpy", "memcpy-peer", "h2d", "d2h", "gemm"];
 
 /// Build the context of a report of one run, or of several set side by
 /// side (a write-up kind): the first manifest names the report and its
@@ -312,12 +312,12 @@ pub fn build(
         benchbook_commit: run::commit(manifest),
         run: run::run_section(manifest),
         system,
-        memcpy: bandwidth_section(stats, &["memcpy"], "memcpy.svg", roof.as_ref()),
+        memcpy: bandwidth_section(stats, &[Bench::Memcpy], "memcpy.svg", roof.as_ref()),
         gpu: gpu::gpu_section(manifest, &gpu_stats, gpu_spec),
-        stream: bandwidth_section(stats, &["stream"], "stream.svg", roof.as_ref()),
+        stream: bandwidth_section(stats, &[Bench::Stream], "stream.svg", roof.as_ref()),
         gemm: gemm_section(stats, spec, "gemm.svg", FlopUnit::Giga),
-        collective: bandwidth_section(stats, &["collective"], "collective.svg", None),
-        p2p: bandwidth_section(stats, &["p2p"], "p2p.svg", None),
+        collective: bandwidth_section(stats, &[Bench::Collective], "collective.svg", None),
+        p2p: bandwidth_section(stats, &[Bench::P2p], "p2p.svg", None),
         latency: sections::latency_rows(stats),
         other: sections::other_rows(stats),
         workload: workload::workload_section(metrics),

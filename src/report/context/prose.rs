@@ -5,6 +5,7 @@
 //! tests, property tests among them, beside it.
 
 use crate::analysis::{Curve, PointStat, Saturation};
+use crate::vocab::benches::Bench;
 use crate::vocab::stats::Crossing;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
@@ -239,14 +240,14 @@ pub(super) fn stream_observations(curves: &[Curve], sats: &[Saturation]) -> Vec<
 
 /// One line per link curve (collectives, MPI p2p, GPU peer and host↔device
 /// copies): peak, plateau, and the small-message penalty.
-pub(super) fn link_observations(curves: &[Curve], sats: &[Saturation], bench: &str) -> Vec<String> {
+pub(super) fn link_observations(curves: &[Curve], sats: &[Saturation], bench: Bench) -> Vec<String> {
     let mut observations = Vec::new();
     for (c, s) in curves.iter().zip(sats) {
         let ranks = c.points.first().and_then(|p| p.ranks).map(|r| format!(" over {r} ranks")).unwrap_or_default();
         // The small-message penalty, as seed 000 words it: the share of the
         // plateau reached around 100 KB (the largest size up to 128 KiB).
         let small = c.rate().into_iter().filter(|(b, _)| *b <= 128 * 1024).max_by_key(|(b, _)| *b);
-        let what = if bench == "collective" { "bus bandwidth" } else { "bandwidth" };
+        let what = if bench == Bench::Collective { "bus bandwidth" } else { "bandwidth" };
         let mut o = if s.sizes < 2 {
             format!(
                 "{}{ranks}: {what} {} GB/s at {}, the one size measured.",
@@ -349,7 +350,6 @@ pub(super) fn gemm_observations(pts: &[&PointStat], unit: FlopUnit) -> Vec<Strin
 mod tests {
     use super::*;
     use crate::analysis::saturation;
-    use crate::vocab::benches::Bench;
     use proptest::prelude::*;
 
     /// A memcpy curve of (size, GB/s moved) points, converged or not.

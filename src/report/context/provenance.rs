@@ -9,40 +9,35 @@ use std::collections::BTreeSet;
 use crate::analysis::workload::MetricStat;
 use crate::analysis::PointStat;
 use crate::archive::manifest::Manifest;
+use crate::vocab::benches::Bench;
 use crate::vocab::source::RowOrigin;
 use crate::vocab::units::{format_bytes, shell_join};
 
 use super::{is_gpu, ProvenanceRow};
 
-/// The report section a point appears in, as the template titles it.
+/// The report section a point appears in, as the template titles it (the
+/// benchmark table's section titles).
 fn section_of(p: &PointStat) -> &'static str {
-    match (is_gpu(p), p.bench.as_str()) {
-        (true, "memcpy") => "GPUs: Device memcpy",
-        (true, "memcpy-peer") => "GPUs: Peer memcpy",
-        (true, "h2d" | "d2h") => "GPUs: Host ↔ device",
-        (true, "gemm") => "GPUs: GPU GEMM",
-        (false, "memcpy") => "Host memcpy",
-        (false, "stream") => "STREAM kernels",
-        (false, "gemm") => "GEMM",
-        (false, "collective") => "Collectives",
-        (false, "p2p") if p.op == "latency" => "Point-to-point: Latency",
-        (false, "p2p") => "Point-to-point",
-        _ => "Other measurements",
+    let info = Bench::of(&p.bench).map(|b| b.info());
+    let title = if is_gpu(p) { info.and_then(|i| i.gpu_section) } else { info.and_then(|i| i.section) };
+    match title {
+        // MPI ping-pong has its own table beside the bandwidth section.
+        Some(_) if p.bench == Bench::P2p && p.op == "latency" => LATENCY,
+        Some(t) => t,
+        None => OTHER,
     }
 }
 
-/// Which bytes a section's rates count.
+const LATENCY: &str = "Point-to-point: Latency";
+const OTHER: &str = "Other measurements";
+
+/// Which bytes a section's rates count: the benchmark table's text, and for
+/// the latency table, what its times are.
 fn bytes_counted(section: &str, bench: &str) -> &'static str {
-    match (section, bench) {
-        ("Host memcpy" | "GPUs: Device memcpy", _) => {
-            "bytes read + written (2 × size); the tables also give bytes copied once"
-        }
-        ("STREAM kernels", _) => "bytes read + written, BabelStream's weights (Copy, Scale 2; Add, Triad 3 arrays)",
-        ("GEMM" | "GPUs: GPU GEMM", _) => "FLOP/s, 2·m·n·k per GEMM",
-        ("Collectives", _) => "algbw: size / time; busbw: algbw × the collective's bus factor (nccl-tests)",
-        ("Point-to-point: Latency", _) => "time per one-way message (half the round trip)",
-        (_, "nvbandwidth") => "bytes copied once, as nvbandwidth counts them",
-        _ => "bytes copied once (the payload), GB/s = 10^9 bytes/s",
+    match (section, Bench::of(bench)) {
+        (LATENCY, _) => "time per one-way message (half the round trip)",
+        (_, Some(b)) => b.info().counts,
+        (_, None) => "bytes copied once (the payload), GB/s = 10^9 bytes/s",
     }
 }
 

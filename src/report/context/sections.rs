@@ -3,6 +3,7 @@
 //! benchmarks without a section of their own.
 
 use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
+use crate::vocab::benches::{Bench, RateUnit};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 use super::prose::{
@@ -60,24 +61,22 @@ fn sat_row(s: &Saturation) -> SatRow {
 /// kind of observations), or `None` when there are none.
 pub(super) fn bandwidth_section(
     stats: &[PointStat],
-    benches: &[&str],
+    benches: &[Bench],
     chart: &str,
     roof: Option<&(RooflineRef, f64)>,
 ) -> Option<BandwidthSection> {
     let bench = benches[0];
     // Latency curves are times, not bandwidths: they get their own table.
     let cs: Vec<Curve> =
-        curves(stats).into_iter().filter(|c| benches.contains(&c.bench.as_str()) && c.op != "latency").collect();
+        curves(stats).into_iter().filter(|c| benches.iter().any(|b| c.bench == *b) && c.op != "latency").collect();
     if cs.is_empty() {
         return None;
     }
     let sats: Vec<Saturation> = cs.iter().filter_map(|c| saturation(c, roof.map(|r| r.1))).collect();
-    let observations = if bench == "stream" {
-        stream_observations(&cs, &sats)
-    } else if bench == "collective" || bench == "p2p" || bench == "memcpy-peer" || bench == "h2d" {
-        link_observations(&cs, &sats, bench)
-    } else {
-        bandwidth_observations(&cs, &sats, roof, bench)
+    let observations = match bench {
+        Bench::Stream => stream_observations(&cs, &sats),
+        Bench::Collective | Bench::P2p | Bench::MemcpyPeer | Bench::H2d => link_observations(&cs, &sats, bench),
+        _ => bandwidth_observations(&cs, &sats, roof, bench.name()),
     };
     Some(BandwidthSection {
         chart: chart.into(),
@@ -95,7 +94,7 @@ pub(super) fn gemm_section(
     chart: &str,
     unit: FlopUnit,
 ) -> Option<GemmSection> {
-    let pts: Vec<&PointStat> = stats.iter().filter(|p| p.bench == "gemm").collect();
+    let pts: Vec<&PointStat> = stats.iter().filter(|p| p.bench == Bench::Gemm).collect();
     if pts.is_empty() {
         return None;
     }
@@ -129,7 +128,7 @@ pub(super) fn gemm_section(
 pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
     stats
         .iter()
-        .filter(|p| p.bench == "p2p" && p.op == "latency")
+        .filter(|p| p.bench == Bench::P2p && p.op == "latency")
         .map(|p| LatencyRow {
             peer: p.peer.clone().unwrap_or_default(),
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
@@ -141,14 +140,12 @@ pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
         .collect()
 }
 
-/// Benchmarks whose rates network tools print in Gb/s (perftest, OSU).
-const NETWORK_BENCHES: [&str; 2] = ["rdma", "p2p"];
-
-/// Points of benchmarks without a section of their own.
+/// Points of benchmarks without a section of their own (the table's
+/// `section`: host memcpy, STREAM, GEMM, collectives, point-to-point).
 pub(super) fn other_rows(stats: &[PointStat]) -> Vec<OtherRow> {
     stats
         .iter()
-        .filter(|p| !["memcpy", "stream", "gemm", "collective", "p2p"].contains(&p.bench.as_str()))
+        .filter(|p| Bench::of(&p.bench).is_none_or(|b| b.info().section.is_none()))
         .map(|p| OtherRow {
             bench: p.bench.clone(),
             op: p.op.clone(),
@@ -156,8 +153,9 @@ pub(super) fn other_rows(stats: &[PointStat]) -> Vec<OtherRow> {
             size: p.size_bytes.map(format_bytes).unwrap_or_else(|| "-".into()),
             peer: p.peer.clone().unwrap_or_default(),
             median_time: format_seconds(p.summary.median),
+            // Network tools (perftest, OSU) print their rates in Gb/s.
             rate: match p.gbps_copied {
-                Some(g) if NETWORK_BENCHES.contains(&p.bench.as_str()) => {
+                Some(g) if Bench::of(&p.bench).is_some_and(|b| b.info().unit == RateUnit::Gbps) => {
                     format!("{} GB/s = {} Gb/s", format_sig3(g), format_sig3(g * 8.0))
                 }
                 Some(g) => format!("{} GB/s", format_sig3(g)),

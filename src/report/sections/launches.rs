@@ -4,6 +4,7 @@
 //! GB/s and Gb/s (bytes copied once), and what the widest launch gains over
 //! the narrowest.
 
+use crate::vocab::benches::Bench;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -41,7 +42,7 @@ pub fn tables(curves: &[Curve]) -> Vec<LaunchTable> {
     };
     // (run, pair) → launch → (peak GB/s, at size)
     let mut by_pair: BTreeMap<(String, String), BTreeMap<Launch, (f64, u64)>> = BTreeMap::new();
-    for c in curves.iter().filter(|c| c.bench == "memcpy-peer") {
+    for c in curves.iter().filter(|c| c.bench == Bench::MemcpyPeer) {
         let Some(p0) = c.points.first() else { continue };
         if p0.method.as_deref() != Some("sm_kernel") {
             continue;

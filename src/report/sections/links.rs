@@ -53,7 +53,7 @@ fn scale(unit: &str) -> f64 {
 /// not pass by more than 25 % (a curve far below a fast link is compared
 /// with that link, never with a slower one it could not have used), else
 /// the largest.
-pub(crate) fn bounding<'a>(peak_gbps: f64, lines: &'a [LinkLine]) -> Option<&'a LinkLine> {
+pub(crate) fn bounding(peak_gbps: f64, lines: &[LinkLine]) -> Option<&LinkLine> {
     let mut sorted: Vec<&LinkLine> = lines.iter().collect();
     sorted.sort_by(|a, b| a.gbps.total_cmp(&b.gbps));
     sorted.iter().find(|l| peak_gbps <= l.gbps * 1.25).or(sorted.last()).copied()

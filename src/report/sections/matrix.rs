@@ -3,6 +3,7 @@
 //! ordered pair. A matrix shows every pair at once, where a chart of 56
 //! pair curves shows none of them. Template: `sections/matrix.md`.
 
+use crate::vocab::benches::Bench;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -48,7 +49,7 @@ pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
     type Key = (String, String, String, String);
     let mut groups: BTreeMap<Key, BTreeMap<(String, String), f64>> = BTreeMap::new();
     let mut largest: BTreeMap<(String, String, String), u64> = BTreeMap::new();
-    for p in stats.iter().filter(|p| p.bench == "memcpy-peer") {
+    for p in stats.iter().filter(|p| p.bench == Bench::MemcpyPeer) {
         let k = (p.op.clone(), p.method.clone().unwrap_or_default(), p.variant.clone().unwrap_or_default());
         let e = largest.entry(k).or_insert(0);
         *e = (*e).max(p.size_bytes.unwrap_or(0));
@@ -56,18 +57,18 @@ pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
     for p in stats {
         let Some((from, to)) = p.peer.as_deref().and_then(|q| q.split_once("->")) else { continue };
         let source = p.source.clone().unwrap_or_else(|| "measured by benchbook".into());
-        let (key, value) = match p.bench.as_str() {
-            "nvbandwidth" if p.variant.as_deref().is_some_and(|v| v.contains("latency")) => (
+        let (key, value) = match Bench::of(&p.bench) {
+            Some(Bench::Nvbandwidth) if p.variant.as_deref().is_some_and(|v| v.contains("latency")) => (
                 (p.op.clone(), "µs".to_string(), "latency, as nvbandwidth printed it".to_string(), source),
                 p.summary.median * 1e6,
             ),
-            "nvbandwidth" => match p.gbps_copied {
+            Some(Bench::Nvbandwidth) => match p.gbps_copied {
                 Some(g) => {
                     ((p.op.clone(), "GB/s".into(), "bytes copied once, as nvbandwidth counts".into(), source), g)
                 }
                 None => continue,
             },
-            "memcpy-peer" => {
+            Some(Bench::MemcpyPeer) => {
                 let k = (p.op.clone(), p.method.clone().unwrap_or_default(), p.variant.clone().unwrap_or_default());
                 if p.size_bytes != largest.get(&k).copied() {
                     continue;

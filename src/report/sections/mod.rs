@@ -16,6 +16,7 @@ use crate::error::Result;
 use crate::plot::{bandwidth_chart, Chart, Line};
 use crate::report::context::OtherRow;
 use crate::report::Kind;
+use crate::vocab::benches::Bench;
 
 pub mod launches;
 pub mod links;
@@ -83,7 +84,7 @@ pub fn build(
         s.launches = launches::tables(&cs);
         let of: Vec<&crate::analysis::Curve> = cs
             .iter()
-            .filter(|c| (c.bench == "memcpy-peer" || c.bench == "p2p") && c.op != "latency" && c.op != "lat")
+            .filter(|c| (c.bench == Bench::MemcpyPeer || c.bench == Bench::P2p) && c.op != "latency" && c.op != "lat")
             .collect();
         let mut lines: Vec<LinkLine> = spec.and_then(|s| s.link.as_ref()).map(|l| l.lines()).unwrap_or_default();
         if of.iter().any(|c| c.label.contains("no_peer_access")) {
@@ -167,7 +168,7 @@ pub fn build(
 /// Whether a curve moved GPU memory: a GPU backend's copy, or an MPI
 /// benchmark on device buffers (OSU `D D`, GPU-aware MPI).
 fn gpu_buffers(c: &crate::analysis::Curve) -> bool {
-    c.bench == "memcpy-peer"
+    c.bench == Bench::MemcpyPeer
         || c.points.iter().any(|p| {
             crate::vocab::kinds::backend_is_gpu(&p.backend)
                 || p.variant.as_deref().is_some_and(|v| v.contains("device"))
@@ -190,9 +191,9 @@ fn line_of(c: &crate::analysis::Curve, scale: f64) -> Line {
 /// Drop from "Other measurements" the rows a write-up section shows.
 pub fn trim_other(kind: Kind, s: &Sections, other: &mut Vec<OtherRow>) {
     if kind == Kind::Network {
-        other.retain(|o| o.bench != "rdma");
+        other.retain(|o| o.bench != Bench::Rdma);
     }
     if matches!(kind, Kind::MemcpyPeer | Kind::Network) {
-        other.retain(|o| !(o.bench == "nvbandwidth" && s.matrices.iter().any(|m| m.title == o.op)));
+        other.retain(|o| !(o.bench == Bench::Nvbandwidth && s.matrices.iter().any(|m| m.title == o.op)));
     }
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::analysis::{saturation, Curve, PointStat};
+use crate::vocab::benches::{Bench, Family};
 use crate::vocab::stats::sustained_crossing;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
@@ -90,7 +91,13 @@ pub struct NetworkSection {
 
 /// Whether a point is a network transfer or latency this section shows.
 pub fn is_network(p: &PointStat) -> bool {
-    matches!(p.bench.as_str(), "rdma" | "p2p" | "collective")
+    Bench::family_of(&p.bench) == Some(Family::Network)
+}
+
+/// Whether a curve is a point-to-point transfer over the network (verbs or
+/// MPI), not a collective.
+fn is_transfer(c: &Curve) -> bool {
+    matches!(Bench::of(&c.bench), Some(Bench::Rdma | Bench::P2p))
 }
 
 fn is_latency(c: &Curve) -> bool {
@@ -101,15 +108,15 @@ fn is_latency(c: &Curve) -> bool {
 pub fn semantics(c: &Curve) -> &'static str {
     // perftest ops are named after the binary: `write_bw`, `read_lat`.
     let op = c.op.as_str();
-    match c.bench.as_str() {
-        "rdma" if op.starts_with("write") => "one-sided (RDMA write)",
-        "rdma" if op.starts_with("read") => "one-sided (RDMA read)",
-        "rdma" if op.starts_with("send") => "two-sided (verbs send/recv)",
-        "rdma" if op.starts_with("atomic") => "one-sided (RDMA atomic)",
-        "p2p" if op == "put" => "one-sided (MPI put)",
-        "p2p" if op == "get" => "one-sided (MPI get)",
-        "p2p" if op == "put_round_trip" => "one-sided round trip (MPI put + fence)",
-        "p2p" => "two-sided (MPI send/recv)",
+    match Bench::of(&c.bench) {
+        Some(Bench::Rdma) if op.starts_with("write") => "one-sided (RDMA write)",
+        Some(Bench::Rdma) if op.starts_with("read") => "one-sided (RDMA read)",
+        Some(Bench::Rdma) if op.starts_with("send") => "two-sided (verbs send/recv)",
+        Some(Bench::Rdma) if op.starts_with("atomic") => "one-sided (RDMA atomic)",
+        Some(Bench::P2p) if op == "put" => "one-sided (MPI put)",
+        Some(Bench::P2p) if op == "get" => "one-sided (MPI get)",
+        Some(Bench::P2p) if op == "put_round_trip" => "one-sided round trip (MPI put + fence)",
+        Some(Bench::P2p) => "two-sided (MPI send/recv)",
         _ => "other",
     }
 }
@@ -122,7 +129,7 @@ fn source(c: &Curve) -> String {
 /// The transfer curves of `stats` (bandwidth, not latency, not
 /// collectives), for the chart.
 pub fn transfer_curves(curves: &[Curve]) -> Vec<&Curve> {
-    curves.iter().filter(|c| matches!(c.bench.as_str(), "rdma" | "p2p") && !is_latency(c)).collect()
+    curves.iter().filter(|c| is_transfer(c) && !is_latency(c)).collect()
 }
 
 pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Option<NetworkSection> {
@@ -149,7 +156,7 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
         .collect();
     // Collectives: at each (op, ranks), the largest message size measured.
     let mut by: BTreeMap<(String, u32, String), &PointStat> = BTreeMap::new();
-    for p in stats.iter().filter(|p| p.bench == "collective" && p.busbw_gbps.is_some()) {
+    for p in stats.iter().filter(|p| p.bench == Bench::Collective && p.busbw_gbps.is_some()) {
         let key = (p.op.clone(), p.ranks.unwrap_or(0), p.source.clone().unwrap_or_default());
         let e = by.entry(key).or_insert(p);
         if p.size_bytes > e.size_bytes {
@@ -169,7 +176,7 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
         .collect();
     let latency: Vec<NetLatencyRow> = curves
         .iter()
-        .filter(|c| matches!(c.bench.as_str(), "rdma" | "p2p") && is_latency(c))
+        .filter(|c| is_transfer(c) && is_latency(c))
         .flat_map(|c| {
             // The small messages latency is about: up to 4 KiB.
             c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096)).map(move |p| NetLatencyRow {

@@ -4,6 +4,7 @@
 //! same dtype and shape) the two side by side. Template:
 //! `sections/reference.md`.
 
+use crate::vocab::benches::Bench;
 use serde::Serialize;
 
 use crate::analysis::reference::RefRow;
@@ -84,7 +85,7 @@ pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Op
         .filter_map(|r| {
             let published = r.value?;
             let p = stats.iter().find(|p| {
-                p.bench == "gemm"
+                p.bench == Bench::Gemm
                     && p.gflops.is_some()
                     && (p.m, p.n, p.k) == (r.m, r.n, r.k)
                     && r.m.is_some()
