@@ -38,7 +38,8 @@ pub struct CompareRun {
 /// A chart and the sentence under it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ChartRef {
-    pub file: String,
+    /// The chart's id, which the template asks for (`chart(id=...)`).
+    pub id: String,
     pub alt: String,
     pub caption: String,
 }
@@ -217,7 +218,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
             base: names[0].clone(),
             new: names[i].clone(),
             ratio_chart: ChartRef {
-                file: format!("{file}.svg"),
+                id: file.clone(),
                 alt: format!("ratio of medians, {} over {}, with 95 % intervals", names[i], names[0]),
                 caption: format!(
                     "How many times better {} is than {} at {shown}; the shaded band or bar is the 95 % interval of the ratio, the dashed lines the ±{:.1} % a verdict has to clear.",
@@ -343,7 +344,7 @@ fn overlay_charts(
         let name = format!("overlay-{bench}");
         charts.push(Box::new(bandwidth_chart(&name, &format!("{bench}: {}", names.join(" vs ")), axis, lines, None)));
         out.push(ChartRef {
-            file: format!("{name}.svg"),
+            id: name.clone(),
             alt: format!("{bench} bandwidth against size, every run overlaid"),
             caption: format!("{bench}: median rate per size of every run of {}; {}.", names.join(", "), axis),
         });
@@ -354,7 +355,7 @@ fn overlay_charts(
             let name = format!("overlay-{}", c.name);
             charts.push(Box::new(MetricChart::of(&name, &c.title, &metrics, &c.metric, &c.x, &label)));
             out.push(ChartRef {
-                file: format!("{name}.svg"),
+                id: name.clone(),
                 alt: c.title.clone(),
                 caption: format!("{}: the median per run, with its 95 % interval where the samples give one.", c.title),
             });

@@ -1,13 +1,15 @@
 //! Report kinds: the generic per-run report, one kind per seed write-up,
-//! and the A-vs-B comparison. A kind is a template (`templates/<kind>.md`)
-//! that includes the section partials of `templates/sections/` in the
-//! order its write-up has them; sections without data are left out.
+//! and the A-vs-B comparison. A kind is an ordered list of sections
+//! ([`Kind::sections`]), data from which its template is generated: one
+//! include of a `templates/sections/` partial per line, in the order its
+//! write-up has them; sections without data print nothing.
 
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::workload::MetricStat;
 use crate::analysis::PointStat;
 use crate::archive::manifest::Manifest;
+use crate::report::sections::Section;
 use crate::vocab::benches::{Bench, Family};
 
 /// What a report is about.
@@ -51,9 +53,111 @@ impl Kind {
         }
     }
 
-    /// The top-level template that renders this kind.
+    /// The top-level template that renders this kind: generated from
+    /// [`Self::sections`] (a file of this name in `--templates` replaces it).
     pub fn template(self) -> String {
         format!("{}.md", self.name())
+    }
+
+    /// The sections of this kind's report, in the order its write-up has
+    /// them (the compare kind has a template of its own).
+    pub fn sections(self) -> &'static [Section] {
+        use Section::*;
+        match self {
+            Kind::Run => &[
+                Header,
+                System,
+                HostMemcpy,
+                Gpu,
+                Stream,
+                Gemm,
+                Collective,
+                P2p,
+                Other,
+                Workload,
+                Skipped,
+                Methodology,
+                Reproducibility,
+                Provenance,
+            ],
+            Kind::Memcpy => &[
+                Header,
+                Introduction,
+                Runs,
+                System,
+                Setup,
+                Gpu,
+                HostMemcpy,
+                Stream,
+                Reference,
+                Other,
+                Discussion,
+                Limitations,
+                Skipped,
+                Methodology,
+                Reproducibility,
+                Provenance,
+            ],
+            Kind::MemcpyPeer => &[
+                Header,
+                Introduction,
+                Runs,
+                System,
+                Setup,
+                Gpu,
+                P2p,
+                Links,
+                Launches,
+                Matrix,
+                Reference,
+                Other,
+                Discussion,
+                Limitations,
+                Skipped,
+                Methodology,
+                Reproducibility,
+                Provenance,
+            ],
+            Kind::Gemm => &[
+                Header,
+                Introduction,
+                Runs,
+                System,
+                Setup,
+                Gpu,
+                Gemm,
+                Workload,
+                Reference,
+                Other,
+                Discussion,
+                Limitations,
+                Skipped,
+                Methodology,
+                Reproducibility,
+                Provenance,
+            ],
+            Kind::Network => &[
+                Header,
+                Introduction,
+                Runs,
+                System,
+                Setup,
+                Network,
+                Links,
+                Collective,
+                P2p,
+                Matrix,
+                Reference,
+                Other,
+                Discussion,
+                Limitations,
+                Skipped,
+                Methodology,
+                Reproducibility,
+                Provenance,
+            ],
+            Kind::Compare => &[],
+        }
     }
 
     /// What the report's title says it is about.

@@ -4,6 +4,7 @@
 //! template folder overrides one (mdBook's model). In `.md` templates every
 //! `{{ value }}` is escaped for Markdown unless a template says `| safe`.
 
+mod charts;
 pub mod compare;
 pub mod context;
 pub mod kind;
@@ -26,43 +27,30 @@ use crate::archive::RunDir;
 use crate::error::{Error, Result};
 use crate::plot::{self, bandwidth_chart, bar_chart, Chart, Line};
 
-/// Built-in templates (name, content): one top-level template per
-/// [`Kind`], the page and its style, and the section partials they include.
-pub const TEMPLATES: &[(&str, &str)] = &[
-    ("run.md", include_str!("../../templates/run.md")),
-    ("memcpy.md", include_str!("../../templates/memcpy.md")),
-    ("memcpy-peer.md", include_str!("../../templates/memcpy-peer.md")),
-    ("gemm.md", include_str!("../../templates/gemm.md")),
-    ("network.md", include_str!("../../templates/network.md")),
+/// Built-in templates other than the sections' partials (name, content):
+/// the page, its style, and the compare report's own template.
+const PAGE_TEMPLATES: &[(&str, &str)] = &[
     ("compare.md", include_str!("../../templates/compare.md")),
     ("page.html", include_str!("../../templates/page.html")),
     ("style.css", include_str!("../../templates/style.css")),
-    ("sections/header.md", include_str!("../../templates/sections/header.md")),
-    ("sections/system.md", include_str!("../../templates/sections/system.md")),
-    ("sections/host-memcpy.md", include_str!("../../templates/sections/host-memcpy.md")),
-    ("sections/gpu.md", include_str!("../../templates/sections/gpu.md")),
-    ("sections/stream.md", include_str!("../../templates/sections/stream.md")),
-    ("sections/gemm.md", include_str!("../../templates/sections/gemm.md")),
-    ("sections/collective.md", include_str!("../../templates/sections/collective.md")),
-    ("sections/p2p.md", include_str!("../../templates/sections/p2p.md")),
-    ("sections/launches.md", include_str!("../../templates/sections/launches.md")),
-    ("sections/other.md", include_str!("../../templates/sections/other.md")),
-    ("sections/workload.md", include_str!("../../templates/sections/workload.md")),
-    ("sections/skipped.md", include_str!("../../templates/sections/skipped.md")),
-    ("sections/methodology.md", include_str!("../../templates/sections/methodology.md")),
-    ("sections/reproducibility.md", include_str!("../../templates/sections/reproducibility.md")),
-    ("sections/provenance.md", include_str!("../../templates/sections/provenance.md")),
-    ("sections/runs.md", include_str!("../../templates/sections/runs.md")),
-    ("sections/notes.md", include_str!("../../templates/sections/notes.md")),
-    ("sections/links.md", include_str!("../../templates/sections/links.md")),
-    ("sections/network.md", include_str!("../../templates/sections/network.md")),
-    ("sections/matrix.md", include_str!("../../templates/sections/matrix.md")),
-    ("sections/reference.md", include_str!("../../templates/sections/reference.md")),
 ];
 
-/// The text of built-in template `name`.
+/// Every built-in template (name, content): the page templates, each
+/// section's partial ([`sections::SECTIONS`]) and each kind's template,
+/// generated from its list of sections.
+pub fn templates() -> Vec<(String, String)> {
+    let pages = PAGE_TEMPLATES.iter().map(|(n, t)| (n.to_string(), t.to_string()));
+    let partials = sections::SECTIONS.iter().map(|(s, _, t)| (s.partial(), t.to_string()));
+    let kinds = Kind::ALL
+        .iter()
+        .filter(|k| !k.sections().is_empty())
+        .map(|k| (k.template(), sections::kind_template(k.sections())));
+    pages.chain(partials).chain(kinds).collect()
+}
+
+/// The text of built-in page template `name`.
 fn builtin(name: &str) -> &'static str {
-    TEMPLATES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).unwrap_or_default()
+    PAGE_TEMPLATES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).unwrap_or_default()
 }
 
 /// Which files a report writes.
@@ -100,12 +88,12 @@ pub struct ReportOptions {
 pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
     let mut t = tera::Tera::default();
     let mut sources: Vec<(String, String)> = Vec::new();
-    for &(name, builtin) in TEMPLATES {
-        let text = match overrides.map(|d| d.join(name)).filter(|p| p.exists()) {
+    for (name, builtin) in templates() {
+        let text = match overrides.map(|d| d.join(&name)).filter(|p| p.exists()) {
             Some(p) => std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?,
-            None => builtin.to_string(),
+            None => builtin,
         };
-        sources.push((name.to_string(), text));
+        sources.push((name, text));
     }
     t.add_raw_templates(sources)
         .map_err(|e| Error::Template { name: "templates".into(), message: tera_message(&e) })?;
@@ -132,9 +120,21 @@ fn tera_message(e: &tera::Error) -> String {
     msg
 }
 
-/// Render the Markdown of a run report.
-pub fn render_markdown(engine: &tera::Tera, ctx: &ReportContext) -> Result<String> {
-    render_template(engine, "run.md", ctx)
+/// What a report's templates see: the run context's fields, and the
+/// write-up sections under `writeup`.
+#[derive(serde::Serialize)]
+struct Page<'a> {
+    #[serde(flatten)]
+    context: &'a ReportContext,
+    writeup: &'a sections::Sections,
+}
+
+/// Render the Markdown of a report as `kind`, asking for its charts.
+pub fn render_markdown(engine: &mut tera::Tera, report: &Report) -> Result<(String, Vec<String>)> {
+    let page = Page { context: &report.context, writeup: &report.writeup };
+    let asked = charts::ask_for_charts(engine, &report.charts);
+    let md = render_template(engine, &report.kind.template(), &page)?;
+    Ok((md, asked.take()))
 }
 
 /// Render Markdown template `name` with `ctx`.
@@ -162,6 +162,8 @@ pub fn render_html(
 /// A run's analysed report, before it is written.
 pub struct Report {
     pub context: ReportContext,
+    /// The write-up sections of its kind (empty for `--kind run`).
+    pub writeup: sections::Sections,
     pub charts: Vec<Box<dyn Chart>>,
     /// The kind it was built as (given, or detected from its rows).
     pub kind: Kind,
@@ -216,19 +218,25 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     };
     let mut context = context::build(&manifests, &stats, &metrics, &not_measured, spec, gpu_spec);
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
-    if kind != Kind::Run {
-        let (writeup, more) =
-            sections::build(kind, &manifests, &stats, &all, &book, gpu_spec.or(spec), notes, pairs_note)?;
-        sections::trim_other(kind, &writeup, &mut context.other);
+    let writeup = if kind != Kind::Run {
+        let input = sections::Input {
+            kind,
+            manifests: &manifests,
+            stats: &stats,
+            all: &all,
+            book: &book,
+            spec: gpu_spec.or(spec),
+        };
+        let (writeup, more) = sections::build(&input, notes, pairs_note)?;
+        trim_other(kind, &writeup, &mut context.other);
         let names: Vec<String> =
             manifests.iter().map(|m| m.label.clone().unwrap_or_else(|| m.run_id.clone())).collect();
         context.title = format!("benchbook report: {} — {}", names.join(" + "), kind.subject());
-        context.writeup = writeup;
         charts.extend(more);
+        writeup
     } else {
-        context.writeup.notes = notes;
-        context.writeup.pairs_note = pairs_note;
-    }
+        sections::Sections { notes, pairs_note, ..sections::Sections::default() }
+    };
     let manifest = &manifests[0];
     let roof_of = |s: Option<&crate::analysis::Spec>| {
         s.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps))
@@ -288,7 +296,18 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
             charts.push(Box::new(crate::plot::MetricChart::of(&c.name, &c.title, &metrics, &c.metric, &c.x, &label)));
         }
     }
-    Ok(Report { context, charts, kind })
+    Ok(Report { context, writeup, charts, kind })
+}
+
+/// Drop from "Other measurements" the rows a write-up section shows.
+fn trim_other(kind: Kind, s: &sections::Sections, other: &mut Vec<context::OtherRow>) {
+    use crate::vocab::benches::Bench;
+    if kind == Kind::Network {
+        other.retain(|o| o.bench != Bench::Rdma);
+    }
+    if matches!(kind, Kind::MemcpyPeer | Kind::Network) {
+        other.retain(|o| !(o.bench == Bench::Nvbandwidth && s.matrices.iter().any(|m| m.title == o.op)));
+    }
 }
 
 /// A chart title naming every device its curves come from: `memcpy
@@ -311,16 +330,23 @@ pub fn chart_title<'a>(title: &str, devices: impl Iterator<Item = &'a str>) -> S
 /// Write a report into `out`: Markdown, HTML, SVG (and PNG) charts.
 /// Returns the paths written.
 pub fn write(report: &Report, out: &Path, opts: &ReportOptions) -> Result<Vec<PathBuf>> {
-    let engine = engine(opts.templates.as_deref())?;
-    let md = render_template(&engine, &report.kind.template(), &report.context)?;
-    write_page(&engine, &report.context.title, &md, &report.charts, out, opts)
+    let mut engine = engine(opts.templates.as_deref())?;
+    let (md, asked) = render_markdown(&mut engine, report)?;
+    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts)
+}
+
+/// Render the Markdown of a compare report, asking for its charts.
+pub fn render_compare_markdown(engine: &mut tera::Tera, report: &CompareReport) -> Result<(String, Vec<String>)> {
+    let asked = charts::ask_for_charts(engine, &report.charts);
+    let md = render_template(engine, "compare.md", &report.context)?;
+    Ok((md, asked.take()))
 }
 
 /// Write a compare report into `out`, as [`write`] does a run report.
 pub fn write_compare(report: &CompareReport, out: &Path, opts: &ReportOptions) -> Result<Vec<PathBuf>> {
-    let engine = engine(opts.templates.as_deref())?;
-    let md = render_template(&engine, "compare.md", &report.context)?;
-    write_page(&engine, &report.context.title, &md, &report.charts, out, opts)
+    let mut engine = engine(opts.templates.as_deref())?;
+    let (md, asked) = render_compare_markdown(&mut engine, report)?;
+    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts)
 }
 
 fn write_page(
@@ -328,15 +354,16 @@ fn write_page(
     title: &str,
     md: &str,
     charts: &[Box<dyn Chart>],
+    asked: &[String],
     out: &Path,
     opts: &ReportOptions,
 ) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let mut svgs = BTreeMap::new();
     let mut written = Vec::new();
-    // A chart the template does not show (its section is not in this
+    // A chart the templates did not ask for (its section is not in this
     // kind) is not written.
-    for chart in charts.iter().filter(|c| md.contains(&format!("({}.svg)", c.name()))) {
+    for chart in charts.iter().filter(|c| asked.iter().any(|a| a == c.name())) {
         let svg = plot::to_svg(chart.as_ref())?;
         let name = format!("{}.svg", chart.name());
         if opts.format != Format::Html {

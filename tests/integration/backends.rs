@@ -109,6 +109,6 @@ fn gpu_benchmarks_are_measured_or_skipped_with_the_reason() {
     // The report renders with the skipped points listed.
     let opts = ReportOptions::default();
     let rep = benchbook::report::build(&r.run, tmp.path(), &opts).unwrap();
-    let md = benchbook::report::render_markdown(&benchbook::report::engine(None).unwrap(), &rep.context).unwrap();
+    let md = benchbook::report::render_markdown(&mut benchbook::report::engine(None).unwrap(), &rep).unwrap().0;
     assert!(md.contains("Points not measured") || md.contains("## GPUs"), "{md}");
 }

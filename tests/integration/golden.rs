@@ -16,7 +16,7 @@ fn normalised_markdown(run: &str) -> String {
     rep.context.generated_at = "<generated_at>".into();
     rep.context.benchbook_version = "<version>".into();
     rep.context.benchbook_commit = "<commit>".into();
-    report::render_markdown(&report::engine(None).unwrap(), &rep.context).unwrap()
+    report::render_markdown(&mut report::engine(None).unwrap(), &rep).unwrap().0
 }
 
 fn check_golden(run: &str, file: &str) {
@@ -83,7 +83,7 @@ fn kind_markdown(runs: &[&str], kind: report::Kind) -> String {
     rep.context.generated_at = "<generated_at>".into();
     rep.context.benchbook_version = "<version>".into();
     rep.context.benchbook_commit = "<commit>".into();
-    report::render_template(&report::engine(None).unwrap(), &kind.template(), &rep.context).unwrap()
+    report::render_markdown(&mut report::engine(None).unwrap(), &rep).unwrap().0
 }
 
 fn check_kind_golden(runs: &[&str], kind: report::Kind, sections: &[&str]) {
@@ -150,7 +150,7 @@ fn compare_kind_matches_golden() {
     let archive = Archive::new(&root);
     let groups = vec![vec![archive.resolve("compare-base").unwrap()], vec![archive.resolve("compare-new").unwrap()]];
     let mut rep = report::build_compare(&groups, 0.02).unwrap();
-    let md = report::render_template(&report::engine(None).unwrap(), "compare.md", &rep.context).unwrap();
+    let md = report::render_compare_markdown(&mut report::engine(None).unwrap(), &rep).unwrap().0;
     assert!(md.contains("no uncertainty"), "one sample a point has no interval");
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/kind-compare.md");
     let md = md.replace(&rep.context.generated_at, "<generated_at>");

@@ -346,8 +346,9 @@ fn import_device_and_host_name_what_the_file_does_not_and_reports_say_whose_timi
     let run = archive.resolve("seed").unwrap();
     let rows = run.rows().unwrap();
     assert!(rows.iter().all(|r| r.device == "MI300X <gpu0>" && r.host == "node-7"), "{:?}", rows[0]);
-    let rep = benchbook::report::build(&run, tmp.path(), &ReportOptions::default()).unwrap();
-    let md = benchbook::report::render_markdown(&benchbook::report::engine(None).unwrap(), &rep.context).unwrap();
+    let opts = ReportOptions { kind: Some(benchbook::report::Kind::Run), ..ReportOptions::default() };
+    let rep = benchbook::report::build(&run, tmp.path(), &opts).unwrap();
+    let md = benchbook::report::render_markdown(&mut benchbook::report::engine(None).unwrap(), &rep).unwrap().0;
     assert!(md.contains("Points imported from seed-json output were timed by the tool"), "{md}");
     assert!(!md.contains("Every GPU sample benchbook measured"), "no native claims on imported rows: {md}");
     let titles: Vec<String> = rep.charts.iter().map(|c| benchbook::plot::to_svg(c.as_ref()).unwrap()).collect();

@@ -249,7 +249,7 @@ fn gpu_rows_render_the_gpu_report_sections() {
     let tmp = tempfile::tempdir().unwrap();
     let run = write_emulated_run(&crate::archive::Archive::new(tmp.path()), "gpu-report");
     let rep = crate::report::build(&run, tmp.path(), &crate::report::ReportOptions::default()).unwrap();
-    let md = crate::report::render_markdown(&crate::report::engine(None).unwrap(), &rep.context).unwrap();
+    let md = crate::report::render_markdown(&mut crate::report::engine(None).unwrap(), &rep).unwrap().0;
     for want in [
         "## GPUs",
         "### Device memcpy",
@@ -273,8 +273,7 @@ fn gpu_rows_render_the_gpu_report_sections() {
     // The peer write-up adds the grid × block table of the peer-write kernel.
     let opts = crate::report::ReportOptions { kind: Some(crate::report::Kind::MemcpyPeer), ..Default::default() };
     let rep = crate::report::build(&run, tmp.path(), &opts).unwrap();
-    let md = crate::report::render_template(&crate::report::engine(None).unwrap(), &rep.kind.template(), &rep.context)
-        .unwrap();
+    let md = crate::report::render_markdown(&mut crate::report::engine(None).unwrap(), &rep).unwrap().0;
     let table = md
         .split("## Peer writes by a kernel: grid × block")
         .nth(1)

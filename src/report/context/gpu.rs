@@ -9,8 +9,8 @@ use crate::vocab::facts::{GpuBackendFacts, GpuFacts, PeerAccess};
 use crate::vocab::source::RowOrigin;
 use crate::vocab::units::format_bytes;
 
+use super::blocks::{bandwidth_section, gemm_section, roofline_of};
 use super::prose::{kv, FlopUnit};
-use super::sections::{bandwidth_section, gemm_section, roofline_of};
 use super::{GpuDeviceRow, GpuSection, KeyValue};
 
 /// The GPU section, or `None` when the run has neither GPU points nor GPU
@@ -30,10 +30,10 @@ pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&
     Some(GpuSection {
         devices,
         versions,
-        memcpy: bandwidth_section(gpu, &[Bench::Memcpy], "gpu-memcpy.svg", roof.as_ref()),
-        peer: bandwidth_section(gpu, &[Bench::MemcpyPeer], "memcpy-peer.svg", None),
-        host: bandwidth_section(gpu, &[Bench::H2d, Bench::D2h], "h2d-d2h.svg", None),
-        gemm: gemm_section(gpu, spec, "gpu-gemm.svg", FlopUnit::Tera),
+        memcpy: bandwidth_section(gpu, &[Bench::Memcpy], "gpu-memcpy", roof.as_ref()),
+        peer: bandwidth_section(gpu, &[Bench::MemcpyPeer], "memcpy-peer", None),
+        host: bandwidth_section(gpu, &[Bench::H2d, Bench::D2h], "h2d-d2h", None),
+        gemm: gemm_section(gpu, spec, "gpu-gemm", FlopUnit::Tera),
         roofline: roof.map(|r| r.0),
         native: gpu.iter().any(|p| RowOrigin::parse(p.source.as_deref()) == RowOrigin::Native),
         imported_from: {

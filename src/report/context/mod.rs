@@ -5,8 +5,8 @@
 //!
 //! - this file: the view structs templates see, and [`build`];
 //! - `prose`: sentence-making helpers (formatting, observations);
-//! - `sections`: the bandwidth (memcpy, STREAM, collective, p2p), GEMM,
-//!   latency and other-points builders;
+//! - `blocks`: the bandwidth (memcpy, STREAM, collective, p2p), GEMM,
+//!   latency and other-points blocks;
 //! - `gpu`: the GPU section (device facts, versions, peer access);
 //! - `run`: the title, run counts, system table and import sources;
 //! - `methodology`: timers, stop rule, convergence and the list of points
@@ -23,20 +23,20 @@ use crate::archive::manifest::Manifest;
 use crate::vocab::benches::Bench;
 use crate::vocab::rows::Row;
 
+mod blocks;
 mod gpu;
 mod methodology;
 mod prose;
 mod provenance;
 mod run;
-mod sections;
 mod workload;
 
 pub use workload::{workload_section, WorkloadChart, WorkloadSection};
 
 pub use crate::vocab::units::shell_join;
 
+use blocks::{bandwidth_section, gemm_section, roofline_of};
 use prose::{kv, FlopUnit};
-use sections::{bandwidth_section, gemm_section, roofline_of};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct KeyValue {
@@ -268,8 +268,6 @@ pub struct ReportContext {
     pub provenance: Vec<ProvenanceRow>,
     pub files: Vec<FileRow>,
     pub env: Vec<KeyValue>,
-    /// The sections of a write-up kind (empty for `--kind run`).
-    pub writeup: crate::report::sections::Sections,
 }
 
 /// Whether the GPU section shows a point: a memcpy, peer, host↔device or
@@ -312,14 +310,14 @@ pub fn build(
         benchbook_commit: run::commit(manifest),
         run: run::run_section(manifest),
         system,
-        memcpy: bandwidth_section(stats, &[Bench::Memcpy], "memcpy.svg", roof.as_ref()),
+        memcpy: bandwidth_section(stats, &[Bench::Memcpy], "memcpy", roof.as_ref()),
         gpu: gpu::gpu_section(manifest, &gpu_stats, gpu_spec),
-        stream: bandwidth_section(stats, &[Bench::Stream], "stream.svg", roof.as_ref()),
-        gemm: gemm_section(stats, spec, "gemm.svg", FlopUnit::Giga),
-        collective: bandwidth_section(stats, &[Bench::Collective], "collective.svg", None),
-        p2p: bandwidth_section(stats, &[Bench::P2p], "p2p.svg", None),
-        latency: sections::latency_rows(stats),
-        other: sections::other_rows(stats),
+        stream: bandwidth_section(stats, &[Bench::Stream], "stream", roof.as_ref()),
+        gemm: gemm_section(stats, spec, "gemm", FlopUnit::Giga),
+        collective: bandwidth_section(stats, &[Bench::Collective], "collective", None),
+        p2p: bandwidth_section(stats, &[Bench::P2p], "p2p", None),
+        latency: blocks::latency_rows(stats),
+        other: blocks::other_rows(stats),
         workload: workload::workload_section(metrics),
         native: !manifests.iter().all(Manifest::is_import) && workload::exec_info(manifest).is_none(),
         imported,
@@ -345,6 +343,5 @@ pub fn build(
             })
             .collect(),
         env: manifest.env.iter().map(|(k, v)| kv(k, v.clone())).collect(),
-        writeup: crate::report::sections::Sections::default(),
     }
 }

@@ -15,7 +15,7 @@ use crate::vocab::units::{format_bytes, format_sig3};
 #[derive(Debug, Clone, Serialize)]
 pub struct MatrixView {
     pub title: String,
-    /// The chart's file name (`matrix-1.svg`).
+    /// The heatmap chart (`matrix-1`).
     pub chart: String,
     pub unit: String,
     /// How the cells were read, e.g. the size they are taken at.
@@ -105,7 +105,7 @@ pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
         });
         views.push(MatrixView {
             title,
-            chart: format!("{name}.svg"),
+            chart: name.clone(),
             unit,
             note,
             pairs: cells.len(),

@@ -1,20 +1,26 @@
-//! Section modules of the write-up report kinds ([`crate::report::Kind`]):
-//! each is one Rust file here, building a Serialize view (and its charts),
-//! and one partial template in `templates/sections/` of the same name. A
-//! section without data is `None` or empty, and its partial prints nothing.
+//! The sections of a report, in one list ([`SECTIONS`]): each is one
+//! partial template `templates/sections/<name>.md` and, for the write-up
+//! sections, one Rust file here that builds its Serialize view (and its
+//! charts). A report kind is an ordered list of sections
+//! ([`crate::report::Kind::sections`]), and its template is generated from
+//! that list, one include per line. A section without data is `None` or
+//! empty, and its partial prints nothing.
 //!
 //! The sections every kind shares (system, bandwidth, GPU, GEMM, workload,
-//! methodology, provenance) are built by [`crate::report::context`] and
-//! rendered by the partials of the same names.
+//! methodology, provenance) are built from the blocks of
+//! [`crate::report::context`], which this module does not use.
+//!
+//! Adding a section: its Rust file (when it has data of its own) and its
+//! partial, one line in [`SECTIONS`], its place in the kinds that show it,
+//! and the golden files.
 
 use serde::Serialize;
 
 use crate::analysis::specs::LinkLine;
-use crate::analysis::{curves, PointStat, Spec, SpecBook};
+use crate::analysis::{curves, Curve, PointStat, Spec, SpecBook};
 use crate::archive::manifest::Manifest;
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, Chart, Line};
-use crate::report::context::OtherRow;
 use crate::report::Kind;
 use crate::vocab::benches::Bench;
 
@@ -26,6 +32,77 @@ pub mod notes;
 pub mod pairs;
 pub mod reference;
 pub mod runs;
+
+/// A section of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    Header,
+    Introduction,
+    Runs,
+    System,
+    Setup,
+    Gpu,
+    HostMemcpy,
+    Stream,
+    Gemm,
+    Collective,
+    P2p,
+    Network,
+    Links,
+    Launches,
+    Matrix,
+    Reference,
+    Other,
+    Workload,
+    Discussion,
+    Limitations,
+    Skipped,
+    Methodology,
+    Reproducibility,
+    Provenance,
+}
+
+/// Every section, once: its partial's name and built-in text. The one list
+/// a new section is registered in.
+pub const SECTIONS: &[(Section, &str, &str)] = &[
+    (Section::Header, "header", include_str!("../../../templates/sections/header.md")),
+    (Section::Introduction, "notes-introduction", include_str!("../../../templates/sections/notes-introduction.md")),
+    (Section::Runs, "runs", include_str!("../../../templates/sections/runs.md")),
+    (Section::System, "system", include_str!("../../../templates/sections/system.md")),
+    (Section::Setup, "notes-setup", include_str!("../../../templates/sections/notes-setup.md")),
+    (Section::Gpu, "gpu", include_str!("../../../templates/sections/gpu.md")),
+    (Section::HostMemcpy, "host-memcpy", include_str!("../../../templates/sections/host-memcpy.md")),
+    (Section::Stream, "stream", include_str!("../../../templates/sections/stream.md")),
+    (Section::Gemm, "gemm", include_str!("../../../templates/sections/gemm.md")),
+    (Section::Collective, "collective", include_str!("../../../templates/sections/collective.md")),
+    (Section::P2p, "p2p", include_str!("../../../templates/sections/p2p.md")),
+    (Section::Network, "network", include_str!("../../../templates/sections/network.md")),
+    (Section::Links, "links", include_str!("../../../templates/sections/links.md")),
+    (Section::Launches, "launches", include_str!("../../../templates/sections/launches.md")),
+    (Section::Matrix, "matrix", include_str!("../../../templates/sections/matrix.md")),
+    (Section::Reference, "reference", include_str!("../../../templates/sections/reference.md")),
+    (Section::Other, "other", include_str!("../../../templates/sections/other.md")),
+    (Section::Workload, "workload", include_str!("../../../templates/sections/workload.md")),
+    (Section::Discussion, "notes-discussion", include_str!("../../../templates/sections/notes-discussion.md")),
+    (Section::Limitations, "notes-limitations", include_str!("../../../templates/sections/notes-limitations.md")),
+    (Section::Skipped, "skipped", include_str!("../../../templates/sections/skipped.md")),
+    (Section::Methodology, "methodology", include_str!("../../../templates/sections/methodology.md")),
+    (Section::Reproducibility, "reproducibility", include_str!("../../../templates/sections/reproducibility.md")),
+    (Section::Provenance, "provenance", include_str!("../../../templates/sections/provenance.md")),
+];
+
+impl Section {
+    /// The partial's name, `sections/<name>.md`.
+    pub fn partial(self) -> String {
+        let name = SECTIONS.iter().find(|(s, ..)| *s == self).map(|(_, n, _)| *n).expect("every section is registered");
+        format!("sections/{name}.md")
+    }
+}
+
+/// The template of a kind: one include per line, in the kind's order.
+pub fn kind_template(sections: &[Section]) -> String {
+    sections.iter().map(|s| format!("{{% include \"{}\" -%}}\n", s.partial())).collect()
+}
 
 /// The write-up sections of a report; all empty for `--kind run`.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -49,120 +126,139 @@ pub struct Sections {
     pub launches: Vec<launches::LaunchTable>,
 }
 
-/// Build the write-up sections of `kind` and their charts. `stats` are the
-/// points the charts draw (after `--pairs`); `all` every point (matrices
-/// show every pair).
-#[allow(clippy::too_many_arguments)]
+/// What the write-up sections are built from.
+pub struct Input<'a> {
+    pub kind: Kind,
+    pub manifests: &'a [Manifest],
+    /// The points the charts draw (after `--pairs`).
+    pub stats: &'a [PointStat],
+    /// Every point (matrices show every pair).
+    pub all: &'a [PointStat],
+    pub book: &'a SpecBook,
+    pub spec: Option<&'a Spec>,
+}
+
+/// Build the write-up sections the kind lists, in its order, and their
+/// charts.
 pub fn build(
-    kind: Kind,
-    manifests: &[Manifest],
-    stats: &[PointStat],
-    all: &[PointStat],
-    book: &SpecBook,
-    spec: Option<&Spec>,
+    input: &Input,
     notes: notes::Notes,
     pairs_note: Option<String>,
 ) -> Result<(Sections, Vec<Box<dyn Chart>>)> {
+    let kind = input.kind;
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
-    let cs = curves(stats);
+    let cs = curves(input.stats);
     let mut s = Sections {
         kind: kind.name().into(),
         subject: kind.subject().into(),
-        runs: runs::rows(manifests),
+        runs: runs::rows(input.manifests),
         notes,
         pairs_note,
         ..Sections::default()
     };
-    let title =
-        |t: &str, of: &[&crate::analysis::Curve]| crate::report::chart_title(t, of.iter().map(|c| c.device.as_str()));
-    if matches!(kind, Kind::MemcpyPeer | Kind::Network) {
-        let (views, heatmaps) = matrix::matrices(all);
+    // The matrices first: the peer links state them against the link.
+    if kind.sections().contains(&Section::Matrix) {
+        let (views, heatmaps) = matrix::matrices(input.all);
         s.matrices = views;
         charts.extend(heatmaps.into_iter().map(|h| Box::new(h) as Box<dyn Chart>));
     }
-    if kind == Kind::MemcpyPeer {
-        s.launches = launches::tables(&cs);
-        let of: Vec<&crate::analysis::Curve> = cs
-            .iter()
-            .filter(|c| (c.bench == Bench::MemcpyPeer || c.bench == Bench::P2p) && c.op != "latency" && c.op != "lat")
-            .collect();
-        let mut lines: Vec<LinkLine> = spec.and_then(|s| s.link.as_ref()).map(|l| l.lines()).unwrap_or_default();
-        if of.iter().any(|c| c.label.contains("no_peer_access")) {
-            lines.extend(book.interconnect_lines("host"));
-        }
-        // Only transfers between GPU buffers cross a GPU link; MPI between
-        // host buffers is drawn beside them but not held against it.
-        let on_gpu: Vec<&crate::analysis::Curve> = of.iter().copied().filter(|c| gpu_buffers(c)).collect();
-        s.links = links::links_section(&on_gpu, &lines, "GB/s");
-        // A pair of a fully connected mesh has one link; through a switch,
-        // all of them: the matrix is stated against the widest figure.
-        if let Some(l) = lines.iter().filter(|l| !l.label.starts_with("PCIe")).max_by(|a, b| a.gbps.total_cmp(&b.gbps))
-        {
-            for m in s.matrices.iter_mut().filter(|m| m.unit == "GB/s") {
-                m.link = Some(format!(
-                    "That is {:.0}–{:.0} % of {}.",
-                    m.range.0 / l.gbps * 100.0,
-                    m.range.1 / l.gbps * 100.0,
-                    l.label
-                ));
+    for section in kind.sections() {
+        match section {
+            Section::Launches => s.launches = launches::tables(&cs),
+            // Links are built with the section they bound: peer copies
+            // (seed 000) or network transfers (seed 003).
+            Section::Links if kind == Kind::MemcpyPeer => peer_links(input, &cs, &mut s, &mut charts),
+            Section::Network => network_links(input, &cs, &mut s, &mut charts),
+            Section::Reference => {
+                s.reference = reference::reference_section(kind, &crate::analysis::reference::load()?, input.stats)
             }
-        }
-        if !of.is_empty() {
-            s.peer_chart = Some("peer-vs-link.svg".into());
-            charts.push(Box::new(
-                bandwidth_chart(
-                    "peer-vs-link",
-                    &title("peer copy and MPI bandwidth", &of),
-                    "GB/s (bytes copied once)",
-                    of.iter().map(|c| line_of(c, 1.0)).collect(),
-                    None,
-                )
-                .with_links(if on_gpu.is_empty() {
-                    Vec::new()
-                } else {
-                    links::chart_lines(&lines, "GB/s")
-                }),
-            ));
+            _ => {}
         }
     }
-    if kind == Kind::Network {
-        s.network = network::network_section(&cs, stats, "network.svg");
-        let of = network::transfer_curves(&cs);
-        // Ranks that all ran on one host talked through shared memory: no
-        // network port bounds them, so none is drawn or compared.
-        let local: Vec<&Manifest> = manifests.iter().filter(|m| one_host(m)).collect();
-        let crossed: Vec<&crate::analysis::Curve> =
-            of.iter().copied().filter(|c| !local.iter().any(|m| m.run_id == c.run_id)).collect();
-        let lines = if crossed.is_empty() { Vec::new() } else { book.interconnect_lines("network") };
-        s.links = links::links_section(&crossed, &lines, "Gb/s");
-        if let Some(n) = s.network.as_mut() {
-            // One-sided peaks that crossed a port, against it.
-            for r in n.channels.iter_mut().filter(|r| crossed.iter().any(|c| c.label == r.curve)) {
-                r.against(&lines);
-            }
-            n.channels_linked = n.channels.iter().any(|r| !r.of_link.is_empty());
-            for m in local.iter().filter(|m| of.iter().any(|c| c.run_id == m.run_id)) {
-                n.observations.push(format!(
-                    "Every rank of run {} ran on one host ({}): its transfers went through shared memory, not a network port, so no port line is drawn for them.",
-                    m.run_id, m.host.hostname
-                ));
-            }
-        }
-        if !of.is_empty() {
-            charts.push(Box::new(
-                bandwidth_chart(
-                    "network",
-                    &title("network bandwidth", &of),
-                    "Gb/s (10^9 bits/s)",
-                    of.iter().map(|c| line_of(c, 8.0)).collect(),
-                    None,
-                )
-                .with_links(links::chart_lines(&lines, "Gb/s")),
-            ));
-        }
-    }
-    s.reference = reference::reference_section(kind, &crate::analysis::reference::load()?, stats);
     Ok((s, charts))
+}
+
+/// The peer-copy links section and its chart, and the matrices' share of
+/// the widest link.
+fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
+    let of: Vec<&Curve> = cs
+        .iter()
+        .filter(|c| (c.bench == Bench::MemcpyPeer || c.bench == Bench::P2p) && c.op != "latency" && c.op != "lat")
+        .collect();
+    let mut lines: Vec<LinkLine> = input.spec.and_then(|s| s.link.as_ref()).map(|l| l.lines()).unwrap_or_default();
+    if of.iter().any(|c| c.label.contains("no_peer_access")) {
+        lines.extend(input.book.interconnect_lines("host"));
+    }
+    // Only transfers between GPU buffers cross a GPU link; MPI between
+    // host buffers is drawn beside them but not held against it.
+    let on_gpu: Vec<&Curve> = of.iter().copied().filter(|c| gpu_buffers(c)).collect();
+    s.links = links::links_section(&on_gpu, &lines, "GB/s");
+    // A pair of a fully connected mesh has one link; through a switch,
+    // all of them: the matrix is stated against the widest figure.
+    if let Some(l) = lines.iter().filter(|l| !l.label.starts_with("PCIe")).max_by(|a, b| a.gbps.total_cmp(&b.gbps)) {
+        for m in s.matrices.iter_mut().filter(|m| m.unit == "GB/s") {
+            m.link = Some(format!(
+                "That is {:.0}–{:.0} % of {}.",
+                m.range.0 / l.gbps * 100.0,
+                m.range.1 / l.gbps * 100.0,
+                l.label
+            ));
+        }
+    }
+    if !of.is_empty() {
+        s.peer_chart = Some("peer-vs-link".into());
+        charts.push(Box::new(
+            bandwidth_chart(
+                "peer-vs-link",
+                &title("peer copy and MPI bandwidth", &of),
+                Bench::MemcpyPeer.info().axis,
+                of.iter().map(|c| line_of(c, 1.0)).collect(),
+                None,
+            )
+            .with_links(if on_gpu.is_empty() { Vec::new() } else { links::chart_lines(&lines, "GB/s") }),
+        ));
+    }
+}
+
+/// The network section, the links its transfers crossed, and its chart.
+fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
+    s.network = network::network_section(cs, input.stats, "network");
+    let of = network::transfer_curves(cs);
+    // Ranks that all ran on one host talked through shared memory: no
+    // network port bounds them, so none is drawn or compared.
+    let local: Vec<&Manifest> = input.manifests.iter().filter(|m| one_host(m)).collect();
+    let crossed: Vec<&Curve> = of.iter().copied().filter(|c| !local.iter().any(|m| m.run_id == c.run_id)).collect();
+    let lines = if crossed.is_empty() { Vec::new() } else { input.book.interconnect_lines("network") };
+    s.links = links::links_section(&crossed, &lines, "Gb/s");
+    if let Some(n) = s.network.as_mut() {
+        // One-sided peaks that crossed a port, against it.
+        for r in n.channels.iter_mut().filter(|r| crossed.iter().any(|c| c.label == r.curve)) {
+            r.against(&lines);
+        }
+        n.channels_linked = n.channels.iter().any(|r| !r.of_link.is_empty());
+        for m in local.iter().filter(|m| of.iter().any(|c| c.run_id == m.run_id)) {
+            n.observations.push(format!(
+                "Every rank of run {} ran on one host ({}): its transfers went through shared memory, not a network port, so no port line is drawn for them.",
+                m.run_id, m.host.hostname
+            ));
+        }
+    }
+    if !of.is_empty() {
+        charts.push(Box::new(
+            bandwidth_chart(
+                "network",
+                &title("network bandwidth", &of),
+                "Gb/s (10^9 bits/s)",
+                of.iter().map(|c| line_of(c, 8.0)).collect(),
+                None,
+            )
+            .with_links(links::chart_lines(&lines, "Gb/s")),
+        ));
+    }
+}
+
+fn title(t: &str, of: &[&Curve]) -> String {
+    crate::report::chart_title(t, of.iter().map(|c| c.device.as_str()))
 }
 
 /// Whether a curve moved GPU memory: a GPU backend's copy, or an MPI
@@ -188,12 +284,25 @@ fn line_of(c: &crate::analysis::Curve, scale: f64) -> Line {
     )
 }
 
-/// Drop from "Other measurements" the rows a write-up section shows.
-pub fn trim_other(kind: Kind, s: &Sections, other: &mut Vec<OtherRow>) {
-    if kind == Kind::Network {
-        other.retain(|o| o.bench != Bench::Rdma);
-    }
-    if matches!(kind, Kind::MemcpyPeer | Kind::Network) {
-        other.retain(|o| !(o.bench == Bench::Nvbandwidth && s.matrices.iter().any(|m| m.title == o.op)));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_partial_is_registered_once_and_kind_templates_are_one_include_per_line() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/sections");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().trim_end_matches(".md").to_string())
+            .collect();
+        files.sort();
+        let mut registered: Vec<String> = SECTIONS.iter().map(|(_, n, _)| n.to_string()).collect();
+        registered.sort();
+        assert_eq!(files, registered, "a partial without a registration, or a registration without a partial");
+        for k in Kind::ALL {
+            let t = kind_template(k.sections());
+            assert_eq!(t.lines().count(), k.sections().len(), "{k}");
+            assert!(t.lines().all(|l| l.starts_with("{% include \"sections/") && l.ends_with(".md\" -%}")), "{t}");
+        }
     }
 }

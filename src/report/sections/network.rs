@@ -77,7 +77,7 @@ pub struct NetLatencyRow {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct NetworkSection {
-    /// The chart's file, when there are bandwidth curves.
+    /// The bandwidth chart, when there are bandwidth curves.
     pub chart: Option<String>,
     pub observations: Vec<String>,
     pub transfers: Vec<TransferRow>,

@@ -1,6 +1,8 @@
-//! Section builders: the size-swept bandwidth sections (memcpy, STREAM,
-//! collectives, MPI p2p and the GPU copies), GEMM, latency and the points of
-//! benchmarks without a section of their own.
+//! The blocks several report sections are made of: the size-swept
+//! bandwidth block (memcpy, STREAM, collectives, MPI p2p and the GPU
+//! copies), the GEMM block, MPI latency rows and the points of benchmarks
+//! without a section of their own. (The sections themselves, and the one
+//! list of them, are [`crate::report::sections`].)
 
 use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
 use crate::vocab::benches::{Bench, RateUnit};
