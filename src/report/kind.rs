@@ -45,9 +45,10 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Run => "run",
-            Kind::Memcpy => "memcpy",
-            Kind::MemcpyPeer => "memcpy-peer",
-            Kind::Gemm => "gemm",
+            // A write-up kind is named after its family.
+            Kind::Memcpy => Family::Memcpy.name(),
+            Kind::MemcpyPeer => Family::Peer.name(),
+            Kind::Gemm => Family::Gemm.name(),
             Kind::Network => "network",
             Kind::Compare => "compare",
         }

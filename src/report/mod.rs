@@ -246,12 +246,12 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     // it counts); a memory roofline does not bound bus or link bandwidth.
     use crate::vocab::benches::Bench::{Collective, D2h, H2d, Memcpy, MemcpyPeer, P2p, Stream};
     let plans = [
-        ("memcpy", &cpu_curves, &[Memcpy][..], roof_of(spec), "memcpy bandwidth"),
-        ("stream", &cpu_curves, &[Stream][..], roof_of(spec), "stream bandwidth"),
-        ("collective", &cpu_curves, &[Collective][..], None, "collective bandwidth"),
-        ("p2p", &cpu_curves, &[P2p][..], None, "p2p bandwidth"),
+        (Memcpy.name(), &cpu_curves, &[Memcpy][..], roof_of(spec), "memcpy bandwidth"),
+        (Stream.name(), &cpu_curves, &[Stream][..], roof_of(spec), "stream bandwidth"),
+        (Collective.name(), &cpu_curves, &[Collective][..], None, "collective bandwidth"),
+        (P2p.name(), &cpu_curves, &[P2p][..], None, "p2p bandwidth"),
         ("gpu-memcpy", &gpu_curves, &[Memcpy][..], roof_of(gpu_spec), "GPU memcpy bandwidth"),
-        ("memcpy-peer", &gpu_curves, &[MemcpyPeer][..], None, "GPU peer copy bandwidth"),
+        (MemcpyPeer.name(), &gpu_curves, &[MemcpyPeer][..], None, "GPU peer copy bandwidth"),
         ("h2d-d2h", &gpu_curves, &[H2d, D2h][..], None, "host↔device bandwidth"),
     ];
     for (name, all, benches, roof, title) in plans {
@@ -272,7 +272,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         }
     }
     for (name, pts, title, unit, per) in [
-        ("gemm", &cpu_stats, "GEMM throughput", "GFLOP/s", 1.0),
+        (crate::vocab::benches::Bench::Gemm.name(), &cpu_stats, "GEMM throughput", "GFLOP/s", 1.0),
         ("gpu-gemm", &gpu_stats, "GPU GEMM throughput", "TFLOP/s", 1e3),
     ] {
         let gemm: Vec<(String, f64)> = pts

@@ -169,7 +169,7 @@ impl ExecSource {
                 }
                 rows.push(Row {
                     run_id: run_id.into(),
-                    backend: "exec".into(),
+                    backend: Bench::Exec.name().into(),
                     device: "host".into(),
                     host: host.clone(),
                     rank: 0,

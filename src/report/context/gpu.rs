@@ -31,7 +31,7 @@ pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&
         devices,
         versions,
         memcpy: bandwidth_section(gpu, &[Bench::Memcpy], "gpu-memcpy", roof.as_ref()),
-        peer: bandwidth_section(gpu, &[Bench::MemcpyPeer], "memcpy-peer", None),
+        peer: bandwidth_section(gpu, &[Bench::MemcpyPeer], Bench::MemcpyPeer.name(), None),
         host: bandwidth_section(gpu, &[Bench::H2d, Bench::D2h], "h2d-d2h", None),
         gemm: gemm_section(gpu, spec, "gpu-gemm", FlopUnit::Tera),
         roofline: roof.map(|r| r.0),

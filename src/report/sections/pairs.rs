@@ -7,6 +7,7 @@
 
 use crate::analysis::PointStat;
 use crate::error::{Error, Result};
+use crate::vocab::benches::Bench;
 
 /// The most pairs drawn when `--pairs` is not given.
 pub const MAX_AUTO: usize = 8;
@@ -52,7 +53,7 @@ impl Pairs {
     /// were left out (none when every pair is drawn). Only GPU peer copies
     /// are filtered; every other point passes.
     pub fn filter(&self, stats: &[PointStat]) -> (Vec<PointStat>, Option<String>) {
-        let peer = |p: &PointStat| (p.bench == "memcpy-peer").then(|| p.peer.as_deref().and_then(key)).flatten();
+        let peer = |p: &PointStat| (p.bench == Bench::MemcpyPeer).then(|| p.peer.as_deref().and_then(key)).flatten();
         let mut all: Vec<(String, String)> = stats.iter().filter_map(peer).collect();
         all.sort_by_key(|(a, b)| (super::matrix::gpu_key(a), super::matrix::gpu_key(b)));
         all.dedup();
@@ -82,7 +83,6 @@ impl Pairs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::benches::Bench;
 
     fn pt(peer: &str) -> PointStat {
         PointStat { bench: Bench::MemcpyPeer.name().into(), peer: Some(peer.into()), ..PointStat::default() }
