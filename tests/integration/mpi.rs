@@ -95,14 +95,19 @@ fn two_ranks_p2p_and_collectives() {
     }
     check_one_sided(&rows, &[1, 2], &[1, 4]);
     let m = run.manifest().unwrap();
-    assert_eq!(m.config["mpi"]["ranks"].as_array().unwrap().len(), 2);
-    assert!(m.config["mpi"]["library"].as_str().unwrap().contains("Open MPI"));
+    let Some(mpi) = m.config.mpi() else { panic!("not an MPI configuration: {:?}", m.config) };
+    assert_eq!(mpi.ranks.len(), 2);
+    // The stored JSON, as other tools read it.
+    let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(run.manifest_path()).unwrap()).unwrap();
+    let config = &raw["config"];
+    assert_eq!(config["mpi"]["ranks"].as_array().unwrap().len(), 2);
+    assert!(config["mpi"]["library"].as_str().unwrap().contains("Open MPI"));
     // two-sided 3 × 2; put/get 2 × 2 rhythms × 2 sizes; 2 channels × 2
     // strategies × 2 sizes; the put round trip × 2; collectives 5 × 2; the
     // device-buffer skips, one per benchmark (this MPI is not GPU-aware).
     assert_eq!(m.counts.points, 3 * 2 + 8 + 4 + 2 + 5 * 2 + 2, "points count once, not once per rank");
-    assert_eq!(m.config["p2p_channels"], serde_json::json!([1, 2]));
-    assert!(m.config["mpi"].get("rocm_aware").is_some(), "GPU awareness is recorded, known or not");
+    assert_eq!(config["p2p_channels"], serde_json::json!([1, 2]));
+    assert!(config["mpi"].get("rocm_aware").is_some(), "GPU awareness is recorded, known or not");
     let device =
         rows.iter().find(|r| r.params.variant.as_deref() == Some("device buffers")).expect("device buffers recorded");
     assert_eq!(device.status, Status::Skipped);
@@ -114,7 +119,7 @@ fn two_ranks_p2p_and_collectives() {
         .map(|r| r.params.bench.as_str())
         .collect();
     assert_eq!(skipped, ["p2p", "collective"], "each benchmark says why it ran on host buffers only");
-    assert_eq!(m.config["mpi"]["device_buffers"], serde_json::Value::Null, "no GPU memory was handed to MPI");
+    assert_eq!(config["mpi"]["device_buffers"], serde_json::Value::Null, "no GPU memory was handed to MPI");
     check_factors(&run, 2.0);
     // The bidirectional rows count both directions.
     let bi = rows.iter().find(|r| r.params.op == "bidirectional").unwrap();
