@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use super::gpu::GPU_DTYPES;
 use crate::error::{Error, Result};
-use crate::vocab::benches::{Bench, RunsOn};
+use crate::vocab::benches::Bench;
 use crate::vocab::config::{
     default_cache_modes, default_copy_methods, default_peer_blocks, default_peer_grids, default_sync_every, one_channel,
 };
@@ -32,13 +32,17 @@ where
     for v in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match v.parse::<K>() {
             Ok(k) if allowed.contains(&k) => out.push(k),
-            _ => {
-                let choices = allowed.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
-                return Err(Error::config(flag, UnknownName { what, value: v.to_string(), choices }.to_string()));
-            }
+            _ => return Err(not_one_of(flag, what, allowed, v)),
         }
     }
     Ok(out)
+}
+
+/// `value` given for `flag` is not one of `allowed`: the error names the
+/// flag, the value and the choices.
+fn not_one_of<K: Display>(flag: &str, what: &'static str, allowed: &[K], value: impl Display) -> Error {
+    let choices = allowed.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+    Error::config(flag, UnknownName { what, value: value.to_string(), choices }.to_string())
 }
 
 /// The seed `002_*` Llama-70B training GEMM shapes (m × n × k).
@@ -137,13 +141,13 @@ impl BenchConfig {
     /// Check what spans several fields, and what a stored configuration
     /// (read back for `rerun`) could hold that flags would have refused.
     pub fn validate(&self) -> Result<()> {
-        if let Some(b) = self.benches.iter().find(|b| !Bench::runnable().any(|r| r == **b)) {
+        if let Some(b) = self.benches.iter().find(|b| !b.is_runnable()) {
             return Err(Error::config(
                 "BENCH",
                 format!("`{b}` is imported from its tool's output, not run; benchmarks: {}", known_benches()),
             ));
         }
-        let mpi = self.benches.iter().filter(|b| b.info().runs_on == RunsOn::Mpi).count();
+        let mpi = self.benches.iter().filter(|b| b.is_mpi()).count();
         if mpi > 0 && mpi < self.benches.len() {
             return Err(Error::config(
                 "BENCH",
@@ -156,14 +160,12 @@ impl BenchConfig {
         if let Some(d) = self.gemm_dtypes.iter().find(|d| !CPU_GEMM_DTYPES.contains(d)) {
             return Err(Error::config("--dtypes", format!("`{d}` is not a CPU GEMM type; use f32 or f64")));
         }
+        // Flags refuse these already; a stored configuration (rerun) may hold them.
         if let Some(b) = self.backends.iter().find(|b| !BACKENDS.contains(b)) {
-            return Err(Error::config(
-                "--backend",
-                format!("`{b}` is not a backend to pick; MPI is chosen by benchmark"),
-            ));
+            return Err(not_one_of("--backend", "backend", BACKENDS, b));
         }
         if let Some(d) = self.gpu_gemm_dtypes.iter().find(|d| !GPU_DTYPES.contains(d)) {
-            return Err(Error::config("--gpu-dtypes", format!("`{d}` is not a GPU GEMM type")));
+            return Err(not_one_of("--gpu-dtypes", "GPU GEMM dtype", &GPU_DTYPES, d));
         }
         if let Some(b) = self.gpu_peer_blocks.iter().find(|&&b| b == 0 || b > crate::vocab::launch::MAX_BLOCK) {
             return Err(Error::config(
@@ -216,7 +218,7 @@ impl BenchConfig {
 
 /// The benchmark `name` names, if `benchbook run` can measure it.
 pub fn runnable_bench(name: &str) -> Option<Bench> {
-    Bench::of(name).filter(|b| Bench::runnable().any(|r| r == *b))
+    Bench::of(name).filter(|b| b.is_runnable())
 }
 
 /// Every benchmark `run` takes, for error messages.

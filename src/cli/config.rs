@@ -109,13 +109,15 @@ fn presets_and_benches(words: &[String]) -> Result<(Preset, Vec<Bench>)> {
         match w.as_str() {
             "quick" => preset = Preset::Quick,
             "full" => preset = Preset::Full,
-            b if runnable_bench(b).is_some() => benches.extend(runnable_bench(b)),
-            other => {
-                return Err(Error::config(
-                    "PRESET|BENCH",
-                    format!("`{other}` is neither a preset (quick, full) nor a benchmark ({})", known_benches()),
-                ))
-            }
+            other => match runnable_bench(other) {
+                Some(b) => benches.push(b),
+                None => {
+                    return Err(Error::config(
+                        "PRESET|BENCH",
+                        format!("`{other}` is neither a preset (quick, full) nor a benchmark ({})", known_benches()),
+                    ))
+                }
+            },
         }
     }
     Ok((preset, benches))

@@ -174,6 +174,17 @@ pub enum Command {
     },
 }
 
+/// `run --help` for PRESET|BENCH: the benchmarks, generated from the
+/// benchmark table.
+fn what_help() -> String {
+    format!(
+        "A preset (`quick`, `full`) and/or benchmarks. A preset sets sizes and stopping rules; naming \
+benchmarks runs only those. Default: `quick`. GPU benchmarks without a usable GPU are recorded as \
+skipped, with the reason (see `benchbook backends`).\n\n{}",
+        crate::vocab::benches::Bench::help_list()
+    )
+}
+
 /// `import --help`: the fixed text, then one line per format, generated
 /// from [`crate::import::formats`] so a new importer is listed by
 /// registering it.
@@ -225,12 +236,9 @@ pub struct RunArgs {
     #[command(subcommand)]
     pub sub: Option<RunCommand>,
 
-    /// A preset (`quick`, `full`) and/or benchmarks: `memcpy`, `gemm` (CPU and GPU), `stream`
-    /// (CPU), `memcpy-peer`, `h2d`, `d2h` (GPU); with the `mpi` feature, under mpirun/srun:
-    /// `p2p`, `collective`. A preset sets sizes and stopping rules; naming benchmarks runs
-    /// only those. Default: `quick`. GPU benchmarks without a usable GPU are recorded as
-    /// skipped, with the reason (see `benchbook backends`).
-    #[arg(value_name = "PRESET|BENCH")]
+    /// A preset (`quick`, `full`) and/or benchmarks (`--help` lists them). A preset sets sizes
+    /// and stopping rules; naming benchmarks runs only those. Default: `quick`.
+    #[arg(value_name = "PRESET|BENCH", long_help = what_help())]
     pub what: Vec<String>,
 
     /// Sizes of every size-swept benchmark that runs: memcpy, memcpy-peer, h2d, d2h, and under

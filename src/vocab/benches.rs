@@ -78,9 +78,6 @@ pub enum RateUnit {
 #[derive(Debug, Clone, Copy)]
 pub struct BenchInfo {
     pub runs_on: RunsOn,
-    /// Whether the GPU backends measure it too (memcpy and gemm run on
-    /// both; memcpy-peer, h2d and d2h only there).
-    pub on_gpu: bool,
     pub family: Option<Family>,
     /// The report section its points appear in, as titled (host rows).
     pub section: Option<&'static str>,
@@ -110,9 +107,8 @@ impl Bench {
     pub fn info(self) -> BenchInfo {
         use RateUnit::*;
         use RunsOn::*;
-        let row = |runs_on, on_gpu, family, section, gpu_section, counts, axis, unit, help| BenchInfo {
+        let row = |runs_on, family, section, gpu_section, counts, axis, unit, help| BenchInfo {
             runs_on,
-            on_gpu,
             family,
             section,
             gpu_section,
@@ -124,7 +120,6 @@ impl Bench {
         match self {
             Bench::Memcpy => row(
                 Cpu,
-                true,
                 Some(Family::Memcpy),
                 Some("Host memcpy"),
                 Some("GPUs: Device memcpy"),
@@ -135,7 +130,6 @@ impl Bench {
             ),
             Bench::Stream => row(
                 Cpu,
-                false,
                 Some(Family::Memcpy),
                 Some("STREAM kernels"),
                 None,
@@ -146,18 +140,16 @@ impl Bench {
             ),
             Bench::Gemm => row(
                 Cpu,
-                true,
                 Some(Family::Gemm),
                 Some("GEMM"),
                 Some("GPUs: GPU GEMM"),
                 "FLOP/s, 2·m·n·k per GEMM",
                 "FLOP/s",
                 Flops,
-                "matrix multiply throughput by shape and dtype",
+                "GEMM throughput by shape and dtype (CPU; cuBLAS/hipBLAS on a GPU)",
             ),
             Bench::MemcpyPeer => row(
                 Gpu,
-                true,
                 Some(Family::Peer),
                 None,
                 Some("GPUs: Peer memcpy"),
@@ -168,7 +160,6 @@ impl Bench {
             ),
             Bench::H2d => row(
                 Gpu,
-                true,
                 Some(Family::Memcpy),
                 None,
                 Some("GPUs: Host ↔ device"),
@@ -179,7 +170,6 @@ impl Bench {
             ),
             Bench::D2h => row(
                 Gpu,
-                true,
                 Some(Family::Memcpy),
                 None,
                 Some("GPUs: Host ↔ device"),
@@ -190,29 +180,26 @@ impl Bench {
             ),
             Bench::P2p => row(
                 Mpi,
-                false,
                 Some(Family::Network),
                 Some("Point-to-point"),
                 None,
                 COPIED_ONCE,
                 AXIS_ONCE,
                 Gbps,
-                "MPI send/recv, bidirectional, latency and one-sided put/get between ranks",
+                "MPI send/recv, latency and one-sided put/get between ranks",
             ),
             Bench::Collective => row(
                 Mpi,
-                false,
                 Some(Family::Network),
                 Some("Collectives"),
                 None,
                 "algbw: size / time; busbw: algbw × the collective's bus factor (nccl-tests)",
                 "GB/s (bus bandwidth)",
                 GBps,
-                "MPI collectives (all_reduce, all_gather, ...) with nccl-tests' bus bandwidth",
+                "MPI collectives with nccl-tests' bus bandwidth",
             ),
             Bench::Rdma => row(
                 Tool,
-                false,
                 Some(Family::Network),
                 None,
                 None,
@@ -223,7 +210,6 @@ impl Bench {
             ),
             Bench::Nvbandwidth => row(
                 Tool,
-                true,
                 Some(Family::Peer),
                 None,
                 None,
@@ -234,7 +220,6 @@ impl Bench {
             ),
             Bench::Megatron => row(
                 Workload,
-                true,
                 Some(Family::Gemm),
                 None,
                 None,
@@ -245,7 +230,6 @@ impl Bench {
             ),
             Bench::Exec => row(
                 Workload,
-                false,
                 None,
                 None,
                 None,
@@ -267,19 +251,19 @@ impl Bench {
         Bench::ALL.iter().copied().filter(|b| b.info().runs_on == RunsOn::Cpu)
     }
 
-    /// Benchmarks a GPU backend (CUDA, HIP) measures.
-    pub fn gpu() -> impl Iterator<Item = Bench> {
-        Bench::ALL.iter().copied().filter(|b| b.info().on_gpu && matches!(b.info().runs_on, RunsOn::Cpu | RunsOn::Gpu))
+    /// Whether it runs across MPI ranks, in its own job.
+    pub fn is_mpi(self) -> bool {
+        self.info().runs_on == RunsOn::Mpi
     }
 
-    /// Benchmarks that run across MPI ranks.
-    pub fn mpi() -> impl Iterator<Item = Bench> {
-        Bench::ALL.iter().copied().filter(|b| b.info().runs_on == RunsOn::Mpi)
+    /// Whether `benchbook run` can measure it (the rest are imported).
+    pub fn is_runnable(self) -> bool {
+        matches!(self.info().runs_on, RunsOn::Cpu | RunsOn::Gpu | RunsOn::Mpi)
     }
 
     /// Benchmarks `benchbook run` can be asked for by name.
     pub fn runnable() -> impl Iterator<Item = Bench> {
-        Bench::ALL.iter().copied().filter(|b| matches!(b.info().runs_on, RunsOn::Cpu | RunsOn::Gpu | RunsOn::Mpi))
+        Bench::ALL.iter().copied().filter(|b| b.is_runnable())
     }
 
     /// A default run: every CPU and GPU benchmark (GPU-only ones are
@@ -296,7 +280,11 @@ impl Bench {
 
     /// `--help` text: one line per runnable benchmark.
     pub fn help_list() -> String {
-        Bench::runnable().map(|b| format!("  {:<12} {}", b.name(), b.info().help)).collect::<Vec<_>>().join("\n")
+        let line = |b: Bench| {
+            let mpi = if b.is_mpi() { " (mpirun/srun, `mpi` feature)" } else { "" };
+            format!("  {:<12} {}{mpi}", b.name(), b.info().help)
+        };
+        Bench::runnable().map(line).collect::<Vec<_>>().join("\n")
     }
 }
 
@@ -327,8 +315,11 @@ mod tests {
     fn the_sets_are_what_the_backends_measure() {
         let names = |it: Vec<Bench>| it.iter().map(|b| b.name()).collect::<Vec<_>>();
         assert_eq!(names(Bench::cpu().collect()), ["memcpy", "stream", "gemm"]);
-        assert_eq!(names(Bench::gpu().collect()), ["memcpy", "gemm", "memcpy-peer", "h2d", "d2h"]);
-        assert_eq!(names(Bench::mpi().collect()), ["p2p", "collective"]);
+        assert_eq!(names(Bench::ALL.iter().copied().filter(|b| b.is_mpi()).collect()), ["p2p", "collective"]);
+        assert_eq!(
+            names(Bench::runnable().collect()),
+            ["memcpy", "stream", "gemm", "memcpy-peer", "h2d", "d2h", "p2p", "collective"]
+        );
         assert_eq!(names(Bench::default_run()), ["memcpy", "stream", "gemm", "memcpy-peer", "h2d", "d2h"]);
     }
 

@@ -68,17 +68,20 @@ pub enum RunOrigin {
     Native,
     Exec,
     Import(Vec<String>),
+    /// A source this version does not know (a later version's, or a
+    /// synthetic archive's), kept as written so nothing is lost on rewrite.
+    Other(String),
 }
 
 impl RunOrigin {
-    /// Read the stored text; anything else is kept as a tool list would
-    /// not be, so an unknown word reads as a native run's source, named.
+    /// Read the stored text.
     pub fn parse(text: &str) -> RunOrigin {
         match text {
+            "native" => RunOrigin::Native,
             "exec" => RunOrigin::Exec,
             t => match t.strip_prefix(IMPORT_PREFIX) {
                 Some(tools) => RunOrigin::Import(tools.split(',').map(String::from).collect()),
-                None => RunOrigin::Native,
+                None => RunOrigin::Other(t.to_string()),
             },
         }
     }
@@ -94,6 +97,7 @@ impl std::fmt::Display for RunOrigin {
             RunOrigin::Native => f.write_str("native"),
             RunOrigin::Exec => f.write_str("exec"),
             RunOrigin::Import(tools) => write!(f, "{IMPORT_PREFIX}{}", tools.join(",")),
+            RunOrigin::Other(text) => f.write_str(text),
         }
     }
 }
@@ -154,10 +158,11 @@ mod tests {
 
     #[test]
     fn origins_read_back_what_they_write() {
-        for text in ["native", "exec", "import:nccl-tests", "import:perftest,osu,nccl-tests"] {
+        for text in ["native", "exec", "import:nccl-tests", "import:perftest,osu,nccl-tests", "synthetic"] {
             assert_eq!(RunOrigin::parse(text).to_string(), text);
         }
         assert_eq!(RunOrigin::parse("import:a,b"), RunOrigin::Import(vec!["a".into(), "b".into()]));
+        assert_eq!(RunOrigin::parse("synthetic"), RunOrigin::Other("synthetic".into()));
         let r = RowOrigin::parse(Some("import:osu:source-1-osu_bw.txt"));
         assert_eq!(r, RowOrigin::Import { tool: "osu", file: "source-1-osu_bw.txt" });
         assert_eq!(r.text(), "import:osu:source-1-osu_bw.txt");

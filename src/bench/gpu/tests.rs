@@ -219,7 +219,7 @@ fn write_emulated_run(archive: &crate::archive::Archive, label: &str) -> crate::
     let mut m = Manifest::begin(&run_id, crate::vocab::source::RunOrigin::Native, config, backends);
     m.label = Some(label.into());
     let mut writer = archive.create_run(m).unwrap();
-    let names: Vec<Bench> = Bench::gpu().collect();
+    let names: Vec<Bench> = Bench::ALL.iter().copied().filter(|b| Kind::of(*b).is_some()).collect();
     let mut benches = benchmarks(&shared, &names, 0);
     let meta = RowMeta { run_id, backend: "cuda".into(), device: device.into(), host: "h".into(), rank: 0 };
     runner::run_benchmarks(&mut benches, &c, &meta, 0, &mut writer, &Silent).unwrap();

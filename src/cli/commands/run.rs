@@ -51,7 +51,7 @@ pub(crate) fn exit_code(status: RunStatus, outcome: &RunOutcome) -> u8 {
 /// they measure, hand their rows to rank 0, and have nothing to say.
 pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutput>> {
     let cfg = resolve_config(a)?;
-    let mpi = cfg.benches.iter().any(|b| b.info().runs_on == crate::vocab::benches::RunsOn::Mpi);
+    let mpi = cfg.benches.iter().any(|b| b.is_mpi());
     // Only rank 0 of an MPI job draws progress; the others would interleave on the terminal.
     let bar = Bar::unless(quiet || (mpi && !rank0()));
     let label = a.out.label.as_deref();

@@ -206,10 +206,11 @@ fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Bo
         }
     }
     if !of.is_empty() {
-        s.peer_chart = Some("peer-vs-link".into());
+        const ID: &str = "peer-vs-link";
+        s.peer_chart = Some(ID.into());
         charts.push(Box::new(
             bandwidth_chart(
-                "peer-vs-link",
+                ID,
                 &title("peer copy and MPI bandwidth", &of),
                 Bench::MemcpyPeer.info().axis,
                 of.iter().map(|c| line_of(c, 1.0)).collect(),
@@ -222,7 +223,8 @@ fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Bo
 
 /// The network section, the links its transfers crossed, and its chart.
 fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
-    s.network = network::network_section(cs, input.stats, "network");
+    const ID: &str = "network";
+    s.network = network::network_section(cs, input.stats, ID);
     let of = network::transfer_curves(cs);
     // Ranks that all ran on one host talked through shared memory: no
     // network port bounds them, so none is drawn or compared.
@@ -246,7 +248,7 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
     if !of.is_empty() {
         charts.push(Box::new(
             bandwidth_chart(
-                "network",
+                ID,
                 &title("network bandwidth", &of),
                 "Gb/s (10^9 bits/s)",
                 of.iter().map(|c| line_of(c, 8.0)).collect(),
