@@ -9,6 +9,15 @@ interval of the median (ci_low_seconds..ci_high_seconds) holds the other
 run's median, with the points that miss. A well-calibrated interval holds
 the other run's median at about 83 % of points, not 95 %: the other median
 has its own noise.
+
+It also prints the median absolute difference between the two runs'
+medians, relative to their mean, beside each run's median half-width, and
+their ratio. For a calibrated interval that ratio cannot be small: with
+normal noise, the difference of two medians has √2 times the spread of one,
+its median absolute value is 0.954 of that spread, and a 95 % half-width is
+t(0.975, R − 1) ≈ 2.8 (5 rounds) to 1.96 (many) of it, so the ratio is
+about 2.9 to 2.1. A ratio under 1.5 means intervals that hold the other
+median at under about 70 % of points.
 """
 import argparse
 import json
@@ -34,6 +43,10 @@ def main():
     common = sorted(set(pa) & set(pb), key=lambda k: (str(k[0]), k[6] or 0))
     if not common:
         sys.exit("the two runs share no point")
+    diffs = sorted(abs(pa[k]["median_seconds"] - pb[k]["median_seconds"])
+                   / ((pa[k]["median_seconds"] + pb[k]["median_seconds"]) / 2) for k in common)
+    med_diff = diffs[len(diffs) // 2] * 100
+    print(f"median absolute difference between the runs' medians: {med_diff:.1f} % over {len(common)} points")
     for name, mine, other in ((a.runs[0], pa, pb), (a.runs[1], pb, pa)):
         held, missed = 0, []
         for k in common:
@@ -49,7 +62,8 @@ def main():
                         for k in common if mine[k].get("ci_low_seconds") is not None)
         med_w = widths[len(widths) // 2] * 100 if widths else float("nan")
         print(f"{name}: its intervals hold the other run's median at {held}/{len(common)} points "
-              f"({100 * held / len(common):.0f} %); median half-width ±{med_w:.1f} %")
+              f"({100 * held / len(common):.0f} %); median half-width ±{med_w:.1f} % "
+              f"({med_w / med_diff:.1f}× the median difference)")
         for m in missed:
             print(m)
 

@@ -19,4 +19,4 @@ pub mod workload;
 
 pub use curves::{curves, saturation, Curve, Saturation};
 pub use specs::{Spec, SpecBook};
-pub use summary::{point_stats, run_stats, samples_lazy, PointStat};
+pub use summary::{point_stats, run_stats, samples_lazy, PointStat, WideWhy};

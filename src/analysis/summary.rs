@@ -114,6 +114,13 @@ pub struct PointStat {
     pub rounds: u32,
     /// What the interval rests on: `rounds`, or `samples` of one round only.
     pub ci_basis: Option<Basis>,
+    /// The standard deviation of its round medians relative to its median
+    /// (3 rounds or more).
+    pub round_spread: Option<f64>,
+    /// The prior spread its neighbours lent it ([`interval::prior_spreads`]).
+    pub prior_spread: Option<f64>,
+    /// Why its interval is wider than ±10 % ([`PointStat::wide_why`]).
+    pub ci_wide_why: Option<WideWhy>,
     pub gbps_copied: Option<f64>,
     pub gbps_moved: Option<f64>,
     pub best_gbps_moved: Option<f64>,
@@ -160,11 +167,76 @@ impl PointStat {
         self.interval().map(|ci| ci.relative_half_width())
     }
 
+    /// Why its interval is wide, when it is wider than [`WIDE`]: too few
+    /// rounds (with the schedule's reason where it recorded one), rounds
+    /// that disagree with each other, or the spread its neighbours lend it.
+    pub fn wide_why(&self) -> Option<WideWhy> {
+        let r = self.ci_relative()?;
+        if r <= WIDE {
+            return None;
+        }
+        if self.ci_basis == Some(Basis::Samples) {
+            return Some(WideWhy::OneRound);
+        }
+        if self.rounds < 3 {
+            let why = self
+                .note
+                .as_deref()
+                .and_then(|n| n.split("; ").find(|part| part.contains("rounds fit")))
+                .map(str::to_string);
+            return Some(WideWhy::FewRounds { rounds: self.rounds, why });
+        }
+        match (self.round_spread, self.prior_spread) {
+            (Some(own), Some(prior)) if own < prior => Some(WideWhy::Neighbours { own, prior }),
+            (Some(own), _) => Some(WideWhy::RoundsDisagree { spread: own, rounds: self.rounds }),
+            _ => Some(WideWhy::FewRounds { rounds: self.rounds, why: None }),
+        }
+    }
+
     /// The interval of a rate computed as work / median seconds (GB/s,
     /// GFLOP/s), given the rate at the median: (low, high) in its unit.
     pub fn rate_interval(&self, rate: f64) -> Option<(f64, f64)> {
         let ci = self.interval()?;
         (ci.low > 0.0 && ci.high > 0.0).then(|| (rate * ci.median / ci.high, rate * ci.median / ci.low))
+    }
+}
+
+/// An interval wider than this (±10 %) says why ([`PointStat::wide_why`]).
+pub const WIDE: f64 = 0.10;
+
+/// Why a point's interval is wide.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum WideWhy {
+    /// One round: the interval rests on its samples.
+    OneRound,
+    /// Fewer than 3 rounds, so t is large; `why` is the schedule's reason
+    /// when it recorded one (an operation too slow for --max-time).
+    FewRounds { rounds: u32, why: Option<String> },
+    /// Its own round medians spread this much (relative standard deviation).
+    RoundsDisagree { spread: f64, rounds: u32 },
+    /// Its rounds agree within `own`, but its neighbours on the curve (or
+    /// the run) spread `prior`, which it borrows.
+    Neighbours { own: f64, prior: f64 },
+}
+
+impl std::fmt::Display for WideWhy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = |x: f64| format!("{:.1} %", x * 100.0);
+        match self {
+            WideWhy::OneRound => write!(f, "one round: its samples only"),
+            WideWhy::FewRounds { rounds, why: Some(why) } => write!(f, "{rounds} rounds ({why})"),
+            WideWhy::FewRounds { rounds, why: None } => write!(f, "only {rounds} rounds"),
+            WideWhy::RoundsDisagree { spread, rounds } => {
+                write!(f, "its {rounds} rounds disagree: their medians spread {}", pct(*spread))
+            }
+            WideWhy::Neighbours { own, prior } => write!(
+                f,
+                "the sizes around it: its rounds agree within {}, its neighbours spread {}",
+                pct(*own),
+                pct(*prior)
+            ),
+        }
     }
 }
 
@@ -231,16 +303,10 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
         let spread = interval::round_medians_sorted(&values, &rounds).1;
         parts.push((j, i, key, values, rounds, spread));
     }
-    let mut spreads: HashMap<&str, Vec<f64>> = HashMap::new();
-    for p in &parts {
-        spreads.entry(p.2 .0.as_str()).or_default().extend(p.5);
-    }
-    let floors: HashMap<String, Option<f64>> =
-        spreads.into_iter().map(|(run, s)| (run.to_string(), interval::run_floor(s))).collect();
     let mut out = Vec::with_capacity(parts.len());
-    for (j, i, key, values, rounds, _) in parts {
+    let mut samples = Vec::with_capacity(parts.len());
+    for (j, i, key, values, rounds, spread) in parts {
         let Some(summary) = stats::summarize_sorted(&values) else { continue };
-        let ci = interval::median_interval_sorted(&values, &rounds, floors[&key.0]);
         let per_median = |work: Option<f64>| work.map(|w| w / summary.median / 1e9);
         let per_min = |work: Option<f64>| work.map(|w| w / summary.min / 1e9);
         let copied = bytes_copied[i].map(|b| b as f64);
@@ -270,10 +336,12 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             samples: values.len() as u32,
             iterations: g_iters[j].unwrap_or(0),
             median_seconds: summary.median,
-            ci_low_seconds: ci.map(|c| c.low),
-            ci_high_seconds: ci.map(|c| c.high),
-            rounds: ci.map_or_else(|| rounds.iter().copied().max().map_or(1, |r| r + 1), |c| c.rounds),
-            ci_basis: ci.map(|c| c.basis),
+            ci_low_seconds: None,
+            ci_high_seconds: None,
+            rounds: rounds.iter().copied().max().map_or(1, |r| r + 1),
+            ci_basis: None,
+            round_spread: spread,
+            prior_spread: None,
             gbps_copied: per_median(copied),
             gbps_moved: per_median(moved),
             best_gbps_moved: per_min(moved),
@@ -281,7 +349,35 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             gflops: flops[i].map(|f| f / summary.median / 1e9),
             best_gflops: flops[i].map(|f| f / summary.min / 1e9),
             summary,
+            ci_wide_why: None,
         });
+        samples.push((values, rounds));
+    }
+    // Each point's prior spread, from its neighbours on its curve in its
+    // run ([`interval::prior_spreads`]), and then its interval.
+    let mut by_run: HashMap<String, Vec<usize>> = HashMap::new();
+    for (n, p) in out.iter().enumerate() {
+        by_run.entry(p.run_id.clone()).or_default().push(n);
+    }
+    for members in by_run.values() {
+        let curves: Vec<(String, u64, Option<f64>)> = members
+            .iter()
+            .map(|&n| {
+                let p = &out[n];
+                let (key, place) = p.params().curve();
+                (format!("{}|{}|{key}", p.backend, p.device), place, p.round_spread)
+            })
+            .collect();
+        for (&n, prior) in members.iter().zip(interval::prior_spreads(&curves)) {
+            let (values, rounds) = &samples[n];
+            let p = &mut out[n];
+            p.prior_spread = prior;
+            if let Some(ci) = interval::median_interval_sorted(values, rounds, prior) {
+                (p.ci_low_seconds, p.ci_high_seconds) = (Some(ci.low), Some(ci.high));
+                (p.rounds, p.ci_basis) = (ci.rounds, Some(ci.basis));
+            }
+            p.ci_wide_why = p.wide_why();
+        }
     }
     Ok(out)
 }

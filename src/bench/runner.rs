@@ -21,7 +21,7 @@ use super::sampler::StopReason;
 use super::{BenchConfig, Benchmark, Outcome, Sampler, StopRule};
 use crate::error::Result;
 use crate::vocab::interrupt;
-use crate::vocab::interval::{median_interval_floored, relative_spread, run_floor};
+use crate::vocab::interval::{median_interval_moderated, prior_spreads, relative_spread};
 use crate::vocab::progress::{PointEnd, Progress};
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 
@@ -37,17 +37,20 @@ pub struct RowMeta {
 
 /// Where one step's rows sit: the point's index in the run, the round
 /// (None outside a rounds schedule) and the index its first sample gets.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Step {
     pub point: u32,
     pub round: Option<u32>,
     pub first_sample: u32,
+    /// What the schedule adds to the rows' note (why a point ends short of
+    /// its minimum rounds).
+    pub note: Option<String>,
 }
 
 impl Step {
     /// A point measured once, outside any schedule.
     pub fn single(point: u32) -> Step {
-        Step { point, round: None, first_sample: 0 }
+        Step { point, round: None, first_sample: 0, note: None }
     }
 }
 
@@ -68,7 +71,10 @@ pub fn outcome_rows(meta: &RowMeta, step: Step, point: &Point, timer: &str, outc
     };
     match outcome {
         Outcome::Measured(m) => {
-            let note = m.note();
+            let note = match &step.note {
+                Some(why) => format!("{}; {why}", m.note()),
+                None => m.note(),
+            };
             m.samples
                 .iter()
                 .enumerate()
@@ -98,14 +104,67 @@ struct PointState {
     spread: Option<f64>,
     samples: u32,
     batch: Option<u64>,
-    /// Wall seconds spent on the point, allocation and validation included.
+    /// Wall seconds spent on the point, setup and validation included: what
+    /// a sweep budget counts.
     spent: f64,
+    /// Seconds inside its timed operations, warm-up included: what its
+    /// share (`max_seconds`, and time granted from the pool) counts.
+    timed: f64,
+    /// Seconds granted from the pool on top of `max_seconds`.
+    granted: f64,
+    /// Median seconds per operation of its latest round.
+    per_op: f64,
+    /// Whether its first round showed that its minimum rounds fit.
+    fits: bool,
     /// Whether it has left the schedule.
     done: bool,
     /// Whether any round ran.
     ran: bool,
     failed: bool,
     skipped: bool,
+}
+
+impl PointState {
+    /// Timed seconds it has left of its share.
+    fn own_left(&self, max_seconds: f64) -> f64 {
+        max_seconds + self.granted - self.timed
+    }
+
+    /// Timed seconds of the smallest round: one warm-up batch and one sample.
+    fn smallest_round(&self) -> f64 {
+        2.0 * self.per_op * self.batch.unwrap_or(1) as f64
+    }
+
+    /// Whether its minimum rounds fit in its share at one smallest round
+    /// each, after what it has spent.
+    fn minimum_fits(&self, min_rounds: u32, max_seconds: f64) -> bool {
+        let missing = min_rounds.saturating_sub(self.rounds.len() as u32) as f64;
+        self.timed + missing * self.smallest_round() <= max_seconds + self.granted
+    }
+
+    /// How far its interval is from the target (1: at it), with the prior
+    /// its neighbours lend its spread.
+    fn need(&self, prior: Option<f64>, target_ci: f64) -> f64 {
+        median_interval_moderated(&self.rounds, prior).map_or(f64::INFINITY, |ci| ci.relative_half_width() / target_ci)
+    }
+}
+
+/// Why a point will end with fewer rounds than the minimum although no
+/// budget cuts it: one operation is so slow that they do not fit in its
+/// share. Known after its first round, and stored with that round's rows.
+fn short_of_rounds(st: &PointState, rule: &StopRule) -> String {
+    let round = st.smallest_round();
+    let fit = 1 + (st.own_left(rule.max_seconds).max(0.0) / round).floor() as u32;
+    let needed = st.timed + round * (rule.min_rounds - 1) as f64;
+    format!(
+        "{fit} of {} rounds fit: one operation takes {}, a round times at least two, and --max-time {} s holds no more \
+         (--max-time {:.2} would give {})",
+        rule.min_rounds,
+        crate::vocab::units::format_seconds(st.per_op),
+        rule.max_seconds,
+        needed * 1.05,
+        rule.min_rounds
+    )
 }
 
 /// How the steps of a schedule are measured and recorded; local runs and
@@ -123,6 +182,20 @@ pub trait StepDriver {
 }
 
 /// The schedule of one sweep.
+///
+/// Every point is measured once per round, in a shuffled order. Each point
+/// has a share of time (`max_seconds`, counted in timed operations: fresh
+/// buffers and validation around them are not the point's doing), spread
+/// over its rounds. The first `min_rounds` rounds are owed to every point
+/// whose first round shows they fit, even at one sample each; a point
+/// whose operations are too slow for them says so in its rows' note.
+/// After the minimum, a point stops once its interval meets `target_ci`,
+/// and the share it leaves goes to a pool; points that have spent their
+/// own share draw a round at a time from it, widest interval (relative to
+/// the target) first. Under a sweep budget (wall seconds), the budget
+/// decides instead: each point's slice is its part of what is left,
+/// weighted after the minimum rounds by how far its interval is from the
+/// target.
 #[derive(Debug, Clone)]
 pub struct Schedule {
     pub rule: StopRule,
@@ -150,6 +223,14 @@ impl Schedule {
         order
     }
 
+    /// Each point's prior spread between rounds, as the analysis will lend
+    /// it ([`prior_spreads`]).
+    fn priors(&self, curves: &[(String, u64)], states: &[PointState]) -> Vec<Option<f64>> {
+        let points: Vec<(&str, u64, Option<f64>)> =
+            curves.iter().zip(states).map(|((k, place), s)| (k.as_str(), *place, s.spread)).collect();
+        prior_spreads(&points)
+    }
+
     /// Run `plan` through `driver`, numbering points from `first_point`.
     pub fn run(
         &self,
@@ -161,29 +242,84 @@ impl Schedule {
         let rule = &self.rule;
         let rounds = rule.rounds.max(1);
         let min_rounds = rule.min_rounds.clamp(1, rounds);
+        let max = rule.max_seconds;
         let start = Instant::now();
         let mut states = vec![PointState::default(); plan.len()];
+        let curves: Vec<(String, u64)> = plan.iter().map(Point::curve).collect();
+        // Timed seconds handed back by points that met the target early.
+        let mut pool = 0.0f64;
         progress.planned(plan.len() as u64 * rounds as u64);
         let mut interrupted = false;
         'rounds: for round in 0..rounds {
-            let active: Vec<usize> = (0..plan.len()).filter(|&i| !states[i].done).collect();
+            let mut active: Vec<usize> = (0..plan.len()).filter(|&i| !states[i].done).collect();
             if active.is_empty() {
                 break;
             }
             let rounds_left = (rounds - round) as f64;
-            for (pos, &i) in self.order(round, active.clone()).iter().enumerate() {
+            let priors = self.priors(&curves, &states);
+            let past_minimum = round >= min_rounds;
+            // How far each point is from the target, once it has its minimum.
+            let need: Vec<f64> = states
+                .iter()
+                .zip(&priors)
+                .map(|(s, &p)| if past_minimum { s.need(p, rule.target_ci).clamp(1.0, 4.0) } else { 1.0 })
+                .collect();
+            let mut granted_now = vec![false; plan.len()];
+            if past_minimum && self.budget_seconds.is_none() {
+                // Points whose own share is spent draw one round each from the
+                // pool, widest interval first; the rest leave the schedule.
+                let mut spent: Vec<usize> =
+                    active.iter().copied().filter(|&i| states[i].own_left(max) < states[i].smallest_round()).collect();
+                spent.sort_by(|&a, &b| need[b].total_cmp(&need[a]));
+                for i in spent {
+                    let st = &mut states[i];
+                    let round_cost = st.smallest_round().max(max / rounds as f64);
+                    // Enough that what it has left is one round.
+                    let extra = round_cost - st.own_left(max);
+                    if !driver.agree(pool < extra) {
+                        pool -= extra;
+                        st.granted += extra;
+                        granted_now[i] = true;
+                    } else {
+                        st.done = true;
+                        progress.unplanned(rounds_left as u64);
+                    }
+                }
+                active.retain(|&i| !states[i].done);
+            }
+            let order = self.order(round, active);
+            let mut weight_left: f64 = order.iter().map(|&i| need[i]).sum();
+            for &i in &order {
                 if driver.agree(interrupt::requested()) {
                     interrupted = true;
                     break 'rounds;
                 }
-                // This round's share of what the point has left, and of what
-                // the sweep has left for the points still in this round.
                 let st = &states[i];
-                let mut slice = (rule.max_seconds - st.spent) / rounds_left;
+                let own = st.own_left(max);
+                // This round's part of what the point has left (all of a
+                // round granted from the pool).
+                let mut slice = if granted_now[i] { own } else { own / rounds_left };
+                let owed = st.ran && (st.rounds.len() as u32) < min_rounds && st.fits;
+                let mut out_of_time = st.ran && !owed && !granted_now[i] && own < st.smallest_round();
                 if let Some(b) = self.budget_seconds {
-                    let still = (active.len() - pos) as f64;
+                    // Its weighted part of what the sweep has left for the
+                    // points still to come in this round.
                     let left = b - start.elapsed().as_secs_f64();
-                    slice = slice.min(left / still / rounds_left);
+                    slice = slice.min(left * need[i] / weight_left / rounds_left);
+                    out_of_time = st.ran && slice <= 0.0;
+                }
+                weight_left -= need[i];
+                if owed && self.budget_seconds.is_none() {
+                    // Room for the rounds still owed after this one.
+                    let later = (min_rounds - 1 - st.rounds.len() as u32) as f64 * st.smallest_round();
+                    slice = slice.min(own - later).max(0.0);
+                }
+                if driver.agree(out_of_time) {
+                    // Out of time: the point keeps the rounds it has, and its
+                    // unused share (if any) goes to the pool.
+                    states[i].done = true;
+                    progress.unplanned(rounds_left as u64);
+                    continue;
                 }
                 let point = &plan[i];
                 let label = if rounds > 1 {
@@ -191,25 +327,8 @@ impl Schedule {
                 } else {
                     point.label()
                 };
-                // Without a sweep budget every point gets two rounds, so that
-                // its interval can rest on rounds, even where one round of a
-                // large point (fresh buffers, warm-up, validation) spends its
-                // --max-time.
-                let owed = self.budget_seconds.is_none() && st.rounds.len() < 2.min(min_rounds as usize);
-                if owed {
-                    slice = slice.max(rule.max_seconds / rounds as f64);
-                }
-                if driver.agree(slice <= 0.0 && st.ran) {
-                    // Out of time: the point keeps the rounds it has.
-                    states[i].done = true;
-                    progress.unplanned(rounds_left as u64);
-                    continue;
-                }
                 progress.point_started(&label);
-                let sampler = Sampler {
-                    rule: rule.for_round(round, slice.max(rule.sample_seconds)),
-                    batch_hint: states[i].batch,
-                };
+                let sampler = Sampler { rule: rule.for_round(round, slice.max(0.0)), batch_hint: states[i].batch };
                 let t0 = Instant::now();
                 let outcome = driver.measure(i, point, &sampler);
                 if matches!(&outcome, Outcome::Measured(m) if m.stop == StopReason::Interrupted) {
@@ -218,21 +337,32 @@ impl Schedule {
                     break 'rounds;
                 }
                 let st = &mut states[i];
-                let step = Step {
+                let mut step = Step {
                     point: first_point + i as u32,
                     round: (rounds > 1).then_some(round),
                     first_sample: st.samples,
+                    note: None,
                 };
-                driver.record(step, point, &outcome)?;
-                st.spent += t0.elapsed().as_secs_f64();
                 st.ran = true;
                 let (mut done, mut check) = (false, false);
                 match &outcome {
                     Outcome::Measured(m) => {
                         st.samples += m.samples.len() as u32;
                         st.batch = Some(m.batch);
-                        st.rounds.push(m.samples.iter().map(|s| s.seconds / s.iterations.max(1) as f64).collect());
+                        st.timed += m.timed_seconds;
+                        let mut per_op: Vec<f64> =
+                            m.samples.iter().map(|s| s.seconds / s.iterations.max(1) as f64).collect();
+                        st.per_op = crate::vocab::stats::median_unsorted(&mut per_op.clone());
+                        st.rounds.push(std::mem::take(&mut per_op));
                         st.spread = relative_spread(&st.rounds);
+                        if st.rounds.len() == 1 {
+                            // The first round's calibration decides whether
+                            // the minimum rounds fit; if not, its rows say so.
+                            st.fits = st.minimum_fits(min_rounds, max);
+                            if !st.fits && min_rounds > 1 && self.budget_seconds.is_none() {
+                                step.note = Some(short_of_rounds(st, rule));
+                            }
+                        }
                         check = st.rounds.len() as u32 >= min_rounds && rounds > 1;
                     }
                     Outcome::Skipped(_) => {
@@ -244,15 +374,24 @@ impl Schedule {
                         done = true;
                     }
                 }
+                driver.record(step, point, &outcome)?;
+                let st = &mut states[i];
+                st.spent += t0.elapsed().as_secs_f64();
+                let mut met = false;
                 if check {
-                    // The same floor the analysis puts under the spread.
-                    let floor = run_floor(states.iter().filter_map(|s| s.spread));
-                    done = median_interval_floored(&states[i].rounds, floor)
+                    // The same prior the analysis lends the spread.
+                    let prior = self.priors(&curves, &states)[i];
+                    met = median_interval_moderated(&states[i].rounds, prior)
                         .is_some_and(|ci| ci.relative_half_width() <= rule.target_ci);
+                    done = met;
                 }
                 progress.point_finished(&label, point_end(&outcome));
                 if driver.agree(done) && round + 1 < rounds {
-                    states[i].done = true;
+                    let st = &mut states[i];
+                    st.done = true;
+                    if met {
+                        pool += st.own_left(max).max(0.0);
+                    }
                     progress.unplanned(rounds_left as u64 - 1);
                 }
             }
@@ -372,11 +511,18 @@ mod tests {
             if self.sleep_ms > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(self.sleep_ms));
             }
-            assert!(sampler.rule.max_seconds > 0.0);
+            // As many samples of one operation as the round's slice holds (1
+            // to 5), after one warm-up operation.
             let t = (self.time)(index, round);
-            let samples =
-                (0..5).map(|k| Sample { iterations: 10, seconds: 10.0 * t * (1.0 + k as f64 * 1e-4) }).collect();
-            Outcome::Measured(Measurement { samples, stop: StopReason::Converged, rsd: 0.0, batch: 10 })
+            let k = ((sampler.rule.max_seconds / t).floor() as usize).clamp(1, 5);
+            let samples = (0..k).map(|j| Sample { iterations: 1, seconds: t * (1.0 + j as f64 * 1e-4) }).collect();
+            Outcome::Measured(Measurement {
+                samples,
+                stop: StopReason::Converged,
+                rsd: 0.0,
+                batch: 1,
+                timed_seconds: (k + 1) as f64 * t,
+            })
         }
 
         fn record(&mut self, step: Step, point: &Point, outcome: &Outcome) -> Result<()> {
@@ -411,7 +557,7 @@ mod tests {
         // Point 0 is steady; point 1 moves 20 % from round to round.
         let mut d = fake(2, |i, r| if i == 0 { 1e-6 } else { 1e-6 * (1.0 + 0.2 * (r % 2) as f64) });
         let out = Schedule::new(rule(), "run-a").run(&plan(2), 0, &mut d, &Silent).unwrap();
-        let rounds = |i: usize| d.steps.iter().filter(|s| s.0 == i).count();
+        let rounds = |i: usize| rounds_of(&d, i);
         assert_eq!(rounds(0), 3, "{:?}", d.steps);
         assert_eq!(rounds(1), 5, "{:?}", d.steps);
         assert_eq!(out.measured, 2);
@@ -459,6 +605,54 @@ mod tests {
         let out = s.run(&plan(6), 0, &mut d, &Silent).unwrap();
         assert_eq!(d.steps.len(), 6, "{:?}", d.steps);
         assert_eq!(out.measured, 6);
+    }
+
+    fn rounds_of(d: &Fake<impl FnMut(usize, u32) -> f64>, i: usize) -> usize {
+        d.steps.iter().filter(|s| s.0 == i).count()
+    }
+
+    #[test]
+    fn a_slow_point_gets_its_minimum_rounds_at_one_sample_each() {
+        // 0.15 s per operation against 1 s: one sample per round, and the
+        // three rounds fit (0.3 s each with the warm-up operation).
+        let mut d = fake(1, |_, r| 0.15 * (1.0 + 0.05 * (r % 2) as f64));
+        let r = StopRule { max_seconds: 1.0, ..rule() };
+        Schedule::new(r, "slow").run(&plan(1), 0, &mut d, &Silent).unwrap();
+        assert!(rounds_of(&d, 0) >= 3, "{:?}", d.steps);
+        assert!(d.rows.iter().any(|r| r.sample == Some(2)), "rounds of one sample still count samples on");
+        assert!(d.rows.iter().all(|r| !r.note.as_deref().unwrap_or("").contains("rounds fit")), "no shortfall note");
+    }
+
+    #[test]
+    fn a_point_too_slow_for_its_minimum_rounds_says_why_in_its_first_rounds_rows() {
+        // 0.2 s per operation against 1 s: round 0 spends 0.4 s, and each
+        // later round needs 0.4 s, so only 2 of 3 rounds fit.
+        let mut d = fake(1, |_, _| 0.2);
+        let r = StopRule { max_seconds: 1.0, ..rule() };
+        Schedule::new(r, "too-slow").run(&plan(1), 0, &mut d, &Silent).unwrap();
+        assert_eq!(rounds_of(&d, 0), 2, "{:?}", d.steps);
+        let first = d.rows.iter().find(|r| r.round == Some(0)).unwrap();
+        let note = first.note.as_deref().unwrap();
+        assert!(note.contains("2 of 3 rounds fit") && note.contains("--max-time"), "{note}");
+    }
+
+    #[test]
+    fn time_handed_back_goes_to_the_point_that_needs_it() {
+        // Three steady fast points meet the target after 3 rounds and hand
+        // back their time; a slow, noisy point has spent its own share by
+        // then and draws further rounds from what they left.
+        let slow = |i: usize, r: u32| if i == 3 { 0.15 * (1.0 + 0.03 * (r % 2) as f64) } else { 1e-6 };
+        let mut d = fake(4, slow);
+        let r = StopRule { max_seconds: 1.0, ..rule() };
+        Schedule::new(r.clone(), "pool").run(&plan(4), 0, &mut d, &Silent).unwrap();
+        for i in 0..3 {
+            assert_eq!(rounds_of(&d, i), 3, "steady point {i} stops at the minimum: {:?}", d.steps);
+        }
+        assert_eq!(rounds_of(&d, 3), 5, "the slow point gets every round: {:?}", d.steps);
+        // Alone, nothing is handed back, and it stops when its share is spent.
+        let mut alone = fake(1, |_, r| 0.15 * (1.0 + 0.03 * (r % 2) as f64));
+        Schedule::new(r, "pool").run(&plan(1), 0, &mut alone, &Silent).unwrap();
+        assert_eq!(rounds_of(&alone, 0), 3, "{:?}", alone.steps);
     }
 
     #[test]

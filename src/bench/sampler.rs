@@ -29,6 +29,9 @@ pub struct Measurement {
     /// Operations per sample: the batch the warm-up calibrated, which the
     /// next round of the same point starts from.
     pub batch: u64,
+    /// Seconds inside timed operations, warm-up included: what a point's
+    /// `max_seconds` counts (setup and validation around them do not).
+    pub timed_seconds: f64,
 }
 
 impl Measurement {
@@ -80,8 +83,10 @@ impl Sampler {
         let start = Instant::now();
         let mut iters: u64 = self.batch_hint.unwrap_or(1).clamp(1, 1 << 40);
         let mut per_op;
+        let mut timed_seconds = 0.0;
         loop {
             let t = timed(iters)?;
+            timed_seconds += t;
             per_op = t / iters as f64;
             let calibrated = t >= r.sample_seconds || iters >= (1 << 40);
             if !calibrated {
@@ -109,13 +114,19 @@ impl Sampler {
                 return Err(format!("the timer returned {t} seconds"));
             }
             measured += t;
+            timed_seconds += t;
             samples.push(Sample { iterations: batch, seconds: t });
             per_op_times.push(t / batch as f64);
             let n = samples.len();
             if n >= r.min_samples && measured >= r.min_seconds && rel_std_dev(&per_op_times) <= r.target_rsd {
                 break StopReason::Converged;
             }
-            if agree(start.elapsed().as_secs_f64() >= r.max_seconds) && n >= 2.min(r.min_samples) {
+            // Two samples at least, unless the rule asks for one (a round of
+            // a point whose operations are slow: its round median is then
+            // that sample, and the spread comes from the rounds).
+            if agree(start.elapsed().as_secs_f64() >= r.max_seconds)
+                && n >= r.min_samples_on_time.clamp(1, 2).min(r.min_samples)
+            {
                 break StopReason::MaxTime;
             }
             if n >= r.max_samples {
@@ -123,7 +134,7 @@ impl Sampler {
             }
         };
         let rsd = rel_std_dev(&per_op_times);
-        Ok(Measurement { samples, stop, rsd, batch })
+        Ok(Measurement { samples, stop, rsd, batch, timed_seconds })
     }
 }
 

@@ -322,7 +322,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub min_time: Option<f64>,
 
-    /// Most seconds per point over all its rounds (the interval it reached is recorded).
+    /// Each point's share of time over all its rounds, in timed operations (fresh buffers and validation not counted). Every point still gets 3 rounds if its first round shows they fit, even at one sample each; a point that meets --target-ci early hands the rest to the points with the widest intervals.
     #[arg(long, value_name = "SECONDS")]
     pub max_time: Option<f64>,
 

@@ -96,7 +96,10 @@ pub struct StopRule {
     pub min_samples: usize,
     /// Never stop (on noise) before this many seconds were measured.
     pub min_seconds: f64,
-    /// Always stop after this many wall seconds on one point.
+    /// Each point's share of time, in seconds of timed operations over all
+    /// its rounds (warm-up included; buffer setup and validation are not).
+    /// Its minimum rounds are owed when its first round shows they fit; a
+    /// point that meets `target_ci` early leaves the rest to others.
     pub max_seconds: f64,
     /// Stop once rel. std. dev. of the per-operation times is at most this.
     pub target_rsd: f64,
@@ -118,10 +121,20 @@ pub struct StopRule {
     /// included); `None`: only `max_seconds` per point bounds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_seconds: Option<f64>,
+    /// Fewest samples a sampler keeps when its time runs out: 2, or 1 in a
+    /// round of a rounds schedule (a point whose operations are slow gets
+    /// rounds of one sample each, and its spread from the rounds). Set by
+    /// the schedule, never stored.
+    #[serde(skip, default = "two")]
+    pub min_samples_on_time: usize,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn two() -> usize {
+    2
 }
 
 fn default_target_ci() -> f64 {
@@ -142,6 +155,7 @@ impl Default for StopRule {
             min_rounds: 3,
             target_ci: 0.01,
             budget_seconds: None,
+            min_samples_on_time: 2,
         }
     }
 }
@@ -190,6 +204,7 @@ impl StopRule {
             rounds: 1,
             min_rounds: 1,
             budget_seconds: None,
+            min_samples_on_time: if rounds == 1 { self.min_samples_on_time } else { 1 },
             ..self.clone()
         }
     }

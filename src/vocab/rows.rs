@@ -108,6 +108,30 @@ impl Point {
         }
         s
     }
+
+    /// The curve the point lies on (every parameter but its size) and its
+    /// place along it (bytes, or m·n·k): neighbours on a curve lend each
+    /// other their spread between rounds ([`crate::vocab::interval::prior_spreads`]).
+    pub fn curve(&self) -> (String, u64) {
+        let key = format!(
+            "{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+            self.bench,
+            self.op,
+            self.variant,
+            self.dtype,
+            self.threads,
+            self.ranks,
+            self.peer,
+            self.method,
+            self.metric,
+            self.axes
+        );
+        let place = match (self.m, self.n, self.k) {
+            (Some(m), Some(n), Some(k)) => m.saturating_mul(n).saturating_mul(k),
+            _ => self.size_bytes.unwrap_or(0),
+        };
+        (key, place)
+    }
 }
 
 /// The `device` of a GPU row: `GPU <ordinal>: <name>`, as nvidia-smi -L

@@ -126,6 +126,15 @@ impl Render for ShowOutput {
         if one_round {
             writeln!(w, "* one round: the interval counts the spread of its samples only, not drift between runs")?;
         }
+        let wide: Vec<&PointStat> = self.points.iter().filter(|p| p.ci_wide_why.is_some()).collect();
+        if !wide.is_empty() {
+            writeln!(w, "\nIntervals wider than ±{:.0} %, and why:", crate::analysis::summary::WIDE * 100.0)?;
+            for p in wide {
+                let why = p.ci_wide_why.as_ref().expect("filtered above");
+                let r = p.ci_relative().unwrap_or(f64::NAN) * 100.0;
+                writeln!(w, "  {} ±{r:.1}%: {}", s(&p.params().label()), s(&why.to_string()))?;
+            }
+        }
         Ok(())
     }
 }

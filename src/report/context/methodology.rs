@@ -57,20 +57,23 @@ pub(super) fn precision(rule: Option<&StopRule>, stats: &[PointStat]) -> String 
         stats.len(),
         super::prose::ci_pct(target)
     );
-    let mut missed: Vec<(f64, String)> = stats
+    let mut missed: Vec<(f64, String, Option<String>)> = stats
         .iter()
         .zip(&widths)
         .filter(|(_, w)| !w.is_some_and(|w| w <= target * (1.0 + 1e-9)))
-        .map(|(p, w)| (w.unwrap_or(f64::INFINITY), p.params().label()))
+        .map(|(p, w)| (w.unwrap_or(f64::INFINITY), p.params().label(), p.ci_wide_why.as_ref().map(|y| y.to_string())))
         .collect();
     if !missed.is_empty() {
         missed.sort_by(|a, b| b.0.total_cmp(&a.0));
         let shown: Vec<String> = missed
             .iter()
             .take(6)
-            .map(|(w, l)| {
+            .map(|(w, l, why)| {
                 if w.is_finite() {
-                    format!("{l} (±{})", super::prose::ci_pct(*w))
+                    match why {
+                        Some(why) => format!("{l} (±{}: {why})", super::prose::ci_pct(*w)),
+                        None => format!("{l} (±{})", super::prose::ci_pct(*w)),
+                    }
                 } else {
                     format!("{l} (no interval)")
                 }
