@@ -182,7 +182,7 @@ impl PointStat {
             let why = self
                 .note
                 .as_deref()
-                .and_then(|n| n.split("; ").find(|part| part.contains("rounds fit")))
+                .and_then(|n| n.split("; ").find(|part| part.contains(crate::vocab::kinds::ROUNDS_FIT)))
                 .map(str::to_string);
             return Some(WideWhy::FewRounds { rounds: self.rounds, why });
         }

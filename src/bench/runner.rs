@@ -22,6 +22,7 @@ use super::{BenchConfig, Benchmark, Outcome, Sampler, StopRule};
 use crate::error::Result;
 use crate::vocab::interrupt;
 use crate::vocab::interval::{median_interval_moderated, prior_spreads, relative_spread};
+use crate::vocab::kinds::ROUNDS_FIT;
 use crate::vocab::progress::{PointEnd, Progress};
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
 
@@ -157,7 +158,7 @@ fn short_of_rounds(st: &PointState, rule: &StopRule) -> String {
     let fit = 1 + (st.own_left(rule.max_seconds).max(0.0) / round).floor() as u32;
     let needed = st.timed + round * (rule.min_rounds - 1) as f64;
     format!(
-        "{fit} of {} rounds fit: one operation takes {}, a round times at least two, and --max-time {} s holds no more \
+        "{fit} of {} {ROUNDS_FIT} one operation takes {}, a round times at least two, and --max-time {} s holds no more \
          (--max-time {:.2} would give {})",
         rule.min_rounds,
         crate::vocab::units::format_seconds(st.per_op),
@@ -350,10 +351,10 @@ impl Schedule {
                         st.samples += m.samples.len() as u32;
                         st.batch = Some(m.batch);
                         st.timed += m.timed_seconds;
-                        let mut per_op: Vec<f64> =
+                        let per_op: Vec<f64> =
                             m.samples.iter().map(|s| s.seconds / s.iterations.max(1) as f64).collect();
                         st.per_op = crate::vocab::stats::median_unsorted(&mut per_op.clone());
-                        st.rounds.push(std::mem::take(&mut per_op));
+                        st.rounds.push(per_op);
                         st.spread = relative_spread(&st.rounds);
                         if st.rounds.len() == 1 {
                             // The first round's calibration decides whether
@@ -501,6 +502,8 @@ mod tests {
         rows: Vec<Row>,
         round_of: Vec<u32>,
         sleep_ms: u64,
+        /// Timed seconds of round 0's warm-up.
+        warmup: f64,
     }
 
     impl<F: FnMut(usize, u32) -> f64> StepDriver for Fake<F> {
@@ -521,7 +524,7 @@ mod tests {
                 stop: StopReason::Converged,
                 rsd: 0.0,
                 batch: 1,
-                timed_seconds: (k + 1) as f64 * t,
+                timed_seconds: (k + 1) as f64 * t + if round == 0 { self.warmup } else { 0.0 },
             })
         }
 
@@ -545,7 +548,7 @@ mod tests {
     }
 
     fn fake<F: FnMut(usize, u32) -> f64>(n: usize, time: F) -> Fake<F> {
-        Fake { time, steps: Vec::new(), rows: Vec::new(), round_of: vec![0; n], sleep_ms: 0 }
+        Fake { time, steps: Vec::new(), rows: Vec::new(), round_of: vec![0; n], sleep_ms: 0, warmup: 0.0 }
     }
 
     fn rule() -> StopRule {
@@ -620,7 +623,21 @@ mod tests {
         Schedule::new(r, "slow").run(&plan(1), 0, &mut d, &Silent).unwrap();
         assert!(rounds_of(&d, 0) >= 3, "{:?}", d.steps);
         assert!(d.rows.iter().any(|r| r.sample == Some(2)), "rounds of one sample still count samples on");
-        assert!(d.rows.iter().all(|r| !r.note.as_deref().unwrap_or("").contains("rounds fit")), "no shortfall note");
+        assert!(d.rows.iter().all(|r| !r.note.as_deref().unwrap_or("").contains(ROUNDS_FIT)), "no shortfall note");
+    }
+
+    #[test]
+    fn the_minimum_rounds_are_owed_even_after_a_round_overspends_the_share() {
+        // A 0.58 s warm-up in round 0 leaves 0.18 s of a 1 s share; the two
+        // rounds still owed need 0.08 s each at least, so they fit. Round 1
+        // takes two samples (0.12 s) and leaves 0.06 s, less than a round:
+        // the third round is owed all the same, at one sample.
+        let mut d = fake(1, |_, _| 0.04);
+        d.warmup = 0.58;
+        let r = StopRule { max_seconds: 1.0, rounds: 3, min_rounds: 3, ..rule() };
+        Schedule::new(r, "owed").run(&plan(1), 0, &mut d, &Silent).unwrap();
+        assert_eq!(rounds_of(&d, 0), 3, "{:?}", d.steps);
+        assert_eq!(d.rows.iter().filter(|r| r.round == Some(2)).count(), 1, "the owed round holds one sample");
     }
 
     #[test]
@@ -633,7 +650,7 @@ mod tests {
         assert_eq!(rounds_of(&d, 0), 2, "{:?}", d.steps);
         let first = d.rows.iter().find(|r| r.round == Some(0)).unwrap();
         let note = first.note.as_deref().unwrap();
-        assert!(note.contains("2 of 3 rounds fit") && note.contains("--max-time"), "{note}");
+        assert!(note.contains(&format!("2 of 3 {ROUNDS_FIT}")) && note.contains("--max-time"), "{note}");
     }
 
     #[test]

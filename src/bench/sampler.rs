@@ -125,7 +125,7 @@ impl Sampler {
             // a point whose operations are slow: its round median is then
             // that sample, and the spread comes from the rounds).
             if agree(start.elapsed().as_secs_f64() >= r.max_seconds)
-                && n >= r.min_samples_on_time.clamp(1, 2).min(r.min_samples)
+                && n >= r.min_samples_on_time.min(r.min_samples).max(1)
             {
                 break StopReason::MaxTime;
             }

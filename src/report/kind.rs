@@ -37,6 +37,27 @@ pub enum Kind {
     Compare,
 }
 
+/// The sections of the plain run report.
+const RUN: [Section; 14] = {
+    use Section::*;
+    [
+        Header,
+        System,
+        HostMemcpy,
+        Gpu,
+        Stream,
+        Gemm,
+        Collective,
+        P2p,
+        Other,
+        Workload,
+        Skipped,
+        Methodology,
+        Reproducibility,
+        Provenance,
+    ]
+};
+
 impl Kind {
     /// Every kind, in the order `--help` lists them.
     pub const ALL: [Kind; 6] = [Kind::Run, Kind::Memcpy, Kind::MemcpyPeer, Kind::Gemm, Kind::Network, Kind::Compare];
@@ -61,103 +82,21 @@ impl Kind {
     }
 
     /// The sections of this kind's report, in the order its write-up has
-    /// them (the compare kind has a template of its own).
-    pub fn sections(self) -> &'static [Section] {
+    /// them (the compare kind has a template of its own). The write-up
+    /// kinds share their opening and their closing sections.
+    pub fn sections(self) -> Vec<Section> {
         use Section::*;
+        const OPENING: [Section; 5] = [Header, Introduction, Runs, System, Setup];
+        const CLOSING: [Section; 8] =
+            [Reference, Other, Discussion, Limitations, Skipped, Methodology, Reproducibility, Provenance];
+        let write_up = |middle: &[Section]| [&OPENING[..], middle, &CLOSING[..]].concat();
         match self {
-            Kind::Run => &[
-                Header,
-                System,
-                HostMemcpy,
-                Gpu,
-                Stream,
-                Gemm,
-                Collective,
-                P2p,
-                Other,
-                Workload,
-                Skipped,
-                Methodology,
-                Reproducibility,
-                Provenance,
-            ],
-            Kind::Memcpy => &[
-                Header,
-                Introduction,
-                Runs,
-                System,
-                Setup,
-                Gpu,
-                HostMemcpy,
-                Stream,
-                Reference,
-                Other,
-                Discussion,
-                Limitations,
-                Skipped,
-                Methodology,
-                Reproducibility,
-                Provenance,
-            ],
-            Kind::MemcpyPeer => &[
-                Header,
-                Introduction,
-                Runs,
-                System,
-                Setup,
-                Gpu,
-                P2p,
-                Links,
-                Launches,
-                Matrix,
-                Reference,
-                Other,
-                Discussion,
-                Limitations,
-                Skipped,
-                Methodology,
-                Reproducibility,
-                Provenance,
-            ],
-            Kind::Gemm => &[
-                Header,
-                Introduction,
-                Runs,
-                System,
-                Setup,
-                Gpu,
-                Gemm,
-                Workload,
-                Reference,
-                Other,
-                Discussion,
-                Limitations,
-                Skipped,
-                Methodology,
-                Reproducibility,
-                Provenance,
-            ],
-            Kind::Network => &[
-                Header,
-                Introduction,
-                Runs,
-                System,
-                Setup,
-                Network,
-                Links,
-                Collective,
-                P2p,
-                Matrix,
-                Reference,
-                Other,
-                Discussion,
-                Limitations,
-                Skipped,
-                Methodology,
-                Reproducibility,
-                Provenance,
-            ],
-            Kind::Compare => &[],
+            Kind::Run => RUN.to_vec(),
+            Kind::Memcpy => write_up(&[Gpu, HostMemcpy, Stream]),
+            Kind::MemcpyPeer => write_up(&[Gpu, P2p, Links, Launches, Matrix]),
+            Kind::Gemm => write_up(&[Gpu, Gemm, Workload]),
+            Kind::Network => write_up(&[Network, Links, Collective, P2p, Matrix]),
+            Kind::Compare => Vec::new(),
         }
     }
 

@@ -44,7 +44,7 @@ pub fn templates() -> Vec<(String, String)> {
     let kinds = Kind::ALL
         .iter()
         .filter(|k| !k.sections().is_empty())
-        .map(|k| (k.template(), sections::kind_template(k.sections())));
+        .map(|k| (k.template(), sections::kind_template(&k.sections())));
     pages.chain(partials).chain(kinds).collect()
 }
 

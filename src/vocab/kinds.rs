@@ -85,6 +85,11 @@ impl Dtype {
     }
 }
 
+/// The words of a row's note that say a point will have fewer rounds than
+/// the minimum because its operations are too slow for its share ("2 of 3
+/// rounds fit: …"): the schedule writes them, the analysis finds them.
+pub const ROUNDS_FIT: &str = "rounds fit:";
+
 impl StopReason {
     /// The words a row's note starts with (schema v1/v2 kept the reason
     /// only there; the v2 → v3 migration reads it back with [`Self::from_note`]).

@@ -157,12 +157,13 @@ pub fn build(
         ..Sections::default()
     };
     // The matrices first: the peer links state them against the link.
-    if kind.sections().contains(&Section::Matrix) {
+    let sections = kind.sections();
+    if sections.contains(&Section::Matrix) {
         let (views, heatmaps) = matrix::matrices(input.all);
         s.matrices = views;
         charts.extend(heatmaps.into_iter().map(|h| Box::new(h) as Box<dyn Chart>));
     }
-    for section in kind.sections() {
+    for section in sections {
         match section {
             Section::Launches => s.launches = launches::tables(&cs),
             // Links are built with the section they bound: peer copies
@@ -302,7 +303,7 @@ mod tests {
         registered.sort();
         assert_eq!(files, registered, "a partial without a registration, or a registration without a partial");
         for k in Kind::ALL {
-            let t = kind_template(k.sections());
+            let t = kind_template(&k.sections());
             assert_eq!(t.lines().count(), k.sections().len(), "{k}");
             assert!(t.lines().all(|l| l.starts_with("{% include \"sections/") && l.ends_with(".md\" -%}")), "{t}");
         }
