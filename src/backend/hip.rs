@@ -191,7 +191,7 @@ impl HipApi {
             }
             let n = devs.len();
             let mut peers = vec![vec![PeerAccess::Unsupported; n]; n];
-            for a in 0..n {
+            for (a, row) in peers.iter_mut().enumerate() {
                 for b in (0..n).filter(|&b| b != a) {
                     let mut can = 0;
                     if hip::hipDeviceCanAccessPeer(&mut can, a as i32, b as i32) == hip::hipError_t::hipSuccess
@@ -200,7 +200,7 @@ impl HipApi {
                         hip::hipSetDevice(a as i32);
                         let r = hip::hipDeviceEnablePeerAccess(b as i32, 0);
                         if r == hip::hipError_t::hipSuccess || r == hip::hipError_t::hipErrorPeerAccessAlreadyEnabled {
-                            peers[a][b] = PeerAccess::Enabled;
+                            row[b] = PeerAccess::Enabled;
                         }
                     }
                 }
@@ -324,6 +324,9 @@ impl HipApi {
                     // Arguments through `extra` (a packed buffer), the form
                     // every HIP version accepts.
                     let mut size = std::mem::size_of::<CopyArgs>();
+                    // The markers are HIP's tag values (hip_runtime_api.h
+                    // defines them as `(void*)0x01` ...), not addresses.
+                    #[allow(clippy::manual_dangling_ptr)]
                     let mut extra: [*mut c_void; 5] = [
                         1usize as *mut c_void, // HIP_LAUNCH_PARAM_BUFFER_POINTER
                         &mut args as *mut _ as *mut c_void,

@@ -89,9 +89,15 @@ fn timed_max(
     max_f64(world, t)
 }
 
-/// Measure one point on every rank. Returns this rank's outcome with its
-/// own sample times.
-fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler, device: Option<&DeviceSide>) -> Outcome {
+/// Measure one point on every rank. Returns the outcome every rank shares
+/// (its samples are the maxima over ranks, on which the schedule decides)
+/// and this rank's own time for each of those samples (what its rows store).
+fn measure_point(
+    world: &SimpleCommunicator,
+    point: &Point,
+    sampler: &Sampler,
+    device: Option<&DeviceSide>,
+) -> (Outcome, Vec<f64>) {
     let rank = world.rank() as usize;
     let n = world.size() as usize;
     let size = point.size_bytes.unwrap_or(0) as usize;
@@ -107,7 +113,8 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler, d
     };
     let short = crate::bench::memory_check(need);
     if any(world, short.is_some()) {
-        return Outcome::Skipped(short.unwrap_or_else(|| "another rank has not enough memory for this point".into()));
+        let why = short.unwrap_or_else(|| "another rank has not enough memory for this point".into());
+        return (Outcome::Skipped(why), Vec::new());
     }
     let p2p = point.bench == Bench::P2p;
     let result = match (p2p, point.op.as_str()) {
@@ -121,7 +128,7 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler, d
             };
             if any(world, bufs.is_err()) {
                 let why = bufs.err().unwrap_or_else(|| "another rank could not allocate its buffers".into());
-                return Outcome::Skipped(format!("device buffers: {why}"));
+                return (Outcome::Skipped(format!("device buffers: {why}")), Vec::new());
             }
             let mut bufs = bufs.expect("checked above");
             two_sided::measure(world, point, peer as i32, &mut *bufs, sampler, &mut local, &mut agree)
@@ -164,21 +171,19 @@ fn measure_point(world: &SimpleCommunicator, point: &Point, sampler: &Sampler, d
         }
     };
     match result {
-        Ok((mut m, bad)) => {
+        Ok((m, bad)) => {
             let failed = any(world, bad.is_some());
             if failed {
-                return Outcome::Failed(bad.unwrap_or_else(|| "validation failed on another rank".into()));
+                return (
+                    Outcome::Failed(bad.unwrap_or_else(|| "validation failed on another rank".into())),
+                    Vec::new(),
+                );
             }
-            // Store this rank's own times; the sampler decided on the maxima.
             // The last `k` local times are the samples (the rest were warm-up).
-            let k = m.samples.len();
-            let own = &local[local.len().saturating_sub(k)..];
-            for (s, t) in m.samples.iter_mut().zip(own) {
-                s.seconds = *t;
-            }
-            Outcome::Measured(m)
+            let own = local.split_off(local.len().saturating_sub(m.samples.len()));
+            (Outcome::Measured(m), own)
         }
-        Err(e) => Outcome::Failed(e),
+        Err(e) => (Outcome::Failed(e), Vec::new()),
     }
 }
 
@@ -300,7 +305,8 @@ impl RowSource for MpiSource {
             rank,
         };
         let schedule = Schedule::new(self.cfg.stop.clone(), run_id);
-        let mut driver = MpiDriver { world, meta: &meta, sink, failure: None, device: self.device.as_ref().ok() };
+        let mut driver =
+            MpiDriver { world, meta: &meta, sink, failure: None, device: self.device.as_ref().ok(), own: Vec::new() };
         let mut outcome = schedule.run(&plan, 0, &mut driver, progress)?;
         let sink = driver.sink;
         // Device buffers: recorded as skipped, with the reason, where they
@@ -335,15 +341,33 @@ struct MpiDriver<'a> {
     sink: &'a mut dyn RowSink,
     failure: Option<String>,
     device: Option<&'a DeviceSide>,
+    /// This rank's own times for the samples of the step just measured.
+    own: Vec<f64>,
 }
 
 impl StepDriver for MpiDriver<'_> {
+    /// The outcome every rank shares: the schedule's decisions (rounds,
+    /// shares, the pool) rest on its maxima, so every rank makes them
+    /// alike and calls `agree` as often as the others.
     fn measure(&mut self, _index: usize, point: &Point, sampler: &Sampler) -> Outcome {
-        measure_point(self.world, point, sampler, self.device)
+        let (outcome, own) = measure_point(self.world, point, sampler, self.device);
+        self.own = own;
+        outcome
     }
 
+    /// Rows with this rank's own sample times (the analysis takes the
+    /// per-sample maximum over ranks).
     fn record(&mut self, step: Step, point: &Point, outcome: &Outcome) -> Result<()> {
-        let rows = outcome_rows(self.meta, step, point, "mpi_wtime", outcome);
+        let rows = match outcome {
+            Outcome::Measured(m) => {
+                let mut mine = m.clone();
+                for (s, t) in mine.samples.iter_mut().zip(std::mem::take(&mut self.own)) {
+                    s.seconds = t;
+                }
+                outcome_rows(self.meta, step, point, "mpi_wtime", &Outcome::Measured(mine))
+            }
+            _ => outcome_rows(self.meta, step, point, "mpi_wtime", outcome),
+        };
         if let Some(all) = gather_bytes(self.world, serde_json::to_vec(&rows).expect("rows serialize")) {
             let mut gathered: Vec<Row> = Vec::new();
             for (r, bytes) in all.iter().enumerate() {

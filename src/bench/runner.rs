@@ -105,9 +105,6 @@ struct PointState {
     spread: Option<f64>,
     samples: u32,
     batch: Option<u64>,
-    /// Wall seconds spent on the point, setup and validation included: what
-    /// a sweep budget counts.
-    spent: f64,
     /// Seconds inside its timed operations, warm-up included: what its
     /// share (`max_seconds`, and time granted from the pool) counts.
     timed: f64,
@@ -170,8 +167,16 @@ fn short_of_rounds(st: &PointState, rule: &StopRule) -> String {
 
 /// How the steps of a schedule are measured and recorded; local runs and
 /// MPI jobs differ only here.
+///
+/// Several processes running one schedule together (MPI ranks) must each
+/// get the same outcome from `measure` (e.g. each sample the slowest
+/// rank's time): the schedule's decisions rest on it, and a rank that
+/// decided otherwise would call `agree` a different number of times and
+/// leave the others waiting. What each process stores is `record`'s
+/// business.
 pub trait StepDriver {
-    /// Measure `point` (index `index` in the plan) with `sampler`.
+    /// Measure `point` (index `index` in the plan) with `sampler`; the same
+    /// outcome on every process that runs the schedule.
     fn measure(&mut self, index: usize, point: &Point, sampler: &Sampler) -> Outcome;
     /// Record the step's outcome (durably, before returning).
     fn record(&mut self, step: Step, point: &Point, outcome: &Outcome) -> Result<()>;
@@ -330,7 +335,6 @@ impl Schedule {
                 };
                 progress.point_started(&label);
                 let sampler = Sampler { rule: rule.for_round(round, slice.max(0.0)), batch_hint: states[i].batch };
-                let t0 = Instant::now();
                 let outcome = driver.measure(i, point, &sampler);
                 if matches!(&outcome, Outcome::Measured(m) if m.stop == StopReason::Interrupted) {
                     // A step cut short is not a measurement of the point.
@@ -376,8 +380,6 @@ impl Schedule {
                     }
                 }
                 driver.record(step, point, &outcome)?;
-                let st = &mut states[i];
-                st.spent += t0.elapsed().as_secs_f64();
                 let mut met = false;
                 if check {
                     // The same prior the analysis lends the spread.

@@ -10,9 +10,12 @@ use std::process::{Command, Output};
 
 use benchbook::prelude::*;
 
+/// `mpirun` under a time limit: ranks that disagree on how many collective
+/// calls to make wait for each other forever, and a test must fail instead.
 fn mpirun(n: u32, args: &[&str], archive: &std::path::Path) -> Output {
-    Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-n", &n.to_string(), common::bin()])
+    Command::new("timeout")
+        .args(["-k", "10", "300", "mpirun", "--allow-run-as-root", "--oversubscribe", "-n", &n.to_string()])
+        .arg(common::bin())
         .args(args)
         .arg("--archive")
         .arg(archive)
@@ -25,6 +28,11 @@ const FAST: [&str; 8] = ["--warmup", "0.005", "--min-time", "0.005", "--max-time
 fn run_ok(n: u32, what: &[&str], archive: &std::path::Path) -> RunDir {
     let args: Vec<&str> = ["run"].iter().chain(what).chain(FAST.iter()).copied().collect();
     let o = mpirun(n, &args, archive);
+    assert!(
+        !matches!(o.status.code(), Some(124 | 137)),
+        "the job did not finish in 300 s: its ranks wait on each other (a decision not agreed)\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON summary, from rank 0 only");
     assert_eq!(v["status"], "complete");
@@ -187,6 +195,15 @@ fn four_ranks_oversubscribed_collectives() {
     let peers: BTreeSet<&str> =
         rows.iter().filter(|r| r.params.op == "put").filter_map(|r| r.params.peer.as_deref()).collect();
     assert_eq!(peers, BTreeSet::from(["0<->1", "0<->2", "0<->3"]));
+    // Each rank stores its own times (the schedule decided on the maxima):
+    // in a put from rank 0 to rank 1, ranks 2 and 3 only wait at barriers.
+    let put = rows.iter().find(|r| r.params.op == "put" && r.status == Status::Measured && r.rank == 0).unwrap();
+    let times: BTreeSet<u64> = rows
+        .iter()
+        .filter(|r| r.point == put.point && r.sample == put.sample)
+        .map(|r| r.seconds.unwrap().to_bits())
+        .collect();
+    assert!(times.len() > 1, "every rank stored the same time for sample {:?} of a put", put.sample);
     // A sample's time is the slowest rank's.
     let df = run.dataframe().unwrap();
     let rows = benchbook::archive::schema::from_dataframe(&df).unwrap();
