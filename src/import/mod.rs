@@ -18,6 +18,7 @@
 
 pub mod babelstream;
 mod command;
+mod launcher;
 pub mod megatron;
 pub mod nccl_tests;
 pub mod nvbandwidth;
@@ -31,6 +32,7 @@ mod test_format;
 pub mod vllm;
 
 pub(crate) use command::command_line;
+pub(crate) use launcher::lines;
 pub use source::ImportSource;
 
 use std::path::Path;
@@ -175,6 +177,10 @@ pub fn decode(path: &Path, data: &[u8]) -> Result<(String, Option<String>)> {
 
 /// Parse `text` as `tool`, or as the first format that recognizes it.
 pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
+    // `srun -l` labels every line with its task (`  0: `): read what the
+    // task printed.
+    let (text, labels) = launcher::strip_task_labels(text);
+    let text = text.as_ref();
     let all = formats();
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let format = match tool {
@@ -195,6 +201,9 @@ pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
         message: e.message,
     })?;
     parsed.family = format.family();
+    if let Some(n) = labels {
+        parsed.warnings.push(format!("{n} lines carried a launcher's task label (`srun -l`); read without it"));
+    }
     keep_possible(&mut parsed);
     if parsed.records.is_empty() {
         return Err(Error::Import {
@@ -257,38 +266,6 @@ fn keep_possible(parsed: &mut Parsed) {
 }
 
 // ---- helpers shared by the formats ----
-
-/// Lines with 1-based numbers, launcher tags removed: Open MPI's
-/// `--tag-output` writes `[1,0]<stdout>:` before each line, Ray-based
-/// launchers (SkyPilot) `(head, rank=0, pid=3808) `, and both can stack.
-pub(crate) fn lines(text: &str) -> Vec<(usize, &str)> {
-    text.lines().enumerate().map(|(i, l)| (i + 1, strip_tag(strip_ray_prefix(l)))).collect()
-}
-
-fn strip_ray_prefix(line: &str) -> &str {
-    if line.starts_with('(') {
-        if let Some(end) = line.find(") ") {
-            if end < 120 && line[..end].contains("pid=") {
-                return &line[end + 2..];
-            }
-        }
-    }
-    line
-}
-
-fn strip_tag(line: &str) -> &str {
-    if line.starts_with('[') {
-        for tag in [">:", "]:"] {
-            if let Some(pos) = line.find(tag) {
-                let head = &line[..pos];
-                if pos < 40 && (head.contains("<stdout") || head.contains("<stderr") || head.contains(',')) {
-                    return &line[pos + tag.len()..];
-                }
-            }
-        }
-    }
-    line
-}
 
 /// Whether the final line of `text` was cut off (no trailing newline).
 pub(crate) fn last_line_incomplete(text: &str) -> bool {
@@ -360,17 +337,4 @@ pub(crate) fn metric_record(
         ..Point::default()
     };
     Record { value: Some(m.value), ..record(point, f64::NAN, line, note) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn launcher_tags_are_stripped() {
-        assert_eq!(strip_tag("[1,0]<stdout>:#  size"), "#  size");
-        assert_eq!(strip_tag("[1,0]<stderr>: x"), " x");
-        assert_eq!(strip_tag("[not a tag] text"), "[not a tag] text");
-        assert_eq!(strip_tag(strip_ray_prefix("(head, rank=0, pid=38) [1,0]<stdout>:# x")), "# x");
-    }
 }

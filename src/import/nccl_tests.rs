@@ -384,7 +384,13 @@ fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed) {
             Some(i.clone())
         }
         (Some(c), _) => Some(c.clone()),
-        (None, i) => i.clone(),
+        (None, Some(i)) => {
+            out.warnings.push(format!(
+                "table at line {at}: the log does not name its collective; its redop and root columns and busbw / algbw fit only {i}, so rows use {i}"
+            ));
+            Some(i.clone())
+        }
+        (None, None) => None,
     };
     let per_proc = ev.threads.unwrap_or(1).saturating_mul(ev.gpus.unwrap_or(1));
     let from_list = ev.rank_max.map(|m| m + 1);

@@ -40,8 +40,9 @@ fn buffer_bytes(text: &str) -> Option<u64> {
 }
 
 /// What a matrix holds, from its title or JSON description.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Default)]
 enum Unit {
+    #[default]
     GbPerSec,
     Nanoseconds,
 }
@@ -128,14 +129,27 @@ impl Format for Nvbandwidth {
         }
         let all = lines(text);
         let truncated = last_line_incomplete(text);
-        let mut test: Option<String> = None;
-        let mut col_ids: Vec<String> = Vec::new();
-        let mut in_matrix = false;
-        let mut unit = Unit::GbPerSec;
-        let mut sum_cells = 0.0;
         let mut devices: Vec<String> = Vec::new();
+        // The test case a `Running` line announced, until its matrix takes it.
+        let mut running: Option<String> = None;
+        // A `Running` line whose matrix has not come (yet).
+        let mut pending: Option<Announced> = None;
+        let mut stopped: Vec<Announced> = Vec::new();
+        let mut matrix: Option<Matrix> = None;
         for &(no, line) in &all {
+            // A log pasted into an issue outside a code fence may be quoted.
             let t = line.trim();
+            let t = t.strip_prefix('>').map_or(t, str::trim);
+            if t.starts_with("```") {
+                continue;
+            }
+            if is_elision(t) {
+                out.warnings.push(format!("line {no}: `{t}` marks lines the copy left out; nothing there is imported"));
+                if let Some(m) = &mut matrix {
+                    m.elided = true;
+                }
+                continue;
+            }
             if let Some(v) = t.strip_prefix("nvbandwidth Version:") {
                 out.tool_version = Some(format!("nvbandwidth {}", v.trim()));
                 continue;
@@ -147,63 +161,136 @@ impl Format for Nvbandwidth {
                 continue;
             }
             if let Some(name) = t.strip_prefix("Running ") {
-                test = Some(name.trim_end_matches('.').to_string());
-                in_matrix = false;
-                col_ids.clear();
-                sum_cells = 0.0;
+                if let Some(m) = matrix.take() {
+                    m.finish(None, bytes, &devices, &mut out);
+                }
+                stopped.extend(pending.take());
+                let name = name.trim_end_matches('.').to_string();
+                pending = Some((name.clone(), no, None));
+                running = Some(name);
                 continue;
             }
-            if let Some(u) = unit_of(t).filter(|_| test.is_some() && !in_matrix && col_ids.is_empty()) {
-                unit = u;
-                in_matrix = true;
+            if let Some(u) = unit_of(t).filter(|_| matrix.as_ref().is_none_or(|m| !m.col_ids.is_empty())) {
+                if let Some(m) = matrix.take() {
+                    m.finish(None, bytes, &devices, &mut out);
+                }
+                pending = None;
+                matrix = Some(Matrix { name: running.take(), unit: u, title_line: no, ..Matrix::default() });
                 continue;
             }
             if let Some(rest) = t.strip_prefix("SUM ") {
+                let mut toks = rest.split_whitespace();
+                let name = toks.next().filter(|n| num(n).is_none()).map(String::from);
                 let printed = rest.split_whitespace().last().and_then(num);
-                if let Some(p) = printed {
-                    if unit == Unit::GbPerSec && (p - sum_cells).abs() > 0.01 * p.abs() + 0.05 {
-                        out.warnings.push(format!("line {no}: SUM says {p}, the cells add up to {sum_cells:.2}"));
+                if let Some(m) = matrix.take() {
+                    if let (Some(p), false, Unit::GbPerSec) = (printed, m.elided, m.unit) {
+                        let sum: f64 = m.cells.iter().map(|c| c.value).sum();
+                        if (p - sum).abs() > 0.01 * p.abs() + 0.05 {
+                            out.warnings.push(format!("line {no}: SUM says {p}, the cells add up to {sum:.2}"));
+                        }
                     }
+                    m.finish(name, bytes, &devices, &mut out);
                 }
-                in_matrix = false;
-                col_ids.clear();
                 continue;
             }
-            if !in_matrix || t.is_empty() {
+            let Some(m) = &mut matrix else {
+                if let Some((_, _, why @ None)) = &mut pending {
+                    if ["ASSERT", "rror", "ail", "nvalid", "abort"].iter().any(|w| t.contains(w)) {
+                        *why = Some((no, t.to_string()));
+                    }
+                }
+                continue;
+            };
+            if t.is_empty() {
                 continue;
             }
             let toks: Vec<&str> = t.split_whitespace().collect();
-            if col_ids.is_empty() {
-                col_ids = toks.iter().map(|s| s.to_string()).collect();
+            if m.col_ids.is_empty() {
+                m.col_ids = toks.iter().map(|s| s.to_string()).collect();
                 continue;
             }
-            let Some(test_name) = &test else {
-                return Err(ParseError::new(no, "expected a `Running <testcase>.` line before the matrix"));
-            };
-            if toks.len() != col_ids.len() + 1 {
+            if toks.len() != m.col_ids.len() + 1 {
                 if truncated && no == all.len() {
                     out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
                     continue;
                 }
                 return Err(ParseError::new(
                     no,
-                    format!("expected a row id and {} cells, found {} fields", col_ids.len(), toks.len()),
+                    format!("expected a row id and {} cells, found {} fields", m.col_ids.len(), toks.len()),
                 ));
             }
-            let row_id = toks[0];
             for (c, cell) in toks[1..].iter().enumerate() {
                 match num(cell) {
-                    Some(v) => {
-                        sum_cells += v;
-                        let dev = row_id.parse::<usize>().ok().and_then(|i| devices.get(i)).or(devices.first());
-                        out.records.push(cell_record(test_name, (row_id, &col_ids[c]), v, unit, bytes, no, dev));
+                    Some(value) => {
+                        m.cells.push(Cell { row: toks[0].to_string(), col: m.col_ids[c].clone(), value, line: no })
                     }
                     None if *cell == "N/A" => {}
                     None => return Err(ParseError::new(no, format!("expected a number or N/A, found `{cell}`"))),
                 }
             }
         }
+        if let Some(m) = matrix.take() {
+            m.finish(None, bytes, &devices, &mut out);
+        }
+        stopped.extend(pending.take());
+        for (name, at, why) in stopped {
+            let why = why.map_or("nothing after it says why".to_string(), |(l, t)| format!("line {l}: `{t}`"));
+            let message = format!("test case {name} (line {at}) printed no matrix: {why}");
+            if out.records.is_empty() {
+                return Err(ParseError::new(at, message));
+            }
+            out.warnings.push(message);
+        }
         Ok(out)
+    }
+}
+
+/// A test case a `Running` line announced: name, line, and the line that
+/// says why no matrix followed (an ASSERT, an error), if one does.
+type Announced = (String, usize, Option<(usize, String)>);
+
+/// A line standing for lines a copy left out: `...`, `[...]`, `…`.
+fn is_elision(t: &str) -> bool {
+    t.contains(['.', '…']) && t.chars().all(|c| matches!(c, '.' | '…' | '[' | ']' | ' '))
+}
+
+/// One cell of a matrix being read.
+#[derive(Default)]
+struct Cell {
+    row: String,
+    col: String,
+    value: f64,
+    line: usize,
+}
+
+/// A matrix being read: its test case (from the `Running` line before it,
+/// or the `SUM` line after it), its unit, column ids and cells.
+#[derive(Default)]
+struct Matrix {
+    name: Option<String>,
+    unit: Unit,
+    title_line: usize,
+    col_ids: Vec<String>,
+    cells: Vec<Cell>,
+    /// Whether the copy left rows out (a `...` line inside it).
+    elided: bool,
+}
+
+impl Matrix {
+    /// Its cells become records, named by the `Running` line, else the
+    /// `SUM` line (`sum_name`).
+    fn finish(self, sum_name: Option<String>, bytes: Option<u64>, devices: &[String], out: &mut Parsed) {
+        let name = self.name.or(sum_name).unwrap_or_else(|| {
+            out.warnings.push(format!(
+                "matrix at line {}: no `Running` or `SUM` line names its test case; rows use op `unnamed_testcase`",
+                self.title_line
+            ));
+            "unnamed_testcase".into()
+        });
+        for c in self.cells {
+            let dev = c.row.parse::<usize>().ok().and_then(|i| devices.get(i)).or(devices.first());
+            out.records.push(cell_record(&name, (&c.row, &c.col), c.value, self.unit, bytes, c.line, dev));
+        }
     }
 }
 
