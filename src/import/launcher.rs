@@ -1,7 +1,8 @@
 //! What launchers put in front of a tool's lines: Open MPI's
 //! `--tag-output` (`[1,0]<stdout>:`), Ray-based launchers' (SkyPilot)
-//! `(head, rank=0, pid=3808) `, and `srun -l`'s task label (`  0: `).
-//! Formats read the lines without them.
+//! `(head, rank=0, pid=3808) `, and `srun -l`'s task label (`  0: `);
+//! and what loggers put around their fields (ANSI colours). Formats read
+//! the lines without them.
 
 use std::borrow::Cow;
 
@@ -35,6 +36,25 @@ fn strip_tag(line: &str) -> &str {
         }
     }
     line
+}
+
+/// `text` without ANSI escape sequences (`ESC [ ... letter`).
+pub(crate) fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The length of an `srun -l` task label at the start of `line`: the task

@@ -1,20 +1,24 @@
 //! Megatron-LM training logs (also Megatron-DeepSpeed and AMD's Primus):
 //! one `iteration N/ TOTAL | name: value | ...` line per logging interval,
 //! whatever prefix a launcher or logger puts before it (ANSI colours are
-//! removed). Each line gives, at parameter `iteration` = N:
+//! removed), as `name: value` or a logger's `name_with_underscores=value`. Each line gives, at parameter `iteration` = N:
 //!
 //! - `ms_per_iteration` (ms; Megatron-DeepSpeed's seconds × 1000), lower is
 //!   better; Primus prints `instant/average` pairs: the instant value is
 //!   imported and the note says so;
 //! - `tflops_per_gpu` (TFLOP/s/GPU: Megatron's `throughput per GPU`, and
 //!   Megatron-DeepSpeed's `TFLOPs`, which is also per GPU);
-//! - `tokens_per_s_per_gpu` (tokens/s/GPU), `samples_per_s` (samples/s);
+//! - `ds_tflops_per_gpu`: Megatron-DeepSpeed's `[DS]-TFLOPs`, DeepSpeed's
+//!   own count, printed beside Megatron's `[LM]-TFLOPs`;
+//! - `tokens_per_s_per_gpu` (tokens/s/GPU: Megatron's `tokens per GPU`,
+//!   Megatron-DeepSpeed's `tokens per gpu per second (tgs)`),
+//!   `samples_per_s` (samples/s);
 //! - `lm_loss` (dimensionless, lower is better): the loss curve.
 //!
 //! `global_batch_size` is a parameter too, so that a ramped batch size is
 //! never averaged with the full one.
 
-use super::{metric_record, num, Format, MetricValue, ParseError, Parsed};
+use super::{metric_record, num, strip_ansi, Format, MetricValue, ParseError, Parsed};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{Better, Params};
 
@@ -22,31 +26,26 @@ const TOOL: &str = "megatron";
 
 pub struct Megatron;
 
-/// `text` without ANSI escape sequences (`ESC [ ... letter`).
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' && chars.peek() == Some(&'[') {
-            chars.next();
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// `iteration 10/ 500` at the start of `s` → (10, 500).
+/// `iteration 10/ 500` (or `iteration=  10/ 500`) at the start of `s` →
+/// (10, 500).
 fn iteration_of(s: &str) -> Option<(u64, u64)> {
     let rest = s.strip_prefix("iteration")?.trim_start();
+    let rest = rest.strip_prefix(['=', ':']).unwrap_or(rest).trim_start();
     let (n, rest) = rest.split_once('/')?;
     let total: String = rest.trim_start().chars().take_while(|c| c.is_ascii_digit()).collect();
     Some((n.trim().parse().ok()?, total.parse().ok()?))
+}
+
+/// A field name in one spelling: lower case, `_` as spaces, single spaces
+/// (`tokens_per_gpu_per_second_tgs`, `tokens per gpu per second (tgs)`).
+fn key_words(key: &str) -> String {
+    key.to_ascii_lowercase().replace('_', " ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a line is one of Megatron's iteration lines.
+fn is_iteration_line(line: &str) -> bool {
+    line.contains("iteration")
+        && (line.contains("elapsed time per iteration") || line.contains("elapsed_time_per_iteration"))
 }
 
 impl Format for Megatron {
@@ -61,7 +60,7 @@ impl Format for Megatron {
         Some(Family::Gemm)
     }
     fn sniff(&self, text: &str) -> bool {
-        text.contains("elapsed time per iteration") && text.contains(" iteration ")
+        text.lines().any(is_iteration_line)
     }
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
         let clean = strip_ansi(text);
@@ -72,19 +71,22 @@ impl Format for Megatron {
         for (n, line) in super::lines(&clean) {
             let Some(pos) = line.find("iteration") else { continue };
             let Some((iter, total)) = iteration_of(&line[pos..]) else { continue };
-            if !line.contains("elapsed time per iteration") {
+            if !is_iteration_line(line) {
                 continue;
             }
             total_iters = Some(total);
+            // `name: value`, or `name=value` where a logger wrote keys
+            // with underscores (Megatron-DeepSpeed through ezpz).
             let fields: Vec<(&str, &str)> = line[pos..]
                 .split('|')
                 .skip(1)
-                .filter_map(|f| f.rsplit_once(':'))
+                .filter_map(|f| f.rsplit_once(':').or_else(|| f.split_once('=')))
                 .map(|(k, v)| (k.trim(), v.trim()))
                 .collect();
             let mut params = Params::new();
             params.insert("iteration".into(), iter.into());
-            if let Some(b) = fields.iter().find(|(k, _)| *k == "global batch size").and_then(|(_, v)| num(v)) {
+            if let Some(b) = fields.iter().find(|(k, _)| key_words(k) == "global batch size").and_then(|(_, v)| num(v))
+            {
                 params.insert("global_batch_size".into(), (b as u64).into());
             }
             for (key, value) in &fields {
@@ -93,13 +95,22 @@ impl Format for Megatron {
                     Some((a, _)) if !key.contains("usage") => (a, true),
                     _ => (*value, false),
                 };
-                let mapped = match *key {
-                    "elapsed time per iteration (ms)" => Some(("ms_per_iteration", "ms", Better::Lower, 1.0)),
-                    "elapsed time per iteration (s)" => Some(("ms_per_iteration", "ms", Better::Lower, 1000.0)),
-                    "throughput per GPU (TFLOP/s/GPU)" | "TFLOPs" => {
+                let words = key_words(key);
+                let mapped = match words.as_str() {
+                    "elapsed time per iteration (ms)" | "elapsed time per iteration ms" => {
+                        Some(("ms_per_iteration", "ms", Better::Lower, 1.0))
+                    }
+                    "elapsed time per iteration (s)" | "elapsed time per iteration s" => {
+                        Some(("ms_per_iteration", "ms", Better::Lower, 1000.0))
+                    }
+                    // Megatron's formula; Megatron-DeepSpeed prints it as
+                    // `TFLOPs` (per GPU) or `[LM]-TFLOPs`.
+                    "throughput per gpu (tflop/s/gpu)" | "tflops" | "[lm]-tflops" => {
                         Some(("tflops_per_gpu", "TFLOP/s/GPU", Better::Higher, 1.0))
                     }
-                    "tokens per GPU (tokens/s/GPU)" => {
+                    // DeepSpeed's own FLOP count, next to Megatron's.
+                    "[ds]-tflops" => Some(("ds_tflops_per_gpu", "TFLOP/s/GPU", Better::Higher, 1.0)),
+                    w if w == "tokens per gpu (tokens/s/gpu)" || w.starts_with("tokens per gpu per second") => {
                         Some(("tokens_per_s_per_gpu", "tokens/s/GPU", Better::Higher, 1.0))
                     }
                     "samples per second" => Some(("samples_per_s", "samples/s", Better::Higher, 1.0)),
@@ -158,5 +169,8 @@ mod tests {
         assert_eq!(strip_ansi("\u{1b}[32mok\u{1b}[0m"), "ok");
         assert_eq!(iteration_of("iteration       10/  500000 | x"), Some((10, 500000)));
         assert_eq!(iteration_of("iteration time"), None);
+        assert_eq!(iteration_of("iteration=       1/  317892 | x"), Some((1, 317892)));
+        assert_eq!(key_words("tokens_per_gpu_per_second_tgs"), "tokens per gpu per second tgs");
+        assert_eq!(key_words(" global  batch size"), "global batch size");
     }
 }

@@ -29,10 +29,12 @@ pub mod seed_json;
 mod source;
 #[cfg(test)]
 mod test_format;
+pub mod torchtitan;
 pub mod vllm;
+pub mod vllm_throughput;
 
 pub(crate) use command::command_line;
-pub(crate) use launcher::lines;
+pub(crate) use launcher::{lines, strip_ansi};
 pub use source::ImportSource;
 
 use std::path::Path;
@@ -121,7 +123,9 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(babelstream::BabelStream),
         Box::new(vllm::VllmServeJson),
         Box::new(vllm::VllmServe),
+        Box::new(vllm_throughput::VllmThroughput),
         Box::new(megatron::Megatron),
+        Box::new(torchtitan::Torchtitan),
         #[cfg(test)]
         Box::new(test_format::TestSteps),
     ]
@@ -219,9 +223,27 @@ pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
 /// above it is a misread or corrupt number, never a measurement.
 pub const MAX_GB_PER_S: f64 = 1e6;
 
+/// The largest value a named metric in `unit` can hold, generously above
+/// anything measured (a misread, saturated or corrupt number lies past
+/// it): a week in ms, 10^10 tokens/s, 10^5 TFLOP/s per GPU, 100 %.
+pub fn metric_bound(unit: &str) -> f64 {
+    match unit {
+        "ms" => 7.0 * 86_400e3,
+        "s" => 7.0 * 86_400.0,
+        "%" => 100.0,
+        "TFLOP/s/GPU" | "TFLOP/s" => 1e5,
+        "req/s" | "samples/s" => 1e8,
+        "tokens/s" | "tokens/s/GPU" => 1e10,
+        "GiB" | "GB" => 1e6,
+        // Counts of requests or tokens, a loss: finite is the bound.
+        _ => 1e15,
+    }
+}
+
 /// Drop every measured record whose numbers cannot be a measurement (a time
 /// that is not finite and positive, a rate above [`MAX_GB_PER_S`], a bus
-/// factor that is not finite and positive), each with a warning naming its
+/// factor that is not finite and positive, a named metric that is negative,
+/// not finite or past [`metric_bound`]), each with a warning naming its
 /// line and value. Formats parse leniently; this is the one gate before
 /// the archive.
 fn keep_possible(parsed: &mut Parsed) {
@@ -239,11 +261,20 @@ fn keep_possible(parsed: &mut Parsed) {
             return true;
         }
         if r.params.metric.is_some() {
-            let ok = r.value.is_some_and(f64::is_finite);
-            if !ok {
-                warnings.push(format!("line {}: value {:?} is not a finite number; row dropped", r.line, r.value));
+            let unit = r.params.unit.as_deref().unwrap_or("");
+            let why = match r.value {
+                Some(v) if !v.is_finite() => Some(format!("{v} is not a finite number")),
+                Some(v) if v < 0.0 => Some(format!("{v} {unit} is negative, and no rate, time, count or loss is")),
+                Some(v) if v > metric_bound(unit) => {
+                    Some(format!("{v:e} {unit} is above any real measurement ({:e} {unit})", metric_bound(unit)))
+                }
+                Some(_) => None,
+                None => Some("no value".into()),
+            };
+            if let Some(why) = &why {
+                warnings.push(format!("line {}: {} {why}; row dropped", r.line, r.params.op));
             }
-            return ok;
+            return why.is_none();
         }
         let s = r.seconds_per_op;
         if !(s.is_finite() && s > 0.0) {
@@ -275,6 +306,17 @@ pub(crate) fn last_line_incomplete(text: &str) -> bool {
 /// A number as tools print them; `None` for `N/A` and friends.
 pub(crate) fn num(tok: &str) -> Option<f64> {
     tok.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// What to add when `tok` is not a number: a placeholder (`xxx.xx`,
+/// `XXX.XX`, `xxx`) means a documentation template, not a measurement.
+pub(crate) fn placeholder_hint(tok: &str) -> &'static str {
+    let t = tok.trim();
+    if !t.is_empty() && t.contains(['x', 'X']) && t.chars().all(|c| matches!(c, 'x' | 'X' | '.' | ',')) {
+        " (a placeholder: the file is a documentation template, with no measurement in it)"
+    } else {
+        ""
+    }
 }
 
 /// Normalize a tool's dtype name to benchbook's (`float` → `f32`).

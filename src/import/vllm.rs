@@ -233,7 +233,11 @@ impl Format for VllmServe {
                         block.values.push((m, unit, better, v, n));
                     }
                     (Some((m, ..)), None) => {
-                        return Err(ParseError::new(n, format!("`{}` ({m}) is not a number: `{token}`", label.trim())));
+                        let hint = super::placeholder_hint(token);
+                        return Err(ParseError::new(
+                            n,
+                            format!("`{}` ({m}) is not a number: `{token}`{hint}", label.trim()),
+                        ));
                     }
                     (None, _) => block.settings.push(format!("{}: {token}", label.trim())),
                 }
@@ -249,7 +253,9 @@ impl Format for VllmServe {
             ));
         }
         let mut warnings = Vec::new();
-        let records = records_of(TOOL, blocks, &mut warnings);
+        let mut records = records_of(TOOL, blocks, &mut warnings);
+        // An offline `Throughput:` line in the same file.
+        records.extend(super::vllm_throughput::records(text)?);
         Ok(Parsed {
             tool: TOOL.into(),
             backend: "vllm".into(),

@@ -1,10 +1,16 @@
-//! The serving and training importers (vLLM text and JSON, Megatron logs)
-//! against real outputs their users published
-//! (`tests/fixtures/import/real/{vllm,megatron}/`, sources in each
-//! folder's `expected.toml`). Every value the file prints and the
-//! expected file lists (read by hand, never from benchbook's output) must
-//! come back exactly; the rows match golden files; every file goes through
-//! the archive and reads back as metric points.
+//! The serving and training importers (vLLM serving text and JSON, vLLM's
+//! offline throughput line, Megatron and torchtitan logs) against real
+//! outputs their users published (`tests/fixtures/import/real/{vllm,
+//! vllm-throughput,megatron,torchtitan}/`, sources in each folder's
+//! `expected.toml`). Every value the file prints and the expected file
+//! lists (read by hand, never from benchbook's output) must come back
+//! exactly; the rows match golden files; every file goes through the
+//! archive and reads back as metric points; documentation templates of
+//! placeholders are refused; mutated files never archive an impossible
+//! value.
+
+/// The folders of this test, one per tool.
+const TOOLS: [&str; 4] = ["vllm", "vllm-throughput", "megatron", "torchtitan"];
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,13 +18,21 @@ use std::path::{Path, PathBuf};
 use benchbook::import::{self, Parsed, Record};
 use benchbook::prelude::*;
 use benchbook::vocab::progress::Silent;
+use proptest::prelude::*;
 
 fn real(tool: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/real").join(tool)
 }
 
-/// Each `[[log]]` of a folder's expected.toml: the file and its hand-read values.
+/// Each `[[log]]` of a folder's expected.toml that holds measurements: the
+/// file and its hand-read values.
 fn logs(tool: &str) -> Vec<(String, BTreeMap<String, toml::Value>)> {
+    entries(tool).into_iter().filter(|(_, e)| e.get("refuse").and_then(|r| r.as_bool()) != Some(true)).collect()
+}
+
+/// Every `[[log]]` of a folder's expected.toml, templates (`refuse = true`)
+/// included.
+fn entries(tool: &str) -> Vec<(String, BTreeMap<String, toml::Value>)> {
     let text = std::fs::read_to_string(real(tool).join("expected.toml")).unwrap();
     let doc: toml::Table = toml::from_str(&text).unwrap();
     doc["log"]
@@ -142,6 +156,7 @@ fn megatron_logs_import_every_published_value() {
             ("last_tflops_per_gpu", "tflops_per_gpu"),
             ("last_tokens_per_gpu_per_s", "tokens_per_s_per_gpu"),
             ("last_samples_per_s", "samples_per_s"),
+            ("last_ds_tflops_per_gpu", "ds_tflops_per_gpu"),
         ] {
             if let Some(want) = e.get(key) {
                 assert!(close(last(metric).unwrap(), num(want)), "{file}: {key}");
@@ -175,7 +190,7 @@ fn row_line(r: &Record) -> String {
 fn serving_and_training_rows_match_their_golden_files() {
     let bless = std::env::var("BENCHBOOK_BLESS").is_ok();
     let mut failures = Vec::new();
-    for tool in ["vllm", "megatron"] {
+    for tool in TOOLS {
         for (file, _) in logs(tool) {
             let p = parse(tool, &file);
             let mut got = format!("# {} rows of {file} as {}\n", p.records.len(), p.tool);
@@ -208,7 +223,7 @@ fn serving_and_training_rows_match_their_golden_files() {
 fn every_file_goes_through_the_archive_as_metric_points() {
     let tmp = tempfile::tempdir().unwrap();
     let archive = Archive::new(tmp.path());
-    for tool in ["vllm", "megatron"] {
+    for tool in TOOLS {
         for (file, _) in logs(tool) {
             let (result, parsed) = benchbook::session::import(
                 &archive,
@@ -224,6 +239,154 @@ fn every_file_goes_through_the_archive_as_metric_points() {
             assert_eq!(stats.len(), measured, "{file}: one metric point per measured record");
             assert!(stats.iter().all(|s| s.samples == 1 && s.ci.is_none()), "{file}: one sample, no interval");
             assert!(benchbook::analysis::point_stats(df.lazy()).unwrap().is_empty(), "{file}: no timed points");
+        }
+    }
+}
+
+/// A hand-read value as the file printed it (`"6,344"`, `"39.51%"`).
+fn printed(v: &toml::Value) -> f64 {
+    match v.as_str() {
+        Some(s) => s.trim_end_matches('%').replace(',', "").parse().unwrap(),
+        None => num(v),
+    }
+}
+
+#[test]
+fn torchtitan_logs_import_every_published_value() {
+    let all = logs("torchtitan");
+    assert!(all.len() >= 6);
+    for (file, e) in all {
+        let p = parse("torchtitan", &file);
+        assert_eq!(p.tool, "torchtitan", "{file}");
+        let step = |r: &Record| benchbook::vocab::metrics::parse_params(r.params.axes.as_deref())["step"].as_u64();
+        let losses = of(&p, "loss");
+        // A step several ranks printed is one point.
+        let steps = e.get("distinct_steps").unwrap_or(&e["steps"]).as_integer().unwrap();
+        assert_eq!(losses.len() as i64, steps, "{file}: one loss per step");
+        assert_eq!(step(losses[0]), e["first_step"].as_integer().map(|s| s as u64), "{file}");
+        assert_eq!(step(losses.last().unwrap()), e["last_step"].as_integer().map(|s| s as u64), "{file}");
+        let last = |metric: &str| of(&p, metric).last().and_then(|r| r.value);
+        let (gib, pct) = e["last_memory"].as_str().unwrap().split_once("GiB(").unwrap();
+        for (key, metric, want) in [
+            ("last_loss", "loss", e.get("last_loss").map(printed)),
+            ("last_grad_norm", "grad_norm", e.get("last_grad_norm").map(printed)),
+            ("last_tps", "tokens_per_s_per_gpu", e.get("last_tps").map(printed)),
+            ("last_tflops", "tflops_per_gpu", e.get("last_tflops").map(printed)),
+            ("last_mfu", "mfu_pct", e.get("last_mfu").map(printed)),
+            ("last_memory", "memory_gib", Some(gib.parse().unwrap())),
+            ("last_memory", "memory_pct", Some(pct.trim_end_matches("%)").parse().unwrap())),
+        ] {
+            match want {
+                Some(w) => assert_eq!(last(metric), Some(w), "{file}: {key} → {metric}"),
+                None => assert!(of(&p, metric).is_empty(), "{file}: {metric} without {key} in the log"),
+            }
+        }
+        assert!(of(&p, "tokens_per_s_per_gpu").iter().all(|r| r.params.unit.as_deref() == Some("tokens/s/GPU")));
+        assert!(of(&p, "mfu_pct").iter().all(|r| r.params.better.as_deref() == Some("higher")));
+    }
+    // The model and the parallelism, where the log prints them.
+    let p = parse("torchtitan", "qwen3_14b_8xb200_fsdp8_whole_run_log_set_x_trace_10steps.log");
+    let axes = benchbook::vocab::metrics::parse_params(of(&p, "loss")[0].params.axes.as_deref());
+    assert_eq!(axes["model"].as_str(), Some("qwen3 14B"));
+    assert_eq!(axes["parallelism"].as_str(), Some("dp_shard=8"));
+}
+
+/// The rows of vLLM's offline `Throughput:` lines, also where a serving
+/// summary shares the file.
+fn offline<'a>(p: &'a Parsed, metric: &str) -> Vec<&'a Record> {
+    of(p, metric).into_iter().filter(|r| r.params.bench == "vllm-throughput").collect()
+}
+
+#[test]
+fn vllm_throughput_outputs_import_every_published_value() {
+    let all = logs("vllm-throughput");
+    assert!(all.len() >= 7);
+    for (file, e) in all {
+        let p = parse("vllm-throughput", &file);
+        assert!(p.tool == "vllm-throughput" || p.tool == "vllm-serve", "{file}: read as {}", p.tool);
+        let results = e["results"].as_integer().unwrap() as usize;
+        assert_eq!(offline(&p, "requests_per_s").len(), results, "{file}: one result per Throughput line");
+        // Several runs list their values; one run's are the entry's own.
+        let whole: toml::Table = e.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let runs: Vec<toml::Table> = match e.get("runs") {
+            Some(r) => r.as_array().unwrap().iter().map(|t| t.as_table().unwrap().clone()).collect(),
+            None => vec![whole],
+        };
+        for key in ["requests_per_s", "total_tokens_per_s", "output_tokens_per_s"] {
+            let want: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r[key].as_str().filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()))
+                .collect();
+            let got: Vec<f64> = offline(&p, key).iter().filter_map(|r| r.value).collect();
+            assert_eq!(got, want, "{file}: {key}");
+        }
+        for (key, metric) in [("total_prompt_tokens", "prompt_tokens"), ("total_output_tokens", "output_tokens")] {
+            let want = e.get(key).map(printed);
+            assert_eq!(offline(&p, metric).last().and_then(|r| r.value), want, "{file}: {key}");
+        }
+    }
+}
+
+#[test]
+fn documentation_templates_are_refused_as_templates() {
+    let templates: Vec<(String, String)> = TOOLS
+        .iter()
+        .flat_map(|t| entries(t).into_iter().map(move |(f, e)| (t.to_string(), f, e)))
+        .filter(|(_, _, e)| e.get("refuse").and_then(|r| r.as_bool()) == Some(true))
+        .map(|(t, f, _)| (t, f))
+        .collect();
+    assert!(templates.len() >= 2);
+    for (tool, file) in templates {
+        let path = real(&tool).join(&file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let err = import::parse(&path, &text, None).map(|p| p.records.len()).expect_err(&file);
+        assert!(err.to_string().contains("placeholder"), "{file}: {err}");
+    }
+}
+
+/// Every file of the workload corpus, as text.
+fn workload_texts() -> Vec<(String, String)> {
+    TOOLS
+        .iter()
+        .flat_map(|t| logs(t).into_iter().map(move |(f, _)| (t, f)))
+        .map(|(t, f)| (f.clone(), std::fs::read_to_string(real(t).join(&f)).unwrap()))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Mutated serving and training outputs: nothing panics, and whatever
+    /// is accepted holds only finite, non-negative values within each
+    /// unit's physical bound.
+    #[test]
+    fn mutated_workload_files_never_archive_impossible_values(
+        which in 0usize..64,
+        token in 0usize..5000,
+        value in prop::sample::select(vec![
+            "-1", "-99999999999999", "1e308", "inf", "NaN", "18446744073709551615", "-2147483649",
+            "99999999999999999999999", "-0.5", "1e-320", "xxx.xx",
+        ]),
+    ) {
+        let texts = workload_texts();
+        let (name, text) = &texts[which % texts.len()];
+        // Replace one number with the hostile value.
+        let starts: Vec<usize> = text
+            .char_indices()
+            .filter(|(i, c)| c.is_ascii_digit() && (*i == 0 || !text.as_bytes()[i - 1].is_ascii_alphanumeric()))
+            .map(|(i, _)| i)
+            .collect();
+        prop_assume!(!starts.is_empty());
+        let a = starts[token % starts.len()];
+        let b = text[a..].find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).map_or(text.len(), |e| a + e);
+        let mutated = format!("{}{}{}", &text[..a], value, &text[b..]);
+        if let Ok(p) = import::parse(Path::new(name), &mutated, None) {
+            for r in p.records.iter().filter(|r| r.status == Status::Measured) {
+                let v = r.value.unwrap();
+                let unit = r.params.unit.as_deref().unwrap_or("");
+                prop_assert!(v.is_finite() && v >= 0.0, "{name} ({value}): line {} has {v} {unit}", r.line);
+                prop_assert!(v <= import::metric_bound(unit), "{name} ({value}): line {} has {v:e} {unit}", r.line);
+            }
         }
     }
 }
