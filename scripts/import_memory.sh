@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # Peak resident memory of `benchbook import` on a large log (issue 33: a
 # 50 MB log must import in at most 300 MB). The log is built from a real
-# published nccl-tests log in the corpus: its header, then its table rows
-# repeated (as a long `-n` sweep of many tables would print) until it is
-# SIZE_MB large. Prints the log's size, its rows, the import's wall time
-# and its peak RSS as /usr/bin/time -v measures it.
+# published log in the corpus: its header, then its result lines repeated
+# until it is SIZE_MB large (nccl: one table of that many rows, the
+# hardest case, since a table is held until its end decides its collective;
+# megatron: that many iteration lines). Prints the log's size, its lines,
+# the import's wall time and its peak RSS as /usr/bin/time -v measures it.
 #
-#   scripts/import_memory.sh [SIZE_MB] [BINARY]
+#   scripts/import_memory.sh [SIZE_MB] [BINARY] [nccl|megatron]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb="${1:-50}"
 bin="${2:-${CARGO_TARGET_DIR:-target}/release/benchbook}"
 [ -x "$bin" ] || { echo "no binary at $bin: cargo build --release, or pass its path" >&2; exit 2; }
-src=tests/fixtures/import/real/nccl-tests/all_reduce_int8_8xGH200_olivia_v2.18.3_unalign.txt
+kind="${3:-nccl}"
+case "$kind" in
+  nccl)
+    src=tests/fixtures/import/real/nccl-tests/all_reduce_int8_8xGH200_olivia_v2.18.3_unalign.txt
+    header() { grep '^#' "$1" | head -n 40; }
+    body() { grep -v '^#' "$1" | grep -E '^ *[0-9]'; } ;;
+  megatron)
+    src=tests/fixtures/import/real/megatron/megatron_core_r0.8.0_gpt3_7b_8gpu_tflops_skipped_iters_fixstars_mdk.txt
+    header() { grep -v 'elapsed time per iteration' "$1" | head -n 40; }
+    body() { grep 'elapsed time per iteration' "$1"; } ;;
+  *) echo "unknown kind $kind: nccl or megatron" >&2; exit 2 ;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-log="$tmp/big_all_reduce.log"
-# Header (comment lines before the first row), then one table's rows again
-# and again, each copy under its own `# Collective test starting` line.
-grep '^#' "$src" | head -n 40 > "$log"
-rows=$(grep -v '^#' "$src" | grep -E '^ *[0-9]' || true)
+log="$tmp/big_$kind.log"
+# The header, then the result lines again and again.
+header "$src" > "$log"
+rows=$(body "$src" || true)
 [ -n "$rows" ] || { echo "no rows in $src" >&2; exit 2; }
 target=$((size_mb * 1024 * 1024))
 block="$tmp/block"

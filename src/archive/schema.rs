@@ -30,17 +30,50 @@ pub use crate::vocab::columns::{from_dataframe, schema, to_dataframe};
 /// Not atomic by itself; [`crate::archive::store`] writes to a temporary
 /// name and renames.
 pub fn write_parquet(path: &Path, rows: &[Row]) -> Result<()> {
-    let mut df = to_dataframe(rows)?;
-    let file = File::create(path).map_err(|e| Error::io(path, e))?;
-    ParquetWriter::new(file)
-        .with_compression(ParquetCompression::Zstd(None))
-        .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![
-            (VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
-            ("benchbook.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
-        ])))
-        .finish(&mut df)
-        .map_err(|e| Error::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
-    Ok(())
+    let mut w = ParquetRows::create(path)?;
+    w.write(rows)?;
+    w.finish()
+}
+
+/// A Parquet file of rows written a batch (one row group) at a time, so
+/// that a run of millions of rows never holds them all: the file is
+/// complete (readable) only after [`ParquetRows::finish`].
+pub struct ParquetRows {
+    writer: polars::io::parquet::write::BatchedWriter<File>,
+    path: std::path::PathBuf,
+}
+
+impl ParquetRows {
+    /// Start the file at `path`, with the row schema and its version.
+    pub fn create(path: &Path) -> Result<ParquetRows> {
+        let file = File::create(path).map_err(|e| Error::io(path, e))?;
+        let schema = to_dataframe(&[])?.schema().as_ref().clone();
+        let writer = ParquetWriter::new(file)
+            .with_compression(ParquetCompression::Zstd(None))
+            .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![
+                (VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
+                ("benchbook.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+            ])))
+            .batched(&schema)
+            .map_err(|e| parquet_err(path, e))?;
+        Ok(ParquetRows { writer, path: path.to_path_buf() })
+    }
+
+    /// Append `rows` as one row group (nothing for none).
+    pub fn write(&mut self, rows: &[Row]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut df = to_dataframe(rows)?;
+        df.align_chunks();
+        self.writer.write_batch(&df).map_err(|e| parquet_err(&self.path, e))
+    }
+
+    /// Write the footer: the file is whole.
+    pub fn finish(self) -> Result<()> {
+        self.writer.finish().map_err(|e| parquet_err(&self.path, e))?;
+        Ok(())
+    }
 }
 
 fn parquet_err(path: &Path, e: impl std::fmt::Display) -> Error {

@@ -2,6 +2,11 @@
 //! `manifest.json` after every point, each through a temporary file, fsync
 //! and rename, so at every instant both files on disk are complete: a run
 //! killed at any moment keeps every finished point.
+//!
+//! A staged run (an import: all or nothing, invisible until it is whole)
+//! streams instead: each batch of rows becomes a row group of a temporary
+//! Parquet file and is dropped, so that a file of millions of rows never
+//! holds them all in memory; the file is completed and renamed at finish.
 
 use std::fs;
 use std::path::PathBuf;
@@ -12,11 +17,48 @@ use super::store::{write_atomic, RunDir, RESULTS_FILE};
 use crate::error::{Error, IoContext, Result};
 use crate::vocab::rows::{Row, RowSink, Status};
 
+/// The manifest's counts, kept up to date row by row.
+#[derive(Default)]
+struct Tally {
+    rows: u64,
+    /// Each point's status: failed if any of its rows failed.
+    status_of: std::collections::BTreeMap<u32, Status>,
+}
+
+impl Tally {
+    fn add(&mut self, rows: &[Row]) {
+        self.rows += rows.len() as u64;
+        for r in rows {
+            let s = self.status_of.entry(r.point).or_insert(r.status);
+            if r.status == Status::Failed {
+                *s = Status::Failed;
+            }
+        }
+    }
+
+    fn counts(&self) -> Counts {
+        let mut counts = Counts { rows: self.rows, ..Counts::default() };
+        for s in self.status_of.values() {
+            counts.points += 1;
+            match s {
+                Status::Measured => counts.measured += 1,
+                Status::Skipped => counts.skipped += 1,
+                Status::Failed => counts.failed += 1,
+            }
+        }
+        counts
+    }
+}
+
 /// Writes one run, durably after every point.
 pub struct RunWriter {
     pub dir: RunDir,
     pub manifest: Manifest,
+    /// The rows so far (a run written point by point; a staged run streams).
     rows: Vec<Row>,
+    tally: Tally,
+    /// A staged run's results, written a batch at a time.
+    stream: Option<schema::ParquetRows>,
     /// How many rows the results file on disk holds (None: not yet written).
     written_rows: Option<usize>,
     /// Other files of the run (imported logs, ...) with their hashes.
@@ -30,17 +72,21 @@ impl RunWriter {
     /// `final_path` when it finishes if it was staged. Writes the first
     /// manifest at once.
     pub(crate) fn start(dir: RunDir, manifest: Manifest, final_path: Option<PathBuf>) -> Result<RunWriter> {
-        let mut w =
-            RunWriter { dir, manifest, rows: Vec::new(), written_rows: None, extra_files: Vec::new(), final_path };
+        let mut w = RunWriter {
+            dir,
+            manifest,
+            rows: Vec::new(),
+            tally: Tally::default(),
+            stream: None,
+            written_rows: None,
+            extra_files: Vec::new(),
+            final_path,
+        };
         w.flush()?;
         Ok(w)
     }
 
     /// Rows written so far.
-    pub fn rows(&self) -> &[Row] {
-        &self.rows
-    }
-
     /// Store an extra file (e.g. an imported tool's original log) in the run.
     pub fn add_file(&mut self, name: &str, data: &[u8]) -> Result<()> {
         write_atomic(&self.dir.path.join(name), data)?;
@@ -52,41 +98,31 @@ impl RunWriter {
     /// Rewrite results and manifest from what is held now.
     pub fn flush(&mut self) -> Result<()> {
         let results = self.dir.results_path();
-        // The results file is rewritten only when rows were added since the
-        // last write (finishing a run changes only its manifest).
-        let entry = match (self.written_rows, self.manifest.files.first()) {
-            (Some(n), Some(e)) if n == self.rows.len() && e.path == RESULTS_FILE => e.clone(),
-            _ => {
-                let tmp = results.with_extension("parquet.tmp");
+        let tmp = results.with_extension("parquet.tmp");
+        let entry = match (self.stream.take(), self.written_rows, self.manifest.files.first()) {
+            (Some(stream), ..) => {
+                stream.finish()?;
+                Some(tmp.clone())
+            }
+            (None, Some(n), Some(e)) if n as u64 == self.tally.rows && e.path == RESULTS_FILE => None,
+            (None, ..) => {
                 schema::write_parquet(&tmp, &self.rows)?;
+                Some(tmp.clone())
+            }
+        };
+        let entry = match entry {
+            Some(tmp) => {
                 fs::File::open(&tmp).and_then(|f| f.sync_all()).at(&tmp)?;
                 fs::rename(&tmp, &results).at(&results)?;
-                self.written_rows = Some(self.rows.len());
+                self.written_rows = Some(self.tally.rows as usize);
                 FileEntry::of(RESULTS_FILE, &fs::read(&results).at(&results)?)
             }
+            None => self.manifest.files[0].clone(),
         };
         let mut files = vec![entry];
         files.extend(self.extra_files.iter().cloned());
         self.manifest.files = files;
-        let mut counts = Counts { rows: self.rows.len() as u64, ..Counts::default() };
-        // A point counts once, however many ranks sent rows for it; a point
-        // failed on any rank counts as failed.
-        let mut status_of: std::collections::BTreeMap<u32, Status> = std::collections::BTreeMap::new();
-        for r in &self.rows {
-            let s = status_of.entry(r.point).or_insert(r.status);
-            if r.status == Status::Failed {
-                *s = Status::Failed;
-            }
-        }
-        for s in status_of.values() {
-            counts.points += 1;
-            match s {
-                Status::Measured => counts.measured += 1,
-                Status::Skipped => counts.skipped += 1,
-                Status::Failed => counts.failed += 1,
-            }
-        }
-        self.manifest.counts = counts;
+        self.manifest.counts = self.tally.counts();
         self.write_manifest()
     }
 
@@ -128,6 +164,15 @@ impl RowSink for RunWriter {
     fn write_point(&mut self, mut rows: Vec<Row>) -> Result<()> {
         for r in &mut rows {
             r.run_id.clone_from(&self.dir.id);
+        }
+        self.tally.add(&rows);
+        if self.final_path.is_some() {
+            // Staged: a row group now, the manifest at finish.
+            if self.stream.is_none() {
+                self.stream =
+                    Some(schema::ParquetRows::create(&self.dir.results_path().with_extension("parquet.tmp"))?);
+            }
+            return self.stream.as_mut().expect("opened above").write(&rows);
         }
         self.rows.extend(rows);
         self.flush()

@@ -18,7 +18,7 @@
 //! `global_batch_size` is a parameter too, so that a ramped batch size is
 //! never averaged with the full one.
 
-use super::{metric_record, num, strip_ansi, Format, MetricValue, ParseError, Parsed};
+use super::{metric_record, num, strip_ansi, Format, MetricValue, ParseError, Parsed, Record};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{Better, Params};
 
@@ -62,9 +62,14 @@ impl Format for Megatron {
     fn sniff(&self, text: &str) -> bool {
         text.lines().any(is_iteration_line)
     }
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per value as each iteration line is read.
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let clean = strip_ansi(text);
-        let mut records = Vec::new();
+        let mut records = 0usize;
         let mut warnings = Vec::new();
         let mut total_iters = None;
         let mut averaged = false;
@@ -127,7 +132,8 @@ impl Format for Megatron {
                     (false, true) => format!("Megatron's `{key}`, the instant value of `instant/average`"),
                     _ => format!("Megatron's `{key}`, as printed"),
                 };
-                records.push(metric_record(
+                records += 1;
+                each(metric_record(
                     TOOL,
                     MetricValue { name: metric, value: v * scale, unit, better },
                     &params,
@@ -136,7 +142,7 @@ impl Format for Megatron {
                 ));
             }
         }
-        if records.is_empty() {
+        if records == 0 {
             return Err(ParseError::new(1, "no `iteration N/ TOTAL | ... | elapsed time per iteration` lines"));
         }
         if averaged {
@@ -144,6 +150,7 @@ impl Format for Megatron {
         }
         Ok(Parsed {
             tool: TOOL.into(),
+            record_count: 0,
             backend: "megatron".into(),
             tool_version: None,
             command: text.lines().find_map(|l| {
@@ -153,7 +160,7 @@ impl Format for Megatron {
                 .map(|c| c.text())
             }),
             settings: total_iters.map(|t| format!("train iterations: {t}")),
-            records,
+            records: Vec::new(),
             warnings,
             family: None,
         })

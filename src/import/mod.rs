@@ -18,6 +18,7 @@
 
 pub mod babelstream;
 mod command;
+mod gate;
 mod launcher;
 pub mod megatron;
 pub mod nccl_tests;
@@ -34,6 +35,8 @@ pub mod vllm;
 pub mod vllm_throughput;
 
 pub(crate) use command::command_line;
+use gate::possible;
+pub use gate::{metric_bound, MAX_GB_PER_S};
 pub(crate) use launcher::{lines, strip_ansi};
 pub use source::ImportSource;
 
@@ -68,6 +71,10 @@ pub struct Record {
 pub struct Parsed {
     /// The format's name, e.g. `nccl-tests`.
     pub tool: String,
+    /// How many records the file gave that passed the gate: `records.len()`
+    /// where they are kept, and also where [`parse_each`] handed them out
+    /// one at a time instead (an import streams them to the archive).
+    pub record_count: usize,
     /// The `backend` column of its rows (`nccl`, `rdma`, `mpi`, ...).
     pub backend: String,
     pub tool_version: Option<String>,
@@ -107,6 +114,28 @@ pub trait Format {
     fn sniff(&self, text: &str) -> bool;
     /// Parse the whole text. `file_name` may hint at what the file holds.
     fn parse(&self, text: &str, file_name: &str) -> std::result::Result<Parsed, ParseError>;
+    /// Parse, handing each record to `each` as soon as it is read, so that
+    /// a file of millions of records never holds them all; the returned
+    /// [`Parsed`] keeps no records. Formats whose logs grow large (one
+    /// line per result) override it; the others parse whole.
+    fn parse_each(
+        &self,
+        text: &str,
+        file_name: &str,
+        each: &mut dyn FnMut(Record),
+    ) -> std::result::Result<Parsed, ParseError> {
+        let mut p = self.parse(text, file_name)?;
+        p.records.drain(..).for_each(each);
+        Ok(p)
+    }
+}
+
+/// [`Format::parse`] for a format that implements [`Format::parse_each`].
+pub(crate) fn collect(f: &dyn Format, text: &str, file_name: &str) -> std::result::Result<Parsed, ParseError> {
+    let mut records = Vec::new();
+    let mut p = f.parse_each(text, file_name, &mut |r| records.push(r))?;
+    p.records = records;
+    Ok(p)
 }
 
 /// Every format, in detection order (most specific first).
@@ -135,9 +164,9 @@ pub fn formats() -> Vec<Box<dyn Format>> {
 /// UTF-16 with a byte-order mark are read; CRLF line ends are read as lines.
 /// UTF-16 without a mark is refused by name; other invalid UTF-8 is
 /// replaced, with a warning naming the first line it is on.
-pub fn decode(path: &Path, data: &[u8]) -> Result<(String, Option<String>)> {
+pub fn decode<'a>(path: &Path, data: &'a [u8]) -> Result<(std::borrow::Cow<'a, str>, Option<String>)> {
     let refuse = |line: usize, message: String| Error::Import { path: path.to_path_buf(), line, message };
-    let utf16 = |bytes: &[u8], big: bool, name: &str| -> Result<(String, Option<String>)> {
+    let utf16 = |bytes: &[u8], big: bool, name: &str| -> Result<(std::borrow::Cow<'a, str>, Option<String>)> {
         if bytes.len() % 2 != 0 {
             return Err(refuse(1, format!("{name} file with an odd number of bytes (cut short?)")));
         }
@@ -151,7 +180,7 @@ pub fn decode(path: &Path, data: &[u8]) -> Result<(String, Option<String>)> {
         let text = char::decode_utf16(units)
             .collect::<std::result::Result<String, _>>()
             .map_err(|e| refuse(1, format!("not valid {name}: {e}")))?;
-        Ok((text, Some(format!("read as {name} (byte-order mark)"))))
+        Ok((text.into(), Some(format!("read as {name} (byte-order mark)"))))
     };
     match data {
         [0xEF, 0xBB, 0xBF, rest @ ..] => return decode(path, rest),
@@ -168,11 +197,11 @@ pub fn decode(path: &Path, data: &[u8]) -> Result<(String, Option<String>)> {
         ));
     }
     match std::str::from_utf8(data) {
-        Ok(s) => Ok((s.to_string(), None)),
+        Ok(s) => Ok((s.into(), None)),
         Err(e) => {
             let line = data[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count() + 1;
             Ok((
-                String::from_utf8_lossy(data).into_owned(),
+                String::from_utf8_lossy(data),
                 Some(format!("line {line}: bytes that are not UTF-8 were replaced with U+FFFD")),
             ))
         }
@@ -181,6 +210,16 @@ pub fn decode(path: &Path, data: &[u8]) -> Result<(String, Option<String>)> {
 
 /// Parse `text` as `tool`, or as the first format that recognizes it.
 pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
+    let mut records = Vec::new();
+    let mut parsed = parse_each(path, text, tool, &mut |r| records.push(r))?;
+    parsed.records = records;
+    Ok(parsed)
+}
+
+/// [`parse`], handing each record that passes the gate to `each` as it is
+/// read (see [`Format::parse_each`]); the result keeps no records, and
+/// `record_count` says how many there were.
+pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn FnMut(Record)) -> Result<Parsed> {
     // `srun -l` labels every line with its task (`  0: `): read what the
     // task printed.
     let (text, labels) = launcher::strip_task_labels(text);
@@ -199,17 +238,23 @@ pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
             tried: all.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
         })?,
     };
-    let mut parsed = format.parse(text, file_name).map_err(|e| Error::Import {
-        path: path.to_path_buf(),
-        line: e.line,
-        message: e.message,
-    })?;
+    let mut dropped = Vec::new();
+    let mut count = 0;
+    let mut parsed = format
+        .parse_each(text, file_name, &mut |mut r| {
+            if possible(&mut r, &mut dropped) {
+                count += 1;
+                each(r);
+            }
+        })
+        .map_err(|e| Error::Import { path: path.to_path_buf(), line: e.line, message: e.message })?;
     parsed.family = format.family();
+    parsed.record_count = count;
     if let Some(n) = labels {
         parsed.warnings.push(format!("{n} lines carried a launcher's task label (`srun -l`); read without it"));
     }
-    keep_possible(&mut parsed);
-    if parsed.records.is_empty() {
+    parsed.warnings.extend(dropped);
+    if count == 0 {
         return Err(Error::Import {
             path: path.to_path_buf(),
             line: text.lines().count(),
@@ -217,83 +262,6 @@ pub fn parse(path: &Path, text: &str, tool: Option<&str>) -> Result<Parsed> {
         });
     }
     Ok(parsed)
-}
-
-/// A rate no interconnect or memory reaches (10^6 GB/s = 1 PB/s): a row
-/// above it is a misread or corrupt number, never a measurement.
-pub const MAX_GB_PER_S: f64 = 1e6;
-
-/// The largest value a named metric in `unit` can hold, generously above
-/// anything measured (a misread, saturated or corrupt number lies past
-/// it): a week in ms, 10^10 tokens/s, 10^5 TFLOP/s per GPU, 100 %.
-pub fn metric_bound(unit: &str) -> f64 {
-    match unit {
-        "ms" => 7.0 * 86_400e3,
-        "s" => 7.0 * 86_400.0,
-        "%" => 100.0,
-        "TFLOP/s/GPU" | "TFLOP/s" => 1e5,
-        "req/s" | "samples/s" => 1e8,
-        "tokens/s" | "tokens/s/GPU" => 1e10,
-        "GiB" | "GB" => 1e6,
-        // Counts of requests or tokens, a loss: finite is the bound.
-        _ => 1e15,
-    }
-}
-
-/// Drop every measured record whose numbers cannot be a measurement (a time
-/// that is not finite and positive, a rate above [`MAX_GB_PER_S`], a bus
-/// factor that is not finite and positive, a named metric that is negative,
-/// not finite or past [`metric_bound`]), each with a warning naming its
-/// line and value. Formats parse leniently; this is the one gate before
-/// the archive.
-fn keep_possible(parsed: &mut Parsed) {
-    let mut warnings = Vec::new();
-    parsed.records.retain_mut(|r| {
-        if r.params.bw_factor.is_some_and(|f| !(f.is_finite() && f > 0.0)) {
-            warnings.push(format!(
-                "line {}: bus factor {} is not a positive number; left unknown",
-                r.line,
-                r.params.bw_factor.unwrap_or(f64::NAN)
-            ));
-            r.params.bw_factor = None;
-        }
-        if r.status != Status::Measured {
-            return true;
-        }
-        if r.params.metric.is_some() {
-            let unit = r.params.unit.as_deref().unwrap_or("");
-            let why = match r.value {
-                Some(v) if !v.is_finite() => Some(format!("{v} is not a finite number")),
-                Some(v) if v < 0.0 => Some(format!("{v} {unit} is negative, and no rate, time, count or loss is")),
-                Some(v) if v > metric_bound(unit) => {
-                    Some(format!("{v:e} {unit} is above any real measurement ({:e} {unit})", metric_bound(unit)))
-                }
-                Some(_) => None,
-                None => Some("no value".into()),
-            };
-            if let Some(why) = &why {
-                warnings.push(format!("line {}: {} {why}; row dropped", r.line, r.params.op));
-            }
-            return why.is_none();
-        }
-        let s = r.seconds_per_op;
-        if !(s.is_finite() && s > 0.0) {
-            warnings.push(format!("line {}: time {s} s per operation is not a positive finite number; row dropped", r.line));
-            return false;
-        }
-        for bytes in [r.params.bytes_copied, r.params.bytes_moved].into_iter().flatten() {
-            let gbps = bytes as f64 / s / 1e9;
-            if gbps > MAX_GB_PER_S {
-                warnings.push(format!(
-                    "line {}: {bytes} bytes in {s} s is {gbps:.3e} GB/s, above any real link ({MAX_GB_PER_S:e} GB/s); row dropped",
-                    r.line
-                ));
-                return false;
-            }
-        }
-        true
-    });
-    parsed.warnings.extend(warnings);
 }
 
 // ---- helpers shared by the formats ----

@@ -25,7 +25,9 @@
 //! and the decision that combines them share their types and are checked
 //! together against the real-log corpus.
 
-use super::{bus_factor, command_line, dtype, last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use super::{
+    bus_factor, command_line, dtype, last_line_incomplete, lines, num, record, Format, ParseError, Parsed, Record,
+};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
@@ -159,6 +161,7 @@ impl Evidence {
     }
 }
 
+#[derive(Clone)]
 struct Cell {
     time_us: f64,
     busbw: Option<f64>,
@@ -175,15 +178,44 @@ struct TableRow {
     cells: [Option<Cell>; 2],
 }
 
-struct Table {
+/// A table as read: its header, and each row's line number and text,
+/// checked for its column count and parsed when the table is emitted (a
+/// row's text is smaller than its parsed form, and a table of a million
+/// rows is held until its end decides its collective and bus factor).
+struct Table<'a> {
     tag_op: Option<String>,
     cols: Vec<String>,
     line: usize,
-    rows: Vec<TableRow>,
+    rows: Vec<(usize, &'a str)>,
     footer: Option<(usize, f64)>,
 }
 
-impl Table {
+impl Table<'_> {
+    /// The rows, parsed.
+    fn parsed(&self) -> impl Iterator<Item = TableRow> + '_ {
+        self.rows.iter().map(|&(no, text)| self.row(no, text))
+    }
+
+    /// One row, whose column count was checked when it was read.
+    fn row(&self, no: usize, text: &str) -> TableRow {
+        let toks: Vec<&str> = text.split_whitespace().collect();
+        let col = |name: &str| self.index(name, 0).map(|i| toks[i]);
+        let cell = |nth: usize| -> Option<Cell> {
+            let time_us = num(toks[self.index("time", nth)?])?;
+            let check = self.index("#wrong", nth).or_else(|| self.index("error", nth)).map(|i| toks[i].to_string());
+            Some(Cell { time_us, busbw: self.index("busbw", nth).and_then(|i| num(toks[i])), check })
+        };
+        TableRow {
+            line: no,
+            size: toks[0].parse().unwrap_or(0),
+            count: col("count").and_then(|c| c.parse().ok()),
+            dtype: col("type").map(dtype),
+            redop: col("redop").map(String::from),
+            root: col("root").and_then(|r| r.parse().ok()),
+            cells: [cell(0), cell(1)],
+        }
+    }
+
     fn index(&self, name: &str, nth: usize) -> Option<usize> {
         self.cols.iter().enumerate().filter(|(_, c)| c.as_str() == name).map(|(i, _)| i).nth(nth)
     }
@@ -192,9 +224,8 @@ impl Table {
     /// factor the table itself used.
     fn table_factor(&self) -> Option<f64> {
         let best = self
-            .rows
-            .iter()
-            .filter_map(|r| r.cells[0].as_ref().or(r.cells[1].as_ref()).map(|c| (r.size, c)))
+            .parsed()
+            .filter_map(|r| r.cells[0].clone().or(r.cells[1].clone()).map(|c| (r.size, c)))
             .filter(|(s, c)| *s > 0 && c.time_us > 0.0 && c.busbw.is_some_and(|b| b > 0.0))
             .max_by(|a, b| a.1.busbw.partial_cmp(&b.1.busbw).unwrap_or(std::cmp::Ordering::Equal))?;
         let rate_gbs = best.0 as f64 / (best.1.time_us * 1e-6) / 1e9;
@@ -255,6 +286,12 @@ impl Format for NcclTests {
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// Each table's records as soon as the table ends (at the next header
+    /// or the end of the file): a log of many tables holds one at a time.
+    fn parse_each(&self, text: &str, file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let all = lines(text);
         let ev = Evidence::scan(&all);
         let amd = ["rccl", "RCCL", "AMD Instinct", "ROCm"].iter().any(|w| text.contains(w));
@@ -274,10 +311,9 @@ impl Format for NcclTests {
             },
             ..Parsed::default()
         };
-        let tables = read_tables(&all, last_line_incomplete(text), &mut out)?;
-        for table in &tables {
-            emit(table, &ev, file_name, &mut out);
-        }
+        read_tables(&all, last_line_incomplete(text), &mut out, &mut |table, out| {
+            emit(&table, &ev, file_name, out, each)
+        })?;
         Ok(out)
     }
 }
@@ -287,8 +323,16 @@ fn is_header(line: &str) -> bool {
     ["size", "time", "algbw", "busbw"].iter().all(|c| t.contains(c))
 }
 
-fn read_tables(all: &[(usize, &str)], truncated: bool, out: &mut Parsed) -> Result<Vec<Table>, ParseError> {
-    let mut tables: Vec<Table> = Vec::new();
+/// Read the tables of a log, handing each to `done` when it ends.
+fn read_tables<'a>(
+    all: &[(usize, &'a str)],
+    truncated: bool,
+    out: &mut Parsed,
+    done: &mut dyn FnMut(Table<'a>, &mut Parsed),
+) -> Result<(), ParseError> {
+    // The table being read, and how many came before it.
+    let mut table: Option<Table> = None;
+    let mut tables = 0;
     let mut tag: Option<String> = None;
     for &(no, line) in all {
         let rest = line.trim().trim_start_matches('#').trim();
@@ -300,13 +344,17 @@ fn read_tables(all: &[(usize, &str)], truncated: bool, out: &mut Parsed) -> Resu
             continue;
         }
         if is_header(rest) {
+            if let Some(t) = table.take() {
+                done(t, out);
+            }
             let cols = rest.split_whitespace().map(String::from).collect();
-            tables.push(Table { tag_op: tag.clone(), cols, line: no, rows: Vec::new(), footer: None });
+            table = Some(Table { tag_op: tag.clone(), cols, line: no, rows: Vec::new(), footer: None });
+            tables += 1;
             continue;
         }
         if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
             if let (Some(t), Some(avg)) =
-                (tables.last_mut(), v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num))
+                (table.as_mut(), v.trim_start_matches([' ', ':']).split_whitespace().next().and_then(num))
             {
                 t.footer = Some((no, avg));
             }
@@ -316,14 +364,14 @@ fn read_tables(all: &[(usize, &str)], truncated: bool, out: &mut Parsed) -> Resu
             out.warnings.push(format!("line {no}: nccl-tests reports `{rest}`"));
             continue;
         }
-        let Some(table) = tables.last_mut() else { continue };
+        let Some(table) = table.as_mut() else { continue };
         if line.trim_start().starts_with('#') {
             continue;
         }
         let toks: Vec<&str> = rest.split_whitespace().collect();
-        let Some(size) = toks.first().and_then(|t| t.parse::<u64>().ok()) else {
+        if toks.first().and_then(|t| t.parse::<u64>().ok()).is_none() {
             continue; // NCCL INFO lines, <snip>, launcher chatter between rows
-        };
+        }
         if toks.len() != table.cols.len() {
             if truncated && no == all.len() {
                 out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
@@ -340,37 +388,26 @@ fn read_tables(all: &[(usize, &str)], truncated: bool, out: &mut Parsed) -> Resu
                 ),
             ));
         }
-        let col = |name: &str| table.index(name, 0).map(|i| toks[i]);
-        let cell = |nth: usize| -> Option<Cell> {
-            let time_us = num(toks[table.index("time", nth)?])?;
-            let check = table.index("#wrong", nth).or_else(|| table.index("error", nth)).map(|i| toks[i].to_string());
-            Some(Cell { time_us, busbw: table.index("busbw", nth).and_then(|i| num(toks[i])), check })
-        };
-        let row = TableRow {
-            line: no,
-            size,
-            count: col("count").and_then(|c| c.parse().ok()),
-            dtype: col("type").map(dtype),
-            redop: col("redop").map(String::from),
-            root: col("root").and_then(|r| r.parse().ok()),
-            cells: [cell(0), cell(1)],
-        };
-        table.rows.push(row);
+        table.rows.push((no, rest));
     }
-    if tables.is_empty() {
+    if tables == 0 {
         return Err(ParseError::new(
             all.len().max(1),
             "expected a `#  size  count  type ... time  algbw  busbw` header line",
         ));
     }
-    Ok(tables)
+    if let Some(t) = table.take() {
+        done(t, out);
+    }
+    Ok(())
 }
 
 /// Decide collective, ranks and factor for one table and push its records.
-fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed) {
+fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed, each: &mut dyn FnMut(Record)) {
     let at = table.line;
     let f_table = table.table_factor();
-    let first = table.rows.first();
+    let first = table.parsed().next();
+    let first = first.as_ref();
     let has_redop =
         first.map(|r| r.redop.as_deref().is_some_and(|o| o != "none")).filter(|_| table.index("redop", 0).is_some());
     let rooted = first.and_then(|r| r.root).map(|r| r >= 0);
@@ -430,7 +467,7 @@ fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed) {
     }
     check_footer(table, out);
     let op_name = op.unwrap_or_else(|| "unknown_collective".into());
-    for row in &table.rows {
+    for row in table.parsed() {
         for (nth, variant) in [(0, "out-of-place"), (1, "in-place")] {
             let Some(cell) = &row.cells[nth] else { continue };
             let mut note = format!("nccl-tests {variant} time {} us → s; algbw = size / time; {how}", cell.time_us);
@@ -473,7 +510,7 @@ fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed) {
                 r.device = Some(name.clone()).filter(|n| !n.is_empty());
                 r.host = Some(host.clone()).filter(|h| !h.is_empty());
             }
-            out.records.push(r);
+            each(r);
         }
     }
 }
@@ -489,11 +526,14 @@ fn check_footer(table: &Table, out: &mut Parsed) {
         }
         return;
     };
-    let printed: Vec<f64> = table.rows.iter().flat_map(|r| r.cells.iter().flatten().filter_map(|c| c.busbw)).collect();
-    if printed.is_empty() {
+    let (sum, n) = table
+        .parsed()
+        .flat_map(|r| r.cells.into_iter().flatten().filter_map(|c| c.busbw))
+        .fold((0.0, 0usize), |(s, n), b| (s + b, n + 1));
+    if n == 0 {
         return;
     }
-    let ours = printed.iter().sum::<f64>() / printed.len() as f64;
+    let ours = sum / n as f64;
     if (ours - avg).abs() > 0.02 * avg.abs() + 0.01 {
         out.warnings
             .push(format!("line {no}: footer says average bus bandwidth {avg}, the table's rows average {ours:.4}"));

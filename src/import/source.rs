@@ -1,9 +1,12 @@
 //! Imported files as the source of one run: every file is parsed before
-//! the run exists, then its rows and the original bytes are written.
+//! the run exists (a file that fails leaves the archive untouched), then
+//! parsed again as its rows are written, a batch at a time: neither pass
+//! holds a file's records, so a log of millions of lines imports in
+//! bounded memory (`scripts/import_memory.sh`).
 
 use std::path::PathBuf;
 
-use super::{parse, Parsed};
+use super::{parse_each, Parsed, Record};
 use crate::error::{Error, Result};
 use crate::vocab::config::{ImportedFile, RunConfig};
 use crate::vocab::facts::{BackendInfo, Probe};
@@ -38,7 +41,9 @@ impl ImportSource {
         self
     }
 
-    /// What each file held (after the run was recorded).
+    /// What each file held (after the run was recorded): tool, version,
+    /// warnings and `record_count`; the records themselves went to the
+    /// archive and are not kept.
     pub fn into_parsed(self) -> Vec<Parsed> {
         self.parsed
     }
@@ -50,6 +55,34 @@ impl ImportSource {
     }
 }
 
+impl ImportSource {
+    /// The archive row of one record of `p`, point number `point`.
+    fn row(&self, run_id: &str, p: &Parsed, stored: &str, point: u32, r: &Record) -> Row {
+        let iterations = r.iterations.unwrap_or(1).max(1);
+        let measured = r.status == Status::Measured;
+        let metric = r.params.metric.is_some();
+        Row {
+            run_id: run_id.into(),
+            backend: p.backend.clone(),
+            device: r.device.clone().or_else(|| self.device.clone()).unwrap_or_else(|| "unknown".into()),
+            host: r.host.clone().or_else(|| self.host.clone()).unwrap_or_else(|| "unknown".into()),
+            rank: 0,
+            point,
+            params: r.params.clone(),
+            sample: measured.then_some(0),
+            round: None,
+            iterations: (measured && !metric).then_some(iterations),
+            seconds: (measured && !metric).then_some(r.seconds_per_op * iterations as f64),
+            value: if measured { r.value } else { None },
+            timer: Some(p.tool.clone()),
+            status: r.status,
+            note: Some(format!("{} (line {})", r.note, r.line)),
+            stop: None,
+            source: RowOrigin::Import { tool: &p.tool, file: stored }.text(),
+        }
+    }
+}
+
 impl Source for ImportSource {
     fn describe(&mut self) -> Result<SourceInfo> {
         self.parsed.clear();
@@ -57,7 +90,7 @@ impl Source for ImportSource {
         for path in &self.files {
             let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             let (text, note) = super::decode(path, &data)?;
-            let mut parsed = parse(path, &text, self.tool.as_deref())?;
+            let mut parsed = parse_each(path, &text, self.tool.as_deref(), &mut |_| {})?;
             parsed.warnings.extend(note);
             self.parsed.push(parsed);
             self.originals.push(data);
@@ -74,7 +107,7 @@ impl Source for ImportSource {
                     tool_version: p.tool_version.clone(),
                     command: p.command.clone(),
                     settings: p.settings.clone(),
-                    records: p.records.len(),
+                    records: p.record_count,
                     device_given: self.device.clone(),
                     host_given: self.host.clone(),
                     warnings: p.warnings.clone(),
@@ -107,8 +140,7 @@ impl Source for ImportSource {
 
     fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
         let mut outcome = RunOutcome::default();
-        let mut rows = Vec::new();
-        progress.planned(self.parsed.iter().map(|p| p.records.len() as u64).sum());
+        progress.planned(self.parsed.iter().map(|p| p.record_count as u64).sum());
         for (i, (p, path)) in self.parsed.iter().zip(&self.files).enumerate() {
             if crate::vocab::interrupt::requested() {
                 outcome.interrupted = true;
@@ -117,46 +149,41 @@ impl Source for ImportSource {
             let base = path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
             let stored = format!("source-{}-{}", i + 1, sanitize(base));
             sink.add_file(&stored, &self.originals[i])?;
-            for r in &p.records {
-                let iterations = r.iterations.unwrap_or(1).max(1);
-                let measured = r.status == Status::Measured;
-                let metric = r.params.metric.is_some();
-                rows.push(Row {
-                    run_id: run_id.into(),
-                    backend: p.backend.clone(),
-                    device: r.device.clone().or_else(|| self.device.clone()).unwrap_or_else(|| "unknown".into()),
-                    host: r.host.clone().or_else(|| self.host.clone()).unwrap_or_else(|| "unknown".into()),
-                    rank: 0,
-                    point: outcome.points,
-                    params: r.params.clone(),
-                    sample: measured.then_some(0),
-                    round: None,
-                    iterations: (measured && !metric).then_some(iterations),
-                    seconds: (measured && !metric).then_some(r.seconds_per_op * iterations as f64),
-                    value: if measured { r.value } else { None },
-                    timer: Some(p.tool.clone()),
-                    status: r.status,
-                    note: Some(format!("{} (line {})", r.note, r.line)),
-                    stop: None,
-                    source: RowOrigin::Import { tool: &p.tool, file: &stored }.text(),
-                });
+            // The second pass reads what the first read: the same bytes.
+            let (text, _) = super::decode(path, &self.originals[i])?;
+            let mut rows = Vec::new();
+            let mut failed: Option<crate::error::Error> = None;
+            let mut each = |r: Record| {
+                if failed.is_some() {
+                    return;
+                }
+                rows.push(self.row(run_id, p, &stored, outcome.points, &r));
                 outcome.count(r.status);
-                let label = r.params.label();
+                if rows.len() >= ROWS_PER_BATCH {
+                    // A row group: the archive streams it and drops it.
+                    if let Err(e) = sink.write_point(std::mem::take(&mut rows)) {
+                        failed = Some(e);
+                    }
+                }
                 progress.point_finished(
-                    &label,
+                    &r.params.label(),
                     match r.status {
                         Status::Measured => PointEnd::Measured,
                         Status::Skipped => PointEnd::Skipped(&r.note),
                         Status::Failed => PointEnd::Failed(&r.note),
                     },
                 );
+            };
+            parse_each(path, &text, self.tool.as_deref(), &mut each)?;
+            if let Some(e) = failed {
+                return Err(e);
             }
+            if crate::vocab::interrupt::requested() {
+                outcome.interrupted = true;
+                return Ok(outcome);
+            }
+            sink.write_point(rows)?;
         }
-        if crate::vocab::interrupt::requested() {
-            outcome.interrupted = true;
-            return Ok(outcome);
-        }
-        sink.write_point(rows)?;
         Ok(outcome)
     }
 
@@ -165,6 +192,9 @@ impl Source for ImportSource {
         (warnings > 0).then(|| format!("{warnings} warning(s) while importing"))
     }
 }
+
+/// Rows handed to the archive at once: a Parquet row group.
+const ROWS_PER_BATCH: usize = 16_384;
 
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' }).collect()

@@ -96,12 +96,19 @@ impl Format for Torchtitan {
         })
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per value as each step line is read.
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let clean = strip_ansi(text);
+        let mut records = 0usize;
         let mut out = Parsed { tool: TOOL.into(), backend: "torchtitan".into(), ..Parsed::default() };
         let mut context = Params::new();
-        // Each step's first line and what it printed, to compare duplicates.
-        let mut seen: Vec<(u64, usize, String)> = Vec::new();
+        // Each step's first line and a hash of what it printed, to compare
+        // duplicates.
+        let mut seen: std::collections::HashMap<u64, (usize, u64)> = std::collections::HashMap::new();
         for (n, line) in super::lines(&clean) {
             if let Some(rest) = line
                 .split_once(" - INFO - Model ")
@@ -123,23 +130,31 @@ impl Format for Torchtitan {
                 }
             }
             let Some((step, fields)) = fields(line) else { continue };
-            let printed: String = fields.iter().map(|(k, v)| format!("{k}: {v}  ")).collect();
-            if let Some((_, first, before)) = seen.iter().find(|(s, _, _)| *s == step) {
-                if *before != printed {
+            let printed = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                fields.hash(&mut h);
+                h.finish()
+            };
+            if let Some(&(first, before)) = seen.get(&step) {
+                if before != printed {
                     out.warnings.push(format!(
                         "line {n}: step {step} printed again with other values (first at line {first}); the first is kept"
                     ));
                 }
                 continue;
             }
-            seen.push((step, n, printed));
+            seen.insert(step, (n, printed));
             let mut params = context.clone();
             params.insert("step".into(), step.into());
             for (key, value) in fields.iter().skip(1) {
-                out.records.extend(metrics_of(key, value, &params, n)?);
+                for r in metrics_of(key, value, &params, n)? {
+                    records += 1;
+                    each(r);
+                }
             }
         }
-        if out.records.is_empty() {
+        if records == 0 {
             return Err(ParseError::new(1, "no torchtitan `step: N  loss: ...` lines"));
         }
         let duplicates = clean.lines().filter(|l| fields(l).is_some()).count() - seen.len();

@@ -258,6 +258,7 @@ impl Format for VllmServe {
         records.extend(super::vllm_throughput::records(text)?);
         Ok(Parsed {
             tool: TOOL.into(),
+            record_count: 0,
             backend: "vllm".into(),
             tool_version: None,
             command: text.lines().find_map(|l| {
@@ -369,6 +370,7 @@ impl Format for VllmServeJson {
         }
         Ok(Parsed {
             tool: JSON_TOOL.into(),
+            record_count: 0,
             backend: "vllm".into(),
             tool_version: None,
             command: None,

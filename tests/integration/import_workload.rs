@@ -235,7 +235,9 @@ fn every_file_goes_through_the_archive_as_metric_points() {
             .unwrap_or_else(|e| panic!("{file}: {e}"));
             let (_, df) = result.run.read(false).unwrap();
             let stats = benchbook::analysis::workload::metric_stats(&df).unwrap();
-            let measured = parsed[0].records.iter().filter(|r| r.status == Status::Measured).count();
+            let whole = parse(tool, &file);
+            assert_eq!(parsed[0].record_count, whole.records.len(), "{file}");
+            let measured = whole.records.iter().filter(|r| r.status == Status::Measured).count();
             assert_eq!(stats.len(), measured, "{file}: one metric point per measured record");
             assert!(stats.iter().all(|s| s.samples == 1 && s.ci.is_none()), "{file}: one sample, no interval");
             assert!(benchbook::analysis::point_stats(df.lazy()).unwrap().is_empty(), "{file}: no timed points");

@@ -40,7 +40,7 @@ pub fn import(archive: &Archive, a: &ImportArgs, quiet: bool) -> Result<ImportOu
     let files = parsed
         .into_iter()
         .zip(&a.files)
-        .map(|(p, f)| ImportedFile { file: f.clone(), tool: p.tool, rows: p.records.len(), warnings: p.warnings })
+        .map(|(p, f)| ImportedFile { file: f.clone(), tool: p.tool, rows: p.record_count, warnings: p.warnings })
         .collect();
     Ok(ImportOutput { run_id: run.run.id, run_dir: run.run.path, files })
 }
