@@ -156,12 +156,19 @@ pub struct Saturation {
     /// Highest median rate ([`Curve::rate`]), and the size it happened at.
     pub peak_gbps: f64,
     pub peak_size_bytes: u64,
-    /// Median rate of the largest sizes.
+    /// The level of the flat region at the largest trusted sizes
+    /// ([`stats::plateau_of`]).
     pub plateau_gbps: f64,
-    /// The sizes the plateau was taken from.
+    /// The sizes the plateau was taken from (one: not settled).
     pub plateau_sizes: Vec<u64>,
-    /// How far the plateau's sizes may differ from the largest one: 10 %,
-    /// or twice the CV of the largest sizes when that is wider.
+    /// The largest size and its rate, when it jumps off the level the sizes
+    /// below it hold: flagged, not taken as the plateau.
+    pub plateau_jump: Option<(u64, f64)>,
+    /// Sizes left out of the plateau: an interval wider than
+    /// ±[`TRUSTED_HALF_WIDTH`], or a single round in a run of several.
+    pub plateau_left_out: Vec<u64>,
+    /// How far the plateau's sizes may differ from its level: 10 %, or
+    /// twice the CV of the largest sizes when that is wider.
     pub plateau_tolerance: f64,
     /// How many sizes the curve has (one: nothing saturates).
     pub sizes: usize,
@@ -190,16 +197,33 @@ impl Saturation {
     }
 }
 
+/// The widest interval (relative half-width) a point may have and still
+/// help set a curve's plateau.
+pub const TRUSTED_HALF_WIDTH: f64 = 0.25;
+
 /// Saturation of one curve's [`Curve::rate`] series, against an optional
 /// roofline in GB/s of the same convention.
 pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
     let pts = curve.rate();
+    // A point may set the level unless its interval is too wide, or it had
+    // one round where the run measured others in several.
+    let most_rounds = curve.points.iter().map(|p| p.rounds).max().unwrap_or(1);
+    let trusted: Vec<(u64, f64, bool)> = curve
+        .rate_with_ci()
+        .into_iter()
+        .map(|(size, r, ci)| {
+            let rounds = curve.points.iter().find(|p| p.size_bytes == Some(size)).map_or(1, |p| p.rounds);
+            let narrow = ci.is_none_or(|(lo, hi)| (hi - lo) / 2.0 <= TRUSTED_HALF_WIDTH * r);
+            (size, r, narrow && !(rounds == 1 && most_rounds > 1))
+        })
+        .collect();
     let (peak_size, peak) = pts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
     // Flat within its noise: two sizes agree when they differ by less than
     // 10 % or twice the largest size's CV, whichever is wider (at most 50 %).
     let noise = curve.points.iter().rev().take(2).map(|p| p.summary.cv).filter(|c| c.is_finite()).fold(0.0, f64::max);
     let tolerance = (2.0 * noise).clamp(0.1, 0.5);
-    let (plateau, plateau_sizes) = stats::plateau_span_within(&pts, tolerance)?;
+    let level = stats::plateau_of(&trusted, tolerance)?;
+    let plateau = level.level;
     let roof = roofline_gbps.filter(|r| *r > 0.0);
     let at = |reference: f64, f: f64| stats::sustained_crossing(&pts, reference, f);
     Some(Saturation {
@@ -209,7 +233,9 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
         plateau_gbps: plateau,
         plateau_tolerance: tolerance,
         sizes: pts.len(),
-        plateau_sizes,
+        plateau_sizes: level.sizes,
+        plateau_jump: level.jump,
+        plateau_left_out: level.left_out,
         plateau_50: at(plateau, 0.5),
         plateau_80: at(plateau, 0.8),
         plateau_90: at(plateau, 0.9),

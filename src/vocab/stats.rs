@@ -274,10 +274,8 @@ pub fn saturation_size(curve: &[(u64, f64)], reference: f64, fraction: f64) -> O
     curve.iter().filter(|(_, r)| *r >= fraction * reference).map(|(s, _)| *s).min()
 }
 
-/// The plateau of a bandwidth curve: the median rate of its largest sizes
-/// (up to three) that agree with the largest size's rate within 10 %, i.e.
-/// where the curve has settled. A curve still rising at its end has the
-/// last rate as plateau; a cache-resident peak at middle sizes is never it.
+/// The plateau of a bandwidth curve ([`plateau_of`], every point trusted,
+/// agreement within 10 %).
 pub fn plateau(curve: &[(u64, f64)]) -> Option<f64> {
     plateau_span(curve).map(|(p, _)| p)
 }
@@ -288,21 +286,95 @@ pub fn plateau_span(curve: &[(u64, f64)]) -> Option<(f64, Vec<u64>)> {
 }
 
 /// [`plateau_span`] with the agreement it needs, as a fraction of the
-/// largest size's rate (a noisy curve is flat within its noise, not 10 %).
+/// level (a noisy curve is flat within its noise, not 10 %).
 pub fn plateau_span_within(curve: &[(u64, f64)], tolerance: f64) -> Option<(f64, Vec<u64>)> {
-    let mut v: Vec<(u64, f64)> = curve.iter().copied().filter(|(_, r)| r.is_finite()).collect();
-    if v.is_empty() {
+    let all: Vec<(u64, f64, bool)> = curve.iter().map(|&(s, r)| (s, r, true)).collect();
+    plateau_of(&all, tolerance).map(|p| (p.level, p.sizes))
+}
+
+/// The level a bandwidth curve settles at, and how it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plateau {
+    /// The median rate of the flat region.
+    pub level: f64,
+    /// The sizes of the flat region, smallest first: one size means the
+    /// curve has not settled (still rising, or cache-dominated to its end).
+    pub sizes: Vec<u64>,
+    /// The largest size, when it jumps above a level the sizes below it
+    /// hold: flagged, not taken as the level.
+    pub jump: Option<(u64, f64)>,
+    /// Sizes left out as too uncertain to set a level (see [`plateau_of`]).
+    pub left_out: Vec<u64>,
+}
+
+impl Plateau {
+    /// Whether two sizes or more hold the level.
+    pub fn settled(&self) -> bool {
+        self.sizes.len() > 1
+    }
+}
+
+/// The plateau of a curve of `(size, rate, trusted)`: the flat region at
+/// its largest sizes, each size within `tolerance` of the median of the
+/// sizes above it in the region, and that median as the level. Going down
+/// from the largest size, a trusted size that disagrees ends the region;
+/// an untrusted one (an interval too wide, a single round) that disagrees
+/// is left out and passed over, so one noisy size neither ends a level nor
+/// sets it. A largest size that agrees with nothing below it, while the
+/// sizes below hold a level, is left out too: flagged as a jump when it is
+/// trusted and above that level; a trusted one below it means the curve is
+/// still falling (not settled). A cache-resident peak at middle sizes is
+/// never the level; a curve with no flat region has its largest size's
+/// rate as level, with one size (not settled).
+pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau> {
+    let mut points: Vec<(u64, f64, bool)> = curve.iter().copied().filter(|(_, r, _)| r.is_finite()).collect();
+    if points.is_empty() {
         return None;
     }
-    v.sort_by_key(|(s, _)| *s);
-    let last = v[v.len() - 1].1;
-    let tail: Vec<(u64, f64)> =
-        v.iter().rev().take(3).copied().take_while(|(_, r)| (r - last).abs() <= tolerance * last.abs()).collect();
-    let mut rates: Vec<f64> = tail.iter().map(|(_, r)| *r).collect();
-    rates.sort_by(f64::total_cmp);
-    let mut sizes: Vec<u64> = tail.iter().map(|(s, _)| *s).collect();
-    sizes.sort_unstable();
-    Some((quantile_sorted(&rates, 0.5), sizes))
+    points.sort_by_key(|(s, _, _)| *s);
+    let median = |region: &[(u64, f64, bool)]| {
+        let mut r: Vec<f64> = region.iter().map(|p| p.1).collect();
+        r.sort_by(f64::total_cmp);
+        quantile_sorted(&r, 0.5)
+    };
+    // The flat region ending at `end` (exclusive), and the untrusted sizes
+    // it passed over.
+    let flat = |end: usize| -> (Vec<(u64, f64, bool)>, Vec<u64>) {
+        let mut region = vec![points[end - 1]];
+        let mut passed = Vec::new();
+        for &p in points[..end - 1].iter().rev() {
+            let level = median(&region);
+            if (p.1 - level).abs() <= tolerance * level.abs() {
+                region.push(p);
+            } else if !p.2 {
+                passed.push(p.0);
+            } else {
+                break;
+            }
+        }
+        region.reverse();
+        passed.reverse();
+        (region, passed)
+    };
+    let n = points.len();
+    let (mut region, mut left_out) = flat(n);
+    let mut jump = None;
+    if region.len() == 1 && n >= 3 {
+        let (below, passed) = flat(n - 1);
+        let last = points[n - 1];
+        // An untrusted largest size is left out; a trusted one only when it
+        // rises above the level (falling: the curve has not settled).
+        if below.len() >= 2 && (!last.2 || last.1 > median(&below)) {
+            if last.2 {
+                jump = Some((last.0, last.1));
+                left_out = passed;
+            } else {
+                left_out = passed.into_iter().chain([last.0]).collect();
+            }
+            region = below;
+        }
+    }
+    Some(Plateau { level: median(&region), sizes: region.iter().map(|p| p.0).collect(), jump, left_out })
 }
 
 #[cfg(test)]
@@ -354,6 +426,43 @@ mod tests {
         assert_eq!(plateau(&rising), Some(331.0));
         assert_eq!(plateau_span(&rising).unwrap().1, vec![8]);
         assert_eq!(plateau_span(&curve).unwrap().1, vec![16, 32, 64]);
+    }
+
+    #[test]
+    fn plateaus_of_hostile_curves() {
+        let t = |c: &[(u64, f64)]| c.iter().map(|&(s, r)| (s, r, true)).collect::<Vec<_>>();
+        // A cache hump, then a long flat region: the level is the region's.
+        let hump = t(&[(1, 300.0), (2, 400.0), (4, 120.0), (8, 101.0), (16, 99.0), (32, 100.0), (64, 102.0)]);
+        let p = plateau_of(&hump, 0.1).unwrap();
+        assert_eq!((p.level, p.sizes.clone(), p.jump), (100.5, vec![8, 16, 32, 64], None));
+        // A jump at the largest size is flagged, not the level.
+        let jump = t(&[(1, 10.0), (2, 14.0), (4, 14.2), (8, 13.9), (16, 30.0)]);
+        let p = plateau_of(&jump, 0.1).unwrap();
+        assert_eq!((p.level, p.sizes.clone(), p.jump), (14.0, vec![2, 4, 8], Some((16, 30.0))));
+        // A wide interval or a single round at the largest size is left out.
+        let mut wide = t(&[(1, 5.0), (2, 14.0), (4, 14.2), (8, 23.0)]);
+        wide[3].2 = false;
+        let p = plateau_of(&wide, 0.1).unwrap();
+        assert_eq!((p.level, p.sizes.clone(), p.left_out.clone(), p.jump), (14.1, vec![2, 4], vec![8], None));
+        // One noisy size inside a level is passed over, neither ending nor
+        // setting it; a cache hump below the level ends it.
+        let mut noisy = t(&[(1, 220.0), (2, 224.0), (4, 160.0), (8, 84.0), (16, 83.4), (32, 85.6), (64, 71.7)]);
+        noisy[2].2 = false;
+        let p = plateau_of(&noisy, 0.3).unwrap();
+        assert_eq!((p.sizes.clone(), p.left_out.clone()), (vec![8, 16, 32, 64], vec![4]));
+        assert!((p.level - 83.7).abs() < 1e-9);
+        // Falling at the largest size (out of a cache): not settled, no jump.
+        let falling = t(&[(1, 10.0), (2, 30.0), (4, 31.0), (8, 12.0)]);
+        let p = plateau_of(&falling, 0.1).unwrap();
+        assert!(!p.settled() && p.jump.is_none() && p.level == 12.0);
+        // No flat region: still rising, not settled, no jump invented.
+        let rising = t(&[(1, 1.0), (2, 17.5), (4, 140.0), (8, 331.0)]);
+        let p = plateau_of(&rising, 0.1).unwrap();
+        assert!(!p.settled() && p.jump.is_none() && p.level == 331.0);
+        // Nothing trusted: every point counts rather than none.
+        let none: Vec<(u64, f64, bool)> = rising.iter().map(|&(s, r, _)| (s, r, false)).collect();
+        assert_eq!(plateau_of(&none, 0.1).unwrap().level, 331.0);
+        assert_eq!(plateau_of(&[], 0.1), None);
     }
 
     /// The order-statistic draw against the exact bootstrap distribution of

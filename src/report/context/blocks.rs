@@ -45,12 +45,25 @@ fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
 
 fn sat_row(s: &Saturation) -> SatRow {
     // One size: no curve, so nothing saturates.
-    let cell = |c: crate::vocab::stats::Crossing| if s.sizes < 2 { "one size".to_string() } else { c.to_string() };
+    let cell = |c: crate::vocab::stats::Crossing| match (s.sizes, s.settled()) {
+        (0 | 1, _) => "one size".to_string(),
+        (_, false) => "not settled".to_string(),
+        _ => c.to_string(),
+    };
+    // The level with the sizes it spans, or where the curve ended.
+    let sizes: Vec<String> = s.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
+    let plateau = if s.settled() {
+        format!("{} ({})", format_sig3(s.plateau_gbps), super::prose::span(&sizes))
+    } else if s.sizes < 2 {
+        format_sig3(s.plateau_gbps)
+    } else {
+        format!("not settled ({} at {})", format_sig3(s.plateau_gbps), sizes.join(", "))
+    };
     SatRow {
         label: s.label.clone(),
         peak_gbps: format_sig3(s.peak_gbps),
         peak_size: format_bytes(s.peak_size_bytes),
-        plateau_gbps: format_sig3(s.plateau_gbps),
+        plateau_gbps: plateau,
         p50: cell(s.plateau_50),
         p80: cell(s.plateau_80),
         p90: cell(s.plateau_90),

@@ -36,6 +36,9 @@ fn saturation_sentence(s: &Saturation, smallest: Option<u64>) -> String {
     if s.sizes < 2 {
         return "One size was measured, so the curve has no saturation to state.".into();
     }
+    if !s.settled() {
+        return "The curve never holds a level, so no saturation size is stated against one.".into();
+    }
     if c50 == Crossing::FromStart {
         return format!(
             "Every size measured, from {}, already runs at half the plateau or more: the sweep starts above the ramp, so it shows no saturation size{}.",
@@ -49,6 +52,38 @@ fn saturation_sentence(s: &Saturation, smallest: Option<u64>) -> String {
 
 pub(super) fn pct(f: f64) -> String {
     format!("{} %", format_sig3(f * 100.0))
+}
+
+/// Sizes as a span: `64 MiB`, `64 MiB and 128 MiB`, `64 MiB to 256 MiB`.
+pub(super) fn span(sizes: &[String]) -> String {
+    match sizes {
+        [] => String::new(),
+        [one] => one.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [a, .., b] => format!("{a} to {b}"),
+    }
+}
+
+/// What the plateau of `s` left out: a jump at the largest size, and sizes
+/// too uncertain to set a level; empty when nothing was.
+pub(super) fn plateau_flags(s: &Saturation) -> String {
+    let mut out = String::new();
+    if let Some((size, rate)) = s.plateau_jump {
+        out += &format!(
+            " The largest size, {}, jumps to {} GB/s, above the level the sizes below it hold: flagged, not taken as the plateau.",
+            format_bytes(size),
+            format_sig3(rate)
+        );
+    }
+    if !s.plateau_left_out.is_empty() {
+        let sizes: Vec<String> = s.plateau_left_out.iter().map(|b| format_bytes(*b)).collect();
+        out += &format!(
+            " Left out of the plateau as too uncertain (an interval wider than ±{} %, or a single round): {}.",
+            format_sig3(crate::analysis::curves::TRUSTED_HALF_WIDTH * 100.0),
+            sizes.join(", ")
+        );
+    }
+    out
 }
 
 /// A point's median time with its 95 % interval: `1.23 ms ± 0.8 %`;
@@ -83,8 +118,12 @@ pub(super) fn bandwidth_observations(
     what: &str,
 ) -> Vec<String> {
     let mut obs = Vec::new();
-    let Some((best_i, best)) = sats.iter().enumerate().max_by(|a, b| a.1.plateau_gbps.total_cmp(&b.1.plateau_gbps))
-    else {
+    // The curve with the highest plateau, a settled one before any that is not.
+    let Some((best_i, best)) = sats.iter().enumerate().max_by(|a, b| {
+        (a.1.settled(), a.1.plateau_gbps)
+            .partial_cmp(&(b.1.settled(), b.1.plateau_gbps))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    }) else {
         return obs;
     };
     let curve = &curves[best_i];
@@ -99,21 +138,25 @@ pub(super) fn bandwidth_observations(
     let largest: Vec<String> = best.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
     if best.settled() || best.sizes < 2 {
         obs.push(format!(
-            "At the largest sizes it settles at a plateau of {} GB/s (read + written), taken from {}: the largest sizes within {} of the largest one{}.",
+            "At its largest sizes it settles at a plateau of {} GB/s (read + written), the median of {}: the sizes that agree within {} of that level{}.{}",
             format_sig3(best.plateau_gbps),
-            largest.join(", "),
+            span(&largest),
             pct(best.plateau_tolerance),
-            if best.plateau_tolerance > 0.1 { ", twice its noise (CV)" } else { "" }
+            if best.plateau_tolerance > 0.1 { ", twice its noise (CV)" } else { "" },
+            plateau_flags(best)
         ));
     } else {
         obs.push(format!(
-            "The curve has not settled by its largest size, {}: the next size down differs by more than {}, so the {} GB/s there stands in for a plateau this sweep did not reach. Extend the sweep to measure it.",
+            "The curve has not settled by its largest size, {}: the next size down differs by more than {}, so the {} GB/s there stands in for a plateau this sweep did not reach. Extend the sweep to measure it.{}",
             largest.join(", "),
             pct(best.plateau_tolerance),
-            format_sig3(best.plateau_gbps)
+            format_sig3(best.plateau_gbps),
+            plateau_flags(best)
         ));
     }
-    if best.peak_gbps > 1.25 * best.plateau_gbps {
+    // A cache peak above the level, unless the peak is a flagged jump.
+    let peak_is_jump = best.plateau_jump.is_some_and(|(size, _)| size == best.peak_size_bytes);
+    if best.settled() && !peak_is_jump && best.peak_gbps > 1.25 * best.plateau_gbps {
         obs.push(format!(
             "At {} the rate is {}× the plateau: a working set of {} (source plus destination) is served from caches, not main memory.",
             format_bytes(best.peak_size_bytes),
@@ -255,6 +298,14 @@ pub(super) fn link_observations(curves: &[Curve], sats: &[Saturation], bench: Be
                 format_sig3(s.peak_gbps),
                 format_bytes(s.peak_size_bytes)
             )
+        } else if !s.settled() {
+            format!(
+                "{}{ranks}: {what} peaks at {} GB/s at {} and has not settled by its largest size ({} GB/s there), so no plateau is stated.",
+                c.label,
+                format_sig3(s.peak_gbps),
+                format_bytes(s.peak_size_bytes),
+                format_sig3(s.plateau_gbps)
+            )
         } else {
             format!(
                 "{}{ranks}: {what} peaks at {} GB/s at {}; the rate stays at or above 80 % of the plateau ({} GB/s) {}, and 90 % {}.",
@@ -266,17 +317,22 @@ pub(super) fn link_observations(curves: &[Curve], sats: &[Saturation], bench: Be
                 from_size(s.plateau_90)
             )
         };
-        if let Some((bytes, rate)) = small.filter(|_| s.plateau_gbps > 0.0 && s.sizes > 1) {
+        if let Some((bytes, rate)) = small.filter(|_| s.plateau_gbps > 0.0 && s.settled()) {
+            // The share of the plateau at small messages; above it only when
+            // clearly so (a cache or protocol effect), said once.
             let f = rate / s.plateau_gbps;
-            o += &if f <= 1.0 {
-                format!(" At {} it reaches {} of the plateau.", format_bytes(bytes), pct(f))
-            } else {
-                format!(
-                    " At {} it runs at {}× the plateau: the rate falls at larger sizes.",
-                    format_bytes(bytes),
-                    format_sig3(f)
-                )
-            };
+            if f <= 1.0 {
+                o += &format!(" At {} it reaches {} of the plateau.", format_bytes(bytes), pct(f));
+            } else if f > 1.25 {
+                o += &format!(
+                    " Its small messages run above the plateau ({}× at {}).",
+                    format_sig3(f),
+                    format_bytes(bytes)
+                );
+            }
+        }
+        if s.sizes > 1 {
+            o += &plateau_flags(s);
         }
         observations.push(o);
     }
