@@ -10,6 +10,14 @@ use super::prose::pct;
 use super::{Methodology, SkippedRow};
 
 pub(super) fn methodology(manifest: &Manifest, all_stats: &[PointStat]) -> Methodology {
+    // What benchbook timed itself: imported points keep their tool's timer,
+    // named in Imported sources, and have one sample (no CV to speak of).
+    let native: Vec<PointStat> = all_stats
+        .iter()
+        .filter(|p| crate::vocab::source::RowOrigin::parse(p.source.as_deref()).tool().is_none())
+        .cloned()
+        .collect();
+    let all_stats = &native[..];
     let rule = manifest.config.stop();
     let mut cvs: Vec<f64> = all_stats.iter().map(|p| p.summary.cv).filter(|c| c.is_finite()).collect();
     cvs.sort_by(f64::total_cmp);

@@ -267,7 +267,17 @@ pub struct ReportContext {
     pub methodology: Methodology,
     pub provenance: Vec<ProvenanceRow>,
     pub files: Vec<FileRow>,
+    /// The environment variables that set what was measured.
     pub env: Vec<KeyValue>,
+    /// The launcher's own session variables (`OMPI_*`, `PMIX_*`, `PMI_*`,
+    /// `SLURM_*`): kept, but folded away in the report.
+    pub launcher_env: Vec<KeyValue>,
+}
+
+/// Whether a variable is a launcher's session bookkeeping (ranks, ports,
+/// job ids) rather than a setting of what was measured.
+fn is_launcher_env(name: &str) -> bool {
+    ["OMPI_", "PMIX_", "PMI_", "SLURM_"].iter().any(|p| name.starts_with(p))
 }
 
 /// Whether the GPU section shows a point: a memcpy, peer, host↔device or
@@ -342,6 +352,7 @@ pub fn build(
                 })
             })
             .collect(),
-        env: manifest.env.iter().map(|(k, v)| kv(k, v.clone())).collect(),
+        env: manifest.env.iter().filter(|(k, _)| !is_launcher_env(k)).map(|(k, v)| kv(k, v.clone())).collect(),
+        launcher_env: manifest.env.iter().filter(|(k, _)| is_launcher_env(k)).map(|(k, v)| kv(k, v.clone())).collect(),
     }
 }
