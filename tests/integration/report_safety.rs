@@ -149,3 +149,27 @@ fn report_all_regenerates_every_example_and_covers_every_kind() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("examples.toml:2"), "{err}");
 }
+
+#[test]
+fn an_example_that_measured_nothing_is_refused_by_name() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    // A committed run whose every point was skipped (GPU benchmarks on a
+    // machine without a GPU), listed next to one that measured.
+    std::fs::write(
+        tmp.path().join("examples.toml"),
+        "[[example]]\nout = \"empty\"\nruns = [\"gpu-paths-14f5\"]\n\n[[example]]\nout = \"quick\"\nruns = [\"quick-62f0\"]\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(crate::common::bin())
+        .current_dir(repo)
+        .args(["-q", "report", "--all", "--format", "md", "--reports-dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("empty") && err.contains("measured or imported nothing"), "{err}");
+    assert!(!tmp.path().join("empty").exists());
+    assert!(tmp.path().join("quick/report.md").exists(), "the other example is still made");
+}

@@ -116,6 +116,7 @@ fn report_all(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result
                 .iter()
                 .map(|q| archive.resolve(q))
                 .collect::<Result<Vec<_>>>()
+                .and_then(|runs| measured_something(&ex.out, runs))
                 .and_then(|runs| crate::report::build_runs(&runs, &archive.root, &o))
                 .and_then(|r| crate::report::write(&r, &dir, &o))
         };
@@ -125,6 +126,24 @@ fn report_all(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result
         }
     }
     Ok(out)
+}
+
+/// An example shows numbers: runs that measured or imported nothing (every
+/// point skipped) are refused as one.
+fn measured_something(example: &str, runs: Vec<crate::archive::RunDir>) -> Result<Vec<crate::archive::RunDir>> {
+    let mut measured = 0;
+    for r in &runs {
+        measured += r.manifest()?.counts.measured;
+    }
+    if measured == 0 {
+        return Err(Error::config(
+            "examples.toml",
+            format!(
+                "example `{example}`: its runs measured or imported nothing (every point was skipped), so it shows no result; measure it where it can run, or drop it from the list"
+            ),
+        ));
+    }
+    Ok(runs)
 }
 
 /// `--kind compare`: one report of every group against the first.
