@@ -98,12 +98,7 @@ fn report_all_regenerates_every_example_and_covers_every_kind() {
     let tmp = tempfile::tempdir().unwrap();
     let examples = std::fs::read_to_string(repo.join("reports/examples.toml")).unwrap();
     std::fs::write(tmp.path().join("examples.toml"), &examples).unwrap();
-    let o = std::process::Command::new(crate::common::bin())
-        .current_dir(repo)
-        .args(["-q", "report", "--all", "--format", "md", "--reports-dir"])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    let o = report_all_into(tmp.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let listed: Vec<&str> =
         examples.lines().filter_map(|l| l.strip_prefix("out = \"")).map(|l| l.trim_end_matches('"')).collect();
@@ -150,9 +145,18 @@ fn report_all_regenerates_every_example_and_covers_every_kind() {
     assert!(!o.status.success() && err.contains("examples.toml:2"), "{err}");
 }
 
+/// `report --all` of the repository's archive into `dir` (its examples.toml).
+fn report_all_into(dir: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(crate::common::bin())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["-q", "report", "--all", "--format", "md", "--reports-dir"])
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn an_example_that_measured_nothing_is_refused_by_name() {
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
     // A committed run whose every point was skipped (GPU benchmarks on a
     // machine without a GPU), listed next to one that measured.
@@ -161,12 +165,7 @@ fn an_example_that_measured_nothing_is_refused_by_name() {
         "[[example]]\nout = \"empty\"\nruns = [\"gpu-paths-14f5\"]\n\n[[example]]\nout = \"quick\"\nruns = [\"quick-62f0\"]\n",
     )
     .unwrap();
-    let o = std::process::Command::new(crate::common::bin())
-        .current_dir(repo)
-        .args(["-q", "report", "--all", "--format", "md", "--reports-dir"])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    let o = report_all_into(tmp.path());
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("empty") && err.contains("measured or imported nothing"), "{err}");
