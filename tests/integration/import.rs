@@ -328,6 +328,12 @@ fn imported_gpu_tool_rows_are_all_reported_and_no_benchbook_gpu_method_is_claime
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     let shown = md.lines().filter(|l| l.starts_with("| nvbandwidth |")).count();
     assert_eq!(shown, parsed[0].record_count, "every imported cell is a row of the report");
+    // The tool printed rates only, with no buffer size: no time is shown
+    // that would rest on the assumed 10^9 bytes, and no CV of one sample.
+    for row in md.lines().filter(|l| l.starts_with("| nvbandwidth |") && l.contains("GB/s")) {
+        assert!(row.contains("n/a (the tool printed a rate)") && !row.contains(" ms |"), "{row}");
+    }
+    assert!(!md.contains("| 0 % |") && !md.contains("| 0.00 % |"), "a CV of one sample");
     assert!(md.contains("host\\_device\\_latency\\_sm") && md.contains("613.2 ns"), "the latency test case as a time");
     assert!(!md.contains("## GPUs"), "an import must not describe benchbook's GPU timing");
 }

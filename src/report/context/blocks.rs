@@ -36,7 +36,7 @@ fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
                 gbits_copied: p.gbps_copied.map(|g| format_sig3(g * 8.0)).unwrap_or_default(),
                 gbps_moved: p.gbps_moved.map(format_sig3).unwrap_or_default(),
                 busbw: p.busbw_gbps.map(format_sig3).unwrap_or_default(),
-                cv_pct: pct(p.summary.cv),
+                cv_pct: spread_pct(p),
                 samples: p.samples,
             })
         })
@@ -125,7 +125,7 @@ pub(super) fn gemm_section(
                 gflops: p.gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 best_gflops: p.best_gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 median_time: median_with_ci(p),
-                cv_pct: pct(p.summary.cv),
+                cv_pct: spread_pct(p),
                 samples: p.samples,
                 peak_pct: match (spec.and_then(|s| s.peak_tflops(&dtype)), p.gflops) {
                     (Some(peak), Some(g)) => pct(g / (peak * 1e3)),
@@ -139,6 +139,16 @@ pub(super) fn gemm_section(
     Some(GemmSection { chart: chart.into(), observations, table })
 }
 
+/// A point's CV, or `n/a` where one sample (an imported figure) has no
+/// spread to state.
+fn spread_pct(p: &PointStat) -> String {
+    if p.samples < 2 {
+        "n/a (1 sample)".into()
+    } else {
+        pct(p.summary.cv)
+    }
+}
+
 /// The one-way latencies of MPI ping-pong.
 pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
     stats
@@ -148,8 +158,8 @@ pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
             peer: p.peer.clone().unwrap_or_default(),
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
             median: format_seconds(p.summary.median),
-            p20: format_seconds(p.summary.p20),
-            p80: format_seconds(p.summary.p80),
+            p20: if p.samples < 2 { "n/a".into() } else { format_seconds(p.summary.p20) },
+            p80: if p.samples < 2 { "n/a".into() } else { format_seconds(p.summary.p80) },
             samples: p.samples,
         })
         .collect()
@@ -167,7 +177,7 @@ pub(super) fn other_rows(stats: &[PointStat]) -> Vec<OtherRow> {
             variant: p.variant.clone().unwrap_or_default(),
             size: p.size_bytes.map(format_bytes).unwrap_or_else(|| "-".into()),
             peer: p.peer.clone().unwrap_or_default(),
-            median_time: format_seconds(p.summary.median),
+            median_time: super::prose::time_shown(p).unwrap_or_else(|| format_seconds(p.summary.median)),
             // Network tools (perftest, OSU) print their rates in Gb/s.
             rate: match p.gbps_copied {
                 Some(g) if Bench::of(&p.bench).is_some_and(|b| b.info().unit == RateUnit::Gbps) => {

@@ -86,10 +86,22 @@ pub(super) fn plateau_flags(s: &Saturation) -> String {
     out
 }
 
+/// What stands for a point's time where it has none of its own: a tool
+/// that printed only a rate, with no size in the file, has a time per
+/// operation that would rest on an assumed size (nvbandwidth's 10^9 bytes).
+pub(crate) fn time_shown(p: &crate::analysis::PointStat) -> Option<String> {
+    let imported = crate::vocab::source::RowOrigin::parse(p.source.as_deref()).tool().is_some();
+    (imported && p.size_bytes.is_none() && p.gbps_copied.is_some()).then(|| "n/a (the tool printed a rate)".into())
+}
+
 /// A point's median time with its 95 % interval: `1.23 ms ± 0.8 %`;
-/// `(1 round)` when the interval rests on one round's samples only, and
-/// `(no CI)` below six samples of one round.
+/// `(1 round)` when the interval rests on one round's samples only,
+/// `(no CI)` below six samples of one round, and `n/a` for an imported
+/// rate whose size the file does not give.
 pub(crate) fn median_with_ci(p: &crate::analysis::PointStat) -> String {
+    if let Some(none) = time_shown(p) {
+        return none;
+    }
     let t = crate::vocab::units::format_seconds(p.summary.median);
     match (p.interval(), p.ci_relative()) {
         (Some(ci), Some(r)) if ci.basis == crate::vocab::interval::Basis::Rounds => format!("{t} ± {}", ci_pct(r)),
