@@ -100,24 +100,35 @@ pub fn to_png(chart: &dyn Chart, path: &Path) -> Result<()> {
 /// DejaVu Sans, after the colour swatch.
 const LEGEND_CHARS: usize = 28;
 
-/// `label` wrapped at spaces into lines of at most [`LEGEND_CHARS`], a word
-/// longer than a line cut with an ellipsis: legends never run off the chart.
+/// `label` wrapped at spaces into lines of at most [`LEGEND_CHARS`]; a word
+/// longer than a line (a run id) is broken after a `-` or `_` where it can,
+/// else at the line's end, and continues on the next line: never cut, so
+/// that two runs' labels stay told apart.
 pub(crate) fn wrap_label(label: &str) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
     for word in label.split_whitespace() {
-        let word: String = if word.chars().count() > LEGEND_CHARS {
-            format!("{}…", word.chars().take(LEGEND_CHARS - 1).collect::<String>())
-        } else {
-            word.to_string()
-        };
         if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > LEGEND_CHARS {
             lines.push(std::mem::take(&mut cur));
         }
         if !cur.is_empty() {
             cur.push(' ');
         }
-        cur += &word;
+        let mut rest: Vec<char> = word.chars().collect();
+        // Break what does not fit on this line.
+        while cur.chars().count() + rest.len() > LEGEND_CHARS {
+            let room = LEGEND_CHARS - cur.chars().count();
+            let at = rest[..room].iter().rposition(|c| *c == '-' || *c == '_').map_or(room, |i| i + 1);
+            // A break point too early wastes the line: start a fresh one.
+            if at < room / 2 && !cur.is_empty() {
+                lines.push(std::mem::take(&mut cur).trim_end().to_string());
+                continue;
+            }
+            cur.extend(&rest[..at]);
+            lines.push(std::mem::take(&mut cur));
+            rest.drain(..at);
+        }
+        cur.extend(rest);
     }
     if !cur.is_empty() || lines.is_empty() {
         lines.push(cur);
@@ -197,6 +208,9 @@ mod tests {
             let label = words.join(" ");
             let lines = wrap_label(&label);
             prop_assert!(lines.iter().all(|l| l.chars().count() <= LEGEND_CHARS), "{lines:?}");
+            // Nothing is cut: the lines hold every character of every word.
+            let kept: String = lines.concat().chars().filter(|c| *c != ' ').collect();
+            prop_assert_eq!(kept, words.concat());
             let joined = lines.join(" ");
             for w in words.iter().filter(|w| w.chars().count() <= LEGEND_CHARS) {
                 prop_assert!(joined.contains(w.as_str()), "{w} lost: {lines:?}");
@@ -218,5 +232,10 @@ mod tests {
             ["glibc-default #1: memcpy", "copy, 1 thread"]
         );
         assert_eq!(wrap_label("short"), ["short"]);
+        // A run id continues on the next line, broken after a dash.
+        assert_eq!(
+            wrap_label("memcpy copy (20261122T014545Z-memcpy-rounds-a-2c86)"),
+            ["memcpy copy", "(20261122T014545Z-memcpy-", "rounds-a-2c86)"]
+        );
     }
 }
