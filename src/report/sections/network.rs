@@ -262,16 +262,25 @@ fn one_sided(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<String>) {
     (rows, notes)
 }
 
-/// One-sided against two-sided: the best settled plateau of each, and
-/// whether they come from one file (a fair comparison) or several.
+/// Whether a curve moves data one way (like for like with another one-way
+/// curve): not a bidirectional test, not a round trip.
+fn one_way(c: &Curve) -> bool {
+    let bidir = c.op.contains("bidir") || c.op.contains("bibw") || c.label.contains("bidirectional");
+    !bidir && !semantics(c).contains("round trip")
+}
+
+/// One-sided against two-sided, like for like: the best settled plateau of
+/// each among one-way curves, a ratio stated only when it is outside the
+/// plateaus' own noise, and whether they come from one file (a fair
+/// comparison) or several.
 fn observations(curves: &[&Curve], rows: &[TransferRow]) -> Vec<String> {
-    let best = |one: bool| -> Option<(f64, String, String)> {
+    let best = |one: bool| -> Option<(f64, String, String, f64)> {
         curves
             .iter()
-            .filter(|c| semantics(c).starts_with("one-sided") == one && semantics(c) != "other")
+            .filter(|c| semantics(c).starts_with("one-sided") == one && semantics(c) != "other" && one_way(c))
             .filter_map(|c| {
                 let s = saturation(c, None)?;
-                s.settled().then(|| (s.plateau_gbps * 8.0, c.label.clone(), source(c)))
+                s.settled().then(|| (s.plateau_gbps * 8.0, c.label.clone(), source(c), s.plateau_tolerance))
             })
             .max_by(|a, b| a.0.total_cmp(&b.0))
     };
@@ -286,20 +295,34 @@ fn observations(curves: &[&Curve], rows: &[TransferRow]) -> Vec<String> {
                     o.2, t.2
                 )
             };
+            // Each plateau is flat within its tolerance; a ratio inside the
+            // wider of the two is no difference this run can resolve.
+            let noise = o.3.max(t.3);
+            let ratio = o.0 / t.0;
+            let verdict = if (ratio - 1.0).abs() <= noise {
+                format!(
+                    "their ratio, {ratio:.2}×, is within the ±{} % the plateaus are flat to: no difference this run can resolve",
+                    format_sig3(noise * 100.0)
+                )
+            } else {
+                format!("one-sided reaches {ratio:.2}× two-sided")
+            };
             v.push(format!(
-                "The best one-sided plateau is {} Gb/s ({}), the best two-sided {} Gb/s ({}): one-sided reaches {:.2}× two-sided, {same}.",
+                "Moving data one way, the best one-sided plateau is {} Gb/s ({}) and the best two-sided {} Gb/s ({}): {verdict}, {same}.",
                 format_sig3(o.0),
                 o.1,
                 format_sig3(t.0),
                 t.1,
-                o.0 / t.0
             ));
         }
         (Some(x), None) | (None, Some(x)) => {
-            v.push(format!("The best settled plateau is {} Gb/s ({}).", format_sig3(x.0), x.1));
+            v.push(format!("The best settled one-way plateau is {} Gb/s ({}).", format_sig3(x.0), x.1));
         }
         (None, None) if !rows.is_empty() => {
-            v.push("No transfer curve settles on a plateau (two sizes within their noise), so none is stated.".into());
+            v.push(
+                "No one-way transfer curve settles on a plateau (two sizes within their noise), so none is stated."
+                    .into(),
+            );
         }
         (None, None) => {}
     }
@@ -335,5 +358,37 @@ mod tests {
         let mut none = row(40.0);
         none.against(&[]);
         assert!(none.of_link.is_empty());
+    }
+
+    /// A p2p curve of `op` at `gbps` (bytes copied) over three sizes.
+    fn flat(op: &str, gbps: f64) -> Curve {
+        let pts: Vec<PointStat> = [1u64 << 20, 2 << 20, 4 << 20]
+            .iter()
+            .map(|&size| PointStat {
+                bench: Bench::P2p.name().into(),
+                op: op.into(),
+                variant: Some("host buffers".into()),
+                size_bytes: Some(size),
+                samples: 10,
+                gbps_copied: Some(gbps),
+                summary: crate::vocab::stats::Summary { median: size as f64 / (gbps * 1e9), ..Default::default() },
+                ..Default::default()
+            })
+            .collect();
+        crate::analysis::curves(&pts).remove(0)
+    }
+
+    #[test]
+    fn one_sided_meets_two_sided_like_for_like_and_only_beyond_the_noise() {
+        let (put, bidir) = (flat("put", 10.0), flat("bidirectional", 20.0));
+        // Within the plateaus' 10 %: no difference claimed, and the
+        // bidirectional curve (both ways counted) is never the comparator.
+        let close = flat("send_recv", 10.5);
+        let text = observations(&[&put, &close, &bidir], &[]).join(" ");
+        assert!(text.contains("no difference this run can resolve") && text.contains("0.95×"), "{text}");
+        assert!(!text.contains("bidirectional"), "{text}");
+        let slow = flat("send_recv", 5.0);
+        let text = observations(&[&put, &slow, &bidir], &[]).join(" ");
+        assert!(text.contains("one-sided reaches 2.00× two-sided"), "{text}");
     }
 }
