@@ -87,6 +87,14 @@ fn every_example_report_renders_whole_in_headless_chromium() {
             let browser = crate::common::chromium().unwrap();
             assert!(crate::common::chromium_screenshot(browser, page, width, &png), "{}", png.display());
         }
+        // On paper (A4's printable width, with the print rules): every
+        // column of every table fits; nothing would be cut.
+        let Some(p) = crate::common::chromium_probe_print(page, 700) else { return };
+        assert!(
+            p.scroll_width <= p.width && p.wide.is_empty() && p.clipped.is_empty(),
+            "{} printed: {p:?}",
+            page.display()
+        );
     }
 }
 

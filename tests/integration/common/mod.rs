@@ -55,6 +55,9 @@ pub struct PageProbe {
     pub scroll_width: f64,
     /// Elements wider than the page (tag.class), outside scroll boxes.
     pub wide: Vec<String>,
+    /// Boxes whose content is wider than they show (scrolled on screen,
+    /// cut on paper).
+    pub clipped: Vec<String>,
     pub svgs: usize,
     /// Errors the page raised while loading.
     pub errors: Vec<String>,
@@ -66,6 +69,17 @@ pub struct PageProbe {
 /// removed from the copy only) that writes its findings into the DOM.
 /// `None` when no Chromium is installed (CI installs it and sets CI).
 pub fn chromium_probe(html: &std::path::Path, width: u32) -> Option<PageProbe> {
+    chromium_probe_media(html, width, false)
+}
+
+/// [`chromium_probe`] with the page's print rules applied on screen
+/// (`@media print` read as `@media all`), at a paper width: whatever runs
+/// past the width would be cut on paper.
+pub fn chromium_probe_print(html: &std::path::Path, width: u32) -> Option<PageProbe> {
+    chromium_probe_media(html, width, true)
+}
+
+fn chromium_probe_media(html: &std::path::Path, width: u32, print: bool) -> Option<PageProbe> {
     let Some(browser) = chromium() else {
         assert!(std::env::var("CI").is_err(), "Chromium is required in CI (apt-get install chromium)");
         eprintln!("SKIPPED: no chromium on PATH; install Debian's `chromium` to run this test");
@@ -81,12 +95,17 @@ window.addEventListener('load', () => {
   const w = document.documentElement.clientWidth;
   const inScrollBox = e => { for (let p = e.parentElement; p; p = p.parentElement) { const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
   const wide = [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().width > w + 1 && !inScrollBox(e)).map(e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? '.' + e.className : ''));
+  const clipped = [...document.querySelectorAll('main *')].filter(e => { const o = getComputedStyle(e).overflowX; return (o === 'auto' || o === 'scroll' || o === 'hidden') && e.scrollWidth > e.clientWidth + 1; }).map(e => e.tagName.toLowerCase());
   const out = document.createElement('pre'); out.id = 'probe';
-  out.textContent = 'PROBE' + JSON.stringify({width: w, scroll_width: document.documentElement.scrollWidth, wide: wide.slice(0, 20), svgs: document.querySelectorAll('svg').length, errors: window.__errors, title: document.title}) + 'END';
+  out.textContent = 'PROBE' + JSON.stringify({width: w, scroll_width: document.documentElement.scrollWidth, wide: wide.slice(0, 20), clipped: clipped.slice(0, 20), svgs: document.querySelectorAll('svg').length, errors: window.__errors, title: document.title}) + 'END';
   document.body.appendChild(out);
 });
 </script>"#;
-    let probed = page.replace(&csp, "").replacen("<head>", &format!("<head>\n{PROBE}"), 1);
+    let mut probed = page.replace(&csp, "").replacen("<head>", &format!("<head>\n{PROBE}"), 1);
+    if print {
+        assert!(probed.contains("@media print"), "the report has print rules");
+        probed = probed.replace("@media print", "@media all");
+    }
     // The probed copy lives in a scratch folder, never beside the page.
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("probe.html");
