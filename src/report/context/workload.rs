@@ -132,40 +132,95 @@ fn chart_slug(metric: &str) -> String {
     metric.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
 }
 
-/// Per metric with more than one point: its best point (peak) and the
-/// average of the point medians.
+/// The axis a training log's points follow, when they have one.
+const STEP_AXES: [&str; 2] = ["iteration", "step"];
+
+/// A step number as printed: `30`, not `30.0`.
+fn step(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format_sig3(v)
+    }
+}
+
+/// Where a metric's points came from: the imported file (without its
+/// `import:tool:source-N-` prefix) or the run.
+fn origin(s: &MetricStat) -> String {
+    match crate::vocab::source::RowOrigin::parse(Some(&s.source)) {
+        crate::vocab::source::RowOrigin::Import { file, .. } => {
+            let f = file.strip_prefix("source-").map_or(file, |r| r.split_once('-').map_or(r, |(_, f)| f));
+            f.to_string()
+        }
+        crate::vocab::source::RowOrigin::Native => s.run_id.clone(),
+    }
+}
+
+/// Per metric and per file or run (never averaged across systems): with a
+/// step axis, the median of the steady state, leaving out the first tenth
+/// of the logged steps (at least one) as warm-up, and the best step;
+/// otherwise its best point and the median of its point medians.
 fn observations(stats: &[MetricStat], metrics: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for metric in metrics {
-        let pts: Vec<&MetricStat> = stats.iter().filter(|s| s.metric == *metric).collect();
-        let Some(first) = pts.first() else { continue };
-        let unit = first.unit.as_str();
-        if pts.len() == 1 {
-            let s = first;
-            out.push(format!(
-                "{metric}: median {} over {} sample(s){}.",
-                with_unit(s.median, unit),
-                s.samples,
-                s.ci.map(|(lo, hi)| format!(" (95 % CI of the median {} – {})", format_sig3(lo), format_sig3(hi)))
-                    .unwrap_or_default()
-            ));
-            continue;
+        let all: Vec<&MetricStat> = stats.iter().filter(|s| s.metric == *metric).collect();
+        let mut origins: Vec<String> = all.iter().map(|s| origin(s)).collect();
+        origins.dedup();
+        origins.sort();
+        origins.dedup();
+        for from in &origins {
+            let pts: Vec<&MetricStat> = all.iter().copied().filter(|s| origin(s) == *from).collect();
+            let Some(first) = pts.first() else { continue };
+            let unit = first.unit.as_str();
+            let whose = if origins.len() > 1 { format!(", {from}") } else { String::new() };
+            if pts.len() == 1 {
+                let s = first;
+                out.push(format!(
+                    "{metric}{whose}: median {} over {} sample(s){}.",
+                    with_unit(s.median, unit),
+                    s.samples,
+                    s.ci.map(|(lo, hi)| format!(" (95 % CI of the median {} – {})", format_sig3(lo), format_sig3(hi)))
+                        .unwrap_or_default()
+                ));
+                continue;
+            }
+            let best = match first.better {
+                Better::Higher => pts.iter().max_by(|a, b| a.median.total_cmp(&b.median)),
+                Better::Lower => pts.iter().min_by(|a, b| a.median.total_cmp(&b.median)),
+            };
+            let Some(best) = best else { continue };
+            let word = if first.better == Better::Higher { "peaks at" } else { "is lowest at" };
+            let at = params_label(&best.params);
+            let at = if at.is_empty() { String::new() } else { format!(" ({at})") };
+            let axis = STEP_AXES.iter().find(|a| pts.iter().all(|p| p.param_f64(a).is_some()));
+            let level = match axis {
+                Some(axis) if pts.len() >= 3 => {
+                    let mut by_step: Vec<(f64, f64)> =
+                        pts.iter().map(|p| (p.param_f64(axis).unwrap_or(0.0), p.median)).collect();
+                    by_step.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    let warm = (by_step.len() / 10).max(1);
+                    let mut steady: Vec<f64> = by_step[warm..].iter().map(|(_, v)| *v).collect();
+                    steady.sort_by(f64::total_cmp);
+                    format!(
+                        "; its steady state, {axis} {} to {} ({} logged points; the first {warm} left out as warm-up), has median {}",
+                        step(by_step[warm].0),
+                        step(by_step[by_step.len() - 1].0),
+                        steady.len(),
+                        with_unit(crate::vocab::stats::quantile_sorted(&steady, 0.5), unit)
+                    )
+                }
+                _ => {
+                    let mut medians: Vec<f64> = pts.iter().map(|p| p.median).collect();
+                    medians.sort_by(f64::total_cmp);
+                    format!(
+                        "; the median of its {} points' medians is {}",
+                        pts.len(),
+                        with_unit(crate::vocab::stats::quantile_sorted(&medians, 0.5), unit)
+                    )
+                }
+            };
+            out.push(format!("{metric}{whose} {word} {}{at}{level}.", with_unit(best.median, unit)));
         }
-        let best = match first.better {
-            Better::Higher => pts.iter().max_by(|a, b| a.median.total_cmp(&b.median)),
-            Better::Lower => pts.iter().min_by(|a, b| a.median.total_cmp(&b.median)),
-        };
-        let Some(best) = best else { continue };
-        let avg = pts.iter().map(|s| s.median).sum::<f64>() / pts.len() as f64;
-        let word = if first.better == Better::Higher { "peaks at" } else { "is lowest at" };
-        let at = params_label(&best.params);
-        out.push(format!(
-            "{metric} {word} {}{}; the average of its {} points' medians is {}.",
-            with_unit(best.median, unit),
-            if at.is_empty() { String::new() } else { format!(" ({at})") },
-            pts.len(),
-            with_unit(avg, unit)
-        ));
     }
     out
 }
@@ -194,4 +249,50 @@ pub fn exec_info(manifest: &crate::archive::manifest::Manifest) -> Option<ExecIn
         params: params_label(&spec.params),
         tools: tools.iter().map(|(k, v)| super::kv(k, v.clone())).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(file: &str, iteration: u64, v: f64) -> MetricStat {
+        let mut params = crate::vocab::metrics::Params::new();
+        params.insert("iteration".into(), iteration.into());
+        MetricStat {
+            run_id: "r".into(),
+            point: iteration as u32,
+            bench: "megatron".into(),
+            device: "unknown".into(),
+            source: format!("import:megatron:source-1-{file}"),
+            metric: "tflops_per_gpu".into(),
+            unit: "TFLOP/s/GPU".into(),
+            better: Better::Higher,
+            params,
+            samples: 1,
+            median: v,
+            mean: v,
+            min: v,
+            max: v,
+            std_dev: 0.0,
+            peak: v,
+            ci: None,
+        }
+    }
+
+    #[test]
+    fn systems_are_never_averaged_and_warm_up_is_left_out() {
+        // Two logs: a slow warm-up first iteration, then a steady level.
+        let mut stats: Vec<MetricStat> =
+            [(10, 100.0), (20, 400.0), (30, 410.0), (40, 405.0)].iter().map(|&(i, v)| point("a.log", i, v)).collect();
+        stats.extend([(10, 800.0), (20, 880.0), (30, 870.0)].iter().map(|&(i, v)| point("b.log", i, v)));
+        let text = observations(&stats, &["tflops_per_gpu"]).join("\n");
+        assert!(text.contains("tflops_per_gpu, a.log peaks at 410"), "{text}");
+        assert!(
+            text.contains("iteration 20 to 40 (3 logged points; the first 1 left out as warm-up), has median 405"),
+            "{text}"
+        );
+        assert!(text.contains("tflops_per_gpu, b.log peaks at 880"), "{text}");
+        // No figure mixes the two logs (the old 'average of its 7 points').
+        assert!(!text.contains("7 points") && !text.contains("average"), "{text}");
+    }
 }
