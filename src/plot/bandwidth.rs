@@ -95,16 +95,15 @@ impl BandwidthChart {
         let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let xs = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-        // Error bars count as data: they must fit too.
-        let ys = self.lines.iter().flat_map(|l| {
-            l.triples().flat_map(|(_, y, e)| [Some(y), e.map(|e| e.0), e.map(|e| e.1)].into_iter().flatten())
-        });
         let (xmin, xmax) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
-        let (mut ymin, mut ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
-        for r in self.roofline.iter().chain(&self.links).map(|(_, r)| *r) {
-            ymax = ymax.max(r);
-            ymin = ymin.min(r);
-        }
+        let medians: Vec<f64> = self
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.1))
+            .chain(self.roofline.iter().chain(&self.links).map(|(_, r)| *r))
+            .collect();
+        let bars: Vec<(f64, f64)> = self.lines.iter().flat_map(|l| l.triples().filter_map(|(_, _, e)| e)).collect();
+        let (ymin, ymax) = y_span(&medians, &bars);
         if xmin > xmax {
             // No data: an empty frame that says so.
             root.draw(&Text::new("no measured points", (20, 20), (FONT, 18).into_font())).map_err(|x| e(&x))?;
@@ -161,11 +160,19 @@ impl BandwidthChart {
             // An error bar: the interval as a thin vertical line with caps.
             let style = color.stroke_width(1);
             for (x, _, lo, hi) in bars {
+                // A bar that runs past the axis is clipped at it and ends in
+                // an open arrow instead of a cap: it goes on.
+                let (clo, chi) = (lo.max(ylo), hi.min(yhi));
                 chart
-                    .draw_series(std::iter::once(PathElement::new(vec![(x, lo), (x, hi)], style)))
+                    .draw_series(std::iter::once(PathElement::new(vec![(x, clo), (x, chi)], style)))
                     .map_err(|x| e(&x))?;
                 let cap = |y: f64| EmptyElement::at((x, y)) + PathElement::new(vec![(-4, 0), (4, 0)], style);
-                chart.draw_series([cap(lo), cap(hi)]).map_err(|x| e(&x))?;
+                let arrow = |y: f64, dir: i32| {
+                    EmptyElement::at((x, y)) + PathElement::new(vec![(-4, 6 * dir), (0, 0), (4, 6 * dir)], style)
+                };
+                let low = if clo > lo { arrow(clo, -1) } else { cap(lo) };
+                let high = if chi < hi { arrow(chi, 1) } else { cap(hi) };
+                chart.draw_series([low, high]).map_err(|x| e(&x))?;
             }
             let pts = line.points.iter().copied();
             match i % MARKERS {
@@ -212,3 +219,36 @@ impl BandwidthChart {
 }
 
 super::impl_chart!(BandwidthChart);
+
+/// The y span a chart needs: every median and line, and error bars at most
+/// a factor of 2 past the lowest and highest of those (log axes): one wide
+/// interval must not squash the data into a corner; bars beyond are clipped.
+fn y_span(medians: &[f64], bars: &[(f64, f64)]) -> (f64, f64) {
+    let (lo, hi) = medians
+        .iter()
+        .filter(|v| v.is_finite() && **v > 0.0)
+        .fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(*y), b.max(*y)));
+    if lo > hi {
+        return (lo, hi);
+    }
+    let (mut ylo, mut yhi) = (lo, hi);
+    for &(blo, bhi) in bars {
+        ylo = ylo.min(blo.max(lo / 2.0));
+        yhi = yhi.max(bhi.min(hi * 2.0));
+    }
+    (ylo, yhi)
+}
+
+#[cfg(test)]
+mod y_span_tests {
+    use super::y_span;
+
+    #[test]
+    fn one_wide_bar_does_not_stretch_the_axis() {
+        // Data 10-100 GB/s; one interval runs to 10^4: the axis stops at 2x.
+        assert_eq!(y_span(&[10.0, 50.0, 100.0], &[(40.0, 10_000.0)]), (10.0, 200.0));
+        // Bars within reach count in full.
+        assert_eq!(y_span(&[10.0, 100.0], &[(8.0, 120.0)]), (8.0, 120.0));
+        assert_eq!(y_span(&[10.0, 100.0], &[(0.001, 100.0)]), (5.0, 100.0));
+    }
+}
