@@ -123,8 +123,13 @@ impl RatioChart {
         let n = rows.len();
         let label = |i: usize| {
             let l = &rows[i].0;
-            if l.chars().count() > 34 {
-                format!("{}…", l.chars().take(33).collect::<String>())
+            // Too long for the label column: keep both ends, where the
+            // point's name and what tells it from its neighbours are.
+            let n = l.chars().count();
+            if n > 34 {
+                let head: String = l.chars().take(16).collect();
+                let tail: String = l.chars().skip(n - 17).collect();
+                format!("{head}…{tail}")
             } else {
                 l.clone()
             }
