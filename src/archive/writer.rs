@@ -86,7 +86,6 @@ impl RunWriter {
         Ok(w)
     }
 
-    /// Rows written so far.
     /// Store an extra file (e.g. an imported tool's original log) in the run.
     pub fn add_file(&mut self, name: &str, data: &[u8]) -> Result<()> {
         write_atomic(&self.dir.path.join(name), data)?;

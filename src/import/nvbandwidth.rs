@@ -255,7 +255,6 @@ fn is_elision(t: &str) -> bool {
 }
 
 /// One cell of a matrix being read.
-#[derive(Default)]
 struct Cell {
     row: String,
     col: String,

@@ -53,9 +53,7 @@ impl ImportSource {
         t.dedup();
         t
     }
-}
 
-impl ImportSource {
     /// The archive row of one record of `p`, point number `point`.
     fn row(&self, run_id: &str, p: &Parsed, stored: &str, point: u32, r: &Record) -> Row {
         let iterations = r.iterations.unwrap_or(1).max(1);
@@ -147,7 +145,7 @@ impl Source for ImportSource {
                 return Ok(outcome);
             }
             let base = path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
-            let stored = format!("source-{}-{}", i + 1, sanitize(base));
+            let stored = crate::vocab::source::stored_file_name(i + 1, &sanitize(base));
             sink.add_file(&stored, &self.originals[i])?;
             // The second pass reads what the first read: the same bytes.
             let (text, _) = super::decode(path, &self.originals[i])?;

@@ -109,6 +109,7 @@ impl Format for Torchtitan {
         // Each step's first line and a hash of what it printed, to compare
         // duplicates.
         let mut seen: std::collections::HashMap<u64, (usize, u64)> = std::collections::HashMap::new();
+        let mut repeats = 0usize;
         for (n, line) in super::lines(&clean) {
             if let Some(rest) = line
                 .split_once(" - INFO - Model ")
@@ -137,6 +138,7 @@ impl Format for Torchtitan {
                 h.finish()
             };
             if let Some(&(first, before)) = seen.get(&step) {
+                repeats += 1;
                 if before != printed {
                     out.warnings.push(format!(
                         "line {n}: step {step} printed again with other values (first at line {first}); the first is kept"
@@ -157,9 +159,8 @@ impl Format for Torchtitan {
         if records == 0 {
             return Err(ParseError::new(1, "no torchtitan `step: N  loss: ...` lines"));
         }
-        let duplicates = clean.lines().filter(|l| fields(l).is_some()).count() - seen.len();
-        if duplicates > 0 {
-            out.warnings.push(format!("{duplicates} step lines repeat a step already read (several ranks print it)"));
+        if repeats > 0 {
+            out.warnings.push(format!("{repeats} step lines repeat a step already read (several ranks print it)"));
         }
         Ok(out)
     }

@@ -116,6 +116,18 @@ impl<'de> Deserialize<'de> for RunOrigin {
 
 const IMPORT_PREFIX: &str = "import:";
 
+/// The name the `n`-th imported file of a run (from 1) is kept under in
+/// it: `source-<n>-<name>`.
+pub fn stored_file_name(n: usize, name: &str) -> String {
+    format!("source-{n}-{name}")
+}
+
+/// The `n` and original name of a [`stored_file_name`].
+pub fn stored_file_parts(stored: &str) -> Option<(usize, &str)> {
+    let (n, name) = stored.strip_prefix("source-")?.split_once('-')?;
+    Some((n.parse().ok()?, name))
+}
+
 /// Where one row came from (the `source` column): `native`, or the
 /// imported tool and the name its file is kept under in the run
 /// (`import:<tool>:<file>`).
@@ -168,5 +180,7 @@ mod tests {
         assert_eq!(r.text(), "import:osu:source-1-osu_bw.txt");
         assert_eq!(RowOrigin::parse(Some("native")), RowOrigin::Native);
         assert_eq!(RowOrigin::parse(None).tool(), None);
+        assert_eq!(stored_file_parts(&stored_file_name(12, "osu-bw.txt")), Some((12, "osu-bw.txt")));
+        assert_eq!(stored_file_parts("results.parquet"), None);
     }
 }

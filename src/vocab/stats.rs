@@ -274,24 +274,6 @@ pub fn saturation_size(curve: &[(u64, f64)], reference: f64, fraction: f64) -> O
     curve.iter().filter(|(_, r)| *r >= fraction * reference).map(|(s, _)| *s).min()
 }
 
-/// The plateau of a bandwidth curve ([`plateau_of`], every point trusted,
-/// agreement within 10 %).
-pub fn plateau(curve: &[(u64, f64)]) -> Option<f64> {
-    plateau_span(curve).map(|(p, _)| p)
-}
-
-/// [`plateau`] and the sizes it was taken from, smallest first.
-pub fn plateau_span(curve: &[(u64, f64)]) -> Option<(f64, Vec<u64>)> {
-    plateau_span_within(curve, 0.1)
-}
-
-/// [`plateau_span`] with the agreement it needs, as a fraction of the
-/// level (a noisy curve is flat within its noise, not 10 %).
-pub fn plateau_span_within(curve: &[(u64, f64)], tolerance: f64) -> Option<(f64, Vec<u64>)> {
-    let all: Vec<(u64, f64, bool)> = curve.iter().map(|&(s, r)| (s, r, true)).collect();
-    plateau_of(&all, tolerance).map(|p| (p.level, p.sizes))
-}
-
 /// The level a bandwidth curve settles at, and how it was found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plateau {
@@ -402,6 +384,16 @@ mod tests {
     fn rsd_of_constant_is_zero_and_of_zero_mean_is_infinite() {
         assert_eq!(rel_std_dev(&[2.0, 2.0, 2.0]), 0.0);
         assert!(rel_std_dev(&[0.0, 0.0]).is_infinite());
+    }
+
+    /// [`plateau_of`] with every point trusted, agreement within 10 %.
+    fn plateau_span(curve: &[(u64, f64)]) -> Option<(f64, Vec<u64>)> {
+        let all: Vec<(u64, f64, bool)> = curve.iter().map(|&(s, r)| (s, r, true)).collect();
+        plateau_of(&all, 0.1).map(|p| (p.level, p.sizes))
+    }
+
+    fn plateau(curve: &[(u64, f64)]) -> Option<f64> {
+        plateau_span(curve).map(|(p, _)| p)
     }
 
     #[test]

@@ -102,10 +102,8 @@ fn sources_of<'a>(manifest: &Manifest, sources: impl Iterator<Item = &'a str>) -
     kept.iter()
         .map(|(tool, name)| {
             // `source-<n>-…` is the n-th imported file.
-            let original = name
-                .strip_prefix("source-")
-                .and_then(|r| r.split('-').next()?.parse::<usize>().ok())
-                .and_then(|n| imports.get(n.checked_sub(1)?).map(|f| f.file.clone()));
+            let original = crate::vocab::source::stored_file_parts(name)
+                .and_then(|(n, _)| imports.get(n.checked_sub(1)?).map(|f| f.file.clone()));
             let hash =
                 manifest.files.iter().find(|f| &f.path == name).map(|f| f.sha256.as_str()).unwrap_or("not recorded");
             match original {

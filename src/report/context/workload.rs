@@ -149,8 +149,7 @@ fn step(v: f64) -> String {
 fn origin(s: &MetricStat) -> String {
     match crate::vocab::source::RowOrigin::parse(Some(&s.source)) {
         crate::vocab::source::RowOrigin::Import { file, .. } => {
-            let f = file.strip_prefix("source-").map_or(file, |r| r.split_once('-').map_or(r, |(_, f)| f));
-            f.to_string()
+            crate::vocab::source::stored_file_parts(file).map_or(file, |(_, name)| name).to_string()
         }
         crate::vocab::source::RowOrigin::Native => s.run_id.clone(),
     }
@@ -165,7 +164,6 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> Vec<String> {
     for metric in metrics {
         let all: Vec<&MetricStat> = stats.iter().filter(|s| s.metric == *metric).collect();
         let mut origins: Vec<String> = all.iter().map(|s| origin(s)).collect();
-        origins.dedup();
         origins.sort();
         origins.dedup();
         for from in &origins {
