@@ -24,6 +24,12 @@ pub struct Curve {
 }
 
 impl Curve {
+    /// The system the curve ran on: its run and device (a chart's colour
+    /// when it holds several).
+    pub fn system(&self) -> String {
+        format!("{} {}", self.run_id, self.device)
+    }
+
     /// (size, bus bandwidth GB/s) pairs, for collectives.
     pub fn busbw(&self) -> Vec<(u64, f64)> {
         self.points.iter().filter_map(|p| Some((p.size_bytes?, p.busbw_gbps?))).collect()

@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, pow10_ticks, pow2_ticks, COLORS, FONT, SIZE};
+use super::{plot_err, pow10_ticks, pow2_ticks, Chart, Palette, COLORS, FONT, SIZE, TITLE_ROOM};
 
 /// Link lines: dark, and apart from the data colours.
 const LINK_COLORS: [RGBColor; 3] = [RGBColor(60, 60, 60), RGBColor(170, 0, 120), RGBColor(0, 120, 120)];
@@ -22,13 +22,26 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
     /// Per point, (low, high) in the rate's unit; empty, or as long as `points`.
     pub errors: Vec<Option<(f64, f64)>>,
+    /// The system (run and device) the curve belongs to: its colour, in
+    /// every chart of a report, when a chart holds several systems.
+    pub system: Option<String>,
+    /// The operation: its marker, and its panel when a chart has more
+    /// curves than one panel holds.
+    pub op: Option<String>,
 }
 
 impl Line {
     /// A line of (x, y, interval) points.
     pub fn with_errors(label: String, points: impl IntoIterator<Item = (f64, f64, Option<(f64, f64)>)>) -> Line {
         let (points, errors) = points.into_iter().map(|(x, y, e)| ((x, y), e)).unzip();
-        Line { label, points, errors }
+        Line { label, points, errors, system: None, op: None }
+    }
+
+    /// The same line, of this system and operation.
+    pub fn of(mut self, system: impl Into<String>, op: impl Into<String>) -> Line {
+        self.system = Some(system.into());
+        self.op = Some(op.into());
+        self
     }
 
     /// (x, y, interval) per point.
@@ -47,6 +60,8 @@ pub struct BandwidthChart {
     /// Link or port figures (label, value in the y unit), drawn dashed
     /// with a pattern of their own: a peer copy against its link.
     pub links: Vec<(String, f64)>,
+    /// The report's palette (else one of this chart's own keys).
+    pub palette: Option<Palette>,
 }
 
 /// Build a bandwidth chart; points with non-positive values are dropped
@@ -66,7 +81,7 @@ pub fn bandwidth_chart(
                 .filter(|(x, y, _)| *x > 0.0 && *y > 0.0 && y.is_finite())
                 .map(|(x, y, e)| (x, y, e.filter(|(lo, hi)| *lo > 0.0 && hi.is_finite())))
                 .collect();
-            Line::with_errors(l.label, kept)
+            Line { system: l.system.clone(), op: l.op.clone(), ..Line::with_errors(l.label, kept) }
         })
         .filter(|l| !l.points.is_empty())
         .collect();
@@ -77,18 +92,108 @@ pub fn bandwidth_chart(
         lines,
         roofline: roofline.filter(|(_, v)| *v > 0.0),
         links: Vec::new(),
+        palette: None,
     }
 }
 
-/// Marker shapes, so that curves which overlap stay apart where colours
-/// alone would not (and in greyscale print).
-const MARKERS: usize = 4;
+/// The most curves one panel holds; past that, small multiples.
+pub const MAX_CURVES: usize = 8;
+
+/// Height of one panel of small multiples, pixels.
+const PANEL_HEIGHT: u32 = 430;
 
 impl BandwidthChart {
     /// Add link lines (label, value in the chart's y unit).
     pub fn with_links(mut self, links: Vec<(String, f64)>) -> Self {
         self.links.extend(links.into_iter().filter(|(_, v)| *v > 0.0 && v.is_finite()));
         self
+    }
+
+    /// (colour key, marker key) per line: the colour follows the system
+    /// when the chart holds several, else the curve itself; the marker
+    /// follows the operation.
+    fn keys(&self) -> Vec<(String, String)> {
+        let systems: std::collections::BTreeSet<&str> = self.lines.iter().filter_map(|l| l.system.as_deref()).collect();
+        let by_system = systems.len() > 1 && self.lines.iter().all(|l| l.system.is_some());
+        self.lines
+            .iter()
+            .map(|l| {
+                let colour = if by_system { l.system.clone() } else { None };
+                (colour.unwrap_or_else(|| l.label.clone()), l.op.clone().unwrap_or_else(|| l.label.clone()))
+            })
+            .collect()
+    }
+
+    /// The panels: lists of (line, colour, marker). One panel while the
+    /// curves fit ([`MAX_CURVES`]); else small multiples, one operation
+    /// per panel, operations sharing the first panel with room. A colour a
+    /// panel would hold twice (one system's several operations) goes to
+    /// the first one free in that panel.
+    pub fn panels(&self) -> Vec<Vec<(usize, usize, usize)>> {
+        let keys = self.keys();
+        let own;
+        let palette = match &self.palette {
+            Some(p) => p,
+            None => {
+                own = Palette::of(&keys);
+                &own
+            }
+        };
+        let colour: Vec<usize> = keys.iter().map(|(c, _)| palette.colour(c)).collect();
+        let panels = if self.lines.len() <= MAX_CURVES {
+            vec![(0..self.lines.len()).collect()]
+        } else {
+            let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+            for (i, (_, m)) in keys.iter().enumerate() {
+                match groups.iter_mut().find(|g| g.0 == m) {
+                    Some(g) => g.1.push(i),
+                    None => groups.push((m, vec![i])),
+                }
+            }
+            let mut ps: Vec<Vec<usize>> = Vec::new();
+            for (_, g) in groups {
+                // First fit: a small group joins the first panel with room.
+                for chunk in g.chunks(MAX_CURVES) {
+                    match ps.iter_mut().find(|p| p.len() + chunk.len() <= MAX_CURVES) {
+                        Some(p) => p.extend(chunk),
+                        None => ps.push(chunk.to_vec()),
+                    }
+                }
+            }
+            ps
+        };
+        panels
+            .into_iter()
+            .map(|p| {
+                // A taken colour moves to one no other curve of the panel
+                // holds by right, so that every system keeps its own.
+                let owned: Vec<usize> = p.iter().map(|i| colour[*i]).collect();
+                let mut used: Vec<usize> = Vec::new();
+                p.into_iter()
+                    .map(|i| {
+                        let mut c = colour[i];
+                        if used.contains(&c) {
+                            let free = |k: &usize| !used.contains(k);
+                            c = (0..COLORS.len())
+                                .find(|k| free(k) && !owned.contains(k))
+                                .or_else(|| (0..COLORS.len()).find(free))
+                                .unwrap_or(c);
+                        }
+                        used.push(c);
+                        (i, c, palette.marker(&keys[i].1))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The height of a panel: one fills the chart, several stack.
+    fn panel_height(n: usize) -> u32 {
+        if n <= 1 {
+            SIZE.1 - TITLE_ROOM
+        } else {
+            PANEL_HEIGHT
+        }
     }
 
     fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
@@ -110,8 +215,39 @@ impl BandwidthChart {
             return root.present().map_err(|x| e(&x));
         }
         let (xlo, xhi) = (xmin / 1.5, xmax * 1.5);
-        // Fitted to the data (and lines), with a margin for the markers.
+        // Fitted to the data (and lines), with a margin for the markers;
+        // every panel shares the axes, so that panels compare by eye.
         let (ylo, yhi) = if ymax / ymin < 1.5 { (ymin / 1.5, ymax * 1.5) } else { (ymin / 1.2, ymax * 1.25) };
+        let body = super::title_strip(&root, &self.title, 20).map_err(|x| e(&x))?;
+        let panels = self.panels();
+        let n = panels.len();
+        let mut rest = body;
+        for (k, panel) in panels.iter().enumerate() {
+            let (area, below) = rest.split_vertically(Self::panel_height(n));
+            rest = below;
+            let caption = (n > 1).then(|| {
+                let mut ops: Vec<String> = Vec::new();
+                for (i, _, _) in panel {
+                    let op = self.lines[*i].op.clone().unwrap_or_else(|| self.lines[*i].label.clone());
+                    if !ops.contains(&op) {
+                        ops.push(op);
+                    }
+                }
+                format!("{} of {n}: {}", k + 1, ops.join(", "))
+            });
+            self.draw_panel(&area, panel, caption.as_deref(), (xlo, xhi), (ylo, yhi)).map_err(|x| e(&x))?;
+        }
+        root.present().map_err(|x| e(&x))
+    }
+
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        panel: &[(usize, usize, usize)],
+        caption: Option<&str>,
+        (xlo, xhi): (f64, f64),
+        (ylo, yhi): (f64, f64),
+    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         // Few sizes: tick exactly those; many: every other octave.
         let mut sizes: Vec<f64> = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
         sizes.sort_by(f64::total_cmp);
@@ -129,17 +265,19 @@ impl BandwidthChart {
             pow2_ticks(xlo, xhi, 9)
         };
         // The legend gets its own column, so it never covers data.
-        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
-        let mut chart = ChartBuilder::on(&plot_area)
-            .caption(&self.title, (FONT, 20))
+        let (plot_area, legend_area) = area.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+        let mut builder = ChartBuilder::on(&plot_area);
+        if let Some(c) = caption {
+            builder.caption(c, (FONT, 15));
+        }
+        let mut chart = builder
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(70)
             .build_cartesian_2d(
                 (xlo..xhi).log_scale().with_key_points(xticks),
                 (ylo..yhi).log_scale().with_key_points(pow10_ticks(ylo, yhi)),
-            )
-            .map_err(|x| e(&x))?;
+            )?;
         chart
             .configure_mesh()
             .x_desc("size (bytes, log scale)")
@@ -149,13 +287,11 @@ impl BandwidthChart {
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))
             .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .map_err(|x| e(&x))?;
-        for (i, line) in self.lines.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
-                .map_err(|x| e(&x))?;
+            .draw()?;
+        for &(i, c, m) in panel {
+            let line = &self.lines[i];
+            let color = COLORS[c];
+            chart.draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))?;
             let bars = line.triples().filter_map(|(x, y, e)| e.map(|(lo, hi)| (x, y, lo, hi)));
             // An error bar: the interval as a thin vertical line with caps.
             let style = color.stroke_width(1);
@@ -163,40 +299,38 @@ impl BandwidthChart {
                 // A bar that runs past the axis is clipped at it and ends in
                 // an open arrow instead of a cap: it goes on.
                 let (clo, chi) = (lo.max(ylo), hi.min(yhi));
-                chart
-                    .draw_series(std::iter::once(PathElement::new(vec![(x, clo), (x, chi)], style)))
-                    .map_err(|x| e(&x))?;
+                chart.draw_series(std::iter::once(PathElement::new(vec![(x, clo), (x, chi)], style)))?;
                 let cap = |y: f64| EmptyElement::at((x, y)) + PathElement::new(vec![(-4, 0), (4, 0)], style);
                 let arrow = |y: f64, dir: i32| {
                     EmptyElement::at((x, y)) + PathElement::new(vec![(-4, 6 * dir), (0, 0), (4, 6 * dir)], style)
                 };
                 let low = if clo > lo { arrow(clo, -1) } else { cap(lo) };
                 let high = if chi < hi { arrow(chi, 1) } else { cap(hi) };
-                chart.draw_series([low, high]).map_err(|x| e(&x))?;
+                chart.draw_series([low, high])?;
             }
-            let pts = line.points.iter().copied();
-            match i % MARKERS {
-                0 => chart.draw_series(pts.map(|p| Circle::new(p, 3, color.filled()))),
-                1 => chart.draw_series(pts.map(|p| TriangleMarker::new(p, 5, color.filled()))),
-                2 => chart
-                    .draw_series(pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], color.filled()))),
-                _ => chart.draw_series(pts.map(|p| Cross::new(p, 4, color.stroke_width(2)))),
-            }
-            .map_err(|x| e(&x))?;
+            super::draw_markers(&mut chart, m, color, line.points.iter().copied())?;
         }
         if let Some((_, r)) = &self.roofline {
             let style = BLACK.stroke_width(1);
-            chart.draw_series(super::log_x_dashes(xlo, xhi, *r, style)).map_err(|x| e(&x))?;
+            chart.draw_series(super::log_x_dashes(xlo, xhi, *r, style))?;
         }
         for (i, (_, r)) in self.links.iter().enumerate() {
             let style = LINK_COLORS[i % LINK_COLORS.len()].stroke_width(2);
-            chart.draw_series(super::log_x_dashes(xlo, xhi, *r, style)).map_err(|x| e(&x))?;
+            chart.draw_series(super::log_x_dashes(xlo, xhi, *r, style))?;
         }
-        // Legend: one entry per line, then the roofline.
-        let entries: Vec<(String, RGBColor)> =
-            self.lines.iter().enumerate().map(|(i, l)| (l.label.clone(), COLORS[i % COLORS.len()])).collect();
-        let mut y = super::draw_legend(&legend_area, &entries).map_err(|x| e(&x))?;
+        // Legend: one entry per line (its colour and marker), then the
+        // roofline and links.
         let text = (FONT, 12).into_font();
+        let mut y = 40;
+        for &(i, c, m) in panel {
+            legend_area.draw(&PathElement::new(vec![(6, y), (30, y)], COLORS[c].stroke_width(3)))?;
+            super::draw_marker_at(&legend_area, m, COLORS[c], (18, y))?;
+            for part in super::wrap_label(&self.lines[i].label) {
+                legend_area.draw(&Text::new(part, (36, y - 7), text.clone()))?;
+                y += 15;
+            }
+            y += 5;
+        }
         let dashed = self
             .roofline
             .iter()
@@ -204,21 +338,40 @@ impl BandwidthChart {
             .chain(self.links.iter().enumerate().map(|(i, (l, _))| (l, LINK_COLORS[i % LINK_COLORS.len()])));
         for (label, color) in dashed {
             for x0 in (6..30).step_by(8) {
-                legend_area
-                    .draw(&PathElement::new(vec![(x0, y), (x0 + 4, y)], color.stroke_width(2)))
-                    .map_err(|x| e(&x))?;
+                legend_area.draw(&PathElement::new(vec![(x0, y), (x0 + 4, y)], color.stroke_width(2)))?;
             }
             for part in super::wrap_label(label) {
-                legend_area.draw(&Text::new(part, (36, y - 7), text.clone())).map_err(|x| e(&x))?;
+                legend_area.draw(&Text::new(part, (36, y - 7), text.clone()))?;
                 y += 15;
             }
             y += 5;
         }
-        root.present().map_err(|x| e(&x))
+        Ok(())
     }
 }
 
-super::impl_chart!(BandwidthChart);
+impl Chart for BandwidthChart {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn size(&self) -> (u32, u32) {
+        let n = self.panels().len();
+        (SIZE.0, super::title_height(&self.title, SIZE.0, 20) + n as u32 * Self::panel_height(n))
+    }
+    fn style_keys(&self) -> Vec<(String, String)> {
+        self.keys()
+    }
+    fn set_palette(&mut self, palette: &Palette) {
+        self.palette = Some(palette.clone());
+    }
+    fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> Result<()> {
+        self.draw(root)
+    }
+    fn draw_png(&self, root: DrawingArea<BitMapBackend, Shift>) -> Result<()> {
+        self.draw(root)
+    }
+}
+
 
 /// The y span a chart needs: every median and line, and error bars at most
 /// a factor of 2 past the lowest and highest of those (log axes): one wide
@@ -240,15 +393,5 @@ fn y_span(medians: &[f64], bars: &[(f64, f64)]) -> (f64, f64) {
 }
 
 #[cfg(test)]
-mod y_span_tests {
-    use super::y_span;
-
-    #[test]
-    fn one_wide_bar_does_not_stretch_the_axis() {
-        // Data 10-100 GB/s; one interval runs to 10^4: the axis stops at 2x.
-        assert_eq!(y_span(&[10.0, 50.0, 100.0], &[(40.0, 10_000.0)]), (10.0, 200.0));
-        // Bars within reach count in full.
-        assert_eq!(y_span(&[10.0, 100.0], &[(8.0, 120.0)]), (8.0, 120.0));
-        assert_eq!(y_span(&[10.0, 100.0], &[(0.001, 100.0)]), (5.0, 100.0));
-    }
-}
+#[path = "bandwidth_tests.rs"]
+mod tests;

@@ -38,6 +38,7 @@ use std::path::Path;
 use std::sync::Once;
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{Error, Result};
 
@@ -68,6 +69,18 @@ pub(crate) const COLORS: [RGBColor; 8] = [
 /// A chart, ready to render to SVG text or a PNG file.
 pub trait Chart {
     fn name(&self) -> &str;
+    /// Its size in pixels: small multiples are taller than one panel.
+    fn size(&self) -> (u32, u32) {
+        SIZE
+    }
+    /// The (colour, marker) keys of its curves, for a [`Palette`] shared
+    /// by every chart of a report; none for charts without curves.
+    fn style_keys(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// Take the report's palette: a system keeps one colour and an
+    /// operation one marker across every chart.
+    fn set_palette(&mut self, _palette: &Palette) {}
     fn draw_svg(&self, root: DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<()>;
     fn draw_png(&self, root: DrawingArea<BitMapBackend, plotters::coord::Shift>) -> Result<()>;
 }
@@ -78,12 +91,133 @@ pub(crate) fn plot_err(name: &str, e: impl std::fmt::Display) -> Error {
 
 pub const SIZE: (u32, u32) = (900, 540);
 
+/// Colours and markers by key, in the order the keys were first seen
+/// across a report's charts.
+#[derive(Debug, Clone, Default)]
+pub struct Palette {
+    colours: Vec<String>,
+    markers: Vec<String>,
+}
+
+impl Palette {
+    /// The palette of these (colour, marker) keys.
+    pub fn of<'a>(keys: impl IntoIterator<Item = &'a (String, String)>) -> Palette {
+        let mut p = Palette::default();
+        for (c, m) in keys {
+            if !p.colours.contains(c) {
+                p.colours.push(c.clone());
+            }
+            if !p.markers.contains(m) {
+                p.markers.push(m.clone());
+            }
+        }
+        p
+    }
+
+    /// The colour index of a key (wrapping past the palette's 8).
+    pub fn colour(&self, key: &str) -> usize {
+        self.colours.iter().position(|k| k == key).unwrap_or(self.colours.len()) % COLORS.len()
+    }
+
+    /// The marker index of a key.
+    pub fn marker(&self, key: &str) -> usize {
+        self.markers.iter().position(|k| k == key).unwrap_or(self.markers.len()) % MARKERS
+    }
+}
+
+/// Give every chart of a report one palette: the same system is the same
+/// colour, the same operation the same marker, in every chart.
+pub fn share_palette(charts: &mut [Box<dyn Chart>]) {
+    let keys: Vec<(String, String)> = charts.iter().flat_map(|c| c.style_keys()).collect();
+    let palette = Palette::of(&keys);
+    for c in charts {
+        c.set_palette(&palette);
+    }
+}
+
+/// Marker shapes: filled circle, triangle, square, cross, open circle,
+/// open square; curves that overlap stay apart where colours alone would
+/// not (and in greyscale print).
+pub(crate) const MARKERS: usize = 6;
+
+/// Draw marker `kind` at each point.
+pub(crate) fn draw_markers<DB: DrawingBackend, CT: plotters::coord::CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    kind: usize,
+    color: RGBColor,
+    pts: impl Iterator<Item = (f64, f64)>,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let open = color.stroke_width(2);
+    match kind % MARKERS {
+        0 => chart.draw_series(pts.map(|p| Circle::new(p, 3, color.filled()))),
+        1 => chart.draw_series(pts.map(|p| TriangleMarker::new(p, 5, color.filled()))),
+        2 => chart.draw_series(pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], color.filled()))),
+        3 => chart.draw_series(pts.map(|p| Cross::new(p, 4, open))),
+        4 => chart.draw_series(pts.map(|p| Circle::new(p, 4, open))),
+        _ => chart.draw_series(pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], open))),
+    }?;
+    Ok(())
+}
+
+/// The marker of `kind` at pixel `at` of a plain drawing area (a legend).
+pub(crate) fn draw_marker_at<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    kind: usize,
+    color: RGBColor,
+    at: (i32, i32),
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let open = color.stroke_width(2);
+    match kind % MARKERS {
+        0 => area.draw(&Circle::new(at, 3, color.filled())),
+        1 => area.draw(&TriangleMarker::new(at, 5, color.filled())),
+        2 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-3, -3), (3, 3)], color.filled()))),
+        3 => area.draw(&Cross::new(at, 4, open)),
+        4 => area.draw(&Circle::new(at, 4, open)),
+        _ => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], open))),
+    }
+}
+
+/// Draw `title` centred across the top of `root`, wrapped onto as many
+/// lines as it needs at `px` (never clipped); returns the area below it.
+pub(crate) fn title_strip<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    px: u32,
+) -> std::result::Result<DrawingArea<DB, plotters::coord::Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let (w, _) = root.dim_in_pixel();
+    // plotters draws text at about 0.81 of the size asked; DejaVu Sans
+    // averages under 0.62 em a character.
+    let lines = title_lines(title, w, px);
+    let step = px as i32 + 4;
+    let style = (FONT, px).into_font().into_text_style(root).pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, l) in lines.iter().enumerate() {
+        root.draw(&Text::new(l.clone(), (w as i32 / 2, 8 + i as i32 * step), style.clone()))?;
+    }
+    Ok(root.clone().split_vertically(title_height(title, w, px)).1)
+}
+
+/// A title's lines across `width` pixels at `px`: plotters draws text at
+/// about 0.81 of the size asked, and DejaVu Sans averages under 0.62 em a
+/// character.
+fn title_lines(title: &str, width: u32, px: u32) -> Vec<String> {
+    let per_line = (width.saturating_sub(24)) as f64 / (px as f64 * 0.81 * 0.62);
+    wrap_at(title, (per_line as usize).max(10))
+}
+
+/// The height [`title_strip`] takes.
+pub(crate) fn title_height(title: &str, width: u32, px: u32) -> u32 {
+    12 + title_lines(title, width, px).len() as u32 * (px + 4)
+}
+
+/// The room a one-line title takes, pixels.
+pub(crate) const TITLE_ROOM: u32 = 36;
+
 /// Render a chart to SVG text.
 pub fn to_svg(chart: &dyn Chart) -> Result<String> {
     ensure_font();
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, chart.size()).into_drawing_area();
         chart.draw_svg(root)?;
     }
     Ok(out)
@@ -92,7 +226,7 @@ pub fn to_svg(chart: &dyn Chart) -> Result<String> {
 /// Render a chart to a PNG file.
 pub fn to_png(chart: &dyn Chart, path: &Path) -> Result<()> {
     ensure_font();
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    let root = BitMapBackend::new(path, chart.size()).into_drawing_area();
     chart.draw_png(root)
 }
 
@@ -105,10 +239,15 @@ const LEGEND_CHARS: usize = 28;
 /// else at the line's end, and continues on the next line: never cut, so
 /// that two runs' labels stay told apart.
 pub(crate) fn wrap_label(label: &str) -> Vec<String> {
+    wrap_at(label, LEGEND_CHARS)
+}
+
+/// `text` wrapped as [`wrap_label`] does, at `max` characters a line.
+pub(crate) fn wrap_at(text: &str, max: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
-    for word in label.split_whitespace() {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > LEGEND_CHARS {
+    for word in text.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > max {
             lines.push(std::mem::take(&mut cur));
         }
         if !cur.is_empty() {
@@ -116,8 +255,8 @@ pub(crate) fn wrap_label(label: &str) -> Vec<String> {
         }
         let mut rest: Vec<char> = word.chars().collect();
         // Break what does not fit on this line.
-        while cur.chars().count() + rest.len() > LEGEND_CHARS {
-            let room = LEGEND_CHARS - cur.chars().count();
+        while cur.chars().count() + rest.len() > max {
+            let room = max - cur.chars().count();
             let at = rest[..room].iter().rposition(|c| *c == '-' || *c == '_').map_or(room, |i| i + 1);
             // A break point too early wastes the line: start a fresh one.
             if at < room / 2 && !cur.is_empty() {

@@ -263,6 +263,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
     }
     let overlays = overlay_charts(&groups, &names, &mut charts)?;
     let title = format!("benchbook comparison: {}", names.join(" vs "));
+    crate::plot::share_palette(&mut charts);
     Ok(CompareReport {
         context: CompareContext {
             title,
@@ -331,7 +332,8 @@ fn overlay_charts(
                     lines.push(Line::with_errors(
                         if several { format!("{run_name}: {}", c.label) } else { run_name.clone() },
                         c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)),
-                    ));
+                    )
+                    .of(run_name.as_str(), c.label.as_str()));
                 }
             }
         }

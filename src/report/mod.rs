@@ -259,7 +259,10 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
             all.iter().filter(|c| benches.iter().any(|b| c.bench == *b) && c.op != "latency").collect();
         let lines: Vec<Line> = of
             .iter()
-            .map(|c| Line::with_errors(c.label.clone(), c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e))))
+            .map(|c| {
+                Line::with_errors(c.label.clone(), c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)))
+                    .of(c.system(), c.op.as_str())
+            })
             .collect();
         if !lines.is_empty() {
             charts.push(Box::new(bandwidth_chart(
@@ -296,6 +299,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
             charts.push(Box::new(crate::plot::MetricChart::of(&c.name, &c.title, &metrics, &c.metric, &c.x, &label)));
         }
     }
+    plot::share_palette(&mut charts);
     Ok(Report { context, writeup, charts, kind })
 }
 

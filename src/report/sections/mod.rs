@@ -285,6 +285,7 @@ fn line_of(c: &crate::analysis::Curve, scale: f64) -> Line {
         c.label.clone(),
         c.rate_with_ci().into_iter().map(|(x, g, e)| (x as f64, g * scale, e.map(|(l, h)| (l * scale, h * scale)))),
     )
+    .of(c.system(), c.op.as_str())
 }
 
 #[cfg(test)]
