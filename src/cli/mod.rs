@@ -365,7 +365,8 @@ pub struct RecordFlags {
     #[arg(long, default_value = "reports", value_name = "DIR")]
     pub reports_dir: PathBuf,
 
-    /// Also write PNG charts with --report.
+    /// Also write PNG charts with --report: 2× the SVG's pixels, marked
+    /// 300 dpi, rasterised from the same SVG (for slides and posts).
     #[arg(long)]
     pub png: bool,
 
@@ -489,7 +490,8 @@ pub struct ReportArgs {
     /// Use this spec as roofline (see `benchbook specs`); default: matched from the device name.
     #[arg(long)]
     pub spec: Option<String>,
-    /// Also write PNG charts (at print resolution) beside the SVGs.
+    /// Also write PNG charts beside the SVGs: 2× their pixels, marked 300
+    /// dpi, rasterised from the same SVG with resvg (for slides and posts).
     #[arg(long)]
     pub png: bool,
     /// A Markdown file of prose: its `## Introduction`, `## Setup`,

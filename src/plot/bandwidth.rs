@@ -367,9 +367,6 @@ impl Chart for BandwidthChart {
     fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> Result<()> {
         self.draw(root)
     }
-    fn draw_png(&self, root: DrawingArea<BitMapBackend, Shift>) -> Result<()> {
-        self.draw(root)
-    }
 }
 
 

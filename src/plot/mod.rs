@@ -1,7 +1,8 @@
-//! Charts with plotters. Text is drawn with an embedded DejaVu Sans
-//! (registered through plotters' `ab_glyph` backend), so PNGs render the
-//! same on a headless machine with no system fonts. SVG is the default
-//! output (inlined into HTML reports); PNG on request.
+//! Charts with plotters, as SVG (inlined into HTML reports). Text is laid
+//! out with an embedded DejaVu Sans (registered through plotters'
+//! `ab_glyph`), and PNGs are that same SVG rasterised by resvg with the
+//! same font: one look on a headless machine with no system fonts, at any
+//! scale.
 
 /// Implement [`Chart`] for a type with a generic `draw` method, once for
 /// each backend.
@@ -12,9 +13,6 @@ macro_rules! impl_chart {
                 &self.name
             }
             fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> $crate::error::Result<()> {
-                self.draw(root)
-            }
-            fn draw_png(&self, root: DrawingArea<BitMapBackend, Shift>) -> $crate::error::Result<()> {
                 self.draw(root)
             }
         }
@@ -34,7 +32,6 @@ pub use heatmap::HeatmapChart;
 pub use metric::MetricChart;
 pub use ratio::{RatioChart, RatioSeries};
 
-use std::path::Path;
 use std::sync::Once;
 
 use plotters::prelude::*;
@@ -82,7 +79,6 @@ pub trait Chart {
     /// operation one marker across every chart.
     fn set_palette(&mut self, _palette: &Palette) {}
     fn draw_svg(&self, root: DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<()>;
-    fn draw_png(&self, root: DrawingArea<BitMapBackend, plotters::coord::Shift>) -> Result<()>;
 }
 
 pub(crate) fn plot_err(name: &str, e: impl std::fmt::Display) -> Error {
@@ -223,11 +219,45 @@ pub fn to_svg(chart: &dyn Chart) -> Result<String> {
     Ok(out)
 }
 
-/// Render a chart to a PNG file.
-pub fn to_png(chart: &dyn Chart, path: &Path) -> Result<()> {
-    ensure_font();
-    let root = BitMapBackend::new(path, chart.size()).into_drawing_area();
-    chart.draw_png(root)
+/// The scale and resolution of `--png`: twice the SVG's pixels, marked
+/// 300 dpi, so that a 900 px chart prints 6 inches wide, sharp.
+pub const PNG_SCALE: f32 = 2.0;
+pub const PNG_DPI: u32 = 300;
+
+/// Rasterise a chart's SVG (the same one the HTML inlines) to PNG bytes at
+/// `scale`, marked `dpi`, with text in the embedded font.
+pub fn to_png(chart: &dyn Chart, scale: f32, dpi: u32) -> Result<Vec<u8>> {
+    svg_to_png(chart.name(), &to_svg(chart)?, scale, dpi)
+}
+
+/// Rasterise SVG text to PNG bytes (see [`to_png`]).
+pub fn svg_to_png(name: &str, svg: &str, scale: f32, dpi: u32) -> Result<Vec<u8>> {
+    use resvg::{tiny_skia, usvg};
+    let mut opt = usvg::Options::default();
+    {
+        let db = opt.fontdb_mut();
+        db.load_font_data(FONT_BYTES.to_vec());
+        // The SVG names the generic family; it is the embedded font.
+        db.set_sans_serif_family("DejaVu Sans");
+    }
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| plot_err(name, e))?;
+    let size = tree.size().to_int_size().scale_by(scale).ok_or_else(|| plot_err(name, "empty chart"))?;
+    let mut pixmap =
+        tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| plot_err(name, "chart too large"))?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    resvg::render(&tree, tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
+    // Opaque white underneath: premultiplied RGBA is plain RGBA here.
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, size.width(), size.height());
+        enc.set_color(png::ColorType::Rgba);
+        enc.set_depth(png::BitDepth::Eight);
+        let per_metre = (dpi as f64 / 0.0254).round() as u32;
+        enc.set_pixel_dims(Some(png::PixelDimensions { xppu: per_metre, yppu: per_metre, unit: png::Unit::Meter }));
+        let mut w = enc.write_header().map_err(|e| plot_err(name, e))?;
+        w.write_image_data(pixmap.data()).map_err(|e| plot_err(name, e))?;
+    }
+    Ok(out)
 }
 
 /// Characters of legend text per line: the legend column (250 px) at 12 px
@@ -355,6 +385,28 @@ mod tests {
                 prop_assert!(joined.contains(w.as_str()), "{w} lost: {lines:?}");
             }
         }
+    }
+
+    #[test]
+    fn png_is_the_svg_at_twice_its_pixels_marked_300_dpi_with_its_text_drawn() {
+        let line = |l: &str| Line::with_errors(l.into(), [(1024.0, 5.0, Some((4.0, 6.0))), (1e6, 20.0, None)]);
+        let chart = bandwidth_chart("c", "a title", "GB/s", vec![line("one"), line("two")], None);
+        let png = to_png(&chart, PNG_SCALE, PNG_DPI).unwrap();
+        let mut dec = png::Decoder::new(std::io::Cursor::new(png)).read_info().unwrap();
+        let info = dec.info().clone();
+        assert_eq!((info.width, info.height), (chart.size().0 * 2, chart.size().1 * 2));
+        let dims = info.pixel_dims.unwrap();
+        assert_eq!((dims.unit, (dims.xppu as f64 * 0.0254).round()), (png::Unit::Meter, 300.0));
+        let mut buf = vec![0; dec.output_buffer_size().unwrap()];
+        dec.next_frame(&mut buf).unwrap();
+        // The title strip (top 70 px at 2×) holds dark pixels: text was drawn
+        // with the embedded font, not dropped for want of a system one.
+        let row = info.width as usize * 4;
+        let dark = buf[..row * 70].chunks(4).filter(|p| p[0] < 100 && p[1] < 100 && p[2] < 100).count();
+        assert!(dark > 200, "{dark} dark pixels in the title strip");
+        // A broken SVG is an error naming the chart, not a panic.
+        let e = svg_to_png("broken", "<svg", 2.0, 300).unwrap_err();
+        assert!(e.to_string().contains("broken"), "{e}");
     }
 
     #[test]

@@ -377,7 +377,7 @@ fn write_page(
         }
         if opts.png {
             let p = out.join(format!("{}.png", chart.name()));
-            plot::to_png(chart.as_ref(), &p)?;
+            write_atomic(&p, &plot::svg_to_png(chart.name(), &svg, plot::PNG_SCALE, plot::PNG_DPI)?)?;
             written.push(p);
         }
         svgs.insert(name, svg);
