@@ -184,6 +184,14 @@ impl SpecBook {
         self.interconnects.iter().filter(|i| i.applies.iter().any(|a| a == applies)).map(Interconnect::line).collect()
     }
 
+    /// The interconnect `id`; else an error for `flag` naming the known ones.
+    pub fn interconnect(&self, flag: &str, id: &str) -> Result<&Interconnect> {
+        self.interconnects.iter().find(|i| i.id == id).ok_or_else(|| {
+            let known: Vec<&str> = self.interconnects.iter().map(|i| i.id.as_str()).collect();
+            Error::config(flag, format!("no link `{id}`; known: {}", known.join(", ")))
+        })
+    }
+
     /// Built-ins plus `<archive>/specs/*.toml`.
     pub fn load(archive_root: &Path) -> Result<Self> {
         let mut book = Self::builtin();
@@ -233,8 +241,17 @@ mod tests {
         assert_eq!(h100.lines().iter().map(|l| l.gbps).collect::<Vec<_>>(), [450.0]);
         let mi300x = book.find("mi300x").unwrap().link.as_ref().unwrap();
         assert_eq!(mi300x.per_link_gbps, Some(50.0));
-        let net: Vec<f64> = book.interconnect_lines("network").iter().map(|l| l.gbps).collect();
-        assert_eq!(net, [12.5, 50.0], "EFA 100 Gb/s and 400G RoCE, in GB/s");
+        let net = book.interconnect_lines("network");
+        assert!(net.len() >= 10, "{net:?}");
+        // Each figure in GB/s is the Gb/s its label states, divided by 8.
+        for l in &net {
+            let words: Vec<&str> = l.label.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "Gb/s").unwrap_or_else(|| panic!("{}", l.label));
+            let stated: f64 = words[at - 1].parse().unwrap();
+            assert!((stated / 8.0 - l.gbps).abs() < 0.01 * l.gbps, "{}: {} GB/s", l.label, l.gbps);
+        }
+        let qdr = book.interconnects.iter().find(|i| i.id == "ib-qdr").unwrap();
+        assert_eq!(qdr.gbps, 4.0, "QDR: 40 Gb/s signalling, 32 Gb/s of data");
         assert_eq!(book.interconnect_lines("host").len(), 1, "PCIe Gen5 x16");
     }
 

@@ -503,6 +503,13 @@ pub struct ReportArgs {
     /// GPU. The peer matrix always shows every pair.
     #[arg(long, value_name = "PAIRS")]
     pub pairs: Option<String>,
+    /// The link the network transfers crossed, by id (ib-qdr, ib-fdr,
+    /// ib-edr, ib-hdr, ib-ndr, eth-25g, eth-100g, eth-200g, roce-400g,
+    /// efa-100g, or one added to <archive>/specs/): network rates are then
+    /// stated as a share of it. Logs name a link's type, never its rate, so
+    /// without it no share is given.
+    #[arg(long, value_name = "ID")]
+    pub link: Option<String>,
     /// Regenerate every example report listed in <reports-dir>/examples.toml
     /// from the archive.
     #[arg(long, conflicts_with_all = ["runs", "out"])]

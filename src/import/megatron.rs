@@ -160,6 +160,7 @@ impl Format for Megatron {
                 .map(|c| c.text())
             }),
             settings: total_iters.map(|t| format!("train iterations: {t}")),
+            link: None,
             records: Vec::new(),
             warnings,
             family: None,

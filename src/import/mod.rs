@@ -82,6 +82,9 @@ pub struct Parsed {
     pub command: Option<String>,
     /// The tool's own settings line (nccl-tests' `# nThread ...`).
     pub settings: Option<String>,
+    /// The link the log names (perftest's `Link type : IB` and device:
+    /// `IB (mlx5_0)`): its type only, as no log states the rate.
+    pub link: Option<String>,
     pub records: Vec<Record>,
     pub warnings: Vec<String>,
     /// The write-up family its format declares ([`Format::family`]).

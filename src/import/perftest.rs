@@ -59,6 +59,7 @@ impl Format for Perftest {
         let mut op = "unknown".to_string();
         let mut bidirectional = false;
         let mut device: Option<String> = None;
+        let mut link_type: Option<String> = None;
         // The command line, after any shell prompt: perftest prints no version.
         let is_binary = |t: &str| {
             let b = t.rsplit('/').next().unwrap_or(t);
@@ -88,6 +89,11 @@ impl Format for Perftest {
                 let kind = if t.ends_with("BW Test") { "bw" } else { "lat" };
                 let base = t.split_whitespace().next().unwrap_or("").to_ascii_lowercase().replace("rdma_", "");
                 op = format!("{base}_{kind}");
+                continue;
+            }
+            if let Some(rest) = t.strip_prefix("Link type") {
+                let ty = rest.trim_start_matches([' ', ':', '\t']).trim();
+                link_type = (!ty.is_empty()).then(|| ty.to_string());
                 continue;
             }
             if let Some(rest) = t.strip_prefix("Dual-port") {
@@ -220,6 +226,10 @@ impl Format for Perftest {
             }
             out.records.push(r);
         }
+        out.link = link_type.map(|t| match &device {
+            Some(d) => format!("{t} ({d})"),
+            None => t,
+        });
         Ok(out)
     }
 }

@@ -110,6 +110,7 @@ impl Source for ImportSource {
                     host_given: self.host.clone(),
                     warnings: p.warnings.clone(),
                     family: p.family,
+                    link: p.link.clone(),
                 })
                 .collect(),
         };

@@ -73,6 +73,7 @@ mod tests {
             host_given: None,
             warnings: Vec::new(),
             family: parsed.family,
+            link: None,
         };
         let m = Manifest::begin(
             "r",

@@ -260,14 +260,13 @@ impl Format for VllmServe {
             tool: TOOL.into(),
             record_count: 0,
             backend: "vllm".into(),
-            tool_version: None,
             command: text.lines().find_map(|l| {
                 super::command_line(l, |t| t.ends_with("benchmark_serving.py") || t == "vllm").map(|c| c.text())
             }),
             settings: (!settings.is_empty()).then(|| settings.join("; ")),
             records,
             warnings,
-            family: None,
+            ..Parsed::default()
         })
     }
 }
@@ -377,7 +376,7 @@ impl Format for VllmServeJson {
             settings: (!settings.is_empty()).then(|| settings.join("; ")),
             records,
             warnings,
-            family: None,
+            ..Parsed::default()
         })
     }
 }

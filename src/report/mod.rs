@@ -82,6 +82,9 @@ pub struct ReportOptions {
     /// GPU pairs whose peer-copy curves are charted (`0-1,0-2`); default:
     /// every pair up to 8, else those from the lowest GPU.
     pub pairs: Option<String>,
+    /// The interconnect id (`data/specs/interconnects.toml`) of the link
+    /// the network transfers crossed; logs name a link's type, not its rate.
+    pub link: Option<String>,
 }
 
 /// The tera engine with benchbook's templates, filters and escaping.
@@ -192,10 +195,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         return Err(Error::config("RUN", "a report needs at least one run"));
     }
     let kind = opts.kind.unwrap_or_else(|| Kind::detect(&stats, &metrics, &manifests));
-    let notes = match &opts.notes {
-        Some(p) => sections::notes::Notes::read(p)?,
-        None => sections::notes::Notes::default(),
-    };
+    let notes = opts.notes.as_deref().map(sections::notes::Notes::read).transpose()?.unwrap_or_default();
     let all = stats;
     let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
     let book = SpecBook::load(archive_root)?;
@@ -208,6 +208,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         })?),
         None => None,
     };
+    let link = opts.link.as_deref().map(|id| book.interconnect("--link", id)).transpose()?;
     let (gpu_stats, cpu_stats): (Vec<PointStat>, Vec<PointStat>) = stats.iter().cloned().partition(context::is_gpu);
     // An explicit --spec describes the GPU when there is one, else the host.
     let detect = |s: &[PointStat]| s.iter().find_map(|p| book.find(&p.device));
@@ -226,6 +227,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
             all: &all,
             book: &book,
             spec: gpu_spec.or(spec),
+            link,
         };
         let (writeup, more) = sections::build(&input, notes, pairs_note)?;
         trim_other(kind, &writeup, &mut context.other);

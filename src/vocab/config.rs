@@ -204,6 +204,10 @@ pub struct ImportedFile {
     /// manifests recorded it; the report then goes by the rows' `bench`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<Family>,
+    /// The link the log names, by type (`IB (mlx5_0)`); absent where it
+    /// names none, and in manifests written before this was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// A `run exec` run: the command and the tool versions seen.

@@ -361,3 +361,42 @@ fn import_device_and_host_name_what_the_file_does_not_and_reports_say_whose_timi
     assert!(titles.iter().any(|svg| svg.contains("on MI300X &lt;gpu0&gt;")), "the chart names the device");
     assert!(titles.iter().all(|svg| !svg.contains("on unknown")));
 }
+
+/// Links come from facts: a perftest log names its link's type (not its
+/// rate), so a report gives no share of a link until `--link` names one;
+/// a log that names none says so; an unknown id is an error naming them.
+#[test]
+fn a_network_share_needs_a_named_link_and_the_report_says_how_to_name_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/real");
+    let ib = real.join("perftest/ib_write_bw_mlx4_mb_sec_a_sweep_wrapped_cmd.txt");
+    let osu = real.join("osu/osu_bw_D_D_v7.5_gh200_internode_validation.txt");
+    let report = |file: &Path, link: Option<&str>| -> benchbook::Result<String> {
+        let (r, _) = benchbook::session::import(&archive, &[file.to_path_buf()], None, None, &Silent).unwrap();
+        let opts = ReportOptions {
+            kind: Some(benchbook::report::Kind::Network),
+            link: link.map(String::from),
+            ..ReportOptions::default()
+        };
+        let rep = benchbook::report::build(&r.run, &archive.root, &opts)?;
+        let out = tmp.path().join(format!("out-{}", r.run.id));
+        benchbook::report::write(&rep, &out, &opts)?;
+        Ok(std::fs::read_to_string(out.join("report.md")).unwrap())
+    };
+    // The log names its link's type: said, and no percentage.
+    let md = report(&ib, None).unwrap();
+    assert!(md.contains("IB (mlx4\\_0)") && md.contains("--link ID"), "{md}");
+    assert!(!md.contains("% of InfiniBand") && !md.contains("% of EFA"), "{md}");
+    // Named: the share of that link, and its line in the links table.
+    let md = report(&ib, Some("ib-qdr")).unwrap();
+    assert!(md.contains("InfiniBand QDR 4x: 32 Gb/s of data"), "{md}");
+    assert!(!md.contains("--link ID"), "{md}");
+    // A log that names no link.
+    let md = report(&osu, None).unwrap();
+    assert!(md.contains("No log or manifest here names the network link"), "{md}");
+    assert!(!md.contains("% of EFA") && !md.contains("% of 400GbE"), "{md}");
+    // An unknown id is refused with the known ones.
+    let e = report(&ib, Some("ib-zdr")).unwrap_err().to_string();
+    assert!(e.contains("--link") && e.contains("ib-zdr") && e.contains("ib-qdr"), "{e}");
+}

@@ -48,6 +48,7 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
         kind: a.kind,
         notes: a.notes.clone(),
         pairs: a.pairs.clone(),
+        link: a.link.clone(),
     };
     if a.all {
         return report_all(archive, a, &opts);
@@ -84,6 +85,7 @@ struct Example {
     notes: Option<PathBuf>,
     pairs: Option<String>,
     threshold: Option<f64>,
+    link: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,6 +108,7 @@ fn report_all(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result
         o.kind = ex.kind.or(opts.kind);
         o.notes = ex.notes.clone().or_else(|| opts.notes.clone());
         o.pairs = ex.pairs.clone().or_else(|| opts.pairs.clone());
+        o.link = ex.link.clone().or_else(|| opts.link.clone());
         let made = if o.kind == Some(Kind::Compare) {
             resolve_groups(archive, &ex.runs).and_then(|groups| {
                 let r = crate::report::build_compare(&groups, ex.threshold.unwrap_or(a.threshold))?;

@@ -136,6 +136,8 @@ pub struct Input<'a> {
     pub all: &'a [PointStat],
     pub book: &'a SpecBook,
     pub spec: Option<&'a Spec>,
+    /// The link the network transfers crossed (`--link`).
+    pub link: Option<&'a crate::analysis::specs::Interconnect>,
 }
 
 /// Build the write-up sections the kind lists, in its order, and their
@@ -231,7 +233,10 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
     // network port bounds them, so none is drawn or compared.
     let local: Vec<&Manifest> = input.manifests.iter().filter(|m| one_host(m)).collect();
     let crossed: Vec<&Curve> = of.iter().copied().filter(|c| !local.iter().any(|m| m.run_id == c.run_id)).collect();
-    let lines = if crossed.is_empty() { Vec::new() } else { input.book.interconnect_lines("network") };
+    // Only the link named (`--link`) is drawn: a log names a link's type,
+    // never its rate, and a figure picked by size could be any link.
+    let lines: Vec<LinkLine> =
+        if crossed.is_empty() { Vec::new() } else { input.link.map(|l| l.line()).into_iter().collect() };
     s.links = links::links_section(&crossed, &lines, "Gb/s");
     if let Some(n) = s.network.as_mut() {
         // One-sided peaks that crossed a port, against it.
@@ -239,6 +244,9 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
             r.against(&lines);
         }
         n.channels_linked = n.channels.iter().any(|r| !r.of_link.is_empty());
+        if !crossed.is_empty() && lines.is_empty() {
+            n.observations.push(unnamed_link(input, &crossed));
+        }
         for m in local.iter().filter(|m| of.iter().any(|c| c.run_id == m.run_id)) {
             n.observations.push(format!(
                 "Every rank of run {} ran on one host ({}): its transfers went through shared memory, not a network port, so no port line is drawn for them.",
@@ -258,6 +266,36 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
             .with_links(links::chart_lines(&lines, "Gb/s")),
         ));
     }
+}
+
+/// The sentence for transfers that crossed a link nobody named: what the
+/// logs say of it, and how to name it.
+fn unnamed_link(input: &Input, crossed: &[&Curve]) -> String {
+    let known: Vec<&str> = input
+        .book
+        .interconnects
+        .iter()
+        .filter(|i| i.applies.iter().any(|a| a == "network"))
+        .map(|i| i.id.as_str())
+        .collect();
+    let known = known.join(", ");
+    let runs: std::collections::BTreeSet<&str> = crossed.iter().map(|c| c.run_id.as_str()).collect();
+    let mut named: Vec<String> = Vec::new();
+    for m in input.manifests.iter().filter(|m| runs.contains(m.run_id.as_str())) {
+        if let crate::vocab::config::RunConfig::Import { import } = &m.config {
+            for l in import.iter().filter_map(|f| f.link.as_ref()) {
+                if !named.contains(l) {
+                    named.push(l.clone());
+                }
+            }
+        }
+    }
+    let said = if named.is_empty() {
+        "No log or manifest here names the network link these transfers crossed".to_string()
+    } else {
+        format!("The logs name their link's type ({}) but not its rate", named.join(", "))
+    };
+    format!("{said}, so no share of a link is given. Name it with the report option --link ID ({known}), or add it to data/specs/interconnects.toml.")
 }
 
 fn title(t: &str, of: &[&Curve]) -> String {
