@@ -270,14 +270,10 @@ impl BandwidthChart {
         if let Some(c) = caption {
             builder.caption(c, (FONT, 15));
         }
-        let mut chart = builder
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                (xlo..xhi).log_scale().with_key_points(xticks),
-                (ylo..yhi).log_scale().with_key_points(pow10_ticks(ylo, yhi)),
-            )?;
+        let mut chart = builder.margin(12).x_label_area_size(45).y_label_area_size(70).build_cartesian_2d(
+            (xlo..xhi).log_scale().with_key_points(xticks),
+            (ylo..yhi).log_scale().with_key_points(pow10_ticks(ylo, yhi)),
+        )?;
         chart
             .configure_mesh()
             .x_desc("size (bytes, log scale)")
@@ -368,7 +364,6 @@ impl Chart for BandwidthChart {
         self.draw(root)
     }
 }
-
 
 /// The y span a chart needs: every median and line, and error bars at most
 /// a factor of 2 past the lowest and highest of those (log axes): one wide

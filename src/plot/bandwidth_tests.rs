@@ -28,7 +28,8 @@ mod panels {
     #[test]
     fn past_eight_curves_a_chart_becomes_panels_of_at_most_eight_with_no_colour_twice() {
         // One system, 11 curves over 5 operations (the one-sided example).
-        let ops = ["bidirectional", "get", "get", "put", "put", "put", "put", "put", "put", "put_round_trip", "send_recv"];
+        let ops =
+            ["bidirectional", "get", "get", "put", "put", "put", "put", "put", "put", "put_round_trip", "send_recv"];
         let lines = ops.iter().enumerate().map(|(i, op)| line(&format!("{op} {i}"), "run", op)).collect();
         let c = bandwidth_chart("n", "t", "Gb/s", lines, None);
         let panels = c.panels();
@@ -43,12 +44,8 @@ mod panels {
             assert!(p.len() <= MAX_CURVES && d.len() == p.len(), "{p:?}");
         }
         // An operation's curves stay in one panel.
-        let put_panels: std::collections::BTreeSet<usize> = panels
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.iter().any(|x| ops[x.0] == "put"))
-            .map(|(k, _)| k)
-            .collect();
+        let put_panels: std::collections::BTreeSet<usize> =
+            panels.iter().enumerate().filter(|(_, p)| p.iter().any(|x| ops[x.0] == "put")).map(|(k, _)| k).collect();
         assert_eq!(put_panels.len(), 1);
         // The chart is as tall as its panels.
         assert!(c.size().1 > SIZE.1);

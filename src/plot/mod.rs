@@ -32,8 +32,8 @@ pub use bars::bar_chart;
 pub use heatmap::HeatmapChart;
 pub use metric::MetricChart;
 pub use ratio::{RatioChart, RatioSeries};
-pub use style::{share_palette, Palette};
 pub(crate) use style::{draw_marker_at, draw_markers};
+pub use style::{share_palette, Palette};
 
 use std::sync::Once;
 

@@ -329,11 +329,13 @@ fn overlay_charts(
             for (run_name, cs) in g {
                 for c in cs.iter().filter(|c| c.bench == bench && common.contains(&(c.bench.clone(), c.label.clone())))
                 {
-                    lines.push(Line::with_errors(
-                        if several { format!("{run_name}: {}", c.label) } else { run_name.clone() },
-                        c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)),
-                    )
-                    .of(run_name.as_str(), c.label.as_str()));
+                    lines.push(
+                        Line::with_errors(
+                            if several { format!("{run_name}: {}", c.label) } else { run_name.clone() },
+                            c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)),
+                        )
+                        .of(run_name.as_str(), c.label.as_str()),
+                    );
                 }
             }
         }

@@ -86,7 +86,7 @@ impl Kind {
     /// kinds share their opening and their closing sections.
     pub fn sections(self) -> Vec<Section> {
         use Section::*;
-        const OPENING: [Section; 5] = [Header, Introduction, Runs, System, Setup];
+        const OPENING: [Section; 6] = [Header, KeyResults, Introduction, Runs, System, Setup];
         const CLOSING: [Section; 8] =
             [Reference, Other, Discussion, Limitations, Skipped, Methodology, Reproducibility, Provenance];
         let write_up = |middle: &[Section]| [&OPENING[..], middle, &CLOSING[..]].concat();

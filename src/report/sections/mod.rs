@@ -24,6 +24,7 @@ use crate::plot::{bandwidth_chart, Chart, Line};
 use crate::report::Kind;
 use crate::vocab::benches::Bench;
 
+pub mod key;
 pub mod launches;
 pub mod links;
 pub mod matrix;
@@ -37,6 +38,7 @@ pub mod runs;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     Header,
+    KeyResults,
     Introduction,
     Runs,
     System,
@@ -66,6 +68,7 @@ pub enum Section {
 /// a new section is registered in.
 pub const SECTIONS: &[(Section, &str, &str)] = &[
     (Section::Header, "header", include_str!("../../../templates/sections/header.md")),
+    (Section::KeyResults, "key-results", include_str!("../../../templates/sections/key-results.md")),
     (Section::Introduction, "notes-introduction", include_str!("../../../templates/sections/notes-introduction.md")),
     (Section::Runs, "runs", include_str!("../../../templates/sections/runs.md")),
     (Section::System, "system", include_str!("../../../templates/sections/system.md")),
@@ -124,6 +127,8 @@ pub struct Sections {
     pub peer_chart: Option<String>,
     /// The peer-write kernel sweep, grid × block, per GPU pair.
     pub launches: Vec<launches::LaunchTable>,
+    /// The headline numbers, at the top.
+    pub key: Option<key::KeyResults>,
 }
 
 /// What the write-up sections are built from.
@@ -168,6 +173,7 @@ pub fn build(
     for section in sections {
         match section {
             Section::Launches => s.launches = launches::tables(&cs),
+            Section::KeyResults => s.key = key_results(input, &cs),
             // Links are built with the section they bound: peer copies
             // (seed 000) or network transfers (seed 003).
             Section::Links if kind == Kind::MemcpyPeer => peer_links(input, &cs, &mut s, &mut charts),
@@ -266,6 +272,23 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
             .with_links(links::chart_lines(&lines, "Gb/s")),
         ));
     }
+}
+
+/// The key results of the report's curves and GEMM points, against the
+/// specs and link the report knows.
+fn key_results(input: &Input, cs: &[Curve]) -> Option<key::KeyResults> {
+    // An explicit --spec (input.spec) describes a GPU; a host is matched by name.
+    let spec_of = |p: &PointStat| -> Option<&Spec> {
+        input.book.find(&p.device).or(input.spec.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend)))
+    };
+    let one_host = |run: &str| input.manifests.iter().any(|m| m.run_id == run && one_host(m));
+    let run_name = |run: &str| {
+        let m = input.manifests.iter().find(|m| m.run_id == run);
+        m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
+    };
+    let facts =
+        key::Facts { spec_of: &spec_of, link: input.link.map(|l| l.line()), one_host: &one_host, run_name: &run_name };
+    key::key_results(cs, input.stats, &facts)
 }
 
 /// The sentence for transfers that crossed a link nobody named: what the

@@ -96,11 +96,11 @@ pub fn is_network(p: &PointStat) -> bool {
 
 /// Whether a curve is a point-to-point transfer over the network (verbs or
 /// MPI), not a collective.
-fn is_transfer(c: &Curve) -> bool {
+pub(crate) fn is_transfer(c: &Curve) -> bool {
     matches!(Bench::of(&c.bench), Some(Bench::Rdma | Bench::P2p))
 }
 
-fn is_latency(c: &Curve) -> bool {
+pub(crate) fn is_latency(c: &Curve) -> bool {
     c.op == "latency" || c.op == "lat" || c.points.iter().any(|p| p.variant.as_deref() == Some("latency"))
 }
 

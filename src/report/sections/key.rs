@@ -1,0 +1,284 @@
+//! Key results: the report's headline numbers at its top, as the seeds'
+//! conclusions give them. One per run and benchmark (at most
+//! [`MAX_KEY_RESULTS`]): the best trusted median, its 95 % interval (or
+//! why there is none), and its share of the device's or link's published
+//! figure, or why no share is given. Below half of that figure the block
+//! warns. The values are typed; the sentences are in
+//! `templates/sections/key-results.md`.
+
+use serde::Serialize;
+
+use crate::analysis::curves::TRUSTED_HALF_WIDTH;
+use crate::analysis::specs::{LinkLine, Spec};
+use crate::analysis::{Curve, PointStat};
+use crate::vocab::benches::Bench;
+use crate::vocab::units::{format_bytes, format_sig3};
+
+/// The most headline numbers the block holds.
+pub const MAX_KEY_RESULTS: usize = 6;
+
+/// A headline number's share of a published figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Share {
+    /// Whole percent.
+    pub pct: String,
+    /// The figure: `MI300X HBM3: 5300 GB/s`.
+    pub of: String,
+    pub below_half: bool,
+}
+
+/// One headline number.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyResult {
+    /// The curve or GEMM it is of.
+    pub subject: String,
+    /// The run's label (or id).
+    pub run: String,
+    /// Whether another tool measured it (imported) rather than benchbook.
+    pub imported: bool,
+    pub value: String,
+    /// The unit, naming the bytes or operations it counts.
+    pub unit: String,
+    /// The unit alone (`GB/s`).
+    pub short_unit: String,
+    /// The size it was reached at, for a sweep.
+    pub at: Option<String>,
+    /// The 95 % interval (low, high), in the value's unit.
+    pub ci: Option<(String, String)>,
+    /// The level a sweep holds at its largest sizes, and those sizes, when
+    /// it settled ([`crate::analysis::Saturation`]).
+    pub plateau: Option<(String, String)>,
+    /// What the share is of: `plateau` when the sweep settled, else `peak`.
+    pub share_of: &'static str,
+    pub share: Option<Share>,
+    /// Why no share is given (no published figure known, no link named).
+    pub no_share: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct KeyResults {
+    pub items: Vec<KeyResult>,
+    /// The subjects below half of their published figure.
+    pub below_half: Vec<String>,
+}
+
+/// What the figures are looked up in.
+pub struct Facts<'a> {
+    /// The published peaks of a device, by its name.
+    pub spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>,
+    /// The network link named (`--link`).
+    pub link: Option<LinkLine>,
+    /// Runs whose ranks all ran on one host (no network link crossed).
+    pub one_host: &'a dyn Fn(&str) -> bool,
+    /// A run's name.
+    pub run_name: &'a dyn Fn(&str) -> String,
+}
+
+/// The highest median among a curve's trusted points (interval within
+/// ±[`TRUSTED_HALF_WIDTH`], or none at all: a tool's one printed number),
+/// with its point.
+/// (size, rate, its 95 % interval, the point).
+type Best<'a> = (u64, f64, Option<(f64, f64)>, &'a PointStat);
+
+fn best(c: &Curve) -> Option<Best<'_>> {
+    c.rate_with_ci()
+        .into_iter()
+        .filter(|(_, r, ci)| ci.is_none_or(|(lo, hi)| (hi - lo) / 2.0 <= TRUSTED_HALF_WIDTH * r))
+        .filter_map(|(s, r, ci)| Some((s, r, ci, c.points.iter().find(|p| p.size_bytes == Some(s))?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+fn share(value: f64, of: f64, label: String) -> Share {
+    let f = value / of;
+    Share { pct: format!("{:.0}", f * 100.0), of: label, below_half: f < 0.5 }
+}
+
+/// The share of a curve's best rate, or why none is given.
+fn curve_share(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Share>, Option<String>) {
+    let bench = Bench::of(&c.bench);
+    let gpu_buffers =
+        crate::vocab::kinds::backend_is_gpu(&p.backend) || p.variant.as_deref().is_some_and(|v| v.contains("device"));
+    match bench {
+        Some(Bench::Memcpy | Bench::Stream) => match (facts.spec_of)(p).and_then(|s| s.memory.as_ref()) {
+            Some(m) if c.rate_axis().contains("read + written") => {
+                let name = (facts.spec_of)(p).map_or("", |s| s.name.as_str());
+                let what = format!("{name} {} {} GB/s", m.kind.as_deref().unwrap_or("memory"), m.bandwidth_gbps);
+                (Some(share(rate, m.bandwidth_gbps, what)), None)
+            }
+            Some(_) => {
+                (None, Some("its bytes are counted once, a memory roofline counts them read and written".into()))
+            }
+            None => (None, Some(format!("no published peak is known for {} (--spec names one)", p.device))),
+        },
+        // A copy between GPUs of one host crosses the GPU's link.
+        Some(Bench::MemcpyPeer) | Some(Bench::P2p)
+            if gpu_buffers && (facts.one_host)(&c.run_id) || c.bench == Bench::MemcpyPeer.name() =>
+        {
+            match (facts.spec_of)(p).and_then(|s| s.link.as_ref()) {
+                Some(l) => {
+                    let lines = l.lines();
+                    match super::links::bounding(rate, &lines) {
+                        Some(line) => (Some(share(rate, line.gbps, line.label.clone())), None),
+                        None => (None, Some("its GPU's spec gives no link figure".into())),
+                    }
+                }
+                None => (None, Some(format!("no published link figure is known for {} (--spec names one)", p.device))),
+            }
+        }
+        Some(Bench::P2p | Bench::Rdma) => {
+            if (facts.one_host)(&c.run_id) {
+                (None, Some("its ranks shared one host: shared memory, no network link".into()))
+            } else {
+                match &facts.link {
+                    Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),
+                    None => (None, Some("no network link is named (--link names one)".into())),
+                }
+            }
+        }
+        _ => (None, Some("no single published figure bounds it".into())),
+    }
+}
+
+/// The key results of a report's curves and GEMM points.
+pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<KeyResults> {
+    let mut items: Vec<(String, f64, KeyResult)> = Vec::new();
+    // Per run and benchmark, the curve with the highest trusted median.
+    for c in cs.iter().filter(|c| !super::network::is_latency(c) && !c.op.ends_with("_lat")) {
+        let Some((size, rate, ci, p)) = best(c) else { continue };
+        let key = format!("{} {}", c.run_id, c.bench);
+        if items.iter().any(|(k, r, _)| *k == key && *r >= rate) {
+            continue;
+        }
+        items.retain(|(k, ..)| *k != key);
+        let sat = crate::analysis::saturation(c, None).filter(|s| s.settled() && s.sizes > 1);
+        let level = sat.as_ref().map_or(rate, |s| s.plateau_gbps);
+        let (share, no_share) = curve_share(c, p, level, facts);
+        let plateau = sat.as_ref().map(|s| {
+            let sizes: Vec<String> = s.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
+            let span = match sizes.as_slice() {
+                [a] => a.clone(),
+                [a, .., b] => format!("{a}–{b}"),
+                [] => String::new(),
+            };
+            (format_sig3(s.plateau_gbps), span)
+        });
+        items.push((
+            key,
+            rate,
+            KeyResult {
+                subject: c.label.clone(),
+                run: (facts.run_name)(&c.run_id),
+                imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
+                value: format_sig3(rate),
+                unit: c.rate_axis().into(),
+                short_unit: "GB/s".into(),
+                at: Some(format_bytes(size)),
+                ci: ci.map(|(lo, hi)| (format_sig3(lo), format_sig3(hi))),
+                share_of: if plateau.is_some() { "plateau" } else { "peak" },
+                plateau,
+                share,
+                no_share,
+            },
+        ));
+    }
+    // GEMM: per run and dtype, the fastest shape, against the dtype's peak.
+    for p in stats.iter().filter(|p| p.bench == Bench::Gemm.name()) {
+        let (Some(g), Some(dtype)) = (p.gflops, p.dtype.as_deref()) else { continue };
+        let ci = p.rate_interval(g);
+        if ci.is_some_and(|(lo, hi)| (hi - lo) / 2.0 > TRUSTED_HALF_WIDTH * g) {
+            continue;
+        }
+        let key = format!("{} gemm {dtype}", p.run_id);
+        if items.iter().any(|(k, r, _)| *k == key && *r >= g) {
+            continue;
+        }
+        items.retain(|(k, ..)| *k != key);
+        let tflops = g / 1e3;
+        let peak = (facts.spec_of)(p).and_then(|s| Some((s.name.clone(), s.peak_tflops(dtype)?)));
+        let (share, no_share) = match peak {
+            Some((name, t)) => {
+                (Some(share(tflops, t, format!("{name} dense {dtype} {} TFLOP/s", format_sig3(t)))), None)
+            }
+            None => (None, Some(format!("no published {dtype} peak is known for {} (--spec names one)", p.device))),
+        };
+        let shape = match (p.m, p.n, p.k) {
+            (Some(m), Some(n), Some(k)) => format!("GEMM {dtype} {m}×{n}×{k}"),
+            _ => format!("GEMM {dtype}"),
+        };
+        items.push((
+            key,
+            g,
+            KeyResult {
+                subject: shape,
+                run: (facts.run_name)(&p.run_id),
+                imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
+                value: format_sig3(tflops),
+                unit: "TFLOP/s".into(),
+                short_unit: "TFLOP/s".into(),
+                at: None,
+                ci: ci.map(|(lo, hi)| (format_sig3(lo / 1e3), format_sig3(hi / 1e3))),
+                plateau: None,
+                share_of: "peak",
+                share,
+                no_share,
+            },
+        ));
+    }
+    let items: Vec<KeyResult> = items.into_iter().map(|(.., k)| k).take(MAX_KEY_RESULTS).collect();
+    let below_half = items.iter().filter(|k| k.share.as_ref().is_some_and(|s| s.below_half)).map(|k| k.subject.clone());
+    let below_half = below_half.collect();
+    (!items.is_empty()).then_some(KeyResults { items, below_half })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(device: &str, backend: &str, rates: &[(u64, f64)]) -> Curve {
+        let points = rates
+            .iter()
+            .map(|&(s, g)| PointStat {
+                run_id: "r".into(),
+                bench: "memcpy".into(),
+                backend: backend.into(),
+                device: device.into(),
+                op: "copy".into(),
+                size_bytes: Some(s),
+                gbps_moved: Some(g),
+                rounds: 3,
+                ..PointStat::default()
+            })
+            .collect::<Vec<_>>();
+        crate::analysis::curves(&points).remove(0)
+    }
+
+    fn facts<'a>(spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>, name: &'a dyn Fn(&str) -> String) -> Facts<'a> {
+        Facts { spec_of, link: None, one_host: &|_| false, run_name: name }
+    }
+
+    #[test]
+    fn a_headline_gives_its_share_of_the_published_peak_and_warns_below_half() {
+        let book = crate::analysis::SpecBook::builtin();
+        let spec_of = |p: &PointStat| book.find(&p.device);
+        let name = |r: &str| r.to_string();
+        // An MI300X sweep that settles at 2000 GB/s: 38 % of 5300 GB/s.
+        let c = curve(
+            "AMD Instinct MI300X",
+            "hip",
+            &[(1 << 20, 900.0), (1 << 26, 2000.0), (1 << 27, 2010.0), (1 << 28, 1990.0)],
+        );
+        let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
+        let s = k.items[0].share.as_ref().unwrap();
+        assert_eq!((s.pct.as_str(), k.items[0].share_of), ("38", "plateau"));
+        assert!(s.of.contains("5300 GB/s") && s.below_half, "{s:?}");
+        assert_eq!(k.below_half, vec![k.items[0].subject.clone()]);
+        // At 3000 GB/s it is 57 %: no warning.
+        let c = curve("AMD Instinct MI300X", "hip", &[(1 << 26, 3000.0), (1 << 27, 3010.0), (1 << 28, 2990.0)]);
+        let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
+        assert!(k.below_half.is_empty() && k.items[0].share.as_ref().unwrap().pct == "57");
+        // A device with no published peak: no share, and the reason says how to give one.
+        let c = curve("Some CPU", "cpu", &[(1 << 26, 20.0), (1 << 27, 20.0)]);
+        let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
+        assert!(k.items[0].share.is_none() && k.items[0].no_share.as_deref().unwrap().contains("--spec"));
+    }
+}
