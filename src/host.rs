@@ -12,7 +12,12 @@ pub struct HostInfo {
     pub kernel: String,
     pub arch: String,
     pub cpu_model: String,
+    /// Logical CPUs this process may use: its affinity mask, which a
+    /// launcher's `--bind-to`, a cgroup cpuset or `taskset` narrows.
     pub logical_cpus: usize,
+    /// Logical CPUs the machine has online (manifest v3 on; absent before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_cpus: Option<usize>,
     pub memory_bytes: Option<u64>,
     /// The tightest cgroup (container, Slurm job) memory limit over this
     /// process, when one is set.
@@ -113,9 +118,18 @@ pub fn cgroup_memory_in(proc_self_cgroup: &str, root: &std::path::Path) -> Optio
     best
 }
 
-/// Logical CPUs this process may use.
-pub fn logical_cpus() -> usize {
+/// Logical CPUs this process may use: its affinity mask (an MPI rank bound
+/// to one core sees 1). Size thread pools by this.
+pub fn usable_cpus() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Logical CPUs the machine has online, which is what a reader means by
+/// "the host's CPUs"; never fewer than [`usable_cpus`].
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf reads a system constant and touches no memory of ours.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).unwrap_or(0).max(usable_cpus())
 }
 
 /// The CPU's model name, e.g. `AMD EPYC 7763 64-Core Processor`.
@@ -140,6 +154,25 @@ pub fn hostname() -> String {
 }
 
 impl HostInfo {
+    /// `AMD EPYC 7763 (128 logical CPUs)`: the machine's count, with
+    /// `, this process bound to 1` where a launcher or cpuset bound the
+    /// process to fewer. A manifest from before v3 knows only the bound
+    /// count and says so.
+    pub fn cpu_summary(&self) -> String {
+        let model = &self.cpu_model;
+        let cpus = |n: usize| if n == 1 { "1 logical CPU".to_string() } else { format!("{n} logical CPUs") };
+        match self.online_cpus {
+            Some(n) if n > self.logical_cpus => {
+                format!("{model} ({}, this process bound to {})", cpus(n), self.logical_cpus)
+            }
+            Some(n) => format!("{model} ({})", cpus(n)),
+            None => format!(
+                "{model} ({} usable by the process; a manifest before v3 does not record the machine's count)",
+                cpus(self.logical_cpus)
+            ),
+        }
+    }
+
     pub fn detect() -> Self {
         let os = read("/etc/os-release")
             .and_then(|t| {
@@ -154,7 +187,8 @@ impl HostInfo {
                 .unwrap_or_else(|| "unknown".into()),
             arch: std::env::consts::ARCH.into(),
             cpu_model: cpu_model(),
-            logical_cpus: logical_cpus(),
+            logical_cpus: usable_cpus(),
+            online_cpus: Some(online_cpus()),
             memory_bytes: meminfo_field("MemTotal:"),
             memory_limit_bytes: cgroup_memory().map(|c| c.limit_bytes),
         }
@@ -232,6 +266,40 @@ mod tests {
         let p = root.join(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn the_host_counts_the_machines_cpus_and_notes_a_binding() {
+        let h = HostInfo::detect();
+        assert_eq!(h.logical_cpus, usable_cpus());
+        assert!(h.online_cpus.unwrap() >= h.logical_cpus);
+        let mut bound = h.clone();
+        (bound.online_cpus, bound.logical_cpus) = (Some(128), 1);
+        assert!(bound.cpu_summary().ends_with("(128 logical CPUs, this process bound to 1)"));
+        bound.online_cpus = None;
+        assert!(bound
+            .cpu_summary()
+            .contains("(1 logical CPU usable by the process; a manifest before v3 does not record"));
+        // Under taskset the count stays the machine's (skipped where taskset is absent).
+        let me = std::env::current_exe().unwrap();
+        if let Ok(out) = std::process::Command::new("taskset")
+            .args(["-c", "0"])
+            .arg(&me)
+            .args(["--exact", "host::tests::print_cpus", "--nocapture", "--include-ignored"])
+            .output()
+        {
+            let text = String::from_utf8_lossy(&out.stdout);
+            if online_cpus() > 1 {
+                assert!(text.contains(&format!("cpus Some({}) bound Some(1)", online_cpus())), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    #[ignore = "run by the_host_counts_the_machines_cpus_and_notes_a_binding under taskset"]
+    fn print_cpus() {
+        let h = HostInfo::detect();
+        println!("cpus {:?} bound Some({})", h.online_cpus, h.logical_cpus);
     }
 
     #[test]

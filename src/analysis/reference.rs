@@ -44,6 +44,9 @@ pub struct RefRow {
     pub n: Option<u64>,
     pub k: Option<u64>,
     pub size_bytes: Option<u64>,
+    /// The GPUs the number was measured on, where a table varies them (a
+    /// DDP scaling table).
+    pub gpus: Option<u32>,
     /// As printed (`1,019`, `~40`, `10-15`).
     pub value_text: String,
     /// The number, where the printed value is one (thousands separators
@@ -80,6 +83,7 @@ struct SourceRow {
     n: Option<u64>,
     k: Option<u64>,
     size_bytes: Option<u64>,
+    gpus: Option<u32>,
     value: String,
     unit: String,
     kind: String,
@@ -110,6 +114,7 @@ pub fn parse_source(name: &str, text: &str) -> Result<Vec<RefRow>> {
             n: r.n,
             k: r.k,
             size_bytes: r.size_bytes,
+            gpus: r.gpus,
             value: parse_value(&r.value),
             value_text: r.value,
             unit: r.unit,
@@ -153,6 +158,7 @@ pub fn build_frame(rows: &[RefRow]) -> Result<DataFrame> {
             u("n", &|r| r.n),
             u("k", &|r| r.k),
             u("size_bytes", &|r| r.size_bytes),
+            Column::new("gpus".into(), rows.iter().map(|r| r.gpus).collect::<Vec<Option<u32>>>()),
             s("value_text", &|r| r.value_text.clone()),
             Column::new("value".into(), rows.iter().map(|r| r.value).collect::<Vec<Option<f64>>>()),
             s("unit", &|r| r.unit.clone()),
@@ -188,6 +194,7 @@ fn frame_rows(df: &DataFrame) -> Result<Vec<RefRow>> {
     let (value_text, unit, kind, note) = (st("value_text")?, st("unit")?, st("kind")?, st("note")?);
     let (m, n, k, size) = (u6("m")?, u6("n")?, u6("k")?, u6("size_bytes")?);
     let row: Vec<Option<u32>> = col("row")?.u32().map_err(Error::analysis)?.iter().collect();
+    let gpus: Vec<Option<u32>> = col("gpus")?.u32().map_err(Error::analysis)?.iter().collect();
     let value: Vec<Option<f64>> = col("value")?.f64().map_err(Error::analysis)?.iter().collect();
     Ok((0..df.height())
         .map(|i| RefRow {
@@ -202,6 +209,7 @@ fn frame_rows(df: &DataFrame) -> Result<Vec<RefRow>> {
             n: n[i],
             k: k[i],
             size_bytes: size[i],
+            gpus: gpus[i],
             value_text: value_text[i].clone().unwrap_or_default(),
             value: value[i],
             unit: unit[i].clone().unwrap_or_default(),
@@ -209,6 +217,78 @@ fn frame_rows(df: &DataFrame) -> Result<Vec<RefRow>> {
             note: note[i].clone(),
         })
         .collect())
+}
+
+/// One row of a scaling table recomputed from published throughputs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RefScaling {
+    pub table: String,
+    pub quantity: String,
+    pub device: String,
+    pub unit: String,
+    pub gpus: u32,
+    /// The throughput as printed, and as a number.
+    pub value_text: String,
+    pub value: f64,
+    /// value / value at the fewest GPUs.
+    pub speedup: f64,
+    /// speedup / (N / N₀) for a total; value / value₀ for a per-GPU figure.
+    pub efficiency: f64,
+    /// The efficiency the document prints on the same table row, if any.
+    pub published_efficiency_pct: Option<f64>,
+}
+
+/// Whether a published throughput is per GPU (then efficiency is its ratio
+/// to the base) rather than a total over all GPUs.
+fn per_gpu(r: &RefRow) -> bool {
+    r.unit.contains("/GPU") || r.note.as_deref().is_some_and(|n| n.to_lowercase().contains("per gpu"))
+}
+
+/// Scaling efficiency recomputed from every published throughput whose
+/// table varies the GPU count (two or more values), beside the efficiency
+/// the document prints on the same row, so a reader sees whether the
+/// document's own arithmetic holds. Rates only: a `%` row is a result.
+pub fn scaling(rows: &[RefRow]) -> Vec<RefScaling> {
+    type Key = (String, String, String, String, Option<String>);
+    let mut groups: std::collections::BTreeMap<Key, Vec<&RefRow>> = Default::default();
+    for r in rows.iter().filter(|r| r.kind == "published" && r.gpus.is_some_and(|g| g > 0) && r.unit != "%") {
+        if r.value.is_some_and(|v| v > 0.0) {
+            let key = (r.document.clone(), r.table.clone(), r.quantity.clone(), r.device.clone(), r.dtype.clone());
+            groups.entry(key).or_default().push(r);
+        }
+    }
+    let mut out = Vec::new();
+    for ((document, table, ..), mut g) in groups {
+        g.sort_by_key(|r| r.gpus);
+        let distinct: std::collections::BTreeSet<u32> = g.iter().filter_map(|r| r.gpus).collect();
+        if distinct.len() < 2 {
+            continue;
+        }
+        let (n0, v0) = (g[0].gpus.unwrap_or(1) as f64, g[0].value.unwrap_or(1.0));
+        for r in g {
+            let (n, v) = (r.gpus.unwrap_or(1), r.value.unwrap_or(0.0));
+            let speedup = v / v0;
+            let published_efficiency_pct = rows
+                .iter()
+                .find(|e| {
+                    e.document == document && e.table == table && e.row == r.row && e.quantity == "scaling_efficiency"
+                })
+                .and_then(|e| e.value);
+            out.push(RefScaling {
+                table: table.clone(),
+                quantity: r.quantity.clone(),
+                device: r.device.clone(),
+                unit: r.unit.clone(),
+                gpus: n,
+                value_text: r.value_text.clone(),
+                value: v,
+                speedup,
+                efficiency: if per_gpu(r) { speedup } else { speedup / (n as f64 / n0) },
+                published_efficiency_pct,
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -229,6 +309,28 @@ mod tests {
         assert!(rows.len() > 100);
         assert!(rows.iter().all(|r| r.kind == "published" || r.kind == "spec"), "kind is published or spec");
         assert!(rows.iter().any(|r| r.quantity == "gemm_throughput" && r.value.is_some()));
+    }
+
+    #[test]
+    fn the_published_ddp_table_is_recomputed_and_agrees_with_its_printed_efficiency() {
+        let rows = from_sources().unwrap();
+        let sc = scaling(&rows);
+        let tokens: Vec<&RefScaling> = sc.iter().filter(|r| r.quantity == "training_throughput").collect();
+        assert_eq!(tokens.iter().map(|r| r.gpus).collect::<Vec<_>>(), [1, 2, 4, 8]);
+        assert!((tokens[3].efficiency - 70763.0 / (8.0 * 18324.0)).abs() < 1e-12);
+        for r in &tokens {
+            let printed = r.published_efficiency_pct.unwrap();
+            assert!((100.0 * r.efficiency - printed).abs() < 0.06, "{} GPUs: {printed}", r.gpus);
+        }
+        // A per-GPU figure scales by its own ratio; one GPU count is no table.
+        let mut one = rows.iter().find(|r| r.quantity == "training_throughput" && r.gpus == Some(2)).unwrap().clone();
+        let mut two = one.clone();
+        (one.gpus, one.value, one.unit) = (Some(1), Some(100.0), "tokens/s/GPU".into());
+        (two.value, two.unit) = (Some(90.0), "tokens/s/GPU".into());
+        let s = scaling(&[one.clone(), two.clone()]);
+        assert!((s[1].efficiency - 0.9).abs() < 1e-12);
+        two.gpus = Some(1);
+        assert!(scaling(&[one, two]).is_empty());
     }
 
     #[test]

@@ -61,6 +61,15 @@ impl LinkSpec {
         }
         v
     }
+
+    /// The line a copy between two GPUs of this part crosses: one link
+    /// where the spec gives a per-link figure (a fully connected mesh such
+    /// as Infinity Fabric gives each pair one link), else all links one
+    /// way (NVLink through NVSwitch gives a pair the GPU's whole port).
+    pub fn pair_line(&self) -> Option<LinkLine> {
+        // `lines` puts the per-link figure first.
+        self.lines().into_iter().next()
+    }
 }
 
 /// A link or network port drawn as a dashed line on a bandwidth chart.
@@ -223,6 +232,18 @@ impl SpecBook {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gpu_pair_crosses_one_mesh_link_or_the_whole_switched_port() {
+        let book = SpecBook::builtin();
+        let pair = |id: &str| book.find(id).and_then(|s| s.link.as_ref()).and_then(|l| l.pair_line()).unwrap();
+        // MI300X: a fully connected mesh, one 50 GB/s link per pair.
+        assert_eq!(pair("mi300x").gbps, 50.0);
+        assert!(pair("mi300x").label.contains("one link"));
+        // H100 SXM: NVSwitch gives a pair all 18 links, one way.
+        assert_eq!(pair("h100-sxm").gbps, 450.0);
+        assert!(pair("h100-sxm").label.contains("links one way"));
+    }
 
     #[test]
     fn builtins_parse_and_carry_sources() {

@@ -17,9 +17,11 @@ pub use crate::vocab::source::RunOrigin;
 /// Version of the manifest's own layout. v2 adds `manifest_sha256`,
 /// `pid_start_ticks`, `repeats` and `host.memory_limit_bytes`; a v1
 /// manifest reads as v2 with those absent (and is reported as unsealed).
-pub const MANIFEST_VERSION: u32 = 2;
+/// v3 adds `host.online_cpus` (the machine's CPUs, beside the process's
+/// affinity count in `logical_cpus`); an older manifest reads with it absent.
+pub const MANIFEST_VERSION: u32 = 3;
 /// Manifest versions this build reads.
-pub const READABLE_MANIFEST_VERSIONS: [u32; 2] = [1, 2];
+pub const READABLE_MANIFEST_VERSIONS: [u32; 3] = [1, 2, 3];
 /// The field that holds the hash of the rest of the manifest.
 pub const SEAL_FIELD: &str = "manifest_sha256";
 /// Size of the blocks hashed separately so `verify` can say where a file changed.

@@ -57,7 +57,7 @@ pub const LLAMA70B_SHAPES: [[u64; 3]; 7] = [
 ];
 
 fn default_threads(all: bool) -> Vec<u32> {
-    let n = crate::host::logical_cpus().max(1) as u32;
+    let n = crate::host::usable_cpus().max(1) as u32;
     let mut t: Vec<u32> = if all { (0..).map(|i| 1u32 << i).take_while(|&t| t < n).collect() } else { vec![1] };
     t.push(n);
     t.sort_unstable();

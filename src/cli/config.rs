@@ -80,7 +80,7 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
         }
     }
     cfg.validate()?;
-    let cpus = crate::host::logical_cpus();
+    let cpus = crate::host::usable_cpus();
     if let Some(&t) = cfg.threads.iter().max().filter(|&&t| t as usize > cpus && !a.oversubscribe) {
         return Err(Error::config(
             "--threads",
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn impossible_numbers_are_refused_naming_the_flag() {
-        let cpus = crate::host::logical_cpus();
+        let cpus = crate::host::usable_cpus();
         let too_many = (cpus * 4 + 1).to_string();
         let e = resolve(&["--threads", &too_many]).unwrap_err().to_string();
         assert!(

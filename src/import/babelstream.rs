@@ -71,6 +71,7 @@ impl Format for BabelStream {
         let mut array_mb: Option<&str> = None;
         let mut in_table = false;
         let mut implementation: Option<String> = None;
+        let mut device: Option<String> = None;
         for &(no, line) in &all {
             let t = line.trim();
             if let Some(v) = t.strip_prefix("Version:") {
@@ -78,6 +79,9 @@ impl Format for BabelStream {
             } else if let Some(v) = t.strip_prefix("Implementation:") {
                 implementation = Some(v.trim().to_string());
                 out.backend = v.trim().to_ascii_lowercase();
+            } else if let Some((_, name)) = t.strip_prefix("Using ").and_then(|v| v.split_once(" device ")) {
+                // `Using HIP device AMD Instinct MI300A`: the device's own name.
+                device = Some(name.trim().to_string()).filter(|n| !n.is_empty());
             } else if let Some(v) = t.strip_prefix("Precision:") {
                 precision = if v.trim() == "float" { "f32".into() } else { "f64".into() };
             } else if let Some(v) = t.strip_prefix("Array size:") {
@@ -128,7 +132,9 @@ impl Format for BabelStream {
                         "BabelStream {mbs} MBytes/sec (10^6 bytes/s) from its min time (printed {min} s); time = bytes / rate{max_avg}; bytes = weight {weight} × array; array {how}"
                     ),
                 );
-                r.device = implementation.clone();
+                // A CPU build names no device; its implementation (OpenMP) is
+                // then the best the log says about what ran.
+                r.device = device.clone().or_else(|| implementation.clone());
                 out.records.push(r);
             }
         }

@@ -47,6 +47,8 @@ struct Log {
     max_msg_rate: Option<f64>,
     /// nccl-tests `-d all`: the datatypes of the tables, in order.
     datatypes: Option<Vec<String>>,
+    /// The device name the log's own device line prints, on every record.
+    device: Option<String>,
 }
 
 const TOOLS: [&str; 6] = ["nccl-tests", "rccl-tests", "osu", "perftest", "nvbandwidth", "babelstream"];
@@ -220,6 +222,12 @@ fn every_real_log_imports_with_its_published_headline() {
         }
         if (best / log.max_value - 1.0).abs().is_nan() || (best / log.max_value - 1.0).abs() > 0.01 {
             why.push(format!("{} {best:.4} {}, published {}", log.max_metric, log.unit, log.max_value));
+        }
+        if let Some(d) = &log.device {
+            let got: BTreeSet<Option<&str>> = p.records.iter().map(|r| r.device.as_deref()).collect();
+            if got != BTreeSet::from([Some(d.as_str())]) {
+                why.push(format!("devices {got:?}, the log names {d:?}"));
+            }
         }
         if let Some(n) = log.ranks {
             let got: BTreeSet<Option<u32>> = p.records.iter().map(|r| r.params.ranks).collect();

@@ -105,6 +105,13 @@ fn two_ranks_p2p_and_collectives() {
     let m = run.manifest().unwrap();
     let Some(mpi) = m.config.mpi() else { panic!("not an MPI configuration: {:?}", m.config) };
     assert_eq!(mpi.ranks.len(), 2);
+    // The host is the machine, not the rank's binding (mpirun binds a rank
+    // to one core where it has more cores than ranks).
+    let machine = benchbook::host::online_cpus();
+    assert!(machine >= std::thread::available_parallelism().unwrap().get());
+    assert_eq!(m.host.online_cpus, Some(machine), "the machine's CPUs");
+    assert!(m.host.logical_cpus <= machine);
+    assert!(m.host.cpu_summary().contains(&format!("({machine} logical CPU")), "{}", m.host.cpu_summary());
     // The stored JSON, as other tools read it.
     let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(run.manifest_path()).unwrap()).unwrap();
     let config = &raw["config"];

@@ -51,10 +51,9 @@ impl Render for ShowOutput {
         writeln!(w, "started  {}   ended {}", s(&m.started_at), s(m.ended_at.as_deref().unwrap_or("-")))?;
         writeln!(
             w,
-            "host     {} — {} ({} CPUs), {}",
+            "host     {} — {}, {}",
             s(&m.host.hostname),
-            s(&m.host.cpu_model),
-            m.host.logical_cpus,
+            s(&m.host.cpu_summary()),
             m.host.memory_bytes.map(format_bytes).unwrap_or_default()
         )?;
         writeln!(w, "os       {} / {}", s(&m.host.os), s(&m.host.kernel))?;

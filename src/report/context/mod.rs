@@ -38,6 +38,23 @@ pub use crate::vocab::units::shell_join;
 use blocks::{bandwidth_section, gemm_section, roofline_of};
 use prose::{kv, FlopUnit};
 
+/// The system each run ran on: a column per run (one when every run ran on
+/// the same system, `same`), a row per property.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SystemTable {
+    /// The runs' labels (or ids), in the report's order.
+    pub runs: Vec<String>,
+    pub rows: Vec<SystemRow>,
+    pub same: bool,
+}
+
+/// One property and its value in each run (empty where a run has none).
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemRow {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct KeyValue {
     pub key: String,
@@ -245,7 +262,7 @@ pub struct ReportContext {
     pub benchbook_version: String,
     pub benchbook_commit: String,
     pub run: RunSection,
-    pub system: Vec<KeyValue>,
+    pub system: SystemTable,
     pub memcpy: Option<BandwidthSection>,
     pub gpu: Option<GpuSection>,
     pub stream: Option<BandwidthSection>,
@@ -306,7 +323,7 @@ pub fn build(
     let stats = &stats[..];
     let roof = roofline_of(spec);
     let imported: Vec<ImportInfo> = manifests.iter().flat_map(run::imported).collect();
-    let system = run::system(manifest, stats, &imported, spec, gpu_spec);
+    let system = run::system(manifests, all_stats, spec, gpu_spec);
     let several = manifests.len() > 1;
     let of_run =
         |m: &Manifest| -> Vec<PointStat> { all_stats.iter().filter(|p| p.run_id == m.run_id).cloned().collect() };

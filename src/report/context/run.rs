@@ -7,7 +7,7 @@ use crate::vocab::facts::Probe;
 use crate::vocab::units::format_bytes;
 
 use super::prose::kv;
-use super::{ImportInfo, KeyValue, RunSection};
+use super::{ImportInfo, KeyValue, RunSection, SystemRow, SystemTable};
 use crate::vocab::units::shell_join;
 
 pub(super) fn title(manifest: &Manifest) -> String {
@@ -64,50 +64,88 @@ pub(super) fn imported(manifest: &Manifest) -> Vec<ImportInfo> {
         .collect()
 }
 
-/// The system table: the host and its backends for a measured run; the
-/// tools and devices for an imported one. Then the roofline specs used.
+/// The system table: per run, the host and its backends for a measured
+/// run, the tools and devices for an imported one, a column per run; then
+/// the roofline specs used, which hold for every run.
 pub(super) fn system(
-    manifest: &Manifest,
+    manifests: &[Manifest],
     stats: &[PointStat],
-    imported: &[ImportInfo],
     spec: Option<&Spec>,
     gpu_spec: Option<&Spec>,
-) -> Vec<KeyValue> {
+) -> SystemTable {
+    let mut table = SystemTable::default();
+    for (i, manifest) in manifests.iter().enumerate() {
+        let of_run: Vec<&PointStat> = stats.iter().filter(|p| p.run_id == manifest.run_id).collect();
+        table.runs.push(manifest.label.clone().unwrap_or_else(|| manifest.run_id.clone()));
+        for kv in run_system(manifest, &of_run) {
+            let row = match table.rows.iter_mut().position(|r| r.key == kv.key) {
+                Some(at) => &mut table.rows[at],
+                None => {
+                    table.rows.push(SystemRow { key: kv.key.clone(), values: vec![String::new(); manifests.len()] });
+                    table.rows.last_mut().expect("just pushed")
+                }
+            };
+            row.values[i] = kv.value;
+        }
+    }
+    for (key, s) in [("Roofline spec", spec), ("GPU roofline spec", gpu_spec)] {
+        if let Some(s) = s {
+            table.rows.push(SystemRow { key: key.into(), values: vec![s.name.clone(); manifests.len()] });
+        }
+    }
+    // A row every run shares (one host measured twice) reads once.
+    table.same = table.runs.len() > 1 && table.rows.iter().all(|r| r.values.windows(2).all(|w| w[0] == w[1]));
+    table
+}
+
+/// Device names a tool prints for a GPU it has no product name for: ROCm
+/// before it knows a new Instinct part, or a GPU in a partition mode.
+const GENERIC_DEVICE_NAMES: [&str; 2] = ["AMD Radeon Graphics", "AMD Radeon Graphics Device"];
+
+/// A device name as the logs print it, with what a reader needs to know
+/// when that name does not identify the part.
+fn device_as_logged(name: &str) -> String {
+    if name == "unknown" || name.is_empty() {
+        "not named in the log".into()
+    } else if GENERIC_DEVICE_NAMES.iter().any(|g| g.eq_ignore_ascii_case(name)) {
+        format!("{name} (the generic name ROCm prints for a GPU it has no product name for; the log does not say which model)")
+    } else {
+        name.to_string()
+    }
+}
+
+fn run_system(manifest: &Manifest, stats: &[&PointStat]) -> Vec<KeyValue> {
     let h = &manifest.host;
-    let mut devices: Vec<String> = stats.iter().map(|p| p.device.clone()).collect();
-    devices.sort();
-    devices.dedup();
-    let mut system = if !imported.is_empty() {
-        vec![
-            kv("Measured by", {
-                let mut tools: Vec<String> = imported.iter().map(|i| i.tool.clone()).collect();
-                tools.dedup();
-                tools.join(", ")
-            }),
+    let imported = imported(manifest);
+    if !imported.is_empty() {
+        let mut tools: Vec<String> = imported.iter().map(|i| i.tool.clone()).collect();
+        tools.sort();
+        tools.dedup();
+        let mut devices: Vec<String> = stats.iter().map(|p| device_as_logged(&p.device)).collect();
+        devices.sort();
+        devices.dedup();
+        if devices.is_empty() {
+            devices.push("not named in the logs".into());
+        }
+        return vec![
+            kv("Printed by", tools.join(", ")),
             kv("Devices (from the logs)", devices.join("; ")),
             kv("Imported on", format!("{} ({})", h.hostname, h.os)),
-        ]
-    } else {
-        vec![
-            kv("Host", h.hostname.clone()),
-            kv("CPU", format!("{} ({} logical CPUs)", h.cpu_model, h.logical_cpus)),
-            kv("Memory", h.memory_bytes.map(format_bytes).unwrap_or_else(|| "unknown".into())),
-            kv("OS / kernel", format!("{} / {}", h.os, h.kernel)),
-            kv("Architecture", h.arch.clone()),
-        ]
-    };
-    for b in manifest.backends.iter().filter(|_| imported.is_empty()) {
+        ];
+    }
+    let mut system = vec![
+        kv("Host", h.hostname.clone()),
+        kv("CPU", h.cpu_summary()),
+        kv("Memory", h.memory_bytes.map(format_bytes).unwrap_or_else(|| "unknown".into())),
+        kv("OS / kernel", format!("{} / {}", h.os, h.kernel)),
+        kv("Architecture", h.arch.clone()),
+    ];
+    for b in &manifest.backends {
         let v = match &b.probe {
             Probe::Available { devices } => format!("available: {}", devices.join("; ")),
             Probe::Unavailable { reason } => format!("unavailable: {reason}"),
         };
         system.push(kv(&format!("Backend {}", b.name), v));
-    }
-    if let Some(s) = spec {
-        system.push(kv("Roofline spec", s.name.clone()));
-    }
-    if let Some(s) = gpu_spec {
-        system.push(kv("GPU roofline spec", s.name.clone()));
     }
     system
 }

@@ -115,13 +115,10 @@ fn curve_share(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Sh
             if gpu_buffers && (facts.one_host)(&c.run_id) || c.bench == Bench::MemcpyPeer.name() =>
         {
             match (facts.spec_of)(p).and_then(|s| s.link.as_ref()) {
-                Some(l) => {
-                    let lines = l.lines();
-                    match super::links::bounding(rate, &lines) {
-                        Some(line) => (Some(share(rate, line.gbps, line.label.clone())), None),
-                        None => (None, Some("its GPU's spec gives no link figure".into())),
-                    }
-                }
+                Some(l) => match l.pair_line() {
+                    Some(line) => (Some(share(rate, line.gbps, line.label.clone())), None),
+                    None => (None, Some("its GPU's spec gives no link figure".into())),
+                },
                 None => (None, Some(format!("no published link figure is known for {} (--spec names one)", p.device))),
             }
         }

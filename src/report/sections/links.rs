@@ -36,6 +36,8 @@ pub struct LinkRow {
 pub struct LinksSection {
     /// `GB/s` or `Gb/s` (network rows, as network tools print them).
     pub unit: String,
+    /// Which link each curve is held against, and why that one.
+    pub rule: String,
     pub lines: Vec<LinkRef>,
     pub rows: Vec<LinkRow>,
 }
@@ -49,19 +51,16 @@ fn scale(unit: &str) -> f64 {
     }
 }
 
-/// The line a curve is held against: the smallest figure its peak does
-/// not pass by more than 25 % (a curve far below a fast link is compared
-/// with that link, never with a slower one it could not have used), else
-/// the largest.
-pub(crate) fn bounding(peak_gbps: f64, lines: &[LinkLine]) -> Option<&LinkLine> {
-    let mut sorted: Vec<&LinkLine> = lines.iter().collect();
-    sorted.sort_by(|a, b| a.gbps.total_cmp(&b.gbps));
-    sorted.iter().find(|l| peak_gbps <= l.gbps * 1.25).or(sorted.last()).copied()
-}
-
-/// The section for `curves` (rates in GB/s from [`Curve::rate`]) against
-/// `lines`; `None` without lines or curves.
-pub fn links_section(curves: &[&Curve], lines: &[LinkLine], unit: &str) -> Option<LinksSection> {
+/// The section for each curve (rates in GB/s from [`Curve::rate`]) against
+/// the link it crosses, chosen by the caller from the hardware (never by how
+/// close a figure is to the rate); `lines` are every line drawn, `rule`
+/// says how a curve's link was chosen. `None` without curves or lines.
+pub fn links_section(
+    curves: &[(&Curve, LinkLine)],
+    lines: &[LinkLine],
+    unit: &str,
+    rule: &str,
+) -> Option<LinksSection> {
     if lines.is_empty() || curves.is_empty() {
         return None;
     }
@@ -69,9 +68,7 @@ pub fn links_section(curves: &[&Curve], lines: &[LinkLine], unit: &str) -> Optio
     let cell = |c: Option<Crossing>| c.map(|c| c.to_string()).unwrap_or_default();
     let rows = curves
         .iter()
-        .filter_map(|c| {
-            let peak = c.rate().iter().map(|p| p.1).fold(f64::NAN, f64::max);
-            let line = bounding(peak, lines)?;
+        .filter_map(|(c, line)| {
             let s = saturation(c, Some(line.gbps))?;
             Some(LinkRow {
                 curve: c.label.clone(),
@@ -87,6 +84,7 @@ pub fn links_section(curves: &[&Curve], lines: &[LinkLine], unit: &str) -> Optio
         .collect();
     Some(LinksSection {
         unit: unit.into(),
+        rule: rule.into(),
         lines: lines
             .iter()
             .map(|l| LinkRef {
@@ -102,22 +100,4 @@ pub fn links_section(curves: &[&Curve], lines: &[LinkLine], unit: &str) -> Optio
 /// The lines as a chart draws them: (label, value in `unit`).
 pub fn chart_lines(lines: &[LinkLine], unit: &str) -> Vec<(String, f64)> {
     lines.iter().map(|l| (l.label.clone(), l.gbps * scale(unit))).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn line(gbps: f64) -> LinkLine {
-        LinkLine { label: format!("{gbps}"), gbps, source: String::new() }
-    }
-
-    #[test]
-    fn a_curve_is_held_against_the_link_it_could_have_used() {
-        let lines = [line(12.5), line(50.0)];
-        assert_eq!(bounding(48.0, &lines).unwrap().gbps, 50.0);
-        assert_eq!(bounding(11.0, &lines).unwrap().gbps, 12.5);
-        assert_eq!(bounding(14.0, &lines).unwrap().gbps, 12.5, "within 25 % of the slower link");
-        assert_eq!(bounding(90.0, &lines).unwrap().gbps, 50.0, "above every link: the fastest");
-    }
 }

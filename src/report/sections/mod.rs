@@ -194,17 +194,27 @@ fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Bo
         .iter()
         .filter(|c| (c.bench == Bench::MemcpyPeer || c.bench == Bench::P2p) && c.op != "latency" && c.op != "lat")
         .collect();
-    let mut lines: Vec<LinkLine> = input.spec.and_then(|s| s.link.as_ref()).map(|l| l.lines()).unwrap_or_default();
-    if of.iter().any(|c| c.label.contains("no_peer_access")) {
-        lines.extend(input.book.interconnect_lines("host"));
-    }
+    let pair = input.spec.and_then(|s| s.link.as_ref()).and_then(|l| l.pair_line());
+    let host = input.book.interconnect_lines("host").into_iter().next();
     // Only transfers between GPU buffers cross a GPU link; MPI between
-    // host buffers is drawn beside them but not held against it.
-    let on_gpu: Vec<&Curve> = of.iter().copied().filter(|c| gpu_buffers(c)).collect();
-    s.links = links::links_section(&on_gpu, &lines, "GB/s");
-    // A pair of a fully connected mesh has one link; through a switch,
-    // all of them: the matrix is stated against the widest figure.
-    if let Some(l) = lines.iter().filter(|l| !l.label.starts_with("PCIe")).max_by(|a, b| a.gbps.total_cmp(&b.gbps)) {
+    // host buffers is drawn beside them but not held against it. A copy
+    // between GPUs without peer access is staged through the host: PCIe.
+    let on_gpu: Vec<(&Curve, LinkLine)> = of
+        .iter()
+        .copied()
+        .filter(|c| gpu_buffers(c))
+        .filter_map(|c| if c.label.contains("no_peer_access") { host.clone() } else { pair.clone() }.map(|l| (c, l)))
+        .collect();
+    let mut lines: Vec<LinkLine> = Vec::new();
+    for (_, l) in &on_gpu {
+        if !lines.contains(l) {
+            lines.push(l.clone());
+        }
+    }
+    const RULE: &str = "Each copy between GPUs is held against the link it crosses: with peer access, the GPU's link to one peer (one link in a fully connected mesh such as Infinity Fabric; all links one way through a switch such as NVSwitch); without it, the host's PCIe link it is staged through.";
+    s.links = links::links_section(&on_gpu, &lines, "GB/s", RULE);
+    // A matrix cell is one pair of GPUs: held against the same pair line.
+    if let Some(l) = &pair {
         for m in s.matrices.iter_mut().filter(|m| m.unit == "GB/s") {
             m.link = Some(format!(
                 "That is {:.0}–{:.0} % of {}.",
@@ -243,11 +253,17 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
     // never its rate, and a figure picked by size could be any link.
     let lines: Vec<LinkLine> =
         if crossed.is_empty() { Vec::new() } else { input.link.map(|l| l.line()).into_iter().collect() };
-    s.links = links::links_section(&crossed, &lines, "Gb/s");
+    let held: Vec<(&Curve, LinkLine)> = crossed.iter().flat_map(|c| lines.first().map(|l| (*c, l.clone()))).collect();
+    s.links = links::links_section(
+        &held,
+        &lines,
+        "Gb/s",
+        "Each transfer that crossed a network port is held against the link named for this report (--link): a log names a link's type, never its rate.",
+    );
     if let Some(n) = s.network.as_mut() {
         // One-sided peaks that crossed a port, against it.
         for r in n.channels.iter_mut().filter(|r| crossed.iter().any(|c| c.label == r.curve)) {
-            r.against(&lines);
+            r.against(lines.first());
         }
         n.channels_linked = n.channels.iter().any(|r| !r.of_link.is_empty());
         if !crossed.is_empty() && lines.is_empty() {

@@ -57,10 +57,10 @@ pub struct ChannelRow {
 }
 
 impl ChannelRow {
-    /// State the row's peak against the published link that bounds it
-    /// (the same line the links table picks for a curve).
-    pub fn against(&mut self, lines: &[crate::analysis::specs::LinkLine]) {
-        if let Some(l) = super::links::bounding(self.peak_gbps, lines) {
+    /// State the row's peak against the link named for the report (the
+    /// same line the links table holds a curve against).
+    pub fn against(&mut self, link: Option<&crate::analysis::specs::LinkLine>) {
+        if let Some(l) = link {
             self.of_link = format!("{:.0} % of {}", self.peak_gbps / l.gbps * 100.0, l.label);
         }
     }
@@ -335,9 +335,10 @@ mod tests {
     use crate::analysis::specs::LinkLine;
 
     #[test]
-    fn channel_peaks_are_stated_against_the_link_that_bounds_them() {
+    fn channel_peaks_are_stated_against_the_named_link_whatever_their_rate() {
         let line = |label: &str, gbits: f64| LinkLine { label: label.into(), gbps: gbits / 8.0, source: "spec".into() };
-        let lines = [line("EFA, one device: 100 Gb/s", 100.0), line("EFA, four devices: 400 Gb/s", 400.0)];
+        let (one_dev, four_dev) =
+            (line("EFA, one device: 100 Gb/s", 100.0), line("EFA, four devices: 400 Gb/s", 400.0));
         let row = |gbps: f64| ChannelRow {
             curve: "p2p put".into(),
             channels: 4,
@@ -349,14 +350,14 @@ mod tests {
             of_link: String::new(),
             peak_gbps: gbps,
         };
-        let mut one = row(11.0); // 88 Gb/s: within one device
-        one.against(&lines);
+        let mut one = row(11.0); // 88 Gb/s
+        one.against(Some(&one_dev));
         assert_eq!(one.of_link, "88 % of EFA, one device: 100 Gb/s");
-        let mut four = row(40.0); // 320 Gb/s: more than one device carries
-        four.against(&lines);
-        assert_eq!(four.of_link, "80 % of EFA, four devices: 400 Gb/s");
+        let mut four = row(11.0); // the same rate, held against the link named
+        four.against(Some(&four_dev));
+        assert_eq!(four.of_link, "22 % of EFA, four devices: 400 Gb/s");
         let mut none = row(40.0);
-        none.against(&[]);
+        none.against(None);
         assert!(none.of_link.is_empty());
     }
 

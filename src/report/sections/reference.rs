@@ -35,12 +35,58 @@ pub struct Beside {
     pub ratio: String,
 }
 
+/// A row of the scaling table recomputed from the published throughputs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScalingView {
+    pub table: String,
+    pub quantity: String,
+    pub device: String,
+    pub gpus: u32,
+    pub value: String,
+    pub speedup: String,
+    pub efficiency: String,
+    pub published_efficiency: String,
+    /// Whether the printed efficiency is the printed throughputs' (within
+    /// the rounding of a one-decimal percentage); `None` where none is printed.
+    pub agrees: Option<bool>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ReferenceSection {
     pub document: String,
     pub title: String,
     pub rows: Vec<RefView>,
     pub beside: Vec<Beside>,
+    /// Present when a published table varies the GPU count.
+    pub scaling: Vec<ScalingView>,
+}
+
+/// Efficiency recomputed from printed values differs from the printed one by
+/// their rounding at most: half a unit in the last of four significant
+/// digits of each throughput, and 0.05 points of a one-decimal percentage.
+const EFFICIENCY_TOLERANCE_PCT: f64 = 0.1;
+
+fn scaling_views(rows: &[RefRow]) -> Vec<ScalingView> {
+    crate::analysis::reference::scaling(rows)
+        .into_iter()
+        .map(|r| {
+            let pct = 100.0 * r.efficiency;
+            ScalingView {
+                table: r.table,
+                quantity: r.quantity,
+                device: r.device,
+                gpus: r.gpus,
+                value: format!("{} {}", r.value_text, r.unit),
+                speedup: format!("{:.2}×", r.speedup),
+                efficiency: format!("{pct:.1} %"),
+                published_efficiency: r
+                    .published_efficiency_pct
+                    .map(|p| format!("{p} %"))
+                    .unwrap_or_else(|| "not printed".into()),
+                agrees: r.published_efficiency_pct.map(|p| (p - pct).abs() <= EFFICIENCY_TOLERANCE_PCT),
+            }
+        })
+        .collect()
 }
 
 /// The seed document a kind mirrors (its id's prefix).
@@ -105,7 +151,9 @@ pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Op
             })
         })
         .collect();
+    let own: Vec<RefRow> = mine.iter().map(|r| (*r).clone()).collect();
     Some(ReferenceSection {
+        scaling: scaling_views(&own),
         document: first.document.clone(),
         title: first.title.clone(),
         rows: mine
