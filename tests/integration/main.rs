@@ -24,4 +24,5 @@ mod import_workload;
 mod interrupted_run;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod report_numbers;
 mod report_safety;

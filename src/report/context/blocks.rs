@@ -53,17 +53,32 @@ fn sat_row(s: &Saturation) -> SatRow {
     // The level with the sizes it spans, or where the curve ended.
     let sizes: Vec<String> = s.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
     let plateau = if s.settled() {
-        format!("{} ({})", format_sig3(s.plateau_gbps), super::prose::span(&sizes))
+        format!(
+            "{} ({}, ±{})",
+            format_sig3(s.plateau_gbps),
+            super::prose::span(&sizes),
+            super::prose::pct(s.plateau_tolerance)
+        )
     } else if s.sizes < 2 {
         format_sig3(s.plateau_gbps)
     } else {
-        format!("not settled ({} at {})", format_sig3(s.plateau_gbps), sizes.join(", "))
+        format!(
+            "not settled ({} at {}; the size below differs by more than ±{})",
+            format_sig3(s.plateau_gbps),
+            sizes.join(", "),
+            super::prose::pct(s.plateau_tolerance)
+        )
     };
     SatRow {
         label: s.label.clone(),
         peak_gbps: format_sig3(s.peak_gbps),
         peak_size: format_bytes(s.peak_size_bytes),
         plateau_gbps: plateau,
+        peak_over_plateau: if s.settled() && s.plateau_gbps > 0.0 {
+            format!("{}×", format_sig3(s.peak_gbps / s.plateau_gbps))
+        } else {
+            "-".into()
+        },
         p50: cell(s.plateau_50),
         p80: cell(s.plateau_80),
         p90: cell(s.plateau_90),

@@ -92,6 +92,8 @@ pub struct SatRow {
     pub peak_gbps: String,
     pub peak_size: String,
     pub plateau_gbps: String,
+    /// Peak / plateau (`14.8×`); empty where no level holds.
+    pub peak_over_plateau: String,
     pub p50: String,
     pub p80: String,
     pub p90: String,

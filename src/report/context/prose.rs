@@ -150,18 +150,16 @@ pub(super) fn bandwidth_observations(
     let largest: Vec<String> = best.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
     if best.settled() || best.sizes < 2 {
         obs.push(format!(
-            "At its largest sizes it settles at a plateau of {} GB/s (read + written), the median of {}: the sizes that agree within {} of that level{}.{}",
+            "At its largest sizes it settles at a plateau of {} GB/s (read + written), the median of {}: the sizes that agree with that level within the tolerance the saturation table gives{}.{}",
             format_sig3(best.plateau_gbps),
             span(&largest),
-            pct(best.plateau_tolerance),
-            if best.plateau_tolerance > 0.1 { ", twice its noise (CV)" } else { "" },
+            if best.plateau_tolerance > 0.1 { " (twice their noise, CV)" } else { "" },
             plateau_flags(best)
         ));
     } else {
         obs.push(format!(
-            "The curve has not settled by its largest size, {}: the next size down differs by more than {}, so the {} GB/s there stands in for a plateau this sweep did not reach. Extend the sweep to measure it.{}",
+            "The curve has not settled by its largest size, {}: the next size down differs by more than the tolerance the saturation table gives, so the {} GB/s there stands in for a plateau this sweep did not reach. Extend the sweep to measure it.{}",
             largest.join(", "),
-            pct(best.plateau_tolerance),
             format_sig3(best.plateau_gbps),
             plateau_flags(best)
         ));
@@ -180,19 +178,12 @@ pub(super) fn bandwidth_observations(
     obs.push(saturation_sentence(best, smallest.and_then(|p| p.size_bytes)));
     if let Some(small) = smallest {
         if let (Some(size), Some(g)) = (small.size_bytes, small.gbps_moved) {
-            let fraction = g / best.plateau_gbps;
             // Above the plateau the cache sentence has said why.
-            if fraction < 1.0 {
+            if g < 0.5 * best.plateau_gbps {
                 obs.push(format!(
-                    "The smallest size, {}, takes {} per operation and reaches {} of the plateau{}.",
+                    "The smallest size, {}, takes {} per operation, below half the plateau: at this size fixed per-operation costs, not bandwidth, set the time.",
                     format_bytes(size),
                     format_seconds(small.summary.median),
-                    pct(fraction),
-                    if fraction < 0.5 {
-                        ": at this size fixed per-operation costs, not bandwidth, set the time"
-                    } else {
-                        ""
-                    }
                 ));
             }
         }
@@ -205,9 +196,10 @@ pub(super) fn bandwidth_observations(
     {
         if most.0 > 1 {
             obs.push(format!(
-                "With {} threads the plateau is {}× the single-thread plateau.",
+                "With {} threads the plateau is {} GB/s, against {} GB/s with one thread.",
                 most.0,
-                format_sig3(most.1 / one.1)
+                format_sig3(most.1),
+                format_sig3(one.1)
             ));
         }
     }
@@ -294,14 +286,12 @@ pub(super) fn stream_observations(curves: &[Curve], sats: &[Saturation]) -> Vec<
 }
 
 /// One line per link curve (collectives, MPI p2p, GPU peer and host↔device
-/// copies): peak, plateau, and the small-message penalty.
+/// copies): peak, plateau, and where the curve ramps to it; every number is
+/// one the saturation table shows.
 pub(super) fn link_observations(curves: &[Curve], sats: &[Saturation], bench: Bench) -> Vec<String> {
     let mut observations = Vec::new();
     for (c, s) in curves.iter().zip(sats) {
         let ranks = c.points.first().and_then(|p| p.ranks).map(|r| format!(" over {r} ranks")).unwrap_or_default();
-        // The small-message penalty, as seed 000 words it: the share of the
-        // plateau reached around 100 KB (the largest size up to 128 KiB).
-        let small = c.rate().into_iter().filter(|(b, _)| *b <= 128 * 1024).max_by_key(|(b, _)| *b);
         let what = if bench == Bench::Collective { "bus bandwidth" } else { "bandwidth" };
         let mut o = if s.sizes < 2 {
             format!(
@@ -329,19 +319,14 @@ pub(super) fn link_observations(curves: &[Curve], sats: &[Saturation], bench: Be
                 from_size(s.plateau_90)
             )
         };
-        if let Some((bytes, rate)) = small.filter(|_| s.plateau_gbps > 0.0 && s.settled()) {
-            // The share of the plateau at small messages; above it only when
-            // clearly so (a cache or protocol effect), said once.
-            let f = rate / s.plateau_gbps;
-            if f <= 1.0 {
-                o += &format!(" At {} it reaches {} of the plateau.", format_bytes(bytes), pct(f));
-            } else if f > 1.25 {
-                o += &format!(
-                    " Its small messages run above the plateau ({}× at {}).",
-                    format_sig3(f),
-                    format_bytes(bytes)
-                );
-            }
+        // A level below the peak by more than a quarter: mid-size messages
+        // run faster than large ones (the ratio is the table's peak / plateau).
+        if s.settled() && s.plateau_gbps > 0.0 && s.peak_gbps > 1.25 * s.plateau_gbps {
+            o += &format!(
+                " Its peak, at {}, is {}× the plateau: mid-size messages run faster than large ones (a cache or protocol effect).",
+                format_bytes(s.peak_size_bytes),
+                format_sig3(s.peak_gbps / s.plateau_gbps)
+            );
         }
         if s.sizes > 1 {
             o += &plateau_flags(s);
@@ -374,41 +359,30 @@ impl FlopUnit {
     }
 }
 
-/// Per dtype (alphabetical): the peak and the average over its points;
-/// then f32 against f64 where both were measured.
+/// Per dtype (alphabetical): the peak, with its shape and threads (both in
+/// the table beside it).
 pub(super) fn gemm_observations(pts: &[&PointStat], unit: FlopUnit) -> Vec<String> {
     let shape = |p: &PointStat| format!("{}×{}×{}", p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
     let mut observations = Vec::new();
     let mut dtypes: Vec<String> = pts.iter().filter_map(|p| p.dtype.clone()).collect();
     dtypes.sort();
     dtypes.dedup();
-    let mut best_by_dtype = Vec::new();
     for d in &dtypes {
         let of: Vec<&&PointStat> = pts.iter().filter(|p| p.dtype.as_ref() == Some(d)).collect();
         let gf = |p: &PointStat| p.gflops.unwrap_or(0.0);
         if let Some(best) = of.iter().max_by(|a, b| gf(a).total_cmp(&gf(b))) {
-            let avg = of.iter().map(|p| gf(p)).sum::<f64>() / of.len() as f64;
             let with = match (best.threads, best.method.as_deref()) {
                 (Some(t), _) => format!(" with {t} thread(s)"),
                 (None, Some(m)) => format!(" ({m})"),
                 _ => String::new(),
             };
             observations.push(format!(
-                "{d}: peak {} {u} at {}{with}; average over the {} measured points {} {u}.",
+                "{d}: peak {} {u} at {}{with}, over {} measured points.",
                 unit.show(gf(best)),
                 shape(best),
                 of.len(),
-                unit.show(avg),
                 u = unit.name()
             ));
-            best_by_dtype.push((d.clone(), gf(best)));
-        }
-    }
-    if let (Some(f32b), Some(f64b)) =
-        (best_by_dtype.iter().find(|(d, _)| d == "f32"), best_by_dtype.iter().find(|(d, _)| d == "f64"))
-    {
-        if f64b.1 > 0.0 {
-            observations.push(format!("Peak f32 throughput is {}× peak f64 throughput.", format_sig3(f32b.1 / f64b.1)));
         }
     }
     observations

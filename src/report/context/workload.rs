@@ -54,6 +54,8 @@ pub struct WorkloadSection {
     pub table: Vec<MetricRow>,
     pub scaling: Vec<ScalingView>,
     pub charts: Vec<WorkloadChart>,
+    /// Per metric and source: best point and level.
+    pub levels: Vec<LevelRow>,
 }
 
 /// Parameters that count workers of a data-parallel job, in the order a
@@ -116,7 +118,8 @@ pub fn workload_section(stats: &[MetricStat]) -> Option<WorkloadSection> {
             break;
         }
     }
-    Some(WorkloadSection { observations: observations(stats, &metrics), table, scaling: scaling_rows, charts })
+    let (observations, levels) = observations(stats, &metrics);
+    Some(WorkloadSection { observations, levels, table, scaling: scaling_rows, charts })
 }
 
 /// A value and its unit; a dimensionless unit (`1`) is not printed.
@@ -159,8 +162,9 @@ fn origin(s: &MetricStat) -> String {
 /// step axis, the median of the steady state, leaving out the first tenth
 /// of the logged steps (at least one) as warm-up, and the best step;
 /// otherwise its best point and the median of its point medians.
-fn observations(stats: &[MetricStat], metrics: &[&str]) -> Vec<String> {
+fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<String>, Vec<LevelRow>) {
     let mut out = Vec::new();
+    let mut rows = Vec::new();
     for metric in metrics {
         let all: Vec<&MetricStat> = stats.iter().filter(|s| s.metric == *metric).collect();
         let mut origins: Vec<String> = all.iter().map(|s| origin(s)).collect();
@@ -173,6 +177,13 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> Vec<String> {
             let whose = if origins.len() > 1 { format!(", {from}") } else { String::new() };
             if pts.len() == 1 {
                 let s = first;
+                rows.push(LevelRow {
+                    metric: metric.to_string(),
+                    from: from.clone(),
+                    best: with_unit(s.median, unit),
+                    at: params_label(&s.params),
+                    level: format!("{} samples", s.samples),
+                });
                 out.push(format!(
                     "{metric}{whose}: median {} over {} sample(s){}.",
                     with_unit(s.median, unit),
@@ -191,7 +202,7 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> Vec<String> {
             let at = params_label(&best.params);
             let at = if at.is_empty() { String::new() } else { format!(" ({at})") };
             let axis = STEP_AXES.iter().find(|a| pts.iter().all(|p| p.param_f64(a).is_some()));
-            let level = match axis {
+            let (level, level_cell) = match axis {
                 Some(axis) if pts.len() >= 3 => {
                     let mut by_step: Vec<(f64, f64)> =
                         pts.iter().map(|p| (p.param_f64(axis).unwrap_or(0.0), p.median)).collect();
@@ -199,28 +210,48 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> Vec<String> {
                     let warm = (by_step.len() / 10).max(1);
                     let mut steady: Vec<f64> = by_step[warm..].iter().map(|(_, v)| *v).collect();
                     steady.sort_by(f64::total_cmp);
-                    format!(
-                        "; its steady state, {axis} {} to {} ({} logged points; the first {warm} left out as warm-up), has median {}",
-                        step(by_step[warm].0),
-                        step(by_step[by_step.len() - 1].0),
-                        steady.len(),
-                        with_unit(crate::vocab::stats::quantile_sorted(&steady, 0.5), unit)
+                    let median = with_unit(crate::vocab::stats::quantile_sorted(&steady, 0.5), unit);
+                    let (a, b) = (step(by_step[warm].0), step(by_step[by_step.len() - 1].0));
+                    (
+                        format!(
+                            "; its steady state, {axis} {a} to {b} ({} logged points; the first {warm} left out as warm-up), has median {median}",
+                            steady.len(),
+                        ),
+                        format!("steady-state median {median}, {axis} {a} to {b} ({warm} warm-up left out)"),
                     )
                 }
                 _ => {
                     let mut medians: Vec<f64> = pts.iter().map(|p| p.median).collect();
                     medians.sort_by(f64::total_cmp);
-                    format!(
-                        "; the median of its {} points' medians is {}",
-                        pts.len(),
-                        with_unit(crate::vocab::stats::quantile_sorted(&medians, 0.5), unit)
+                    let median = with_unit(crate::vocab::stats::quantile_sorted(&medians, 0.5), unit);
+                    (
+                        format!("; the median of its {} points' medians is {median}", pts.len()),
+                        format!("median of {} point medians {median}", pts.len()),
                     )
                 }
             };
+            rows.push(LevelRow {
+                metric: metric.to_string(),
+                from: from.clone(),
+                best: with_unit(best.median, unit),
+                at: params_label(&best.params),
+                level: level_cell,
+            });
             out.push(format!("{metric}{whose} {word} {}{at}{level}.", with_unit(best.median, unit)));
         }
     }
-    out
+    (out, rows)
+}
+
+/// Per metric and file or run: its best point and the level it holds, the
+/// figures the observations state.
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelRow {
+    pub metric: String,
+    pub from: String,
+    pub best: String,
+    pub at: String,
+    pub level: String,
 }
 
 /// How a `run exec` run was made, for the methodology.
@@ -283,7 +314,7 @@ mod tests {
         let mut stats: Vec<MetricStat> =
             [(10, 100.0), (20, 400.0), (30, 410.0), (40, 405.0)].iter().map(|&(i, v)| point("a.log", i, v)).collect();
         stats.extend([(10, 800.0), (20, 880.0), (30, 870.0)].iter().map(|&(i, v)| point("b.log", i, v)));
-        let text = observations(&stats, &["tflops_per_gpu"]).join("\n");
+        let text = observations(&stats, &["tflops_per_gpu"]).0.join("\n");
         assert!(text.contains("tflops_per_gpu, a.log peaks at 410"), "{text}");
         assert!(
             text.contains("iteration 20 to 40 (3 logged points; the first 1 left out as warm-up), has median 405"),

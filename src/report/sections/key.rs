@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::{Input, Section};
 use crate::analysis::curves::TRUSTED_HALF_WIDTH;
 use crate::analysis::specs::{LinkLine, Spec};
 use crate::analysis::{Curve, PointStat};
@@ -150,6 +151,9 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
         let sat = crate::analysis::saturation(c, None).filter(|s| s.settled() && s.sizes > 1);
         let level = sat.as_ref().map_or(rate, |s| s.plateau_gbps);
         let (share, no_share) = curve_share(c, p, level, facts);
+        // RDMA curves appear in the network section only, in Gb/s as
+        // perftest and link specs give them.
+        let (k, short_unit) = if Bench::of(&c.bench) == Some(Bench::Rdma) { (8.0, "Gb/s") } else { (1.0, "GB/s") };
         let plateau = sat.as_ref().map(|s| {
             let sizes: Vec<String> = s.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
             let span = match sizes.as_slice() {
@@ -157,7 +161,7 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 [a, .., b] => format!("{a}–{b}"),
                 [] => String::new(),
             };
-            (format_sig3(s.plateau_gbps), span)
+            (format_sig3(s.plateau_gbps * k), span)
         });
         items.push((
             key,
@@ -166,11 +170,11 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 subject: c.label.clone(),
                 run: (facts.run_name)(&c.run_id),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
-                value: format_sig3(rate),
-                unit: c.rate_axis().into(),
-                short_unit: "GB/s".into(),
+                value: format_sig3(rate * k),
+                unit: c.rate_axis().replacen("GB/s", short_unit, 1),
+                short_unit: short_unit.into(),
                 at: Some(format_bytes(size)),
-                ci: ci.map(|(lo, hi)| (format_sig3(lo), format_sig3(hi))),
+                ci: ci.map(|(lo, hi)| (format_sig3(lo * k), format_sig3(hi * k))),
                 share_of: if plateau.is_some() { "plateau" } else { "peak" },
                 plateau,
                 share,
@@ -191,6 +195,10 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
         }
         items.retain(|(k, ..)| *k != key);
         let tflops = g / 1e3;
+        // The unit of the section that tabulates it: GPUs in TFLOP/s (as
+        // seed 002), CPUs in GFLOP/s.
+        let (per, flop_unit) =
+            if crate::vocab::kinds::backend_is_gpu(&p.backend) { (1e3, "TFLOP/s") } else { (1.0, "GFLOP/s") };
         let peak = (facts.spec_of)(p).and_then(|s| Some((s.name.clone(), s.peak_tflops(dtype)?)));
         let (share, no_share) = match peak {
             Some((name, t)) => {
@@ -209,11 +217,11 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 subject: shape,
                 run: (facts.run_name)(&p.run_id),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
-                value: format_sig3(tflops),
-                unit: "TFLOP/s".into(),
-                short_unit: "TFLOP/s".into(),
+                value: format_sig3(g / per),
+                unit: flop_unit.into(),
+                short_unit: flop_unit.into(),
                 at: None,
-                ci: ci.map(|(lo, hi)| (format_sig3(lo / 1e3), format_sig3(hi / 1e3))),
+                ci: ci.map(|(lo, hi)| (format_sig3(lo / per), format_sig3(hi / per))),
                 plateau: None,
                 share_of: "peak",
                 share,
@@ -225,6 +233,55 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
     let below_half = items.iter().filter(|k| k.share.as_ref().is_some_and(|s| s.below_half)).map(|k| k.subject.clone());
     let below_half = below_half.collect();
     (!items.is_empty()).then_some(KeyResults { items, below_half })
+}
+
+/// The report's key results: only curves and GEMM points a section of
+/// this report tabulates, so every key figure is one the report shows.
+pub(super) fn for_report(input: &Input, sections: &[Section], cs: &[Curve]) -> Option<KeyResults> {
+    let gpu = |backend: &str| crate::vocab::kinds::backend_is_gpu(backend);
+    let shown: Vec<Curve> = cs
+        .iter()
+        .filter(|c| tabulated(sections, &c.bench, c.points.first().is_some_and(|p| gpu(&p.backend))))
+        .cloned()
+        .collect();
+    let gemm: Vec<PointStat> =
+        input.stats.iter().filter(|p| tabulated(sections, &p.bench, gpu(&p.backend))).cloned().collect();
+    of_curves(input, &shown, &gemm)
+}
+
+/// Whether one of `sections` tabulates the points of `bench` (measured on
+/// a GPU or not) with their rates.
+fn tabulated(sections: &[Section], bench: &str, on_gpu: bool) -> bool {
+    use Section::*;
+    let any = |want: &[Section]| want.iter().any(|x| sections.contains(x));
+    match Bench::of(bench) {
+        Some(Bench::Memcpy | Bench::Gemm) if on_gpu => any(&[Gpu]),
+        Some(Bench::Memcpy) => any(&[HostMemcpy]),
+        Some(Bench::Stream) => any(&[Stream]),
+        Some(Bench::Gemm) => any(&[Gemm]),
+        Some(Bench::Collective) => any(&[Collective]),
+        Some(Bench::P2p) => any(&[P2p, Network]),
+        Some(Bench::Rdma) => any(&[Network]),
+        Some(Bench::MemcpyPeer | Bench::H2d) => any(&[Gpu, Links]),
+        _ => false,
+    }
+}
+
+/// The key results of the report's curves and GEMM points, against the
+/// specs and link the report knows.
+fn of_curves(input: &Input, cs: &[Curve], stats: &[PointStat]) -> Option<KeyResults> {
+    // An explicit --spec (input.spec) describes a GPU; a host is matched by name.
+    let spec_of = |p: &PointStat| -> Option<&Spec> {
+        input.book.find(&p.device).or(input.spec.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend)))
+    };
+    let one_host = |run: &str| input.manifests.iter().any(|m| m.run_id == run && super::one_host(m));
+    let run_name = |run: &str| {
+        let m = input.manifests.iter().find(|m| m.run_id == run);
+        m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
+    };
+    let facts =
+        Facts { spec_of: &spec_of, link: input.link.map(|l| l.line()), one_host: &one_host, run_name: &run_name };
+    key_results(cs, stats, &facts)
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ pub mod links;
 pub mod matrix;
 pub mod network;
 pub mod notes;
+pub mod one_sided;
 pub mod pairs;
 pub mod reference;
 pub mod runs;
@@ -170,10 +171,10 @@ pub fn build(
         s.matrices = views;
         charts.extend(heatmaps.into_iter().map(|h| Box::new(h) as Box<dyn Chart>));
     }
-    for section in sections {
+    for section in sections.iter().copied() {
         match section {
             Section::Launches => s.launches = launches::tables(&cs),
-            Section::KeyResults => s.key = key_results(input, &cs),
+            Section::KeyResults => s.key = key::for_report(input, &sections, &cs),
             // Links are built with the section they bound: peer copies
             // (seed 000) or network transfers (seed 003).
             Section::Links if kind == Kind::MemcpyPeer => peer_links(input, &cs, &mut s, &mut charts),
@@ -216,12 +217,8 @@ fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Bo
     // A matrix cell is one pair of GPUs: held against the same pair line.
     if let Some(l) = &pair {
         for m in s.matrices.iter_mut().filter(|m| m.unit == "GB/s") {
-            m.link = Some(format!(
-                "That is {:.0}–{:.0} % of {}.",
-                m.range.0 / l.gbps * 100.0,
-                m.range.1 / l.gbps * 100.0,
-                l.label
-            ));
+            m.link =
+                Some(format!("{:.0}–{:.0} % of {}", m.range.0 / l.gbps * 100.0, m.range.1 / l.gbps * 100.0, l.label));
         }
     }
     if !of.is_empty() {
@@ -290,23 +287,6 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
     }
 }
 
-/// The key results of the report's curves and GEMM points, against the
-/// specs and link the report knows.
-fn key_results(input: &Input, cs: &[Curve]) -> Option<key::KeyResults> {
-    // An explicit --spec (input.spec) describes a GPU; a host is matched by name.
-    let spec_of = |p: &PointStat| -> Option<&Spec> {
-        input.book.find(&p.device).or(input.spec.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend)))
-    };
-    let one_host = |run: &str| input.manifests.iter().any(|m| m.run_id == run && one_host(m));
-    let run_name = |run: &str| {
-        let m = input.manifests.iter().find(|m| m.run_id == run);
-        m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
-    };
-    let facts =
-        key::Facts { spec_of: &spec_of, link: input.link.map(|l| l.line()), one_host: &one_host, run_name: &run_name };
-    key::key_results(cs, input.stats, &facts)
-}
-
 /// The sentence for transfers that crossed a link nobody named: what the
 /// logs say of it, and how to name it.
 fn unnamed_link(input: &Input, crossed: &[&Curve]) -> String {
@@ -352,7 +332,7 @@ fn gpu_buffers(c: &crate::analysis::Curve) -> bool {
 }
 
 /// Whether every MPI rank of a native run ran on one host.
-fn one_host(m: &Manifest) -> bool {
+pub(super) fn one_host(m: &Manifest) -> bool {
     m.config.mpi().is_some_and(|mpi| mpi.one_host())
 }
 

@@ -87,6 +87,10 @@ pub struct NetworkSection {
     pub channels: Vec<ChannelRow>,
     /// Whether any channel row is stated against a link.
     pub channels_linked: bool,
+    /// A flush after every operation against the least frequent flush.
+    pub flushes: Vec<super::one_sided::FlushRow>,
+    /// The best one-way one-sided plateau against the best two-sided one.
+    pub like_for_like: Option<super::one_sided::LikeForLike>,
 }
 
 /// Whether a point is a network transfer or latency this section shows.
@@ -122,7 +126,7 @@ pub fn semantics(c: &Curve) -> &'static str {
 }
 
 /// The file (or run) a curve's points were read from.
-fn source(c: &Curve) -> String {
+pub(super) fn source(c: &Curve) -> String {
     c.points.iter().find_map(|p| p.source.clone()).unwrap_or_else(|| "measured by benchbook".into())
 }
 
@@ -190,9 +194,9 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
     if transfers.is_empty() && collectives.is_empty() && latency.is_empty() {
         return None;
     }
-    let (channels, mut sync_notes) = one_sided(&transfers_c);
-    let mut observations = observations(&transfers_c, &transfers);
-    observations.append(&mut sync_notes);
+    let (channels, flushes) = super::one_sided::channels_and_flushes(&transfers_c);
+    let like_for_like = super::one_sided::like_for_like(&transfers_c);
+    let observations = super::one_sided::observations(like_for_like.as_ref(), &transfers);
     Some(NetworkSection {
         chart: (!transfers_c.is_empty()).then(|| chart.to_string()),
         observations,
@@ -201,132 +205,16 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
         latency,
         channels,
         channels_linked: false,
+        flushes,
+        like_for_like,
     })
 }
 
 /// The one-sided parameters of a curve, when its points carry them.
-fn one_sided_params(c: &Curve) -> Option<crate::vocab::one_sided::OneSided> {
+pub(super) fn one_sided_params(c: &Curve) -> Option<crate::vocab::one_sided::OneSided> {
     let p = c.points.first()?;
     p.axes.as_ref()?;
     Some(crate::vocab::one_sided::OneSided::of(&p.params()))
-}
-
-/// The channel table, and what flushing after every operation costs: for
-/// each one-channel put or get measured at several rhythms, the bandwidth
-/// at its largest common size with a flush after every operation against
-/// the least frequent flush.
-fn one_sided(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<String>) {
-    let mut rows = Vec::new();
-    let mut by_op: BTreeMap<(String, String), Vec<(u32, &Curve)>> = BTreeMap::new();
-    for c in curves {
-        let Some(os) = one_sided_params(c) else { continue };
-        let best =
-            c.points.iter().filter_map(|p| Some((p.gbps_copied?, p.size_bytes?))).max_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((gbps, size)) = best {
-            rows.push(ChannelRow {
-                curve: c.label.clone(),
-                channels: os.channels,
-                strategy: os.strategy().replace('_', " "),
-                sync_every: os.sync_every,
-                peak_gbits: format_sig3(gbps * 8.0),
-                per_channel_gbits: format_sig3(gbps * 8.0 / os.channels as f64),
-                at: format_bytes(size),
-                of_link: String::new(),
-                peak_gbps: gbps,
-            });
-        }
-        if os.channels == 1 {
-            by_op.entry((c.run_id.clone(), c.op.clone())).or_default().push((os.sync_every, c));
-        }
-    }
-    let mut notes = Vec::new();
-    for ((_, op), mut v) in by_op.into_iter().filter(|(_, v)| v.len() > 1) {
-        v.sort_by_key(|(k, _)| *k);
-        let ((k0, every), (k1, batched)) = (v[0], v[v.len() - 1]);
-        let at =
-            |c: &Curve, size: u64| c.points.iter().find(|p| p.size_bytes == Some(size)).and_then(|p| p.gbps_copied);
-        let common = every.points.iter().filter_map(|p| p.size_bytes).filter(|&s| at(batched, s).is_some()).max();
-        let Some(size) = common else { continue };
-        let (Some(a), Some(b)) = (at(every, size), at(batched, size)) else { continue };
-        if b > 0.0 {
-            notes.push(format!(
-                "MPI {op} at {}: a flush every {k0} operation{} reaches {} Gb/s, one flush per {k1} {} Gb/s ({:+.0} %).",
-                format_bytes(size),
-                if k0 == 1 { "" } else { "s" },
-                format_sig3(a * 8.0),
-                format_sig3(b * 8.0),
-                (a / b - 1.0) * 100.0
-            ));
-        }
-    }
-    (rows, notes)
-}
-
-/// Whether a curve moves data one way (like for like with another one-way
-/// curve): not a bidirectional test, not a round trip.
-fn one_way(c: &Curve) -> bool {
-    let bidir = c.op.contains("bidir") || c.op.contains("bibw") || c.label.contains("bidirectional");
-    !bidir && !semantics(c).contains("round trip")
-}
-
-/// One-sided against two-sided, like for like: the best settled plateau of
-/// each among one-way curves, a ratio stated only when it is outside the
-/// plateaus' own noise, and whether they come from one file (a fair
-/// comparison) or several.
-fn observations(curves: &[&Curve], rows: &[TransferRow]) -> Vec<String> {
-    let best = |one: bool| -> Option<(f64, String, String, f64)> {
-        curves
-            .iter()
-            .filter(|c| semantics(c).starts_with("one-sided") == one && semantics(c) != "other" && one_way(c))
-            .filter_map(|c| {
-                let s = saturation(c, None)?;
-                s.settled().then(|| (s.plateau_gbps * 8.0, c.label.clone(), source(c), s.plateau_tolerance))
-            })
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-    };
-    let mut v = Vec::new();
-    match (best(true), best(false)) {
-        (Some(o), Some(t)) => {
-            let same = if o.2 == t.2 {
-                "both from one file".to_string()
-            } else {
-                format!(
-                    "from different files ({} and {}), so the gap may be the systems', not the semantics'",
-                    o.2, t.2
-                )
-            };
-            // Each plateau is flat within its tolerance; a ratio inside the
-            // wider of the two is no difference this run can resolve.
-            let noise = o.3.max(t.3);
-            let ratio = o.0 / t.0;
-            let verdict = if (ratio - 1.0).abs() <= noise {
-                format!(
-                    "their ratio, {ratio:.2}×, is within the ±{} % the plateaus are flat to: no difference this run can resolve",
-                    format_sig3(noise * 100.0)
-                )
-            } else {
-                format!("one-sided reaches {ratio:.2}× two-sided")
-            };
-            v.push(format!(
-                "Moving data one way, the best one-sided plateau is {} Gb/s ({}) and the best two-sided {} Gb/s ({}): {verdict}, {same}.",
-                format_sig3(o.0),
-                o.1,
-                format_sig3(t.0),
-                t.1,
-            ));
-        }
-        (Some(x), None) | (None, Some(x)) => {
-            v.push(format!("The best settled one-way plateau is {} Gb/s ({}).", format_sig3(x.0), x.1));
-        }
-        (None, None) if !rows.is_empty() => {
-            v.push(
-                "No one-way transfer curve settles on a plateau (two sizes within their noise), so none is stated."
-                    .into(),
-            );
-        }
-        (None, None) => {}
-    }
-    v
 }
 
 #[cfg(test)]
@@ -359,37 +247,5 @@ mod tests {
         let mut none = row(40.0);
         none.against(None);
         assert!(none.of_link.is_empty());
-    }
-
-    /// A p2p curve of `op` at `gbps` (bytes copied) over three sizes.
-    fn flat(op: &str, gbps: f64) -> Curve {
-        let pts: Vec<PointStat> = [1u64 << 20, 2 << 20, 4 << 20]
-            .iter()
-            .map(|&size| PointStat {
-                bench: Bench::P2p.name().into(),
-                op: op.into(),
-                variant: Some("host buffers".into()),
-                size_bytes: Some(size),
-                samples: 10,
-                gbps_copied: Some(gbps),
-                summary: crate::vocab::stats::Summary { median: size as f64 / (gbps * 1e9), ..Default::default() },
-                ..Default::default()
-            })
-            .collect();
-        crate::analysis::curves(&pts).remove(0)
-    }
-
-    #[test]
-    fn one_sided_meets_two_sided_like_for_like_and_only_beyond_the_noise() {
-        let (put, bidir) = (flat("put", 10.0), flat("bidirectional", 20.0));
-        // Within the plateaus' 10 %: no difference claimed, and the
-        // bidirectional curve (both ways counted) is never the comparator.
-        let close = flat("send_recv", 10.5);
-        let text = observations(&[&put, &close, &bidir], &[]).join(" ");
-        assert!(text.contains("no difference this run can resolve") && text.contains("0.95×"), "{text}");
-        assert!(!text.contains("bidirectional"), "{text}");
-        let slow = flat("send_recv", 5.0);
-        let text = observations(&[&put, &slow, &bidir], &[]).join(" ");
-        assert!(text.contains("one-sided reaches 2.00× two-sided"), "{text}");
     }
 }

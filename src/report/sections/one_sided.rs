@@ -1,0 +1,228 @@
+//! One-sided transfers in the network section: the channel table, what a
+//! flush after every operation costs, and one-sided against two-sided like
+//! for like. Every figure a sentence gives is in one of these tables, and a
+//! difference is called one only when the intervals (or, for plateaus, the
+//! flatness the plateaus hold to) allow it. Template: `sections/network.md`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::network::{one_sided_params, semantics, source, ChannelRow, TransferRow};
+use crate::analysis::{saturation, Curve, PointStat};
+use crate::vocab::units::{format_bytes, format_sig3};
+
+/// A flush after every operation against the least frequent flush, at the
+/// largest size both measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlushRow {
+    pub op: String,
+    pub size: String,
+    pub every: u32,
+    /// Gb/s with its 95 % interval where the point has one.
+    pub every_gbits: String,
+    pub batched: u32,
+    pub batched_gbits: String,
+    /// Relative change of the frequent flush against the batched one.
+    pub change: String,
+    pub verdict: String,
+    /// Whether the intervals do not overlap (a difference this run resolves).
+    pub resolved: bool,
+}
+
+/// The best one-way plateau of each semantics, side by side.
+#[derive(Debug, Clone, Serialize)]
+pub struct LikeForLike {
+    pub one_sided: String,
+    pub one_sided_gbits: String,
+    pub two_sided: String,
+    pub two_sided_gbits: String,
+    pub ratio: String,
+    /// The wider of the two plateaus' tolerances (`±43.0 %`).
+    pub flat_to: String,
+    pub resolved: bool,
+    pub same_file: bool,
+    /// The two sources, when they differ.
+    pub sources: String,
+}
+
+/// The rate interval of a point in Gb/s (the time interval inverted).
+fn gbits_interval(p: &PointStat) -> Option<(f64, f64)> {
+    let g = p.gbps_copied? * 8.0;
+    let ci = p.interval()?;
+    (ci.low > 0.0 && ci.high > 0.0).then(|| (g * p.median_seconds / ci.high, g * p.median_seconds / ci.low))
+}
+
+fn with_interval(p: &PointStat) -> String {
+    let g = p.gbps_copied.unwrap_or(0.0) * 8.0;
+    match gbits_interval(p) {
+        Some((lo, hi)) => format!("{} ({}–{})", format_sig3(g), format_sig3(lo), format_sig3(hi)),
+        None => format!("{} (no interval)", format_sig3(g)),
+    }
+}
+
+/// The channel table, and per one-channel put or get measured at several
+/// flush rhythms the frequent flush against the batched one.
+pub fn channels_and_flushes(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<FlushRow>) {
+    let mut rows = Vec::new();
+    let mut by_op: BTreeMap<(String, String), Vec<(u32, &Curve)>> = BTreeMap::new();
+    for c in curves {
+        let Some(os) = one_sided_params(c) else { continue };
+        let best =
+            c.points.iter().filter_map(|p| Some((p.gbps_copied?, p.size_bytes?))).max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((gbps, size)) = best {
+            rows.push(ChannelRow {
+                curve: c.label.clone(),
+                channels: os.channels,
+                strategy: os.strategy().replace('_', " "),
+                sync_every: os.sync_every,
+                peak_gbits: format_sig3(gbps * 8.0),
+                per_channel_gbits: format_sig3(gbps * 8.0 / os.channels as f64),
+                at: format_bytes(size),
+                of_link: String::new(),
+                peak_gbps: gbps,
+            });
+        }
+        if os.channels == 1 {
+            by_op.entry((c.run_id.clone(), c.op.clone())).or_default().push((os.sync_every, c));
+        }
+    }
+    let mut flushes = Vec::new();
+    for ((_, op), mut v) in by_op.into_iter().filter(|(_, v)| v.len() > 1) {
+        v.sort_by_key(|(k, _)| *k);
+        let ((k0, every), (k1, batched)) = (v[0], v[v.len() - 1]);
+        let at = |c: &'_ Curve, size: u64| c.points.iter().find(|p| p.size_bytes == Some(size)).cloned();
+        let common = every.points.iter().filter_map(|p| p.size_bytes).filter(|&s| at(batched, s).is_some()).max();
+        let Some(size) = common else { continue };
+        let (Some(a), Some(b)) = (at(every, size), at(batched, size)) else { continue };
+        let (Some(ga), Some(gb)) = (a.gbps_copied, b.gbps_copied) else { continue };
+        if gb <= 0.0 {
+            continue;
+        }
+        let (resolved, verdict) = match (gbits_interval(&a), gbits_interval(&b)) {
+            (Some(ia), Some(ib)) if ia.1 < ib.0 || ib.1 < ia.0 => {
+                (true, if ga < gb { "the frequent flush is slower" } else { "the frequent flush is faster" })
+            }
+            (Some(_), Some(_)) => (false, "no difference this run can resolve: the intervals overlap"),
+            _ => (false, "not judged: a point has no interval"),
+        };
+        flushes.push(FlushRow {
+            op,
+            size: format_bytes(size),
+            every: k0,
+            every_gbits: with_interval(&a),
+            batched: k1,
+            batched_gbits: with_interval(&b),
+            change: format!("{:+.0} %", (ga / gb - 1.0) * 100.0),
+            verdict: verdict.into(),
+            resolved,
+        });
+    }
+    (rows, flushes)
+}
+
+/// Whether a curve moves data one way (like for like with another one-way
+/// curve): not a bidirectional test, not a round trip.
+fn one_way(c: &Curve) -> bool {
+    let bidir = c.op.contains("bidir") || c.op.contains("bibw") || c.label.contains("bidirectional");
+    !bidir && !semantics(c).contains("round trip")
+}
+
+/// One-sided against two-sided, like for like: the best settled plateau of
+/// each among one-way curves. Each plateau is flat within its tolerance; a
+/// ratio inside the wider of the two is no difference this run resolves.
+pub fn like_for_like(curves: &[&Curve]) -> Option<LikeForLike> {
+    let best = |one: bool| -> Option<(f64, String, String, f64)> {
+        curves
+            .iter()
+            .filter(|c| semantics(c).starts_with("one-sided") == one && semantics(c) != "other" && one_way(c))
+            .filter_map(|c| {
+                let s = saturation(c, None)?;
+                s.settled().then(|| (s.plateau_gbps * 8.0, c.label.clone(), source(c), s.plateau_tolerance))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+    };
+    let (o, t) = (best(true)?, best(false)?);
+    let noise = o.3.max(t.3);
+    let ratio = o.0 / t.0;
+    Some(LikeForLike {
+        one_sided_gbits: format_sig3(o.0),
+        two_sided_gbits: format_sig3(t.0),
+        ratio: format!("{ratio:.2}×"),
+        flat_to: format!("±{} %", format_sig3(noise * 100.0)),
+        resolved: (ratio - 1.0).abs() > noise,
+        same_file: o.2 == t.2,
+        sources: if o.2 == t.2 { o.2.clone() } else { format!("{} and {}", o.2, t.2) },
+        one_sided: o.1,
+        two_sided: t.1,
+    })
+}
+
+/// The section's sentences: what the like-for-like table concludes, or
+/// why it has nothing to compare.
+pub fn observations(l: Option<&LikeForLike>, rows: &[TransferRow]) -> Vec<String> {
+    let mut v = Vec::new();
+    match l {
+        Some(l) => v.push(format!(
+            "Moving data one way, one-sided ({}) against two-sided ({}): {}, {}.",
+            l.one_sided,
+            l.two_sided,
+            if l.resolved {
+                format!("one-sided runs at {} two-sided, beyond the {} the plateaus are flat to", l.ratio, l.flat_to)
+            } else {
+                "no difference this run can resolve (the ratio is inside the plateaus' flatness, see the table)".into()
+            },
+            if l.same_file {
+                "both from one file".to_string()
+            } else {
+                "from different files, so a gap may be the systems', not the semantics'".to_string()
+            }
+        )),
+        None if rows.is_empty() => {}
+        None => v.push(
+            "No one-sided and two-sided one-way pair both settle on a plateau, so the two are not compared.".into(),
+        ),
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::benches::Bench;
+
+    /// A p2p curve of `op` at `gbps` (bytes copied) over three sizes.
+    fn flat(op: &str, gbps: f64) -> Curve {
+        let pts: Vec<PointStat> = [1u64 << 20, 2 << 20, 4 << 20]
+            .iter()
+            .map(|&size| PointStat {
+                bench: Bench::P2p.name().into(),
+                op: op.into(),
+                variant: Some("host buffers".into()),
+                size_bytes: Some(size),
+                samples: 10,
+                gbps_copied: Some(gbps),
+                summary: crate::vocab::stats::Summary { median: size as f64 / (gbps * 1e9), ..Default::default() },
+                ..Default::default()
+            })
+            .collect();
+        crate::analysis::curves(&pts).remove(0)
+    }
+
+    #[test]
+    fn one_sided_meets_two_sided_like_for_like_and_only_beyond_the_noise() {
+        let (put, bidir) = (flat("put", 10.0), flat("bidirectional", 20.0));
+        // Within the plateaus' flatness: no difference claimed, and the
+        // bidirectional curve (both ways counted) is never the comparator.
+        let close = flat("send_recv", 10.5);
+        let l = like_for_like(&[&put, &close, &bidir]).unwrap();
+        assert_eq!(l.ratio, "0.95×");
+        assert!(!l.two_sided.contains("bidirectional"));
+        let text = observations(Some(&l), &[]).join(" ");
+        assert!(text.contains("no difference this run can resolve") && !text.contains("0.95"), "{text}");
+        let slow = flat("send_recv", 5.0);
+        let l = like_for_like(&[&put, &slow, &bidir]).unwrap();
+        assert!(l.resolved);
+        assert!(observations(Some(&l), &[]).join(" ").contains("one-sided runs at 2.00× two-sided"));
+    }
+}
