@@ -99,13 +99,7 @@ pub fn channels_and_flushes(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<FlushRow
         if gb <= 0.0 {
             continue;
         }
-        let (resolved, verdict) = match (gbits_interval(&a), gbits_interval(&b)) {
-            (Some(ia), Some(ib)) if ia.1 < ib.0 || ib.1 < ia.0 => {
-                (true, if ga < gb { "the frequent flush is slower" } else { "the frequent flush is faster" })
-            }
-            (Some(_), Some(_)) => (false, "no difference this run can resolve: the intervals overlap"),
-            _ => (false, "not judged: a point has no interval"),
-        };
+        let (resolved, verdict) = flush_verdict(gbits_interval(&a), gbits_interval(&b), ga, gb);
         flushes.push(FlushRow {
             op,
             size: format_bytes(size),
@@ -119,6 +113,18 @@ pub fn channels_and_flushes(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<FlushRow
         });
     }
     (rows, flushes)
+}
+
+/// A difference between two rates only where their 95 % intervals do not
+/// overlap; none claimed without both intervals.
+fn flush_verdict(ia: Option<(f64, f64)>, ib: Option<(f64, f64)>, ga: f64, gb: f64) -> (bool, &'static str) {
+    match (ia, ib) {
+        (Some(ia), Some(ib)) if ia.1 < ib.0 || ib.1 < ia.0 => {
+            (true, if ga < gb { "the frequent flush is slower" } else { "the frequent flush is faster" })
+        }
+        (Some(_), Some(_)) => (false, "no difference this run can resolve: the intervals overlap"),
+        _ => (false, "not judged: a point has no interval"),
+    }
 }
 
 /// Whether a curve moves data one way (like for like with another one-way
@@ -207,6 +213,48 @@ mod tests {
             })
             .collect();
         crate::analysis::curves(&pts).remove(0)
+    }
+
+    /// A p2p curve of `op` whose three sizes run at `gbps` × (1 + jitter).
+    fn jittered(op: &str, gbps: f64, jitter: [f64; 3]) -> Curve {
+        let mut c = flat(op, gbps);
+        for (p, j) in c.points.iter_mut().zip(jitter) {
+            let g = gbps * (1.0 + j);
+            p.gbps_copied = Some(g);
+            p.summary.median = p.size_bytes.unwrap() as f64 / (g * 1e9);
+        }
+        c
+    }
+
+    proptest::proptest! {
+        /// No sentence claims a difference the evidence does not support:
+        /// a one-sided/two-sided ratio is called one only outside both
+        /// plateaus' flatness, and a flush change only when the intervals
+        /// are disjoint.
+        #[test]
+        fn no_sentence_claims_a_difference_the_noise_allows(
+            a in 1.0f64..100.0, b in 1.0f64..100.0,
+            ja in proptest::array::uniform3(-0.3f64..0.3), jb in proptest::array::uniform3(-0.3f64..0.3),
+            lo_a in 0.5f64..1.0, hi_a in 1.0f64..2.0, lo_b in 0.5f64..1.0, hi_b in 1.0f64..2.0,
+        ) {
+            let (put, recv) = (jittered("put", a, ja), jittered("send_recv", b, jb));
+            if let Some(l) = like_for_like(&[&put, &recv]) {
+                let sat = |c: &Curve| crate::analysis::saturation(c, None).unwrap();
+                let (sa, sb) = (sat(&put), sat(&recv));
+                let ratio = sa.plateau_gbps / sb.plateau_gbps;
+                let noise = sa.plateau_tolerance.max(sb.plateau_tolerance);
+                let text = observations(Some(&l), &[]).join(" ");
+                let claims = text.contains("one-sided runs at");
+                proptest::prop_assert_eq!(claims, (ratio - 1.0).abs() > noise, "{} (ratio {}, noise {})", text, ratio, noise);
+                proptest::prop_assert!(claims || text.contains("no difference this run can resolve"));
+            }
+            let (ia, ib) = ((a * lo_a, a * hi_a), (b * lo_b, b * hi_b));
+            let (resolved, verdict) = flush_verdict(Some(ia), Some(ib), a, b);
+            let disjoint = ia.1 < ib.0 || ib.1 < ia.0;
+            proptest::prop_assert_eq!(resolved, disjoint);
+            proptest::prop_assert_eq!(verdict.contains("slower") || verdict.contains("faster"), disjoint);
+            proptest::prop_assert!(!flush_verdict(None, Some(ib), a, b).0, "no interval, no claim");
+        }
     }
 
     #[test]
