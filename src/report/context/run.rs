@@ -116,7 +116,7 @@ fn device_as_logged(name: &str) -> String {
 
 fn run_system(manifest: &Manifest, stats: &[&PointStat]) -> Vec<KeyValue> {
     let h = &manifest.host;
-    let imported = imported(manifest);
+    let imported = manifest.config.imported();
     if !imported.is_empty() {
         let mut tools: Vec<String> = imported.iter().map(|i| i.tool.clone()).collect();
         tools.sort();
