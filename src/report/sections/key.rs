@@ -238,24 +238,21 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
 /// The report's key results: only curves and GEMM points a section of
 /// this report tabulates, so every key figure is one the report shows.
 pub(super) fn for_report(input: &Input, sections: &[Section], cs: &[Curve]) -> Option<KeyResults> {
-    let gpu = |backend: &str| crate::vocab::kinds::backend_is_gpu(backend);
-    let shown: Vec<Curve> = cs
-        .iter()
-        .filter(|c| tabulated(sections, &c.bench, c.points.first().is_some_and(|p| gpu(&p.backend))))
-        .cloned()
-        .collect();
-    let gemm: Vec<PointStat> =
-        input.stats.iter().filter(|p| tabulated(sections, &p.bench, gpu(&p.backend))).cloned().collect();
+    let shown: Vec<Curve> =
+        cs.iter().filter(|c| c.points.first().is_some_and(|p| tabulated(sections, p))).cloned().collect();
+    let gemm: Vec<PointStat> = input.stats.iter().filter(|p| tabulated(sections, p)).cloned().collect();
     of_curves(input, &shown, &gemm)
 }
 
-/// Whether one of `sections` tabulates the points of `bench` (measured on
-/// a GPU or not) with their rates.
-fn tabulated(sections: &[Section], bench: &str, on_gpu: bool) -> bool {
+/// Whether one of `sections` tabulates point `p` with its rate: the GPU
+/// section holds what [`crate::report::context::is_gpu`] sends there.
+fn tabulated(sections: &[Section], p: &PointStat) -> bool {
     use Section::*;
     let any = |want: &[Section]| want.iter().any(|x| sections.contains(x));
-    match Bench::of(bench) {
-        Some(Bench::Memcpy | Bench::Gemm) if on_gpu => any(&[Gpu]),
+    if crate::report::context::is_gpu(p) {
+        return any(&[Gpu]);
+    }
+    match Bench::of(&p.bench) {
         Some(Bench::Memcpy) => any(&[HostMemcpy]),
         Some(Bench::Stream) => any(&[Stream]),
         Some(Bench::Gemm) => any(&[Gemm]),
