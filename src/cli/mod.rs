@@ -517,8 +517,10 @@ pub struct ReportArgs {
     /// Where `--all` finds examples.toml and writes the reports.
     #[arg(long, default_value = "reports", value_name = "DIR")]
     pub reports_dir: PathBuf,
-    /// Folder whose templates (run.md, memcpy.md, sections/*.md, page.html,
-    /// style.css) override the built-in ones.
+    /// Folder whose templates override the built-in ones of the same name
+    /// (copy them from the repository's templates/): a kind's page
+    /// (memcpy.md, ...), a section (sections/gpu.md), a sentence
+    /// (sentences/plateau.md), page.html or style.css.
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
     /// Report results even if their sha256 no longer matches the manifest

@@ -45,7 +45,8 @@ pub fn templates() -> Vec<(String, String)> {
         .iter()
         .filter(|k| !k.sections().is_empty())
         .map(|k| (k.template(), sections::kind_template(&k.sections())));
-    pages.chain(partials).chain(kinds).collect()
+    let sentences = context::said::PARTIALS.iter().map(|(n, t)| (n.to_string(), t.to_string()));
+    pages.chain(partials).chain(kinds).chain(sentences).collect()
 }
 
 /// The text of built-in page template `name`.
@@ -102,14 +103,8 @@ pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
         .map_err(|e| Error::Template { name: "templates".into(), message: tera_message(&e) })?;
     t.autoescape_on(vec![".md"]);
     t.set_escape_fn(markdown::escape_markdown);
-    t.register_filter("html_escape", |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
-        let s = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
-        Ok(tera::Value::String(markdown::escape_html(&s)))
-    });
-    t.register_filter("fenced", |v: &tera::Value, _: &std::collections::HashMap<String, tera::Value>| {
-        let s = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
-        Ok(tera::Value::String(markdown::fenced(&s)))
-    });
+    context::said::register_filters(&mut t);
+    context::said::register(&mut t);
     Ok(t)
 }
 

@@ -78,7 +78,9 @@ fn chart_text(dir: &Path) -> String {
 fn template_constants() -> BTreeSet<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
     let mut files = vec![root.join("compare.md")];
-    files.extend(std::fs::read_dir(root.join("sections")).unwrap().flatten().map(|e| e.path()));
+    for dir in ["sections", "sentences"] {
+        files.extend(std::fs::read_dir(root.join(dir)).unwrap().flatten().map(|e| e.path()));
+    }
     let re = stated();
     files
         .iter()

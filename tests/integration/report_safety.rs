@@ -10,13 +10,16 @@ use benchbook::report;
 const HOSTILE: &str = "<img src=x onerror=\"document.title='PWNED'\"><script>document.title='PWNED'</script> | *bold* [x](javascript:alert(1)) ``` </details>";
 
 fn hostile_report() -> (tempfile::TempDir, std::path::PathBuf) {
+    hostile_report_with(ReportOptions::default())
+}
+
+fn hostile_report_with(opts: ReportOptions) -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let archive = Archive::new(tmp.path());
     let mut cfg = common::tiny_config();
     cfg.benches = vec![Bench::Memcpy];
     let r = run(&archive, &cfg, Some(HOSTILE), &benchbook::vocab::progress::Silent).unwrap();
     let out = tmp.path().join("report");
-    let opts = ReportOptions::default();
     let rep = report::build(&r.run, &archive.root, &opts).unwrap();
     report::write(&rep, &out, &opts).unwrap();
     (tmp, out)
@@ -33,6 +36,38 @@ fn hostile_label_is_escaped_in_markdown_and_html() {
     assert!(!html.contains("<img"), "img tag in HTML");
     assert!(!html.contains("href=\"javascript"), "javascript link in HTML");
     assert!(html.contains("&lt;script&gt;"), "the label is shown as text");
+}
+
+/// A user's sentence partial (`--templates DIR`) rewords a report: it gets
+/// the same typed values the built-in one does, formatted by the same
+/// filters. (Escaping of a partial's values: `report::context::said`.)
+#[test]
+fn a_user_sentence_partial_rewords_the_report_with_the_same_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let mut cfg = common::tiny_config();
+    cfg.benches = vec![Bench::Memcpy];
+    let r = run(&archive, &cfg, None, &benchbook::vocab::progress::Silent).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sentences")).unwrap();
+    std::fs::write(
+        dir.path().join("sentences/bandwidth-peak.md"),
+        "Best copy: {{ peak_gbps | sig3 }} GB/s\nat {{ size_bytes | bytes }}.\n",
+    )
+    .unwrap();
+    let md = |templates: Option<std::path::PathBuf>, name: &str| {
+        let opts = ReportOptions { templates, ..ReportOptions::default() };
+        let rep = report::build(&r.run, &archive.root, &opts).unwrap();
+        report::write(&rep, &tmp.path().join(name), &opts).unwrap();
+        std::fs::read_to_string(tmp.path().join(name).join("report.md")).unwrap()
+    };
+    let (plain, mine) = (md(None, "plain"), md(Some(dir.path().to_path_buf()), "mine"));
+    let built_in =
+        regex::Regex::new(r"The highest median bandwidth of memcpy is ([0-9.]+) GB/s .*, at ([0-9.]+ [KMG]?i?B) ")
+            .unwrap();
+    let c = built_in.captures(&plain).expect("the built-in sentence");
+    assert!(mine.contains(&format!("Best copy: {} GB/s at {}.", &c[1], &c[2])), "{mine}");
+    assert!(!mine.contains("The highest median bandwidth"), "the built-in sentence is replaced");
 }
 
 #[test]

@@ -26,9 +26,10 @@ use crate::vocab::rows::Row;
 mod blocks;
 mod gpu;
 mod methodology;
-mod prose;
+pub(crate) mod prose;
 mod provenance;
 mod run;
+pub mod said;
 mod workload;
 
 pub use workload::{workload_section, WorkloadChart, WorkloadSection};
@@ -119,7 +120,7 @@ pub struct BwRow {
 pub struct BandwidthSection {
     pub chart: String,
     pub roofline: Option<RooflineRef>,
-    pub observations: Vec<String>,
+    pub observations: Vec<said::Said>,
     pub saturation: Vec<SatRow>,
     pub table: Vec<BwRow>,
 }
@@ -142,7 +143,7 @@ pub struct GemmRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct GemmSection {
     pub chart: String,
-    pub observations: Vec<String>,
+    pub observations: Vec<said::Said>,
     pub table: Vec<GemmRow>,
 }
 

@@ -11,6 +11,8 @@ use crate::analysis::workload::{numeric_axes, scaling, MetricStat};
 use crate::vocab::metrics::{params_label, Better};
 use crate::vocab::units::format_sig3;
 
+use super::said::{Level, Said};
+
 /// One metric point, formatted.
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricRow {
@@ -50,7 +52,7 @@ pub struct WorkloadChart {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkloadSection {
-    pub observations: Vec<String>,
+    pub observations: Vec<Said>,
     pub table: Vec<MetricRow>,
     pub scaling: Vec<ScalingView>,
     pub charts: Vec<WorkloadChart>,
@@ -162,7 +164,7 @@ fn origin(s: &MetricStat) -> String {
 /// step axis, the median of the steady state, leaving out the first tenth
 /// of the logged steps (at least one) as warm-up, and the best step;
 /// otherwise its best point and the median of its point medians.
-fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<String>, Vec<LevelRow>) {
+fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<LevelRow>) {
     let mut out = Vec::new();
     let mut rows = Vec::new();
     for metric in metrics {
@@ -174,7 +176,7 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<String>, Vec<Lev
             let pts: Vec<&MetricStat> = all.iter().copied().filter(|s| origin(s) == *from).collect();
             let Some(first) = pts.first() else { continue };
             let unit = first.unit.as_str();
-            let whose = if origins.len() > 1 { format!(", {from}") } else { String::new() };
+            let whose = (origins.len() > 1).then(|| from.clone());
             if pts.len() == 1 {
                 let s = first;
                 rows.push(LevelRow {
@@ -184,13 +186,14 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<String>, Vec<Lev
                     at: params_label(&s.params),
                     level: format!("{} samples", s.samples),
                 });
-                out.push(format!(
-                    "{metric}{whose}: median {} over {} sample(s){}.",
-                    with_unit(s.median, unit),
-                    s.samples,
-                    s.ci.map(|(lo, hi)| format!(" (95 % CI of the median {} – {})", format_sig3(lo), format_sig3(hi)))
-                        .unwrap_or_default()
-                ));
+                out.push(Said::MetricSingle {
+                    metric: metric.to_string(),
+                    from: whose,
+                    median: s.median,
+                    unit: unit.into(),
+                    samples: s.samples,
+                    ci: s.ci,
+                });
                 continue;
             }
             let best = match first.better {
@@ -198,9 +201,6 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<String>, Vec<Lev
                 Better::Lower => pts.iter().min_by(|a, b| a.median.total_cmp(&b.median)),
             };
             let Some(best) = best else { continue };
-            let word = if first.better == Better::Higher { "peaks at" } else { "is lowest at" };
-            let at = params_label(&best.params);
-            let at = if at.is_empty() { String::new() } else { format!(" ({at})") };
             let axis = STEP_AXES.iter().find(|a| pts.iter().all(|p| p.param_f64(a).is_some()));
             let (level, level_cell) = match axis {
                 Some(axis) if pts.len() >= 3 => {
@@ -212,22 +212,25 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<String>, Vec<Lev
                     steady.sort_by(f64::total_cmp);
                     let median = with_unit(crate::vocab::stats::quantile_sorted(&steady, 0.5), unit);
                     let (a, b) = (step(by_step[warm].0), step(by_step[by_step.len() - 1].0));
-                    (
-                        format!(
-                            "; its steady state, {axis} {a} to {b} ({} logged points; the first {warm} left out as warm-up), has median {median}",
-                            steady.len(),
-                        ),
-                        format!("steady-state median {median}, {axis} {a} to {b} ({warm} warm-up left out)"),
-                    )
+                    let level = Level::Steady {
+                        axis: axis.to_string(),
+                        first: a.clone(),
+                        last: b.clone(),
+                        points: steady.len(),
+                        warmup: warm,
+                        median: crate::vocab::stats::quantile_sorted(&steady, 0.5),
+                    };
+                    (level, format!("steady-state median {median}, {axis} {a} to {b} ({warm} warm-up left out)"))
                 }
                 _ => {
                     let mut medians: Vec<f64> = pts.iter().map(|p| p.median).collect();
                     medians.sort_by(f64::total_cmp);
                     let median = with_unit(crate::vocab::stats::quantile_sorted(&medians, 0.5), unit);
-                    (
-                        format!("; the median of its {} points' medians is {median}", pts.len()),
-                        format!("median of {} point medians {median}", pts.len()),
-                    )
+                    let level = Level::Points {
+                        points: pts.len(),
+                        median: crate::vocab::stats::quantile_sorted(&medians, 0.5),
+                    };
+                    (level, format!("median of {} point medians {median}", pts.len()))
                 }
             };
             rows.push(LevelRow {
@@ -237,7 +240,15 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<String>, Vec<Lev
                 at: params_label(&best.params),
                 level: level_cell,
             });
-            out.push(format!("{metric}{whose} {word} {}{at}{level}.", with_unit(best.median, unit)));
+            out.push(Said::MetricBest {
+                metric: metric.to_string(),
+                from: whose,
+                higher: first.better == Better::Higher,
+                best: best.median,
+                unit: unit.into(),
+                at: params_label(&best.params),
+                level,
+            });
         }
     }
     (out, rows)
@@ -314,14 +325,28 @@ mod tests {
         let mut stats: Vec<MetricStat> =
             [(10, 100.0), (20, 400.0), (30, 410.0), (40, 405.0)].iter().map(|&(i, v)| point("a.log", i, v)).collect();
         stats.extend([(10, 800.0), (20, 880.0), (30, 870.0)].iter().map(|&(i, v)| point("b.log", i, v)));
-        let text = observations(&stats, &["tflops_per_gpu"]).0.join("\n");
-        assert!(text.contains("tflops_per_gpu, a.log peaks at 410"), "{text}");
-        assert!(
-            text.contains("iteration 20 to 40 (3 logged points; the first 1 left out as warm-up), has median 405"),
-            "{text}"
-        );
-        assert!(text.contains("tflops_per_gpu, b.log peaks at 880"), "{text}");
+        let said = observations(&stats, &["tflops_per_gpu"]).0;
+        let of = |log: &str| {
+            said.iter()
+                .find_map(|s| match s {
+                    Said::MetricBest { from, best, level, higher: true, .. } if from.as_deref() == Some(log) => {
+                        Some((*best, level.clone()))
+                    }
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("no line for {log}: {said:?}"))
+        };
+        let steady = |first: &str, last: &str, points, median| Level::Steady {
+            axis: "iteration".into(),
+            first: first.into(),
+            last: last.into(),
+            points,
+            warmup: 1,
+            median,
+        };
+        assert_eq!(of("a.log"), (410.0, steady("20", "40", 3, 405.0)));
         // No figure mixes the two logs (the old 'average of its 7 points').
-        assert!(!text.contains("7 points") && !text.contains("average"), "{text}");
+        assert_eq!(of("b.log"), (880.0, steady("20", "30", 2, 875.0)));
+        assert_eq!(said.len(), 2, "{said:?}");
     }
 }

@@ -52,8 +52,37 @@ pub struct KeyResult {
     /// What the share is of: `plateau` when the sweep settled, else `peak`.
     pub share_of: &'static str,
     pub share: Option<Share>,
-    /// Why no share is given (no published figure known, no link named).
-    pub no_share: Option<String>,
+    /// Why no share is given (no published figure known, no link named);
+    /// its words are `templates/sentences/no-share.md`.
+    pub no_share: Option<NoShare>,
+}
+
+/// Why a headline number has no share of a published figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "why", rename_all = "kebab-case")]
+pub enum NoShare {
+    /// A sweep counting bytes once, where rooflines count them twice.
+    CountedOnce,
+    /// No memory peak known for the device.
+    NoPeak {
+        device: String,
+    },
+    /// The device's spec names no link figure.
+    NoLinkInSpec,
+    NoLinkFigure {
+        device: String,
+    },
+    /// Every rank on one host: no network link crossed.
+    OneHost,
+    /// No `--link` given.
+    NoLinkNamed,
+    /// A benchmark no one published figure bounds.
+    NoSingleFigure,
+    /// No peak for this GEMM dtype.
+    NoDtypePeak {
+        dtype: String,
+        device: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -95,7 +124,7 @@ fn share(value: f64, of: f64, label: String) -> Share {
 }
 
 /// The share of a curve's best rate, or why none is given.
-fn curve_share(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Share>, Option<String>) {
+fn curve_share(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Share>, Option<NoShare>) {
     let bench = Bench::of(&c.bench);
     let gpu_buffers =
         crate::vocab::kinds::backend_is_gpu(&p.backend) || p.variant.as_deref().is_some_and(|v| v.contains("device"));
@@ -106,10 +135,8 @@ fn curve_share(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Sh
                 let what = format!("{name} {} {} GB/s", m.kind.as_deref().unwrap_or("memory"), m.bandwidth_gbps);
                 (Some(share(rate, m.bandwidth_gbps, what)), None)
             }
-            Some(_) => {
-                (None, Some("its bytes are counted once, a memory roofline counts them read and written".into()))
-            }
-            None => (None, Some(format!("no published peak is known for {} (--spec names one)", p.device))),
+            Some(_) => (None, Some(NoShare::CountedOnce)),
+            None => (None, Some(NoShare::NoPeak { device: p.device.clone() })),
         },
         // A copy between GPUs of one host crosses the GPU's link.
         Some(Bench::MemcpyPeer) | Some(Bench::P2p)
@@ -118,22 +145,22 @@ fn curve_share(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Sh
             match (facts.spec_of)(p).and_then(|s| s.link.as_ref()) {
                 Some(l) => match l.pair_line() {
                     Some(line) => (Some(share(rate, line.gbps, line.label.clone())), None),
-                    None => (None, Some("its GPU's spec gives no link figure".into())),
+                    None => (None, Some(NoShare::NoLinkInSpec)),
                 },
-                None => (None, Some(format!("no published link figure is known for {} (--spec names one)", p.device))),
+                None => (None, Some(NoShare::NoLinkFigure { device: p.device.clone() })),
             }
         }
         Some(Bench::P2p | Bench::Rdma) => {
             if (facts.one_host)(&c.run_id) {
-                (None, Some("its ranks shared one host: shared memory, no network link".into()))
+                (None, Some(NoShare::OneHost))
             } else {
                 match &facts.link {
                     Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),
-                    None => (None, Some("no network link is named (--link names one)".into())),
+                    None => (None, Some(NoShare::NoLinkNamed)),
                 }
             }
         }
-        _ => (None, Some("no single published figure bounds it".into())),
+        _ => (None, Some(NoShare::NoSingleFigure)),
     }
 }
 
@@ -204,7 +231,7 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
             Some((name, t)) => {
                 (Some(share(tflops, t, format!("{name} dense {dtype} {} TFLOP/s", format_sig3(t)))), None)
             }
-            None => (None, Some(format!("no published {dtype} peak is known for {} (--spec names one)", p.device))),
+            None => (None, Some(NoShare::NoDtypePeak { dtype: dtype.to_string(), device: p.device.clone() })),
         };
         let shape = match (p.m, p.n, p.k) {
             (Some(m), Some(n), Some(k)) => format!("GEMM {dtype} {m}×{n}×{k}"),
@@ -330,6 +357,7 @@ mod tests {
         // A device with no published peak: no share, and the reason says how to give one.
         let c = curve("Some CPU", "cpu", &[(1 << 26, 20.0), (1 << 27, 20.0)]);
         let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
-        assert!(k.items[0].share.is_none() && k.items[0].no_share.as_deref().unwrap().contains("--spec"));
+        assert!(k.items[0].share.is_none(), "{:?}", k.items[0]);
+        assert_eq!(k.items[0].no_share, Some(NoShare::NoPeak { device: "Some CPU".into() }));
     }
 }

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::report::context::said::Said;
+
 use crate::analysis::Curve;
 use crate::vocab::launch::Launch;
 use crate::vocab::units::{format_bytes, format_sig3};
@@ -22,7 +24,7 @@ pub struct LaunchTable {
     pub blocks: Vec<u32>,
     pub rows: Vec<LaunchRow>,
     /// The best launch against the fewest threads in flight.
-    pub finding: String,
+    pub finding: Said,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -87,18 +89,17 @@ pub fn tables(curves: &[Curve]) -> Vec<LaunchTable> {
                 cells.iter().max_by(|a, b| a.1 .0.total_cmp(&b.1 .0)).expect("a pair has a cell");
             let (least, &(least_gbps, _)) = cells.iter().min_by_key(|(l, _)| (l.threads(), l.grid)).expect("nonempty");
             let finding = if best == least {
-                format!("The fewest threads in flight ({}) gave the best rate here.", least.label())
+                Said::LaunchBest { least: least.label() }
             } else {
-                format!(
-                    "{} peaks at {} GB/s, {:.1}× the {} GB/s of {} ({} against {} threads in flight).",
-                    best.label(),
-                    format_sig3(best_gbps),
-                    best_gbps / least_gbps,
-                    format_sig3(least_gbps),
-                    least.label(),
-                    best.threads(),
-                    least.threads()
-                )
+                Said::LaunchPeak {
+                    best: best.label(),
+                    best_gbps,
+                    ratio: best_gbps / least_gbps,
+                    least: least.label(),
+                    least_gbps,
+                    best_threads: best.threads(),
+                    least_threads: least.threads(),
+                }
             };
             let pair = format!("GPU {}", pair.replace("->", "→"));
             LaunchTable { pair: if many_runs { format!("{pair}, run {run}") } else { pair }, blocks, rows, finding }

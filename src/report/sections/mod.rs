@@ -21,6 +21,7 @@ use crate::analysis::{curves, Curve, PointStat, Spec, SpecBook};
 use crate::archive::manifest::Manifest;
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, Chart, Line};
+use crate::report::context::said::Said;
 use crate::report::Kind;
 use crate::vocab::benches::Bench;
 
@@ -123,7 +124,7 @@ pub struct Sections {
     pub matrices: Vec<matrix::MatrixView>,
     pub reference: Option<reference::ReferenceSection>,
     /// Which GPU pairs the peer charts leave out, when they do.
-    pub pairs_note: Option<String>,
+    pub pairs_note: Option<Said>,
     /// The chart of peer copies (and MPI transfers) against the link.
     pub peer_chart: Option<String>,
     /// The peer-write kernel sweep, grid × block, per GPU pair.
@@ -148,11 +149,7 @@ pub struct Input<'a> {
 
 /// Build the write-up sections the kind lists, in its order, and their
 /// charts.
-pub fn build(
-    input: &Input,
-    notes: notes::Notes,
-    pairs_note: Option<String>,
-) -> Result<(Sections, Vec<Box<dyn Chart>>)> {
+pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Result<(Sections, Vec<Box<dyn Chart>>)> {
     let kind = input.kind;
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let cs = curves(input.stats);
@@ -267,10 +264,7 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
             n.observations.push(unnamed_link(input, &crossed));
         }
         for m in local.iter().filter(|m| of.iter().any(|c| c.run_id == m.run_id)) {
-            n.observations.push(format!(
-                "Every rank of run {} ran on one host ({}): its transfers went through shared memory, not a network port, so no port line is drawn for them.",
-                m.run_id, m.host.hostname
-            ));
+            n.observations.push(Said::SharedMemory { run_id: m.run_id.clone(), host: m.host.hostname.clone() });
         }
     }
     if !of.is_empty() {
@@ -289,15 +283,14 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
 
 /// The sentence for transfers that crossed a link nobody named: what the
 /// logs say of it, and how to name it.
-fn unnamed_link(input: &Input, crossed: &[&Curve]) -> String {
-    let known: Vec<&str> = input
+fn unnamed_link(input: &Input, crossed: &[&Curve]) -> Said {
+    let known: Vec<String> = input
         .book
         .interconnects
         .iter()
         .filter(|i| i.applies.iter().any(|a| a == "network"))
-        .map(|i| i.id.as_str())
+        .map(|i| i.id.clone())
         .collect();
-    let known = known.join(", ");
     let runs: std::collections::BTreeSet<&str> = crossed.iter().map(|c| c.run_id.as_str()).collect();
     let mut named: Vec<String> = Vec::new();
     for m in input.manifests.iter().filter(|m| runs.contains(m.run_id.as_str())) {
@@ -309,12 +302,7 @@ fn unnamed_link(input: &Input, crossed: &[&Curve]) -> String {
             }
         }
     }
-    let said = if named.is_empty() {
-        "No log or manifest here names the network link these transfers crossed".to_string()
-    } else {
-        format!("The logs name their link's type ({}) but not its rate", named.join(", "))
-    };
-    format!("{said}, so no share of a link is given. Name it with the report option --link ID ({known}), or add it to data/specs/interconnects.toml.")
+    Said::UnnamedLink { named, known }
 }
 
 fn title(t: &str, of: &[&Curve]) -> String {

@@ -79,7 +79,7 @@ pub struct NetLatencyRow {
 pub struct NetworkSection {
     /// The bandwidth chart, when there are bandwidth curves.
     pub chart: Option<String>,
-    pub observations: Vec<String>,
+    pub observations: Vec<crate::report::context::said::Said>,
     pub transfers: Vec<TransferRow>,
     pub collectives: Vec<CollectiveRow>,
     pub latency: Vec<NetLatencyRow>,

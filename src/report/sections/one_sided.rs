@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::network::{one_sided_params, semantics, source, ChannelRow, TransferRow};
 use crate::analysis::{saturation, Curve, PointStat};
+use crate::report::context::said::Said;
 use crate::vocab::units::{format_bytes, format_sig3};
 
 /// A flush after every operation against the least frequent flush, at the
@@ -166,30 +167,19 @@ pub fn like_for_like(curves: &[&Curve]) -> Option<LikeForLike> {
 
 /// The section's sentences: what the like-for-like table concludes, or
 /// why it has nothing to compare.
-pub fn observations(l: Option<&LikeForLike>, rows: &[TransferRow]) -> Vec<String> {
-    let mut v = Vec::new();
+pub fn observations(l: Option<&LikeForLike>, rows: &[TransferRow]) -> Vec<Said> {
     match l {
-        Some(l) => v.push(format!(
-            "Moving data one way, one-sided ({}) against two-sided ({}): {}, {}.",
-            l.one_sided,
-            l.two_sided,
-            if l.resolved {
-                format!("one-sided runs at {} two-sided, beyond the {} the plateaus are flat to", l.ratio, l.flat_to)
-            } else {
-                "no difference this run can resolve (the ratio is inside the plateaus' flatness, see the table)".into()
-            },
-            if l.same_file {
-                "both from one file".to_string()
-            } else {
-                "from different files, so a gap may be the systems', not the semantics'".to_string()
-            }
-        )),
-        None if rows.is_empty() => {}
-        None => v.push(
-            "No one-sided and two-sided one-way pair both settle on a plateau, so the two are not compared.".into(),
-        ),
+        Some(l) => vec![Said::OneSided {
+            one_sided: l.one_sided.clone(),
+            two_sided: l.two_sided.clone(),
+            resolved: l.resolved,
+            ratio: l.ratio.clone(),
+            flat_to: l.flat_to.clone(),
+            same_file: l.same_file,
+        }],
+        None if rows.is_empty() => Vec::new(),
+        None => vec![Said::OneSidedNotCompared],
     }
-    v
 }
 
 #[cfg(test)]
@@ -243,10 +233,12 @@ mod tests {
                 let (sa, sb) = (sat(&put), sat(&recv));
                 let ratio = sa.plateau_gbps / sb.plateau_gbps;
                 let noise = sa.plateau_tolerance.max(sb.plateau_tolerance);
-                let text = observations(Some(&l), &[]).join(" ");
-                let claims = text.contains("one-sided runs at");
-                proptest::prop_assert_eq!(claims, (ratio - 1.0).abs() > noise, "{} (ratio {}, noise {})", text, ratio, noise);
-                proptest::prop_assert!(claims || text.contains("no difference this run can resolve"));
+                let said = observations(Some(&l), &[]);
+                let claims = match &said[..] {
+                    [Said::OneSided { resolved, .. }] => *resolved,
+                    other => panic!("one sentence expected: {other:?}"),
+                };
+                proptest::prop_assert_eq!(claims, (ratio - 1.0).abs() > noise, "{:?} (ratio {}, noise {})", said, ratio, noise);
             }
             let (ia, ib) = ((a * lo_a, a * hi_a), (b * lo_b, b * hi_b));
             let (resolved, verdict) = flush_verdict(Some(ia), Some(ib), a, b);
@@ -266,11 +258,12 @@ mod tests {
         let l = like_for_like(&[&put, &close, &bidir]).unwrap();
         assert_eq!(l.ratio, "0.95×");
         assert!(!l.two_sided.contains("bidirectional"));
-        let text = observations(Some(&l), &[]).join(" ");
-        assert!(text.contains("no difference this run can resolve") && !text.contains("0.95"), "{text}");
+        let said = observations(Some(&l), &[]);
+        assert!(matches!(&said[..], [Said::OneSided { resolved: false, .. }]), "{said:?}");
         let slow = flat("send_recv", 5.0);
         let l = like_for_like(&[&put, &slow, &bidir]).unwrap();
         assert!(l.resolved);
-        assert!(observations(Some(&l), &[]).join(" ").contains("one-sided runs at 2.00× two-sided"));
+        let said = observations(Some(&l), &[]);
+        assert!(matches!(&said[..], [Said::OneSided { resolved: true, ratio, .. }] if ratio == "2.00×"), "{said:?}");
     }
 }

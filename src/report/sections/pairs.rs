@@ -2,11 +2,13 @@
 //! 8 GPUs there are 56 ordered pairs, 112 curves with both directions:
 //! unreadable. Without `--pairs`, up to 8 pairs are all drawn; beyond, the
 //! pairs from the lowest GPU, and the report says so (the peer matrix
-//! still shows every pair). No template: its sentence is part of
-//! `sections/matrix.md`.
+//! still shows every pair). No template of its own: its sentence,
+//! `templates/sentences/pairs-shown.md`, follows the peer chart in
+//! `sections/gpu.md`.
 
 use crate::analysis::PointStat;
 use crate::error::{Error, Result};
+use crate::report::context::said::Said;
 use crate::vocab::benches::Bench;
 
 /// The most pairs drawn when `--pairs` is not given.
@@ -52,7 +54,7 @@ impl Pairs {
     /// The points the peer charts draw, and a sentence saying which pairs
     /// were left out (none when every pair is drawn). Only GPU peer copies
     /// are filtered; every other point passes.
-    pub fn filter(&self, stats: &[PointStat]) -> (Vec<PointStat>, Option<String>) {
+    pub fn filter(&self, stats: &[PointStat]) -> (Vec<PointStat>, Option<Said>) {
         let peer = |p: &PointStat| (p.bench == Bench::MemcpyPeer).then(|| p.peer.as_deref().and_then(key)).flatten();
         let mut all: Vec<(String, String)> = stats.iter().filter_map(peer).collect();
         all.sort_by_key(|(a, b)| (super::matrix::gpu_key(a), super::matrix::gpu_key(b)));
@@ -68,13 +70,11 @@ impl Pairs {
         let kept: Vec<PointStat> =
             stats.iter().filter(|p| peer(p).is_none_or(|k| keep.contains(&k))).cloned().collect();
         let shown = keep.iter().filter(|k| all.contains(k)).count();
-        let note = (shown < all.len()).then(|| {
-            let how = if self.chosen.is_some() { "chosen with --pairs" } else { "those from the lowest GPU" };
-            format!(
-                "The peer-copy charts show {shown} of the {} GPU pairs measured ({how}: {}); choose others with `--pairs 0-1,2-3`.",
-                all.len(),
-                keep.iter().map(|(a, b)| format!("{a}→{b}")).collect::<Vec<_>>().join(", ")
-            )
+        let note = (shown < all.len()).then(|| Said::PairsShown {
+            shown,
+            measured: all.len(),
+            chosen: self.chosen.is_some(),
+            pairs: keep.iter().map(|(a, b)| format!("{a}→{b}")).collect(),
         });
         (kept, note)
     }
@@ -93,7 +93,7 @@ mod tests {
         let p = Pairs::parse(Some("0-1, 2->3")).unwrap();
         let (kept, note) = p.filter(&[pt("0->1"), pt("1->0"), pt("2->3"), PointStat::default()]);
         assert_eq!(kept.len(), 3, "the non-peer point passes");
-        assert!(note.unwrap().contains("2 of the 3"));
+        assert!(matches!(note, Some(Said::PairsShown { shown: 2, measured: 3, chosen: true, .. })), "{note:?}");
         assert!(Pairs::parse(Some("0")).unwrap_err().to_string().contains("--pairs"));
         assert!(Pairs::parse(Some(",")).is_err());
     }
@@ -104,7 +104,7 @@ mod tests {
             (0..8).flat_map(|a| (0..8).filter(move |b| *b != a).map(move |b| pt(&format!("{a}->{b}")))).collect();
         let (kept, note) = Pairs::default().filter(&all);
         assert_eq!(kept.len(), 7);
-        assert!(note.unwrap().contains("7 of the 56"));
+        assert!(matches!(note, Some(Said::PairsShown { shown: 7, measured: 56, chosen: false, .. })), "{note:?}");
         let few: Vec<PointStat> = all.into_iter().take(5).collect();
         assert_eq!(Pairs::default().filter(&few), (few.clone(), None));
     }
