@@ -7,6 +7,7 @@ use crate::vocab::facts::StopRule;
 use crate::vocab::rows::Row;
 
 use super::prose::pct;
+use super::said::{Missed, Said};
 use super::{Methodology, SkippedRow};
 
 pub(super) fn methodology(manifest: &Manifest, all_stats: &[PointStat]) -> Methodology {
@@ -53,66 +54,37 @@ fn timers(all_stats: &[PointStat]) -> String {
 /// How precise the medians are: which points reached the interval target
 /// (the run's own, else ±1 %), which did not, and which intervals rest on
 /// one round only.
-pub(super) fn precision(rule: Option<&StopRule>, stats: &[PointStat]) -> String {
+pub(super) fn precision(rule: Option<&StopRule>, stats: &[PointStat]) -> Said {
     if stats.is_empty() {
-        return "No timed points.".into();
+        return Said::NoTimedPoints;
     }
     let target = rule.filter(|r| r.rounds > 1).map_or(0.01, |r| r.target_ci);
     let widths: Vec<Option<f64>> = stats.iter().map(|p| p.ci_relative()).collect();
-    let met = widths.iter().filter(|w| w.is_some_and(|w| w <= target * (1.0 + 1e-9))).count();
-    let mut out = format!(
-        "{met} of {} points have a 95 % interval of their median within ±{} (the tables give each point's median ± its interval)",
-        stats.len(),
-        super::prose::ci_pct(target)
-    );
-    let mut missed: Vec<(f64, String, Option<String>)> = stats
+    let within = |w: &Option<f64>| w.is_some_and(|w| w <= target * (1.0 + 1e-9));
+    let mut missed: Vec<Missed> = stats
         .iter()
         .zip(&widths)
-        .filter(|(_, w)| !w.is_some_and(|w| w <= target * (1.0 + 1e-9)))
-        .map(|(p, w)| (w.unwrap_or(f64::INFINITY), p.params().label(), p.ci_wide_why.as_ref().map(|y| y.to_string())))
+        .filter(|(_, w)| !within(w))
+        .map(|(p, w)| Missed {
+            label: p.params().label(),
+            width: *w,
+            why: p.ci_wide_why.as_ref().map(|y| y.to_string()),
+        })
         .collect();
-    if !missed.is_empty() {
-        missed.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let shown: Vec<String> = missed
-            .iter()
-            .take(6)
-            .map(|(w, l, why)| {
-                if w.is_finite() {
-                    match why {
-                        Some(why) => format!("{l} (±{}: {why})", super::prose::ci_pct(*w)),
-                        None => format!("{l} (±{})", super::prose::ci_pct(*w)),
-                    }
-                } else {
-                    format!("{l} (no interval)")
-                }
-            })
-            .collect();
-        let more = if missed.len() > shown.len() {
-            format!(" and {} more", missed.len() - shown.len())
-        } else {
-            String::new()
-        };
-        out += &format!("; the widest of those that did not: {}{more}", shown.join(", "));
-    }
-    out.push('.');
-    let one_round = stats.iter().filter(|p| p.ci_basis == Some(crate::vocab::interval::Basis::Samples)).count();
-    if one_round > 0 {
-        out += &format!(
-            " {one_round} point{} rest on one round, so {} interval counts only the spread of {} samples, not the drift between runs, and is likely too narrow.",
-            if one_round == 1 { "" } else { "s" },
-            if one_round == 1 { "its" } else { "their" },
-            if one_round == 1 { "its" } else { "their" },
-        );
-    }
+    missed.sort_by(|a, b| b.width.unwrap_or(f64::INFINITY).total_cmp(&a.width.unwrap_or(f64::INFINITY)));
+    let more = missed.len().saturating_sub(6);
+    missed.truncate(6);
     let mut ws: Vec<f64> = widths.iter().flatten().copied().collect();
-    if !ws.is_empty() {
-        ws.sort_by(f64::total_cmp);
-        out += &format!(
-            " Median interval over points: ±{}.",
-            super::prose::ci_pct(crate::vocab::stats::quantile_sorted(&ws, 0.5))
-        );
+    ws.sort_by(f64::total_cmp);
+    Said::Precision {
+        met: widths.iter().filter(|w| within(w)).count(),
+        of: stats.len(),
+        target,
+        widest_missed: missed,
+        more,
+        one_round: stats.iter().filter(|p| p.ci_basis == Some(crate::vocab::interval::Basis::Samples)).count(),
+        median_width: (!ws.is_empty()).then(|| crate::vocab::stats::quantile_sorted(&ws, 0.5)),
     }
-    out
 }
 
 /// The stopping rule the run was configured with; imported runs have none.
@@ -136,4 +108,42 @@ pub(super) fn not_measured(rows: &[Row]) -> Vec<SkippedRow> {
             reason: r.note.clone().unwrap_or_default(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::interval::Basis;
+
+    /// A point with a 95 % interval of ±`half` (0–1) over `basis`, or none.
+    fn point(size: u64, half: Option<f64>, basis: Basis) -> PointStat {
+        PointStat {
+            bench: "memcpy".into(),
+            op: "copy".into(),
+            size_bytes: Some(size),
+            median_seconds: 1.0,
+            ci_low_seconds: half.map(|h| 1.0 - h),
+            ci_high_seconds: half.map(|h| 1.0 + h),
+            ci_basis: half.map(|_| basis),
+            ..PointStat::default()
+        }
+    }
+
+    #[test]
+    fn precision_lists_the_widest_misses_first_and_counts_one_round_points() {
+        let mut stats = vec![point(1, Some(0.005), Basis::Rounds), point(2, None, Basis::Rounds)];
+        stats.extend((0..7).map(|i| point(10 + i, Some(0.02 + i as f64 * 0.01), Basis::Samples)));
+        let Said::Precision { met, of, target, widest_missed, more, one_round, median_width } = precision(None, &stats)
+        else {
+            panic!("a precision sentence")
+        };
+        assert_eq!((met, of, target, more, one_round), (1, 9, 0.01, 2, 7));
+        // No interval counts as the widest; then by width, widest first.
+        assert_eq!(widest_missed.len(), 6);
+        assert_eq!(widest_missed[0].width, None);
+        assert!(widest_missed[1..].windows(2).all(|w| w[0].width >= w[1].width), "{widest_missed:?}");
+        // Eight intervals (0.5 %, 2–8 %): the median is halfway between 4 and 5 %.
+        assert!((median_width.unwrap() - 0.045).abs() < 1e-9, "{median_width:?}");
+        assert_eq!(precision(None, &[]), Said::NoTimedPoints);
+    }
 }

@@ -196,7 +196,7 @@ pub struct Methodology {
     pub timers: String,
     pub stop_rule: String,
     /// Which points reached the interval target, which did not.
-    pub precision: String,
+    pub precision: said::Said,
     pub median_cv_pct: String,
 }
 

@@ -115,6 +115,29 @@ pub enum Said {
     /// The peer charts draw `shown` of the `measured` GPU pairs (`chosen`:
     /// by `--pairs`, else those from the lowest GPU).
     PairsShown { shown: usize, measured: usize, chosen: bool, pairs: Vec<String> },
+    /// A run with no timed points of its own.
+    NoTimedPoints,
+    /// How many points reached the interval `target` (±, 0–1), the widest
+    /// of those that did not (`more`: how many are not listed), how many
+    /// rest on one round, and the median interval.
+    Precision {
+        met: usize,
+        of: usize,
+        target: f64,
+        widest_missed: Vec<Missed>,
+        more: usize,
+        one_round: usize,
+        median_width: Option<f64>,
+    },
+}
+
+/// A point whose interval missed the target: its width (`None`: no
+/// interval) and why it is wide, when known.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Missed {
+    pub label: String,
+    pub width: Option<f64>,
+    pub why: Option<String>,
 }
 
 /// The level a workload metric holds.
@@ -185,6 +208,8 @@ pub const PARTIALS: &[(&str, &str)] = partials![
     "launch-best",
     "launch-peak",
     "pairs-shown",
+    "no-timed-points",
+    "precision",
 ];
 
 /// The filters templates use: `html_escape`, `fenced` (a code block its
@@ -344,6 +369,19 @@ mod tests {
                 least_threads: 32,
             },
             Said::PairsShown { shown: 7, measured: 56, chosen: false, pairs: vec!["0→1".into(), "0→2".into()] },
+            Said::NoTimedPoints,
+            Said::Precision {
+                met: 3,
+                of: 5,
+                target: 0.01,
+                widest_missed: vec![
+                    Missed { label: "a".into(), width: Some(0.2), why: Some("drift".into()) },
+                    Missed { label: "b".into(), width: None, why: None },
+                ],
+                more: 1,
+                one_round: 1,
+                median_width: Some(0.004),
+            },
         ]
     }
 
