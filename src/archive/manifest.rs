@@ -19,9 +19,12 @@ pub use crate::vocab::source::RunOrigin;
 /// manifest reads as v2 with those absent (and is reported as unsealed).
 /// v3 adds `host.online_cpus` (the machine's CPUs, beside the process's
 /// affinity count in `logical_cpus`); an older manifest reads with it absent.
-pub const MANIFEST_VERSION: u32 = 3;
+/// v4 adds `placement` (node, launcher, job, step, task and fleet:
+/// [`crate::host::Placement`]); an older manifest reads with it absent, and
+/// its node is its host name.
+pub const MANIFEST_VERSION: u32 = 4;
 /// Manifest versions this build reads.
-pub const READABLE_MANIFEST_VERSIONS: [u32; 3] = [1, 2, 3];
+pub const READABLE_MANIFEST_VERSIONS: [u32; 4] = [1, 2, 3, 4];
 /// The field that holds the hash of the rest of the manifest.
 pub const SEAL_FIELD: &str = "manifest_sha256";
 /// Size of the blocks hashed separately so `verify` can say where a file changed.
@@ -132,6 +135,9 @@ pub struct Manifest {
     /// typed by kind of run.
     pub config: RunConfig,
     pub host: HostInfo,
+    /// Where in a cluster the run ran (v4; `None` before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::host::Placement>,
     pub backends: Vec<BackendInfo>,
     /// Environment variables that change how benchmarks behave.
     pub env: BTreeMap<String, String>,
@@ -257,6 +263,7 @@ impl Manifest {
             argv: std::env::args().collect(),
             config,
             host: HostInfo::detect(),
+            placement: Some(crate::host::Placement::detect()),
             backends,
             env: relevant_env(),
             started_at: now_rfc3339(),
@@ -281,15 +288,25 @@ impl Manifest {
         serde_json::to_vec_pretty(&*self).expect("a manifest always serializes")
     }
 
-    /// The status to show: a `running` manifest whose process is gone (on
-    /// this host) was killed, so it reads as interrupted. A pid that now
-    /// belongs to a process started at another time was reused: also gone.
     /// Whether the run's rows were imported from other tools' files
     /// (`import:<tools>`), not measured by benchbook.
     pub fn is_import(&self) -> bool {
         self.source.is_import()
     }
 
+    /// The node the run ran on: its placement's, else (before v4) its host name.
+    pub fn node(&self) -> &str {
+        self.placement.as_ref().map_or(self.host.hostname.as_str(), |p| p.node.as_str())
+    }
+
+    /// The fleet the run belongs to, if any.
+    pub fn fleet(&self) -> Option<&str> {
+        self.placement.as_ref().and_then(|p| p.fleet.as_deref())
+    }
+
+    /// The status to show: a `running` manifest whose process is gone (on
+    /// this host) was killed, so it reads as interrupted. A pid that now
+    /// belongs to a process started at another time was reused: also gone.
     pub fn effective_status(&self) -> RunStatus {
         if self.status != RunStatus::Running
             || self.host.hostname != crate::host::hostname()

@@ -82,6 +82,12 @@ pub enum Command {
     },
     /// Write the Markdown/HTML report of one or more runs.
     Report(ReportArgs),
+    /// Judge the nodes of a fleet (`run --fleet NAME` on each node) against
+    /// each other and name the slow ones with a confidence.
+    Fleet {
+        #[command(subcommand)]
+        command: commands::fleet::FleetCommand,
+    },
     /// Re-hash a run's files and say exactly what changed since it was written.
     Verify {
         /// Run ids (or unique parts, or `latest`).
@@ -373,6 +379,25 @@ pub struct RecordFlags {
     /// Print a JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
+
+    /// Put the run in fleet NAME, with its node (Slurm's node name, else
+    /// the host name), job and step: `benchbook fleet check NAME` judges
+    /// each node against the others. Same as BENCHBOOK_FLEET=NAME.
+    #[arg(long, value_name = "NAME", value_parser = parse_fleet)]
+    pub fleet: Option<String>,
+}
+
+fn parse_fleet(text: &str) -> std::result::Result<String, String> {
+    crate::host::placement::check_fleet_name(text).map(|()| text.to_string())
+}
+
+impl RecordFlags {
+    /// Make `--fleet` the process's fleet, which the run's manifest records.
+    fn join_fleet(&self) {
+        if let Some(f) = &self.fleet {
+            std::env::set_var(crate::host::placement::FLEET_ENV, f);
+        }
+    }
 }
 
 const RUN_AFTER_HELP: &str = "\
@@ -546,7 +571,7 @@ Examples:
 
 /// Run the CLI; returns the process exit code.
 /// `2%` or `0.02`: a fraction between 0 and 1.
-fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
+pub(crate) fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
     let t = text.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
@@ -563,9 +588,13 @@ fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
 pub fn main_with(cli: Cli) -> Result<u8> {
     let archive = Archive::new(&cli.archive);
     let quiet = cli.quiet;
+    if let Command::Run(a) = &cli.command {
+        a.out.join_fleet();
+    }
     match cli.command {
         Command::Run(a) if matches!(a.sub, Some(RunCommand::Exec(_))) => {
             let Some(RunCommand::Exec(e)) = a.sub else { unreachable!("matched above") };
+            e.out.join_fleet();
             let out = commands::run::exec(&archive, &e, quiet)?;
             emit(&out, Form::json(e.out.json), quiet);
             Ok(out.exit_code())
@@ -589,6 +618,11 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         Command::Report(a) => {
             let out = commands::report::report(&archive, &a)?;
             emit(&out, Form::Text, quiet);
+            Ok(out.exit_code())
+        }
+        Command::Fleet { command: commands::fleet::FleetCommand::Check { fleet, threshold, fail_on, json } } => {
+            let out = commands::fleet::check(&archive, &fleet, threshold, fail_on)?;
+            emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }
         Command::Verify { runs, json } => {

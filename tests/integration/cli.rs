@@ -193,3 +193,53 @@ fn an_imported_run_cannot_be_rerun_and_says_so() {
     assert!(err.contains("cannot be re-run") && err.contains("imported from perftest"), "{err}");
     assert_eq!(benchbook::archive::Archive::new(&archive).runs().unwrap().len(), 1, "nothing was measured");
 }
+
+/// `run --fleet` records each run's node (here Slurm's node name, as
+/// `slurmd -N` gives it) and `fleet check` judges them together: every
+/// node and point in the JSON, a damaged run named and left out, and an
+/// unknown fleet refused with the command that records one. (Which node is
+/// slow under a real injected fault: scripts/slurm-cluster.sh.)
+#[test]
+fn fleet_check_judges_the_nodes_of_a_fleet_and_leaves_out_a_damaged_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path();
+    for node in ["node1", "node2", "node3", "node4"] {
+        let o = Command::new(common::bin())
+            .args(["-q", "run", "memcpy", "--sizes", "64K,1M", "--threads", "1", "--max-time", "0.2", "--fleet", "t"])
+            .arg("--archive")
+            .arg(archive)
+            .env("SLURMD_NODENAME", node)
+            .env("SLURM_JOB_ID", "7")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    // Damage one run's results: it is named, and the rest are judged.
+    let runs: Vec<_> = std::fs::read_dir(archive.join("runs")).unwrap().flatten().map(|e| e.path()).collect();
+    std::fs::write(runs[0].join("results.parquet"), b"not parquet").unwrap();
+    let o = bb(&["fleet", "check", "t", "--json", "--fail-on", "never"], archive);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"], 3, "{v}");
+    assert_eq!(v["damaged"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["nodes_seen"].as_object().unwrap().len(), 3, "{v}");
+    assert_eq!(v["tests"], 6, "3 nodes × 2 points: {v}");
+    for p in v["points"].as_array().unwrap() {
+        let (lo, hi) = (p["ratio_low"].as_f64().unwrap(), p["ratio_high"].as_f64().unwrap());
+        assert!(lo <= hi && p["confidence"].as_f64().unwrap() > 0.99, "{p}");
+        assert_eq!(p["slow"].as_bool().unwrap(), p["z"].as_f64().unwrap() < -3.5 && hi < 0.95, "{p}");
+    }
+    let drain: Vec<&str> = v["drain"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect();
+    let slow: Vec<&str> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["slow"] == true)
+        .map(|n| n["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(drain, slow);
+    // --fail-on any fails on the damaged run whatever the verdicts.
+    assert_eq!(bb(&["-q", "fleet", "check", "t", "--fail-on", "any"], archive).status.code(), Some(1));
+    let o = bb(&["fleet", "check", "nope"], archive);
+    assert!(!o.status.success() && text(&o).contains("--fleet nope"), "{}", text(&o));
+}

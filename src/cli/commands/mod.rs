@@ -5,6 +5,7 @@
 pub mod backends;
 pub mod bundle;
 pub mod compare;
+pub mod fleet;
 pub mod import;
 pub mod list;
 pub mod report;

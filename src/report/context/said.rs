@@ -5,6 +5,10 @@
 //! `ci_pct`, `seconds`). A user rewords a report by putting a same-named
 //! file in `--templates DIR/sentences/`; tests assert on the values here,
 //! not on the words.
+//!
+//! The file is longer than 400 lines because every sentence's values are
+//! declared here, and its tests render one sample of each through its
+//! partial.
 
 use serde::Serialize;
 

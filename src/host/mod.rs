@@ -2,6 +2,9 @@
 //! `/etc`; elsewhere the fields say `unknown`). Benchmarks use them to size
 //! buffers; the manifest records them.
 
+pub mod placement;
+pub use placement::Placement;
+
 use serde::{Deserialize, Serialize};
 
 /// The host part of a manifest.
