@@ -172,8 +172,9 @@ pub struct NodeVerdict {
 /// judgements and the nodes ranked slowest first (by their worst point's
 /// ratio), with the points that had too few nodes to judge.
 pub fn judge(samples: &BTreeMap<String, BTreeMap<String, Vec<f64>>>, rule: &Rule) -> FleetJudgement {
-    let tests: usize =
-        samples.values().filter(|n| n.values().filter(|s| !s.is_empty()).count() >= MIN_NODES).map(|n| n.len()).sum();
+    // Only nodes with samples on points with enough of them are tested.
+    let with_samples = |n: &BTreeMap<String, Vec<f64>>| n.values().filter(|s| !s.is_empty()).count();
+    let tests: usize = samples.values().map(with_samples).filter(|n| *n >= MIN_NODES).sum();
     let mut points = Vec::new();
     let mut unjudged = Vec::new();
     for (point, nodes) in samples {
@@ -203,7 +204,7 @@ pub fn judge(samples: &BTreeMap<String, BTreeMap<String, Vec<f64>>>, rule: &Rule
     nodes.sort_by(|a, b| {
         (!a.slow, a.worst.ratio).partial_cmp(&(!b.slow, b.worst.ratio)).unwrap_or(std::cmp::Ordering::Equal)
     });
-    FleetJudgement { nodes, points, unjudged, tests }
+    FleetJudgement { nodes, points, unjudged, tests, alpha: rule.alpha }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -213,8 +214,9 @@ pub struct FleetJudgement {
     pub points: Vec<NodeJudgement>,
     /// Points with fewer than [`MIN_NODES`] nodes.
     pub unjudged: Vec<String>,
-    /// How many (node, point) judgements share the error rate.
+    /// How many (node, point) judgements share the error rate `alpha`.
     pub tests: usize,
+    pub alpha: f64,
 }
 
 #[cfg(test)]

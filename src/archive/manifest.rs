@@ -253,6 +253,7 @@ pub fn reroll_run_id(id: &str, attempt: u32) -> String {
 impl Manifest {
     /// A manifest for a run starting now on this host.
     pub fn begin(run_id: &str, source: RunOrigin, config: RunConfig, backends: Vec<BackendInfo>) -> Self {
+        let host = HostInfo::detect();
         Manifest {
             manifest_version: MANIFEST_VERSION,
             schema_version: super::schema::SCHEMA_VERSION,
@@ -262,8 +263,8 @@ impl Manifest {
             tool: ToolInfo::current(),
             argv: std::env::args().collect(),
             config,
-            host: HostInfo::detect(),
-            placement: Some(crate::host::Placement::detect()),
+            placement: Some(crate::host::Placement::detect(&host.hostname)),
+            host,
             backends,
             env: relevant_env(),
             started_at: now_rfc3339(),

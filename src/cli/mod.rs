@@ -588,13 +588,16 @@ pub(crate) fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
 pub fn main_with(cli: Cli) -> Result<u8> {
     let archive = Archive::new(&cli.archive);
     let quiet = cli.quiet;
+    // `--fleet` on `run` or `run exec`: the manifest reads it from the environment.
     if let Command::Run(a) = &cli.command {
         a.out.join_fleet();
+        if let Some(RunCommand::Exec(e)) = &a.sub {
+            e.out.join_fleet();
+        }
     }
     match cli.command {
         Command::Run(a) if matches!(a.sub, Some(RunCommand::Exec(_))) => {
             let Some(RunCommand::Exec(e)) = a.sub else { unreachable!("matched above") };
-            e.out.join_fleet();
             let out = commands::run::exec(&archive, &e, quiet)?;
             emit(&out, Form::json(e.out.json), quiet);
             Ok(out.exit_code())

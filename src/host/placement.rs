@@ -31,9 +31,9 @@ pub struct Placement {
 }
 
 impl Placement {
-    /// This process's placement, from its environment.
-    pub fn detect() -> Placement {
-        Placement::from_env(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()), &crate::host::hostname())
+    /// This process's placement on host `hostname`, from its environment.
+    pub fn detect(hostname: &str) -> Placement {
+        Placement::from_env(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()), hostname)
     }
 
     /// The placement `var` describes, on host `hostname`.

@@ -7,6 +7,7 @@
 mod charts;
 pub mod compare;
 pub mod context;
+mod filters;
 pub mod kind;
 pub mod markdown;
 pub mod sections;
@@ -103,7 +104,7 @@ pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
         .map_err(|e| Error::Template { name: "templates".into(), message: tera_message(&e) })?;
     t.autoescape_on(vec![".md"]);
     t.set_escape_fn(markdown::escape_markdown);
-    context::said::register_filters(&mut t);
+    filters::register(&mut t);
     context::said::register(&mut t);
     Ok(t)
 }

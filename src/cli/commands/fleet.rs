@@ -133,12 +133,13 @@ impl Render for FleetOutput {
         let j = &self.judgement;
         writeln!(
             t.out,
-            "fleet {}: {} runs on {} nodes, {} points judged ({} node × point tests share a 5 % error rate)",
+            "fleet {}: {} runs on {} nodes, {} points judged ({} node × point tests share a {} % error rate)",
             s(&self.fleet),
             self.runs,
             self.nodes_seen.len(),
             j.points.iter().map(|p| &p.point).collect::<std::collections::BTreeSet<_>>().len(),
-            j.tests
+            j.tests,
+            j.alpha * 100.0
         )?;
         let mut tab = table(
             &["NODE", "VERDICT", "WORST POINT", "RATIO", "INTERVAL", "CONFIDENCE", "Z", "SLOW POINTS"],
