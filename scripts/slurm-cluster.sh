@@ -4,17 +4,23 @@
 # its own port (Debian's slurm-wlm packages; run as root).
 #
 #   scripts/slurm-cluster.sh start N [--slow NODE --cpu-quota PCT]
+#   scripts/slurm-cluster.sh throttle NODE PCT|off
 #   scripts/slurm-cluster.sh stop
 #
-# --slow starts NODE's slurmd inside a CPU cgroup limited to PCT % of one
-# CPU, so every task Slurm runs there is genuinely slower: an injected
-# fault, not a faked number. The state lives in $BENCHBOOK_SLURM_DIR
+# Each node's slurmd runs in a CPU cgroup of its own (benchbook-NODE), so
+# a node can be slowed at any time: `throttle node3 25` limits every task
+# Slurm runs there to 25 % of one CPU, genuinely slower: an injected
+# fault, not a faked number (`start --slow` does it from the start;
+# `throttle node3 off` lifts it). The state lives in $BENCHBOOK_SLURM_DIR
 # (default /tmp/benchbook-slurm); `export SLURM_CONF=$DIR/slurm.conf`
 # before calling srun, as the script prints.
 set -euo pipefail
 
 DIR=${BENCHBOOK_SLURM_DIR:-/tmp/benchbook-slurm}
-CG_NAME=benchbook-slow
+# node K's slurmd listens on PORT+K, slurmctld on PORT+100..199; a second
+# cluster (the tests start their own) needs its own DIR and PORT.
+PORT=${BENCHBOOK_SLURM_PORT:-17000}
+CG_PREFIX=benchbook-$PORT-
 
 die() { echo "slurm-cluster: $*" >&2; exit 1; }
 
@@ -25,28 +31,47 @@ stop() {
     sleep 1
     pkill -f "slurmd -N node.* -f $DIR/slurm.conf" 2>/dev/null || true
     pkill -f "slurmctld -f $DIR/slurm.conf" 2>/dev/null || true
-    rmdir "/sys/fs/cgroup/cpu/$CG_NAME" 2>/dev/null || rmdir "/sys/fs/cgroup/$CG_NAME" 2>/dev/null || true
+    if [ -f "$DIR/nodes" ]; then
+        for node in $(cat "$DIR/nodes"); do
+            local cg; cg=$(cgroup_dir "$node")
+            [ -n "$cg" ] && rmdir "$cg" 2>/dev/null || true
+        done
+    fi
     rm -f "$DIR"/*.pid
 }
 
-# Put this shell in a cgroup limited to $1 % of one CPU (v1 or v2).
-limit_self() {
-    # A 10 ms period: a sample longer than the quota is throttled inside
-    # itself, as a node with a slow or shared CPU would be.
-    local pct=$1 period=10000
-    local quota=$((period * pct / 100))
+# The CPU cgroup folder of node $1 (v1 or v2), or nothing when this host
+# has no writable one.
+cgroup_dir() {
     if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
-        mkdir -p "/sys/fs/cgroup/cpu/$CG_NAME"
-        echo $period > "/sys/fs/cgroup/cpu/$CG_NAME/cpu.cfs_period_us"
-        echo $quota > "/sys/fs/cgroup/cpu/$CG_NAME/cpu.cfs_quota_us"
-        echo "$BASHPID" > "/sys/fs/cgroup/cpu/$CG_NAME/cgroup.procs"
-    elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-        mkdir -p "/sys/fs/cgroup/$CG_NAME"
-        echo "$quota $period" > "/sys/fs/cgroup/$CG_NAME/cpu.max"
-        echo "$BASHPID" > "/sys/fs/cgroup/$CG_NAME/cgroup.procs"
-    else
-        die "no writable cpu cgroup to slow a node with"
+        echo "/sys/fs/cgroup/cpu/$CG_PREFIX$1"
+    elif [ -f /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then
+        echo "/sys/fs/cgroup/$CG_PREFIX$1"
     fi
+}
+
+# Limit node $1's cgroup to $2 % of one CPU, or lift the limit ($2 = off).
+# A 10 ms period: a sample longer than the quota is throttled inside
+# itself, as a node with a slow or shared CPU would be.
+throttle() {
+    local node=$1 pct=$2 period=10000 cg
+    cg=$(cgroup_dir "$node")
+    [ -n "$cg" ] && [ -d "$cg" ] || die "no CPU cgroup for $node (is the cluster started, with a writable cgroup fs?)"
+    if [ -f "$cg/cpu.cfs_quota_us" ]; then
+        echo $period > "$cg/cpu.cfs_period_us"
+        if [ "$pct" = off ]; then echo -1 > "$cg/cpu.cfs_quota_us"; else echo $((period * pct / 100)) > "$cg/cpu.cfs_quota_us"; fi
+    else
+        if [ "$pct" = off ]; then echo "max $period" > "$cg/cpu.max"; else echo "$((period * pct / 100)) $period" > "$cg/cpu.max"; fi
+    fi
+    if [ "$pct" = off ]; then echo "slurm-cluster: $node unthrottled"; else echo "slurm-cluster: $node limited to $pct % of one CPU"; fi
+}
+
+# Put this shell in node $1's cgroup (made unlimited), when there is one.
+join_cgroup() {
+    local cg; cg=$(cgroup_dir "$1")
+    [ -n "$cg" ] || return 0
+    mkdir -p "$cg"
+    echo "$BASHPID" > "$cg/cgroup.procs"
 }
 
 start() {
@@ -61,9 +86,8 @@ start() {
         dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 count=1 status=none
         chmod 400 "$DIR/munge/munge.key"
     fi
-    mkdir -p /run/munge
     munged --force --key-file="$DIR/munge/munge.key" --pid-file="$DIR/munged.pid" \
-        --socket=/run/munge/munge.socket.2 --log-file="$DIR/munged.log" --seed-file="$DIR/munge/seed"
+        --socket="$DIR/munge/socket" --log-file="$DIR/munged.log" --seed-file="$DIR/munge/seed"
     local cpus
     cpus=$(nproc --all)
     {
@@ -71,8 +95,9 @@ start() {
         echo "SlurmctldHost=localhost"
         echo "SlurmUser=root"
         echo "SlurmdUser=root"
-        echo "SlurmctldPort=$((6817 + RANDOM % 100))"
+        echo "SlurmctldPort=$((PORT + 100 + RANDOM % 100))"
         echo "AuthType=auth/munge"
+        echo "AuthInfo=socket=$DIR/munge/socket"
         echo "CredType=cred/munge"
         echo "StateSaveLocation=$DIR/state"
         echo "SlurmdSpoolDir=$DIR/spool/%n"
@@ -91,17 +116,20 @@ start() {
         echo "InactiveLimit=0"
         echo "KillWait=5"
         for k in $(seq 1 "$n"); do
-            echo "NodeName=node$k NodeHostname=localhost Port=$((17000 + k)) CPUs=$cpus State=UNKNOWN"
+            echo "NodeName=node$k NodeHostname=localhost Port=$((PORT + k)) CPUs=$cpus State=UNKNOWN"
         done
         echo "PartitionName=fleet Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
     } > "$DIR/slurm.conf"
     slurmctld -f "$DIR/slurm.conf"
+    : > "$DIR/nodes"
     for k in $(seq 1 "$n"); do
         mkdir -p "$DIR/spool/node$k"
+        echo "node$k" >> "$DIR/nodes"
+        ( join_cgroup "node$k"; exec slurmd -N "node$k" -f "$DIR/slurm.conf" )
         if [ "node$k" = "$slow" ]; then
-            ( limit_self "$quota"; exec slurmd -N "node$k" -f "$DIR/slurm.conf" )
+            throttle "node$k" "$quota" >/dev/null
         else
-            slurmd -N "node$k" -f "$DIR/slurm.conf"
+            [ -z "$(cgroup_dir "node$k")" ] || throttle "node$k" off >/dev/null
         fi
     done
     # Wait until every node is idle.
@@ -134,6 +162,7 @@ case "${1:-}" in
         [ -z "$slow" ] || [ -n "$quota" ] || die "--slow needs --cpu-quota PCT"
         start "$n" "$slow" "$quota"
         ;;
+    throttle) throttle "${2:?throttle needs a node}" "${3:?throttle needs PCT or off}" ;;
     stop) stop ;;
-    *) die "usage: $0 start N [--slow NODE --cpu-quota PCT] | stop" ;;
+    *) die "usage: $0 start N [--slow NODE --cpu-quota PCT] | throttle NODE PCT|off | stop" ;;
 esac

@@ -640,7 +640,7 @@ impl GpuApi for CudaApi {
         let fits = |v: u64| i32::try_from(v).map_err(|_| format!("dimension {v} exceeds cuBLAS's 32-bit sizes"));
         let (mi, ni, ki) = (fits(m)?, fits(n)?, fits(k)?);
         let kind = if dtype == Dtype::Fp8 {
-            if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
+            if !m.is_multiple_of(16) || !n.is_multiple_of(16) || !k.is_multiple_of(16) {
                 return Err(format!("cuBLASLt FP8 needs m, n, k divisible by 16; got {m}×{n}×{k}"));
             }
             PlanKind::Lt(self.lt_plan(device, m, n, k)?)

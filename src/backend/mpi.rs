@@ -15,25 +15,31 @@
 //! over fewer ranks than the job (all-to-all scaling) run on a
 //! sub-communicator of the first k ranks while the others wait.
 
+mod driver;
 mod gpu;
+mod links;
 mod rma;
 mod two_sided;
 
+use driver::MpiDriver;
 pub use gpu::{cuda_aware, gpu_awareness, GpuAwareness};
 use gpu::{device_buffer_reason, DeviceSide};
+
+use std::collections::BTreeMap;
 
 use mpi::collective::SystemOperation;
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 
-use crate::bench::runner::{outcome_rows, RowMeta, Schedule, Step, StepDriver};
-use crate::bench::{collective, p2p, BenchConfig, Outcome, Sampler};
+use crate::bench::runner::{outcome_rows, RowMeta, Schedule, Step};
+use crate::bench::{collective, links as link_points, p2p, BenchConfig, Outcome, Sampler};
 use crate::error::{Error, Result};
 use crate::vocab::benches::Bench;
 use crate::vocab::config::{MpiConfig, MpiFacts, RunConfig};
 use crate::vocab::facts::{BackendInfo, Probe};
+use crate::vocab::pairs;
 use crate::vocab::progress::Progress;
-use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
+use crate::vocab::rows::{Point, RowSink, RunOutcome, Status};
 use crate::vocab::source::RunOrigin;
 use crate::vocab::source::{Source as RowSource, SourceInfo};
 
@@ -52,6 +58,15 @@ fn gather_bytes(world: &SimpleCommunicator, mine: Vec<u8>) -> Option<Vec<Vec<u8>
         world.process_at_rank(0).send(&mine[..]);
         None
     }
+}
+
+/// Rank 0's bytes, on every rank.
+fn broadcast_bytes(world: &SimpleCommunicator, mut bytes: Vec<u8>) -> Vec<u8> {
+    let mut len = bytes.len() as u64;
+    world.process_at_rank(0).broadcast_into(&mut len);
+    bytes.resize(len as usize, 0);
+    world.process_at_rank(0).broadcast_into(&mut bytes[..]);
+    bytes
 }
 
 /// Logical OR over ranks.
@@ -117,6 +132,13 @@ fn measure_point(
         return (Outcome::Skipped(why), Vec::new());
     }
     let p2p = point.bench == Bench::P2p;
+    if point.bench == Bench::Links {
+        // Every pair of the round exchanges at once; a rank without a partner waits.
+        let partner = pairs::partner(point.peer.as_deref().unwrap_or(""), rank).map(|p| p as i32);
+        let mut bufs = two_sided::HostBuffers::new(size.max(1));
+        let r = two_sided::measure(world, point, partner, &mut bufs, sampler, &mut local, &mut agree);
+        return finish_point(world, r, local);
+    }
     let result = match (p2p, point.op.as_str()) {
         (true, "put" | "get") => rma::measure_put_get(world, point, peer as i32, sampler, &mut local, &mut agree),
         (true, "put_round_trip") => rma::measure_round_trip(world, point, peer as i32, sampler, &mut local, &mut agree),
@@ -131,7 +153,12 @@ fn measure_point(
                 return (Outcome::Skipped(format!("device buffers: {why}")), Vec::new());
             }
             let mut bufs = bufs.expect("checked above");
-            two_sided::measure(world, point, peer as i32, &mut *bufs, sampler, &mut local, &mut agree)
+            let partner = match rank {
+                0 => Some(peer as i32),
+                r if r == peer => Some(0),
+                _ => None,
+            };
+            two_sided::measure(world, point, partner, &mut *bufs, sampler, &mut local, &mut agree)
         }
         _ => {
             // The first k ranks run it (all of them unless the point says
@@ -170,6 +197,16 @@ fn measure_point(
             r.map(|m| (m, bad))
         }
     };
+    finish_point(world, result, local)
+}
+
+/// A measured point's outcome, agreed by every rank (a validation failure
+/// on one fails it on all), with this rank's own sample times.
+fn finish_point(
+    world: &SimpleCommunicator,
+    result: std::result::Result<(crate::bench::Measurement, Option<String>), String>,
+    mut local: Vec<f64>,
+) -> (Outcome, Vec<f64>) {
     match result {
         Ok((m, bad)) => {
             let failed = any(world, bad.is_some());
@@ -234,7 +271,9 @@ impl MpiSource {
         }
         let me = RankInfo {
             rank: world.rank() as u32,
-            host: crate::host::hostname(),
+            // The node: Slurm's name for it under srun (several nodes may
+            // share a host), else the host name.
+            host: crate::host::placement::Placement::detect(&crate::host::hostname()).node,
             pid: std::process::id(),
             device: crate::host::cpu_model(),
         };
@@ -252,6 +291,9 @@ impl MpiSource {
         }
         if self.cfg.benches.contains(&Bench::Collective) {
             plan.extend(collective::points(&self.cfg, size));
+        }
+        if self.cfg.benches.contains(&Bench::Links) {
+            plan.extend(link_points::points(&self.cfg, size));
         }
         plan
     }
@@ -285,12 +327,8 @@ impl RowSource for MpiSource {
 
     /// Rank 0 names the run and tells everyone.
     fn agree_run_id(&mut self, proposed: String) -> Result<String> {
-        let mut id_bytes = if self.me.rank == 0 { proposed.into_bytes() } else { Vec::new() };
-        let mut len = id_bytes.len() as u64;
-        self.world.process_at_rank(0).broadcast_into(&mut len);
-        id_bytes.resize(len as usize, 0);
-        self.world.process_at_rank(0).broadcast_into(&mut id_bytes[..]);
-        Ok(String::from_utf8_lossy(&id_bytes).into_owned())
+        let id_bytes = if self.me.rank == 0 { proposed.into_bytes() } else { Vec::new() };
+        Ok(String::from_utf8_lossy(&broadcast_bytes(&self.world, id_bytes)).into_owned())
     }
 
     fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
@@ -305,9 +343,22 @@ impl RowSource for MpiSource {
             rank,
         };
         let schedule = Schedule::new(self.cfg.stop.clone(), run_id);
-        let mut driver =
-            MpiDriver { world, meta: &meta, sink, failure: None, device: self.device.as_ref().ok(), own: Vec::new() };
+        let mut driver = MpiDriver {
+            world,
+            meta: &meta,
+            sink,
+            failure: None,
+            device: self.device.as_ref().ok(),
+            own: Vec::new(),
+            link_times: BTreeMap::new(),
+            retest_times: Vec::new(),
+        };
         let mut outcome = schedule.run(&plan, 0, &mut driver, progress)?;
+        if self.cfg.benches.contains(&Bench::Links) && !outcome.interrupted {
+            let o =
+                links::second_pass(&schedule, &mut driver, link_points::size(&self.cfg), plan.len() as u32, progress)?;
+            outcome.add(o);
+        }
         let sink = driver.sink;
         // Device buffers: recorded as skipped, with the reason, where they
         // cannot run (only rank 0 writes rows).
@@ -330,66 +381,5 @@ impl RowSource for MpiSource {
             outcome.count(Status::Skipped);
         }
         Ok(outcome)
-    }
-}
-
-/// Steps of an MPI job: every rank measures, rank 0 gathers each step's
-/// rows from all ranks and alone writes them; decisions are OR-ed over ranks.
-struct MpiDriver<'a> {
-    world: &'a SimpleCommunicator,
-    meta: &'a RowMeta,
-    sink: &'a mut dyn RowSink,
-    failure: Option<String>,
-    device: Option<&'a DeviceSide>,
-    /// This rank's own times for the samples of the step just measured.
-    own: Vec<f64>,
-}
-
-impl StepDriver for MpiDriver<'_> {
-    /// The outcome every rank shares: the schedule's decisions (rounds,
-    /// shares, the pool) rest on its maxima, so every rank makes them
-    /// alike and calls `agree` as often as the others.
-    fn measure(&mut self, _index: usize, point: &Point, sampler: &Sampler) -> Outcome {
-        let (outcome, own) = measure_point(self.world, point, sampler, self.device);
-        self.own = own;
-        outcome
-    }
-
-    /// Rows with this rank's own sample times (the analysis takes the
-    /// per-sample maximum over ranks).
-    fn record(&mut self, step: Step, point: &Point, outcome: &Outcome) -> Result<()> {
-        let rows = match outcome {
-            Outcome::Measured(m) => {
-                let mut mine = m.clone();
-                for (s, t) in mine.samples.iter_mut().zip(std::mem::take(&mut self.own)) {
-                    s.seconds = t;
-                }
-                outcome_rows(self.meta, step, point, "mpi_wtime", &Outcome::Measured(mine))
-            }
-            _ => outcome_rows(self.meta, step, point, "mpi_wtime", outcome),
-        };
-        if let Some(all) = gather_bytes(self.world, serde_json::to_vec(&rows).expect("rows serialize")) {
-            let mut gathered: Vec<Row> = Vec::new();
-            for (r, bytes) in all.iter().enumerate() {
-                match serde_json::from_slice::<Vec<Row>>(bytes) {
-                    Ok(rs) => gathered.extend(rs),
-                    Err(e) => self.failure = Some(format!("rank {r} sent unreadable rows: {e}")),
-                }
-            }
-            if let Err(e) = self.sink.write_point(gathered) {
-                self.failure = Some(e.to_string());
-            }
-        }
-        if any(self.world, self.failure.is_some()) {
-            return Err(Error::Mpi(self.failure.take().unwrap_or_else(|| {
-                "another rank reported an error and the job stopped; rank 0's output and the run's manifest say which"
-                    .into()
-            })));
-        }
-        Ok(())
-    }
-
-    fn agree(&mut self, local: bool) -> bool {
-        any(self.world, local)
     }
 }

@@ -9,6 +9,7 @@ pub mod config;
 pub mod dtype;
 pub mod gemm;
 pub mod gpu;
+pub mod links;
 pub mod memcpy;
 pub mod p2p;
 pub mod runner;

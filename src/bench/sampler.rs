@@ -195,7 +195,7 @@ mod tests {
         let m = Sampler::new(r)
             .measure(&mut |n| {
                 k += 1;
-                Ok(n as f64 * if k % 2 == 0 { 1e-6 } else { 2e-6 })
+                Ok(n as f64 * if k.is_multiple_of(2) { 1e-6 } else { 2e-6 })
             })
             .unwrap();
         assert_eq!(m.stop, StopReason::MaxSamples);

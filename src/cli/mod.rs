@@ -385,6 +385,13 @@ pub struct RecordFlags {
     /// each node against the others. Same as BENCHBOOK_FLEET=NAME.
     #[arg(long, value_name = "NAME", value_parser = parse_fleet)]
     pub fleet: Option<String>,
+
+    /// Measure only while no other `--take-turns` run on this archive is
+    /// measuring (an exclusive lock on ARCHIVE/.turns.lock): for nodes
+    /// that share CPUs, such as several `slurmd -N` on one host, so that
+    /// no node measures another's load. Real nodes measure at once.
+    #[arg(long)]
+    pub take_turns: bool,
 }
 
 fn parse_fleet(text: &str) -> std::result::Result<String, String> {
@@ -588,11 +595,17 @@ pub(crate) fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
 pub fn main_with(cli: Cli) -> Result<u8> {
     let archive = Archive::new(&cli.archive);
     let quiet = cli.quiet;
-    // `--fleet` on `run` or `run exec`: the manifest reads it from the environment.
+    // `--fleet` on `run` or `run exec`: the manifest reads it from the
+    // environment. `--take-turns`: the lock is held until the run is written.
+    let mut _turn = None;
     if let Command::Run(a) = &cli.command {
-        a.out.join_fleet();
-        if let Some(RunCommand::Exec(e)) = &a.sub {
-            e.out.join_fleet();
+        let out = match &a.sub {
+            Some(RunCommand::Exec(e)) => &e.out,
+            _ => &a.out,
+        };
+        out.join_fleet();
+        if out.take_turns || a.out.take_turns {
+            _turn = Some(commands::run::take_turn(&archive, quiet)?);
         }
     }
     match cli.command {
@@ -627,6 +640,13 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             let out = commands::fleet::check(&archive, &fleet, threshold, fail_on)?;
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
+        }
+        Command::Fleet {
+            command: commands::fleet::FleetCommand::Report { fleet, threshold, out, format, png, templates },
+        } => {
+            let opts = crate::report::ReportOptions { format, png, templates, ..Default::default() };
+            emit(&commands::fleet::report(&archive, &fleet, threshold, out, &opts)?, Form::Text, quiet);
+            Ok(0)
         }
         Command::Verify { runs, json } => {
             let out = commands::verify::verify(&archive, &runs);

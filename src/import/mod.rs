@@ -170,7 +170,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
 pub fn decode<'a>(path: &Path, data: &'a [u8]) -> Result<(std::borrow::Cow<'a, str>, Option<String>)> {
     let refuse = |line: usize, message: String| Error::Import { path: path.to_path_buf(), line, message };
     let utf16 = |bytes: &[u8], big: bool, name: &str| -> Result<(std::borrow::Cow<'a, str>, Option<String>)> {
-        if bytes.len() % 2 != 0 {
+        if !bytes.len().is_multiple_of(2) {
             return Err(refuse(1, format!("{name} file with an odd number of bytes (cut short?)")));
         }
         let units = bytes.chunks_exact(2).map(|c| {

@@ -8,6 +8,7 @@ mod charts;
 pub mod compare;
 pub mod context;
 mod filters;
+pub mod fleet;
 pub mod kind;
 pub mod markdown;
 pub mod sections;
@@ -29,9 +30,10 @@ use crate::error::{Error, Result};
 use crate::plot::{self, bandwidth_chart, bar_chart, Chart, Line};
 
 /// Built-in templates other than the sections' partials (name, content):
-/// the page, its style, and the compare report's own template.
+/// the page, its style, and the compare and fleet reports' own templates.
 const PAGE_TEMPLATES: &[(&str, &str)] = &[
     ("compare.md", include_str!("../../templates/compare.md")),
+    ("fleet.md", include_str!("../../templates/fleet.md")),
     ("page.html", include_str!("../../templates/page.html")),
     ("style.css", include_str!("../../templates/style.css")),
 ];

@@ -24,6 +24,9 @@ vocabulary!(
         D2h = "d2h",
         P2p = "p2p",
         Collective = "collective",
+        /// A link sweep between the nodes of an MPI job (round robin, then
+        /// a second pass on the slow links).
+        Links = "links",
         /// RDMA verbs bandwidth and latency (perftest).
         Rdma = "rdma",
         /// nvbandwidth's test cases (copy-engine and SM copies, matrices).
@@ -198,6 +201,16 @@ impl Bench {
                 GBps,
                 "MPI collectives with nccl-tests' bus bandwidth",
             ),
+            Bench::Links => row(
+                Mpi,
+                Some(Family::Network),
+                None,
+                None,
+                "bytes sent both ways at once: 2 × size per exchange, GB/s = 10^9 bytes/s",
+                "GB/s (both directions)",
+                GBps,
+                "every pair of ranks once, n/2 pairs at a time (round robin); slow links retested against a good node",
+            ),
             Bench::Rdma => row(
                 Tool,
                 Some(Family::Network),
@@ -315,10 +328,10 @@ mod tests {
     fn the_sets_are_what_the_backends_measure() {
         let names = |it: Vec<Bench>| it.iter().map(|b| b.name()).collect::<Vec<_>>();
         assert_eq!(names(Bench::cpu().collect()), ["memcpy", "stream", "gemm"]);
-        assert_eq!(names(Bench::ALL.iter().copied().filter(|b| b.is_mpi()).collect()), ["p2p", "collective"]);
+        assert_eq!(names(Bench::ALL.iter().copied().filter(|b| b.is_mpi()).collect()), ["p2p", "collective", "links"]);
         assert_eq!(
             names(Bench::runnable().collect()),
-            ["memcpy", "stream", "gemm", "memcpy-peer", "h2d", "d2h", "p2p", "collective"]
+            ["memcpy", "stream", "gemm", "memcpy-peer", "h2d", "d2h", "p2p", "collective", "links"]
         );
         assert_eq!(names(Bench::default_run()), ["memcpy", "stream", "gemm", "memcpy-peer", "h2d", "d2h"]);
     }

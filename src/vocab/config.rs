@@ -119,6 +119,8 @@ impl Preset {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RankInfo {
     pub rank: u32,
+    /// The rank's node: Slurm's node name when srun started it, else the
+    /// host name.
     pub host: String,
     pub pid: u32,
     /// The rank's CPU (or GPU) as it saw it.

@@ -76,6 +76,7 @@ pub mod kinds;
 pub mod launch;
 pub mod metrics;
 pub mod one_sided;
+pub mod pairs;
 pub mod progress;
 pub mod rows;
 pub mod source;

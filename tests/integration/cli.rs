@@ -203,7 +203,8 @@ fn an_imported_run_cannot_be_rerun_and_says_so() {
 fn fleet_check_judges_the_nodes_of_a_fleet_and_leaves_out_a_damaged_run() {
     let tmp = tempfile::tempdir().unwrap();
     let archive = tmp.path();
-    for node in ["node1", "node2", "node3", "node4"] {
+    // A hostile node name (it comes from the environment) must stay text in the report.
+    for node in ["node1", "node2", "node3", "node4<script>x</script>"] {
         let o = Command::new(common::bin())
             .args(["-q", "run", "memcpy", "--sizes", "64K,1M", "--threads", "1", "--max-time", "0.2", "--fleet", "t"])
             .arg("--archive")
@@ -242,4 +243,69 @@ fn fleet_check_judges_the_nodes_of_a_fleet_and_leaves_out_a_damaged_run() {
     assert_eq!(bb(&["-q", "fleet", "check", "t", "--fail-on", "any"], archive).status.code(), Some(1));
     let o = bb(&["fleet", "check", "nope"], archive);
     assert!(!o.status.success() && text(&o).contains("--fleet nope"), "{}", text(&o));
+
+    // The report: every judged node in the ranked table, a chart per point,
+    // the drain list, and the hostile name escaped in the HTML.
+    let out = archive.join("fleet-report");
+    let o = bb(&["fleet", "report", "t", "--out", out.to_str().unwrap()], archive);
+    assert!(o.status.success(), "{}", text(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for n in v["nodes"].as_array().unwrap() {
+        let w = &n["worst"];
+        let row = format!(
+            "| {:.3} | {:.3}–{:.3} | {:.1} |",
+            w["ratio"].as_f64().unwrap(),
+            w["ratio_low"].as_f64().unwrap(),
+            w["ratio_high"].as_f64().unwrap(),
+            w["z"].as_f64().unwrap()
+        );
+        assert!(md.contains(&row), "{row} not in\n{md}");
+    }
+    assert!(md.contains("## Drain list") && md.contains("## memcpy copy 1 MiB 1T"), "{md}");
+    assert!(out.join("fleet-1.svg").exists() && out.join("fleet-2.svg").exists());
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        !html.contains("<script>x") && html.contains("node4&lt;script&gt;"),
+        "the node name reached the HTML unescaped"
+    );
+}
+
+/// `--take-turns`: a run waits, saying so, while another holds the
+/// archive's turn, and measures once it is free.
+#[test]
+fn take_turns_waits_for_the_archives_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lock = std::fs::File::create(tmp.path().join(".turns.lock")).unwrap();
+    lock.lock().unwrap();
+    let child = Command::new(common::bin())
+        .args([
+            "run",
+            "memcpy",
+            "--sizes",
+            "64K",
+            "--threads",
+            "1",
+            "--min-time",
+            "0.02",
+            "--max-time",
+            "0.05",
+            "--take-turns",
+            "--json",
+        ])
+        .arg("--archive")
+        .arg(tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        benchbook::archive::Archive::new(tmp.path()).runs().unwrap().is_empty(),
+        "a run started while the turn was taken"
+    );
+    lock.unlock().unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("waiting for another --take-turns run"), "{}", text(&o));
+    assert_eq!(benchbook::archive::Archive::new(tmp.path()).runs().unwrap().len(), 1);
 }

@@ -26,3 +26,4 @@ mod interrupted_run;
 mod mpi;
 mod report_numbers;
 mod report_safety;
+mod slurm;

@@ -238,3 +238,59 @@ fn a_lone_rank_gets_a_clear_error_and_writes_nothing() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("own job"));
 }
+
+/// `run links` on 4 ranks: the first pass measures every pair exactly once
+/// in 3 rounds of 2 simultaneous pairs, every rank in every round; each
+/// retest pits a suspect's endpoint against a rank none of whose links
+/// was a suspect; `fleet check` reads the matrix back with one name per
+/// rank (they share this host) and `fleet report` draws its heatmap.
+#[test]
+fn a_link_sweep_measures_every_pair_once_and_retests_against_a_good_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_ok(4, &["links", "--sizes", "64K", "--fleet", "lk"], tmp.path());
+    let rows: Vec<Row> = run.rows().unwrap().into_iter().filter(|r| r.status == Status::Measured).collect();
+    let rounds: BTreeSet<String> =
+        rows.iter().filter(|r| r.params.op == "round_robin").map(|r| r.params.peer.clone().unwrap()).collect();
+    assert_eq!(rounds.len(), 3, "{rounds:?}");
+    let mut pairs: Vec<(usize, usize)> = rounds.iter().flat_map(|p| benchbook::vocab::pairs::parse(p)).collect();
+    pairs.sort_unstable();
+    assert_eq!(pairs, vec![(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]);
+    for round in &rounds {
+        let ranks: BTreeSet<u32> =
+            rows.iter().filter(|r| r.params.peer.as_ref() == Some(round)).map(|r| r.rank).collect();
+        assert_eq!(ranks.len(), 4, "every rank exchanges in {round}");
+    }
+    let o = Command::new(common::bin())
+        .args(["fleet", "check", "lk", "--json", "--fail-on", "never", "--archive"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sweep = &v["links"][0];
+    let names: BTreeSet<&str> = sweep["nodes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert_eq!(names.len(), 4, "one name per rank: {names:?}");
+    let links = sweep["links"].as_array().unwrap();
+    assert_eq!(links.len(), 6);
+    assert!(links.iter().all(|l| l["gbps"].as_f64().unwrap() > 0.0), "{links:?}");
+    let suspect_ends: BTreeSet<&str> = links
+        .iter()
+        .filter(|l| l["suspect"] == true)
+        .flat_map(|l| [l["a"].as_str().unwrap(), l["b"].as_str().unwrap()])
+        .collect();
+    for r in sweep["retests"].as_array().unwrap() {
+        assert!(suspect_ends.contains(r["node"].as_str().unwrap()), "{r}");
+        assert!(!suspect_ends.contains(r["good"].as_str().unwrap()), "retested against a suspect: {r}");
+        // Its rows are in the archive: the pair's retest point.
+    }
+    let retest_rows = rows.iter().filter(|r| r.params.op == "retest").count();
+    assert_eq!(retest_rows > 0, !sweep["retests"].as_array().unwrap().is_empty());
+    let out = tmp.path().join("report");
+    let o = Command::new(common::bin())
+        .args(["fleet", "report", "lk", "--out", out.to_str().unwrap(), "--archive"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(out.join("links-1.svg")).unwrap().contains("<svg"));
+}

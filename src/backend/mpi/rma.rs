@@ -131,7 +131,7 @@ pub(super) fn measure_put_get(
         let mut op = |i: u64| {
             if driver {
                 issue(&mut origin, w);
-                if (i + 1) % sync == 0 {
+                if (i + 1).is_multiple_of(sync) {
                     unsafe { ffi::MPI_Win_flush(peer, w) };
                 }
             }
@@ -201,7 +201,7 @@ pub(super) fn measure_round_trip(
     unsafe { ffi::MPI_Win_fence(0, w) };
     let measured = {
         let mut op = |i: u64| {
-            let zero_sends = i % 2 == 0;
+            let zero_sends = i.is_multiple_of(2);
             if me_in && (rank == 0) == zero_sends {
                 send(&mut origin);
             }

@@ -1,5 +1,6 @@
 //! Two-sided transfers between rank 0 and its peer (`send_recv`,
-//! `bidirectional`, `latency`), on host buffers or on device buffers handed
+//! `bidirectional`, `latency`), or between every pair of a link sweep's
+//! round at once (bidirectional), on host buffers or on device buffers handed
 //! to a CUDA- or ROCm-aware MPI: one code path through raw pointers
 //! (`MPI_Send`, `MPI_Recv`, `MPI_Sendrecv`), so the buffers differ only in
 //! how they are allocated, filled and read back for validation.
@@ -66,28 +67,31 @@ pub(super) fn count(len: usize) -> Result<c_int, String> {
     })
 }
 
-/// Measure one two-sided point on `bufs` between rank 0 and `peer`; the
-/// other ranks only join the barriers. Returns the measurement and this
-/// rank's validation failure, if any.
+/// Measure one two-sided point on `bufs` between this rank and `partner`
+/// (rank 0 and its peer for p2p; every pair of a round at once for a link
+/// sweep); a rank without a partner only joins the barriers. Returns the
+/// measurement and this rank's validation failure, if any.
 pub(super) fn measure(
     world: &SimpleCommunicator,
     point: &Point,
-    peer: i32,
+    partner: Option<i32>,
     bufs: &mut dyn Buffers,
     sampler: &Sampler,
     local: &mut Vec<f64>,
     agree: &mut dyn FnMut(bool) -> bool,
 ) -> Result<(Measurement, Option<String>), String> {
     let rank = world.rank();
-    let me_in = rank == 0 || rank == peer;
-    let other = if rank == 0 { peer } else { 0 };
+    let me_in = partner.is_some();
+    let other = partner.unwrap_or(rank);
+    // Rank 0 leads the alternating patterns; in a pair without it, the lower rank.
+    let leads = rank < other;
     let n = count(bufs.len())?;
     let comm = world.as_raw();
     // SAFETY: rsmpi's handles for MPI_UINT8_T and MPI_STATUS_IGNORE.
     let (byte, ignore) = unsafe { (ffi::RSMPI_UINT8_T, ffi::RSMPI_STATUS_IGNORE) };
     bufs.fill_send((rank as u8).wrapping_add(1))?;
     let (send, recv) = bufs.ptrs();
-    let bidirectional = point.op == "bidirectional";
+    let bidirectional = point.op == "bidirectional" || point.bench == crate::vocab::benches::Bench::Links;
     // SAFETY: both buffers hold `n` bytes and outlive every call; on device
     // buffers the MPI library was found GPU-aware before these points ran.
     let exchange = || unsafe {
@@ -99,7 +103,7 @@ pub(super) fn measure(
         }
         if bidirectional {
             exchange();
-        } else if (i % 2 == 0) == (rank == 0) {
+        } else if i.is_multiple_of(2) == leads {
             // send_recv and latency: alternate direction each operation.
             unsafe { ffi::MPI_Send(send, n, byte, other, 0, comm) };
         } else {

@@ -180,6 +180,7 @@ impl Kind {
             Bench::Stream
             | Bench::P2p
             | Bench::Collective
+            | Bench::Links
             | Bench::Rdma
             | Bench::Nvbandwidth
             | Bench::Megatron

@@ -5,16 +5,14 @@
 //! list with `--json`; exits 1 when a node is slow (`--fail-on slow`, the
 //! default), also when a run could not be read (`any`), or never.
 
-use std::collections::BTreeMap;
 use std::io;
 
 use serde::Serialize;
 
-use crate::analysis::fleet::{judge, FleetJudgement, Rule, MIN_NODES};
+use crate::analysis::fleet::{gather, Fleet, MIN_NODES, RUNS_ADVISED};
 use crate::archive::Archive;
 use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
-use crate::error::{Error, Result};
-use crate::vocab::rows::Status;
+use crate::error::Result;
 
 /// What fails `fleet check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -45,6 +43,65 @@ pub enum FleetCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write the fleet's report: ranked nodes, one chart per point, the
+    /// drain list (Markdown, HTML, SVG).
+    #[command(after_help = REPORT_HELP)]
+    Report {
+        /// The fleet's name, as given to `run --fleet`.
+        fleet: String,
+        /// δ, as for `fleet check`.
+        #[arg(long, default_value = "5%", value_parser = crate::cli::parse_fraction)]
+        threshold: f64,
+        /// Where the report goes (default: reports/fleet-NAME).
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+        #[arg(long, value_enum, default_value_t = crate::report::Format::Both)]
+        format: crate::report::Format,
+        /// Also write PNG charts.
+        #[arg(long)]
+        png: bool,
+        /// A folder whose files override the built-in templates (fleet.md).
+        #[arg(long, value_name = "DIR")]
+        templates: Option<std::path::PathBuf>,
+    },
+}
+
+const REPORT_HELP: &str = "\
+Examples:
+  benchbook fleet report nightly                  reports/fleet-nightly/report.{md,html}
+  benchbook fleet report nightly --threshold 10%  judge at δ = 10 %";
+
+/// What `fleet report` wrote.
+#[derive(Debug, Serialize)]
+pub struct FleetReportOutput {
+    pub files: Vec<std::path::PathBuf>,
+    pub drain: Vec<String>,
+}
+
+impl Render for FleetReportOutput {
+    fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        for f in &self.files {
+            writeln!(t.out, "wrote {}", crate::cli::print::safe_path(f))?;
+        }
+        if !self.drain.is_empty() {
+            writeln!(t.out, "slow: {}", terminal_safe(&self.drain.join(", ")))?;
+        }
+        Ok(())
+    }
+}
+
+/// `fleet report`: judge fleet `name` and write its report.
+pub fn report(
+    archive: &Archive,
+    name: &str,
+    threshold: f64,
+    out: Option<std::path::PathBuf>,
+    opts: &crate::report::ReportOptions,
+) -> Result<FleetReportOutput> {
+    let fleet = gather(archive, name, threshold)?;
+    let r = crate::report::fleet::build_fleet(&fleet);
+    let out = out.unwrap_or_else(|| std::path::PathBuf::from("reports").join(format!("fleet-{name}")));
+    Ok(FleetReportOutput { files: crate::report::fleet::write_fleet(&r, &out, opts)?, drain: fleet.drain })
 }
 
 const CHECK_HELP: &str = "\
@@ -54,32 +111,31 @@ How a node is judged, per point (benchmark, operation, size, threads):
   hierarchical bootstrap (nodes, then samples), Bonferroni-corrected over
   every node and point. Slow: z < -3.5 and the whole interval below 1 - δ.
 
+Record the suite 3 times on every node (a run that was unlucky as a whole
+cannot otherwise be told from a slow node); --take-turns when the nodes
+share CPUs.
+
 Examples:
-  srun -N4 --ntasks-per-node=1 benchbook run memcpy --sizes 16M --fleet nightly
+  for pass in 1 2 3; do
+    srun -N4 --ntasks-per-node=1 benchbook run memcpy --sizes 4M,64M --fleet nightly
+  done
   benchbook fleet check nightly
   benchbook fleet check nightly --json --fail-on never | jq .drain";
 
+/// A judged fleet and what fails the check.
 #[derive(Debug, Serialize)]
 pub struct FleetOutput {
-    pub fleet: String,
-    pub threshold: f64,
-    pub runs: usize,
-    /// Runs per node.
-    pub nodes_seen: BTreeMap<String, usize>,
     #[serde(flatten)]
-    pub judgement: FleetJudgement,
-    /// The slow nodes: what a scheduler drains.
-    pub drain: Vec<String>,
-    /// Runs of the fleet that could not be read, and why.
-    pub damaged: Vec<(String, String)>,
+    pub fleet: Fleet,
     pub fail_on: FailOn,
 }
 
 impl FleetOutput {
     pub fn exit_code(&self) -> u8 {
+        let f = &self.fleet;
         match self.fail_on {
-            FailOn::Slow => u8::from(!self.drain.is_empty()),
-            FailOn::Any => u8::from(!self.drain.is_empty() || !self.damaged.is_empty()),
+            FailOn::Slow => u8::from(!f.drain.is_empty() || !f.slow_links.is_empty()),
+            FailOn::Any => u8::from(!f.drain.is_empty() || !f.slow_links.is_empty() || !f.damaged.is_empty()),
             FailOn::Never => 0,
         }
     }
@@ -87,56 +143,20 @@ impl FleetOutput {
 
 /// Gather fleet `name`'s runs and judge its nodes.
 pub fn check(archive: &Archive, name: &str, threshold: f64, fail_on: FailOn) -> Result<FleetOutput> {
-    let mut samples: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
-    let (mut runs, mut nodes_seen, mut damaged) = (0, BTreeMap::new(), Vec::new());
-    for run in archive.runs()? {
-        let Ok(manifest) = run.manifest() else { continue };
-        if manifest.fleet() != Some(name) {
-            continue;
-        }
-        // A damaged run is named and left out; it never stops the check.
-        let rows = match run.rows() {
-            Ok(rows) => rows,
-            Err(e) => {
-                damaged.push((run.id.clone(), e.to_string()));
-                continue;
-            }
-        };
-        runs += 1;
-        let node = manifest.node().to_string();
-        *nodes_seen.entry(node.clone()).or_insert(0) += 1;
-        for r in rows.iter().filter(|r| r.status == Status::Measured) {
-            // Speed: operations per second, so higher is better for every point.
-            let (Some(s), Some(n)) = (r.seconds, r.iterations) else { continue };
-            if s > 0.0 && n > 0 {
-                samples.entry(r.params.label()).or_default().entry(node.clone()).or_default().push(n as f64 / s);
-            }
-        }
-    }
-    if runs == 0 {
-        return Err(Error::config(
-            "FLEET",
-            format!(
-                "no run in {} belongs to fleet `{name}`; record some with `benchbook run ... --fleet {name}`",
-                archive.root.display()
-            ),
-        ));
-    }
-    let judgement = judge(&samples, &Rule { threshold, ..Rule::default() });
-    let drain = judgement.nodes.iter().filter(|n| n.slow).map(|n| n.node.clone()).collect();
-    Ok(FleetOutput { fleet: name.into(), threshold, runs, nodes_seen, judgement, drain, damaged, fail_on })
+    Ok(FleetOutput { fleet: gather(archive, name, threshold)?, fail_on })
 }
 
 impl Render for FleetOutput {
     fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
         let s = terminal_safe;
-        let j = &self.judgement;
+        let f = &self.fleet;
+        let j = &f.judgement;
         writeln!(
             t.out,
             "fleet {}: {} runs on {} nodes, {} points judged ({} node × point tests share a {} % error rate)",
-            s(&self.fleet),
-            self.runs,
-            self.nodes_seen.len(),
+            s(&f.fleet),
+            f.runs,
+            f.nodes_seen.len(),
             j.points.iter().map(|p| &p.point).collect::<std::collections::BTreeSet<_>>().len(),
             j.tests,
             j.alpha * 100.0
@@ -173,17 +193,49 @@ impl Render for FleetOutput {
                 w.z
             )?;
         }
-        if self.drain.is_empty() {
+        for l in &f.links {
+            let suspects = l.links.iter().filter(|x| x.suspect).count();
+            writeln!(
+                t.out,
+                "links at {} (run {}): {} links, median {:.3} GB/s, {} below {:.3} GB/s",
+                crate::vocab::units::format_bytes(l.size_bytes),
+                s(&l.run_id),
+                l.links.len(),
+                l.centre_gbps,
+                suspects,
+                l.floor_gbps
+            )?;
+            for r in &l.retests {
+                let verdict = if r.slow { "slow" } else { "fine" };
+                writeln!(t.out, "  retest: {} against {}: {:.3} GB/s, {verdict}", s(&r.node), s(&r.good), r.gbps)?;
+            }
+            for b in &l.blamed {
+                writeln!(t.out, "- {} {} is slow (second pass)", b.what, s(&b.name))?;
+            }
+            for u in &l.unresolved {
+                writeln!(t.out, "  unresolved: {}: no node with only good links to retest against", s(u))?;
+            }
+        }
+        if f.drain.is_empty() {
             writeln!(
                 t.out,
                 "no node is slower than the fleet by more than {:.0} % with this confidence",
-                self.threshold * 100.0
+                f.threshold * 100.0
+            )?;
+        }
+        let fewest = f.fewest_runs();
+        if !f.nodes_seen.is_empty() && fewest < RUNS_ADVISED {
+            writeln!(
+                t.err,
+                "note: some nodes have {fewest} run(s); with fewer than {RUNS_ADVISED} a run that was unlucky \
+                 as a whole (other tenants, page placement) cannot be told from a slow node: \
+                 record the suite {RUNS_ADVISED} times"
             )?;
         }
         if !j.unjudged.is_empty() {
             writeln!(t.err, "not judged (fewer than {MIN_NODES} nodes measured them): {}", s(&j.unjudged.join(", ")))?;
         }
-        for (run, why) in &self.damaged {
+        for (run, why) in &f.damaged {
             writeln!(t.err, "left out: run {} could not be read: {}", s(run), s(why))?;
         }
         Ok(())

@@ -1,0 +1,134 @@
+//! A fleet's runs, read from the archive and judged: what `fleet check`
+//! prints and `fleet report` writes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::links::{sweeps, LinkSweep};
+use super::{judge, FleetJudgement, Rule, Runs};
+use crate::archive::Archive;
+use crate::error::{Error, Result};
+use crate::vocab::rows::Status;
+
+/// Runs per node below which a verdict rests on single runs (measured: one
+/// run per node named a clean node in 3 of 30 fleets on this project's
+/// noisy 2-core host; with 3, see the README's Fleets section).
+pub const RUNS_ADVISED: usize = 3;
+
+/// A fleet, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fleet {
+    pub fleet: String,
+    pub threshold: f64,
+    pub runs: usize,
+    /// Runs per node.
+    pub nodes_seen: BTreeMap<String, usize>,
+    /// The Slurm (or MPI) jobs the runs came from.
+    pub jobs: BTreeSet<String>,
+    /// The first and last run's start.
+    pub first_started: String,
+    pub last_started: String,
+    #[serde(flatten)]
+    pub judgement: FleetJudgement,
+    /// Link sweeps (`run links`), with the second pass's verdicts.
+    pub links: Vec<LinkSweep>,
+    /// The slow nodes, by their own runs or blamed by a link sweep: what a
+    /// scheduler drains.
+    pub drain: Vec<String>,
+    /// Links blamed themselves (both ends fine with a good node): a cable,
+    /// port or route to look at, not a node to drain.
+    pub slow_links: Vec<String>,
+    /// Runs of the fleet that could not be read, and why.
+    pub damaged: Vec<(String, String)>,
+}
+
+impl Fleet {
+    /// The fewest runs any node has.
+    pub fn fewest_runs(&self) -> usize {
+        self.nodes_seen.values().min().copied().unwrap_or(0)
+    }
+}
+
+/// Gather fleet `name`'s runs from `archive` and judge its nodes with a
+/// ratio threshold δ of `threshold`.
+pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
+    // point → node → run → round → speeds.
+    type ByRun = BTreeMap<String, BTreeMap<Option<u32>, Vec<f64>>>;
+    let mut samples: BTreeMap<String, BTreeMap<String, ByRun>> = BTreeMap::new();
+    let (mut runs, mut nodes_seen, mut damaged) = (0, BTreeMap::new(), Vec::new());
+    let (mut jobs, mut started, mut links) = (BTreeSet::new(), Vec::new(), Vec::new());
+    for run in archive.runs()? {
+        let Ok(manifest) = run.manifest() else { continue };
+        if manifest.fleet() != Some(name) {
+            continue;
+        }
+        // A damaged run is named and left out; it never stops the check.
+        let rows = match run.rows() {
+            Ok(rows) => rows,
+            Err(e) => {
+                damaged.push((run.id.clone(), e.to_string()));
+                continue;
+            }
+        };
+        runs += 1;
+        let node = manifest.node().to_string();
+        links.extend(sweeps(&run.id, &rows));
+        let own = |r: &&crate::vocab::rows::Row| r.params.bench != crate::vocab::benches::Bench::Links;
+        if rows.iter().filter(own).any(|r| r.status == Status::Measured) {
+            *nodes_seen.entry(node.clone()).or_insert(0) += 1;
+        }
+        if let Some(job) = manifest.placement.as_ref().and_then(|p| p.job_id.clone()) {
+            jobs.insert(job);
+        }
+        started.push(manifest.started_at.clone());
+        for r in rows.iter().filter(own).filter(|r| r.status == Status::Measured) {
+            // Speed: operations per second, so higher is better for every point.
+            let (Some(s), Some(n)) = (r.seconds, r.iterations) else { continue };
+            if s > 0.0 && n > 0 {
+                let by_run = samples.entry(r.params.label()).or_default().entry(node.clone()).or_default();
+                by_run.entry(run.id.clone()).or_default().entry(r.round).or_default().push(n as f64 / s);
+            }
+        }
+    }
+    if runs == 0 {
+        return Err(Error::config(
+            "FLEET",
+            format!(
+                "no run in {} belongs to fleet `{name}`; record some with `benchbook run ... --fleet {name}`",
+                archive.root.display()
+            ),
+        ));
+    }
+    let samples: BTreeMap<String, BTreeMap<String, Runs>> = samples
+        .into_iter()
+        .map(|(point, nodes)| {
+            let runs = |r: ByRun| r.into_values().map(|rounds| rounds.into_values().collect()).collect();
+            (point, nodes.into_iter().map(|(n, r)| (n, runs(r))).collect())
+        })
+        .collect();
+    let judgement = judge(&samples, &Rule { threshold, ..Rule::default() });
+    let mut drain: Vec<String> = judgement.nodes.iter().filter(|n| n.slow).map(|n| n.node.clone()).collect();
+    for n in links.iter().flat_map(LinkSweep::blamed_nodes) {
+        if !drain.iter().any(|d| d == n) {
+            drain.push(n.to_string());
+        }
+    }
+    let slow_links =
+        links.iter().flat_map(|l| &l.blamed).filter(|b| b.what == "link").map(|b| b.name.clone()).collect();
+    started.sort();
+    Ok(Fleet {
+        fleet: name.into(),
+        threshold,
+        runs,
+        nodes_seen,
+        jobs,
+        first_started: started.first().cloned().unwrap_or_default(),
+        last_started: started.last().cloned().unwrap_or_default(),
+        judgement,
+        links,
+        drain,
+        slow_links,
+        damaged,
+    })
+}

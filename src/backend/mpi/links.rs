@@ -1,0 +1,84 @@
+//! The link sweep's second pass over MPI: the first pass's link matrix,
+//! the same on every rank, then each suspect endpoint retested against a
+//! good rank ([`crate::vocab::pairs::second_pass`]), every rank making the
+//! same calls.
+
+use std::collections::BTreeMap;
+
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use super::{broadcast_bytes, gather_bytes, MpiDriver};
+use crate::bench::links as link_points;
+use crate::bench::runner::Schedule;
+use crate::error::Result;
+use crate::vocab::pairs;
+use crate::vocab::progress::Progress;
+use crate::vocab::rows::RunOutcome;
+
+/// The first pass's link matrix, the same on every rank: each rank's own
+/// median time per exchange with each partner, gathered and shared; a
+/// link's speed is `bytes` over the slower end's time.
+fn link_matrix(
+    world: &SimpleCommunicator,
+    mine: &BTreeMap<String, Vec<f64>>,
+    bytes: f64,
+) -> BTreeMap<(usize, usize), f64> {
+    let rank = world.rank() as usize;
+    let own: Vec<(usize, f64)> = mine
+        .iter()
+        .filter_map(|(peer, t)| {
+            let p = pairs::partner(peer, rank)?;
+            Some((p, crate::vocab::stats::median_unsorted(&mut t.clone())))
+        })
+        .collect();
+    let gathered = gather_bytes(world, serde_json::to_vec(&own).expect("serializes"));
+    let all = broadcast_bytes(world, gathered.map(|g| serde_json::to_vec(&g).expect("serializes")).unwrap_or_default());
+    let all: Vec<Vec<u8>> = serde_json::from_slice(&all).unwrap_or_default();
+    let mut times: BTreeMap<(usize, usize), (f64, f64)> = BTreeMap::new();
+    for (r, bytes_r) in all.iter().enumerate() {
+        let list: Vec<(usize, f64)> = serde_json::from_slice(bytes_r).unwrap_or_default();
+        for (p, t) in list {
+            let e = times.entry((r.min(p), r.max(p))).or_insert((f64::NAN, f64::NAN));
+            if r < p {
+                e.0 = t;
+            } else {
+                e.1 = t;
+            }
+        }
+    }
+    times.into_iter().map(|(k, (a, b))| (k, pairs::link_speed(bytes, a, b))).collect()
+}
+
+/// Retest the first pass's suspects (points numbered from `first_point`).
+pub(super) fn second_pass(
+    schedule: &Schedule,
+    driver: &mut MpiDriver<'_>,
+    size: u64,
+    first_point: u32,
+    progress: &dyn Progress,
+) -> Result<RunOutcome> {
+    let world = driver.world;
+    let ranks = world.size() as u32;
+    let first = link_matrix(world, &driver.link_times, 2.0 * size as f64);
+    let (mut outcome, mut error, mut next) = (RunOutcome::default(), None, first_point);
+    pairs::second_pass(&first, pairs::SUSPECT_BELOW, |a, g| {
+        let point = link_points::retest(size, ranks, a, g);
+        driver.retest_times.clear();
+        match schedule.run(std::slice::from_ref(&point), next, driver, progress) {
+            Ok(o) => outcome.add(o),
+            Err(e) => error = error.take().or(Some(e)),
+        }
+        next += 1;
+        let t = crate::vocab::stats::median_unsorted(&mut driver.retest_times.clone());
+        if t > 0.0 {
+            2.0 * size as f64 / t
+        } else {
+            f64::NAN
+        }
+    });
+    match error {
+        Some(e) => Err(e),
+        None => Ok(outcome),
+    }
+}

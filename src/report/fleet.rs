@@ -1,0 +1,218 @@
+//! The fleet report (`benchbook fleet report NAME`): every node of a fleet
+//! judged against its peers ([`crate::analysis::fleet`]), as a ranked
+//! table, one sentence per slow node, a chart per point of each node's
+//! ratio with its interval, and the drain list, in `templates/fleet.md`.
+
+use serde::Serialize;
+
+use super::compare::ChartRef;
+use super::{engine, render_template, write_page, ReportOptions};
+use crate::analysis::fleet::links::LinkSweep;
+use crate::analysis::fleet::{Fleet, NodeJudgement, RUNS_ADVISED, Z_SLOW};
+use crate::error::Result;
+use crate::plot::heatmap::HeatmapChart;
+use crate::plot::ratio::{RatioChart, MAX_ROWS};
+use crate::plot::Chart;
+
+/// The most points charted; the table has them all.
+pub const MAX_CHARTS: usize = 8;
+
+/// One node's row of the ranked table.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeRow {
+    pub node: String,
+    pub slow: bool,
+    pub runs: usize,
+    pub worst: NodeJudgement,
+    pub slow_points: usize,
+    pub points: usize,
+}
+
+/// One point: every node's judgement on it, slowest first.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointSection {
+    pub point: String,
+    pub nodes: Vec<NodeJudgement>,
+    pub chart: Option<ChartRef>,
+}
+
+/// One link sweep: its heatmap and the second pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkSection {
+    pub sweep: LinkSweep,
+    pub chart: ChartRef,
+}
+
+/// Everything `fleet.md` can use.
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetContext {
+    pub title: String,
+    pub generated_at: String,
+    pub benchbook_version: String,
+    pub fleet: Fleet,
+    pub nodes: Vec<NodeRow>,
+    pub points: Vec<PointSection>,
+    /// The link sweeps, each with its heatmap.
+    pub links: Vec<LinkSection>,
+    /// The points not charted (beyond [`MAX_CHARTS`]).
+    pub uncharted: usize,
+    pub z_slow: f64,
+    /// Each interval's confidence: 95 % Bonferroni-corrected over the tests.
+    pub confidence: f64,
+    pub runs_advised: usize,
+    /// The drain list as JSON, for a scheduler, and as Slurm commands.
+    pub drain_json: String,
+    pub drain_commands: String,
+    pub reproduce: String,
+}
+
+/// A fleet report before it is written.
+pub struct FleetReport {
+    pub context: FleetContext,
+    pub charts: Vec<Box<dyn Chart>>,
+}
+
+/// Build the report of a judged fleet.
+pub fn build_fleet(fleet: &Fleet) -> FleetReport {
+    let j = &fleet.judgement;
+    let nodes = j
+        .nodes
+        .iter()
+        .map(|n| NodeRow {
+            node: n.node.clone(),
+            slow: n.slow,
+            runs: fleet.nodes_seen.get(&n.node).copied().unwrap_or(0),
+            worst: n.worst.clone(),
+            slow_points: n.slow_points,
+            points: n.points,
+        })
+        .collect();
+    let mut by_point: std::collections::BTreeMap<&str, Vec<NodeJudgement>> = Default::default();
+    for p in &j.points {
+        by_point.entry(&p.point).or_default().push(p.clone());
+    }
+    // Points where a node is slow come first, then by their lowest ratio.
+    let mut points: Vec<(&str, Vec<NodeJudgement>)> = by_point.into_iter().collect();
+    let lowest = |ns: &[NodeJudgement]| ns.iter().map(|n| n.ratio).fold(f64::INFINITY, f64::min);
+    points.sort_by(|a, b| {
+        let key = |p: &(&str, Vec<NodeJudgement>)| (!p.1.iter().any(|n| n.slow), lowest(&p.1));
+        key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut charts: Vec<Box<dyn Chart>> = Vec::new();
+    let sections = points
+        .into_iter()
+        .enumerate()
+        .map(|(i, (point, mut ns))| {
+            ns.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
+            let chart = (i < MAX_CHARTS).then(|| {
+                let id = format!("fleet-{}", i + 1);
+                let confidence = ns.first().map_or(0.95, |n| n.confidence);
+                charts.push(Box::new(RatioChart {
+                    name: id.clone(),
+                    title: point.to_string(),
+                    y_label: "ratio to the median of its peers".into(),
+                    threshold: fleet.threshold,
+                    series: Vec::new(),
+                    rows: ns.iter().map(|n| (n.node.clone(), n.ratio, Some((n.ratio_low, n.ratio_high)))).collect(),
+                }));
+                let shown = if ns.len() > MAX_ROWS {
+                    format!("the {MAX_ROWS} slowest of {} nodes (all are in the table)", ns.len())
+                } else {
+                    "each node".to_string()
+                };
+                ChartRef {
+                    id,
+                    alt: format!("{point}: each node's ratio to its peers with its interval"),
+                    caption: format!(
+                        "{point}: {shown}, as its speed over the median of the other nodes; the bar is the {:.2} % interval (hierarchical bootstrap, Bonferroni-corrected), the dashed lines ±{:.0} %.",
+                        100.0 * confidence,
+                        100.0 * fleet.threshold
+                    ),
+                }
+            });
+            PointSection { point: point.to_string(), nodes: ns, chart }
+        })
+        .collect::<Vec<_>>();
+    let uncharted = sections.iter().filter(|s| s.chart.is_none()).count();
+    let links = fleet.links.iter().enumerate().map(|(i, l)| link_section(i, l, &mut charts)).collect();
+    crate::plot::share_palette(&mut charts);
+    let context = FleetContext {
+        title: format!("Fleet {}: which node is slower than its peers", fleet.fleet),
+        generated_at: crate::archive::manifest::now_rfc3339(),
+        benchbook_version: env!("CARGO_PKG_VERSION").into(),
+        fleet: fleet.clone(),
+        nodes,
+        points: sections,
+        links,
+        uncharted,
+        z_slow: Z_SLOW,
+        confidence: 1.0 - j.alpha / j.tests.max(1) as f64,
+        runs_advised: RUNS_ADVISED,
+        drain_json: serde_json::to_string(&fleet.drain).unwrap_or_default(),
+        drain_commands: fleet
+            .drain
+            .iter()
+            .map(|d| {
+                crate::vocab::units::shell_join(&[
+                    "scontrol".into(),
+                    "update".into(),
+                    format!("NodeName={d}"),
+                    "State=DRAIN".into(),
+                    format!("Reason=benchbook fleet {}: slower than its peers", fleet.fleet),
+                ])
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        reproduce: format!("benchbook fleet report {} --threshold {}%", fleet.fleet, 100.0 * fleet.threshold),
+    };
+    FleetReport { context, charts }
+}
+
+/// A sweep's node × node heatmap (GB/s both ways; the diagonal empty).
+fn link_section(i: usize, l: &LinkSweep, charts: &mut Vec<Box<dyn Chart>>) -> LinkSection {
+    let id = format!("links-{}", i + 1);
+    let at =
+        |a: &str, b: &str| l.links.iter().find(|x| (x.a == a && x.b == b) || (x.a == b && x.b == a)).map(|x| x.gbps);
+    let cells =
+        l.nodes.iter().map(|a| l.nodes.iter().map(|b| if a == b { None } else { at(a, b) }).collect()).collect();
+    let size = crate::vocab::units::format_bytes(l.size_bytes);
+    charts.push(Box::new(HeatmapChart {
+        name: id.clone(),
+        title: format!("links at {size}, every pair once (round robin)"),
+        unit: "GB/s (both directions at once)".into(),
+        row_label: "node".into(),
+        col_label: "node".into(),
+        rows: l.nodes.clone(),
+        cols: l.nodes.clone(),
+        cells,
+    }));
+    LinkSection {
+        sweep: l.clone(),
+        chart: ChartRef {
+            id,
+            alt: format!("link bandwidth between every pair of nodes at {size}"),
+            caption: format!(
+                "Each pair's exchange of {size} both ways at once, n/2 pairs at a time; the slower end's median time. A link under {:.3} GB/s (90 % of the median link, {:.3} GB/s) is retested from each end against a node whose links were all good.",
+                l.floor_gbps, l.centre_gbps
+            ),
+        },
+    }
+}
+
+/// Render the Markdown of a fleet report, asking for its charts.
+pub fn render_fleet_markdown(engine: &mut tera::Tera, report: &FleetReport) -> Result<(String, Vec<String>)> {
+    let asked = super::charts::ask_for_charts(engine, &report.charts);
+    let md = render_template(engine, "fleet.md", &report.context)?;
+    Ok((md, asked.take()))
+}
+
+/// Write a fleet report into `out`, as [`super::write`] does a run report.
+pub fn write_fleet(
+    report: &FleetReport,
+    out: &std::path::Path,
+    opts: &ReportOptions,
+) -> Result<Vec<std::path::PathBuf>> {
+    let mut engine = engine(opts.templates.as_deref())?;
+    let (md, asked) = render_fleet_markdown(&mut engine, report)?;
+    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts)
+}
