@@ -231,6 +231,11 @@ pub struct ImportArgs {
     /// The host the files came from, for rows whose file does not name it.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
+    /// Put the run in fleet NAME: an imported run joins as the node its
+    /// rows name (the log's host, or --host), so per-node logs of
+    /// nccl-tests, nvbandwidth or perftest are judged like `run --fleet`.
+    #[arg(long, value_name = "NAME", value_parser = parse_fleet)]
+    pub fleet: Option<String>,
     /// Print a JSON summary.
     #[arg(long)]
     pub json: bool,
@@ -607,6 +612,9 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         if out.take_turns || a.out.take_turns {
             _turn = Some(commands::run::take_turn(&archive, quiet)?);
         }
+    }
+    if let Command::Import(ImportArgs { fleet: Some(f), .. }) = &cli.command {
+        std::env::set_var(crate::host::placement::FLEET_ENV, f);
     }
     match cli.command {
         Command::Run(a) if matches!(a.sub, Some(RunCommand::Exec(_))) => {

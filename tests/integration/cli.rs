@@ -270,6 +270,30 @@ fn fleet_check_judges_the_nodes_of_a_fleet_and_leaves_out_a_damaged_run() {
     );
 }
 
+/// Per-node logs join a fleet by their host: one published perftest log
+/// imported for 4 nodes (`import --fleet --host`) is judged as 4 nodes,
+/// every one at 1.0× its peers, none slow.
+#[test]
+fn imported_per_node_logs_join_a_fleet_by_their_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/import/real/perftest/ib_read_bw_mlx4_mb_sec_a_sweep_cpufreq_warning_inside_table.txt"
+    );
+    for k in 1..=4 {
+        let o = bb(&["-q", "import", log, "--host", &format!("ib{k}"), "--fleet", "ib"], tmp.path());
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = bb(&["fleet", "check", "ib", "--json"], tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes: Vec<&str> = v["nodes_seen"].as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(nodes, ["ib1", "ib2", "ib3", "ib4"], "{v}");
+    let points = v["points"].as_array().unwrap();
+    assert!(points.len() >= 4 * 10, "a sweep's sizes, each judged on 4 nodes: {}", points.len());
+    assert!(points.iter().all(|p| p["ratio"] == 1.0 && p["slow"] == false), "{v}");
+}
+
 /// `--take-turns`: a run waits, saying so, while another holds the
 /// archive's turn, and measures once it is free.
 #[test]

@@ -72,7 +72,14 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
             }
         };
         runs += 1;
-        let node = manifest.node().to_string();
+        // An imported run is the node its rows name (the log's host, or
+        // `import --host`), not the machine that imported it.
+        let hosts: BTreeSet<&str> =
+            rows.iter().map(|r| r.host.as_str()).filter(|h| !h.is_empty() && *h != "unknown").collect();
+        let node = match (manifest.is_import(), hosts.len()) {
+            (true, 1) => hosts.first().copied().unwrap_or_default().to_string(),
+            _ => manifest.node().to_string(),
+        };
         links.extend(sweeps(&run.id, &rows));
         let own = |r: &&crate::vocab::rows::Row| r.params.bench != crate::vocab::benches::Bench::Links;
         if rows.iter().filter(own).any(|r| r.status == Status::Measured) {
