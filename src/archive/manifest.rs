@@ -22,9 +22,13 @@ pub use crate::vocab::source::RunOrigin;
 /// v4 adds `placement` (node, launcher, job, step, task and fleet:
 /// [`crate::host::Placement`]); an older manifest reads with it absent, and
 /// its node is its host name.
-pub const MANIFEST_VERSION: u32 = 4;
+/// v5 adds `host.in_container`, `host.container` (runtime, version, id,
+/// image where visible, and the evidence: [`crate::host::container`]) and
+/// `host.cpu_quota` (the cgroup CPU quota, in CPUs); an older manifest
+/// reads with them absent: not recorded, which is not "bare metal".
+pub const MANIFEST_VERSION: u32 = 5;
 /// Manifest versions this build reads.
-pub const READABLE_MANIFEST_VERSIONS: [u32; 4] = [1, 2, 3, 4];
+pub const READABLE_MANIFEST_VERSIONS: [u32; 5] = [1, 2, 3, 4, 5];
 /// The field that holds the hash of the rest of the manifest.
 pub const SEAL_FIELD: &str = "manifest_sha256";
 /// Size of the blocks hashed separately so `verify` can say where a file changed.

@@ -2,7 +2,11 @@
 //! `/etc`; elsewhere the fields say `unknown`). Benchmarks use them to size
 //! buffers; the manifest records them.
 
+mod cgroup;
+pub mod container;
 pub mod placement;
+
+pub use cgroup::{cgroup_cpu_quota, cgroup_cpu_quota_in, cgroup_memory, cgroup_memory_in, CgroupMemory};
 pub use placement::Placement;
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +30,16 @@ pub struct HostInfo {
     /// process, when one is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit_bytes: Option<u64>,
+    /// The tightest cgroup CPU quota over this process, in CPUs, when one
+    /// is set (manifest v5 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quota: Option<f64>,
+    /// Whether the run was inside a container (manifest v5 on; absent, so
+    /// not recorded, before), and which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_container: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<container::Container>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -49,76 +63,6 @@ pub fn available_memory() -> Option<(u64, Option<CgroupMemory>)> {
         (Some(m), _) => Some((m, None)),
         (None, c) => c.map(|c| (c.room_bytes(), Some(c))),
     }
-}
-
-/// A cgroup memory limit over this process: the tightest one on the path
-/// from its cgroup up to the hierarchy's root.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CgroupMemory {
-    pub limit_bytes: u64,
-    /// What the cgroup already uses (page cache included), when readable.
-    pub usage_bytes: Option<u64>,
-    /// The file the limit was read from.
-    pub file: std::path::PathBuf,
-}
-
-impl CgroupMemory {
-    /// Room left under the limit.
-    pub fn room_bytes(&self) -> u64 {
-        self.limit_bytes.saturating_sub(self.usage_bytes.unwrap_or(0))
-    }
-}
-
-/// The cgroup memory limit over this process (v1 or v2), if any.
-pub fn cgroup_memory() -> Option<CgroupMemory> {
-    let text = read("/proc/self/cgroup")?;
-    cgroup_memory_in(&text, std::path::Path::new("/sys/fs/cgroup"))
-}
-
-/// [`cgroup_memory`] from a `/proc/self/cgroup` text and a cgroup mount
-/// root, so a stand-in tree can be tested. v2 (`0::/path`) reads
-/// `memory.max` and `memory.current`; v1 (`N:memory:/path`, or with other
-/// controllers) reads `memory/…/memory.limit_in_bytes` and
-/// `memory.usage_in_bytes`, where a value of 2^62 or more means no limit.
-/// Where the process's own cgroup folder is not visible (a container
-/// without a cgroup namespace), the walk starts at the deepest folder that
-/// is.
-pub fn cgroup_memory_in(proc_self_cgroup: &str, root: &std::path::Path) -> Option<CgroupMemory> {
-    let mut best: Option<CgroupMemory> = None;
-    for line in proc_self_cgroup.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        let (base, limit_file, usage_file) = if id == "0" && controllers.is_empty() {
-            let v2 = if root.join("cgroup.controllers").exists() { root.to_path_buf() } else { root.join("unified") };
-            (v2, "memory.max", "memory.current")
-        } else if controllers.split(',').any(|c| c == "memory") {
-            (root.join(controllers), "memory.limit_in_bytes", "memory.usage_in_bytes")
-        } else {
-            continue;
-        };
-        let mut dir = base.join(path.trim_start_matches('/'));
-        while !dir.exists() && dir.starts_with(&base) && dir != base {
-            dir.pop();
-        }
-        loop {
-            let file = dir.join(limit_file);
-            let limit = read(&file.to_string_lossy()).and_then(|t| t.trim().parse::<u64>().ok());
-            if let Some(limit) = limit.filter(|l| *l < 1 << 62) {
-                let usage_bytes =
-                    read(&dir.join(usage_file).to_string_lossy()).and_then(|t| t.trim().parse::<u64>().ok());
-                let found = CgroupMemory { limit_bytes: limit, usage_bytes, file };
-                if best.as_ref().is_none_or(|b| found.room_bytes() < b.room_bytes()) {
-                    best = Some(found);
-                }
-            }
-            if dir == base || !dir.pop() || !dir.starts_with(&base) {
-                break;
-            }
-        }
-    }
-    best
 }
 
 /// Logical CPUs this process may use: its affinity mask (an MPI rank bound
@@ -182,6 +126,7 @@ impl HostInfo {
                 t.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")).map(|v| v.trim_matches('"').to_string())
             })
             .unwrap_or_else(|| std::env::consts::OS.to_string());
+        let container = container::detect();
         HostInfo {
             hostname: hostname(),
             os,
@@ -194,6 +139,9 @@ impl HostInfo {
             online_cpus: Some(online_cpus()),
             memory_bytes: meminfo_field("MemTotal:"),
             memory_limit_bytes: cgroup_memory().map(|c| c.limit_bytes),
+            cpu_quota: cgroup_cpu_quota(),
+            in_container: Some(container.is_some()),
+            container,
         }
     }
 }
@@ -346,5 +294,28 @@ mod tests {
         assert_eq!(c.limit_bytes, 512 << 20);
         // Garbage lines are skipped, never a panic.
         assert_eq!(cgroup_memory_in("nonsense\n::\n", root), None);
+    }
+
+    #[test]
+    fn a_cpu_quota_is_read_in_cpus_from_v1_and_v2_and_none_is_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // v1, as `podman run --cpus 1` shows it: the job's folder at 1.5, the
+        // container's at 1: the tightest wins; -1 is no quota.
+        write(root, "cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+        write(root, "cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+        write(root, "cpu,cpuacct/job/cpu.cfs_quota_us", "150000\n");
+        write(root, "cpu,cpuacct/job/cpu.cfs_period_us", "100000\n");
+        write(root, "cpu,cpuacct/job/ctr/cpu.cfs_quota_us", "100000\n");
+        write(root, "cpu,cpuacct/job/ctr/cpu.cfs_period_us", "100000\n");
+        assert_eq!(cgroup_cpu_quota_in("3:cpu,cpuacct:/job/ctr\n", root), Some(1.0));
+        assert_eq!(cgroup_cpu_quota_in("3:cpu,cpuacct:/\n", root), None);
+        // v2: `max` is no quota, `50000 100000` half a CPU.
+        let v2 = tempfile::tempdir().unwrap();
+        write(v2.path(), "cgroup.controllers", "cpu memory\n");
+        write(v2.path(), "cpu.max", "max 100000\n");
+        write(v2.path(), "a/cpu.max", "50000 100000\n");
+        assert_eq!(cgroup_cpu_quota_in("0::/a\n", v2.path()), Some(0.5));
+        assert_eq!(cgroup_cpu_quota_in("0::/\n", v2.path()), None);
     }
 }

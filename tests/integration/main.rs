@@ -13,6 +13,7 @@ mod backends;
 mod bundle;
 mod cli;
 mod compare;
+mod container;
 mod end_to_end;
 mod exec;
 #[cfg(feature = "cuda")]
