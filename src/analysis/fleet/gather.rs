@@ -50,6 +50,16 @@ impl Fleet {
     }
 }
 
+/// The point a row is judged on: its parameters, and on a GPU its device
+/// (`memcpy copy 64 MiB on GPU 2`), so each GPU is judged against the same
+/// GPU of the other nodes and a node is ranked by its slowest GPU.
+pub fn fleet_point(r: &crate::vocab::rows::Row) -> String {
+    match r.backend.as_str() {
+        "cuda" | "hip" => format!("{} on {}", r.params.label(), crate::vocab::rows::short_device(&r.device)),
+        _ => r.params.label(),
+    }
+}
+
 /// Gather fleet `name`'s runs from `archive` and judge its nodes with a
 /// ratio threshold δ of `threshold`.
 pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
@@ -93,7 +103,7 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
             // Speed: operations per second, so higher is better for every point.
             let (Some(s), Some(n)) = (r.seconds, r.iterations) else { continue };
             if s > 0.0 && n > 0 {
-                let by_run = samples.entry(r.params.label()).or_default().entry(node.clone()).or_default();
+                let by_run = samples.entry(fleet_point(r)).or_default().entry(node.clone()).or_default();
                 by_run.entry(run.id.clone()).or_default().entry(r.round).or_default().push(n as f64 / s);
             }
         }
@@ -138,4 +148,27 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
         slow_links,
         damaged,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::rows::Row;
+
+    #[test]
+    fn each_gpu_is_its_own_point_and_the_cpu_is_one() {
+        let mut r = Row::blank();
+        r.params.bench = "memcpy".into();
+        r.params.op = "copy".into();
+        r.params.size_bytes = Some(64 << 20);
+        r.backend = "cuda".into();
+        r.device = crate::vocab::rows::gpu_device_name(2, "NVIDIA H100 80GB HBM3");
+        let gpu2 = fleet_point(&r);
+        assert!(gpu2.ends_with(" on GPU 2"), "{gpu2}");
+        r.device = crate::vocab::rows::gpu_device_name(3, "NVIDIA H100 80GB HBM3");
+        assert_ne!(fleet_point(&r), gpu2);
+        r.backend = "cpu".into();
+        r.device = "AMD EPYC".into();
+        assert_eq!(fleet_point(&r), r.params.label());
+    }
 }
