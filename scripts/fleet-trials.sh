@@ -37,9 +37,11 @@ trap '[ -n "$keep" ] || rm -rf "$archive"; "$here/slurm-cluster.sh" throttle "$n
 suite=(run memcpy --sizes 4M,64M --threads 1 --max-time 0.5)
 
 # trial NAME: one fleet; prints the nodes `fleet check` would drain.
+# (It runs inside $(...), where set -e is off: failures return by hand.)
 trial() {
     for _ in $(seq 1 "$passes"); do
-        srun -N"$nodes" --ntasks-per-node=1 "$bb" -q "${suite[@]}" --fleet "$1" --take-turns --archive "$archive"
+        srun -N"$nodes" --ntasks-per-node=1 "$bb" -q "${suite[@]}" --fleet "$1" --take-turns --archive "$archive" ||
+            { echo "fleet-trials: a pass of fleet $1 failed" >&2; return 1; }
     done
     "$bb" fleet check "$1" --json --fail-on never --archive "$archive" |
         python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["drain"]))'
@@ -47,14 +49,14 @@ trial() {
 
 false_alarms=0
 for i in $(seq 1 "$clean"); do
-    drained=$(trial "clean-$i")
+    drained=$(trial "clean-$i") || exit 1
     echo "clean fleet $i: ${drained:-nobody} named"
     [ -z "$drained" ] || false_alarms=$((false_alarms + 1))
 done
 "$here/slurm-cluster.sh" throttle "$node" "$quota"
 found=0
 for i in $(seq 1 "$slow"); do
-    drained=$(trial "slow-$i")
+    drained=$(trial "slow-$i") || exit 1
     echo "fleet $i with $node at $quota %: ${drained:-nobody} named"
     [ "$drained" = "$node" ] && found=$((found + 1))
 done

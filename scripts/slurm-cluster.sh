@@ -55,6 +55,9 @@ cgroup_dir() {
 # itself, as a node with a slow or shared CPU would be.
 throttle() {
     local node=$1 pct=$2 period=10000 cg
+    # The kernel refuses a quota under 1 ms of the 10 ms period.
+    [ "$pct" = off ] || { [[ "$pct" =~ ^[0-9]+$ ]] && [ "$pct" -ge 10 ]; } ||
+        die "throttle takes a whole percentage of one CPU from 10 up, or off (got $pct)"
     cg=$(cgroup_dir "$node")
     [ -n "$cg" ] && [ -d "$cg" ] || die "no CPU cgroup for $node (is the cluster started, with a writable cgroup fs?)"
     if [ -f "$cg/cpu.cfs_quota_us" ]; then

@@ -3,7 +3,7 @@
 //! ([`crate::vocab::pairs::round_robin`]), each pair exchanging `size`
 //! bytes both ways at once (one operation = one exchange, `bytes_copied`
 //! = 2 × size); the second pass retests each endpoint of a slow link
-//! against a node whose links were all good
+//! against a mostly good node (fewer than half of its links suspect)
 //! ([`crate::vocab::pairs::second_pass`]), so a bad node is told from a bad
 //! cable. Measured at the largest p2p size (the bandwidth regime).
 

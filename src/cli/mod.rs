@@ -610,6 +610,9 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         };
         out.join_fleet();
         if out.take_turns || a.out.take_turns {
+            if a.sub.is_none() {
+                commands::run::check_turns(a)?;
+            }
             _turn = Some(commands::run::take_turn(&archive, quiet)?);
         }
     }

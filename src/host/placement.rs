@@ -42,7 +42,9 @@ impl Placement {
         let mpi = var("OMPI_COMM_WORLD_RANK").is_some() || var("PMI_RANK").is_some();
         let task = ["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"].iter().find_map(|k| var(k)?.parse().ok());
         Placement {
-            fleet: var(FLEET_ENV),
+            // A name `--fleet` would refuse is not a fleet (it names files
+            // and filters runs unquoted).
+            fleet: var(FLEET_ENV).filter(|f| check_fleet_name(f).is_ok()),
             node: var("SLURMD_NODENAME").unwrap_or_else(|| hostname.to_string()),
             launcher: if slurm {
                 Some("slurm".into())

@@ -44,7 +44,9 @@ impl HeatmapChart {
         root.draw(&Text::new(self.title.clone(), (20, 12), title)).map_err(|x| e(&x))?;
         let (nr, nc) = (self.rows.len().max(1), self.cols.len().max(1));
         // The grid fills the space left of the colour key, square cells.
-        let (left, top, key_w) = (90i32, 70i32, 150i32);
+        // Room for the longest row label (about 7.5 px a character at 13 px).
+        let longest = self.rows.iter().map(|r| r.chars().count()).max().unwrap_or(0) as i32;
+        let (left, top, key_w) = ((longest * 15 / 2 + 24).max(90), 70i32, 150i32);
         let cell = ((SIZE.0 as i32 - left - key_w - 20) / nc as i32).min((SIZE.1 as i32 - top - 50) / nr as i32).max(8);
         let small = (FONT, (cell / 4).clamp(8, 14)).into_font();
         let label = (FONT, 13).into_font();
@@ -71,12 +73,16 @@ impl HeatmapChart {
                 }
             }
         }
+        use plotters::style::text_anchor::{HPos, Pos, VPos};
+        let centred = label.clone().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
         for (c, name) in self.cols.iter().enumerate() {
-            root.draw(&Text::new(name.clone(), (left + c as i32 * cell + cell / 2 - 4, top - 18), label.clone()))
+            root.draw(&Text::new(name.clone(), (left + c as i32 * cell + cell / 2, top - 8), centred.clone()))
                 .map_err(|x| e(&x))?;
         }
+        // Row labels end just left of the grid, whatever their length.
+        let right = label.clone().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
         for (r, name) in self.rows.iter().enumerate() {
-            root.draw(&Text::new(name.clone(), (left - 30, top + r as i32 * cell + cell / 2 - 6), label.clone()))
+            root.draw(&Text::new(name.clone(), (left - 8, top + r as i32 * cell + cell / 2), right.clone()))
                 .map_err(|x| e(&x))?;
         }
         let axis = (FONT, 14).into_font();

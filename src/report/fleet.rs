@@ -57,8 +57,10 @@ pub struct FleetContext {
     /// The points not charted (beyond [`MAX_CHARTS`]).
     pub uncharted: usize,
     pub z_slow: f64,
-    /// Each interval's confidence: 95 % Bonferroni-corrected over the tests.
-    pub confidence: f64,
+    /// Each interval's confidence (95 % Bonferroni-corrected over the
+    /// tests) and δ, as every sentence, caption and table prints them.
+    pub confidence_pct: String,
+    pub threshold_pct: String,
     pub runs_advised: usize,
     /// The drain list as JSON, for a scheduler, and as Slurm commands.
     pub drain_json: String,
@@ -106,7 +108,7 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
             ns.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
             let chart = (i < MAX_CHARTS).then(|| {
                 let id = format!("fleet-{}", i + 1);
-                let confidence = ns.first().map_or(0.95, |n| n.confidence);
+                let confidence = confidence_pct(ns.first().map_or(0.95, |n| n.confidence));
                 charts.push(Box::new(RatioChart {
                     name: id.clone(),
                     title: point.to_string(),
@@ -124,9 +126,8 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
                     id,
                     alt: format!("{point}: each node's ratio to its peers with its interval"),
                     caption: format!(
-                        "{point}: {shown}, as its speed over the median of the other nodes; the bar is the {:.2} % interval (hierarchical bootstrap, Bonferroni-corrected), the dashed lines ±{:.0} %.",
-                        100.0 * confidence,
-                        100.0 * fleet.threshold
+                        "{point}: {shown}, as its speed over the median of the other nodes; the bar is the {confidence} interval (hierarchical bootstrap, Bonferroni-corrected); the grey lines mark 1 and ±{}.",
+                        threshold_pct(fleet.threshold)
                     ),
                 }
             });
@@ -146,7 +147,8 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
         links,
         uncharted,
         z_slow: Z_SLOW,
-        confidence: 1.0 - j.alpha / j.tests.max(1) as f64,
+        confidence_pct: confidence_pct(1.0 - j.alpha / j.tests.max(1) as f64),
+        threshold_pct: threshold_pct(fleet.threshold),
         runs_advised: RUNS_ADVISED,
         drain_json: serde_json::to_string(&fleet.drain).unwrap_or_default(),
         drain_commands: fleet
@@ -163,9 +165,31 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        reproduce: format!("benchbook fleet report {} --threshold {}%", fleet.fleet, 100.0 * fleet.threshold),
+        reproduce: crate::vocab::units::shell_join(&[
+            "benchbook".into(),
+            "fleet".into(),
+            "report".into(),
+            fleet.fleet.clone(),
+            "--threshold".into(),
+            threshold_pct(fleet.threshold).replace(' ', ""),
+        ]),
     };
     FleetReport { context, charts }
+}
+
+/// A confidence as the report prints it: `99.38 %`.
+fn confidence_pct(c: f64) -> String {
+    format!("{:.2} %", 100.0 * c)
+}
+
+/// δ as the report prints it: `5 %`, `2.5 %`.
+fn threshold_pct(t: f64) -> String {
+    let p = 100.0 * t;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0} %")
+    } else {
+        format!("{} %", crate::vocab::units::format_sig3(p))
+    }
 }
 
 /// A sweep's node × node heatmap (GB/s both ways; the diagonal empty).
@@ -192,8 +216,10 @@ fn link_section(i: usize, l: &LinkSweep, charts: &mut Vec<Box<dyn Chart>>) -> Li
             id,
             alt: format!("link bandwidth between every pair of nodes at {size}"),
             caption: format!(
-                "Each pair's exchange of {size} both ways at once, n/2 pairs at a time; the slower end's median time. A link under {:.3} GB/s (90 % of the median link, {:.3} GB/s) is retested from each end against a node whose links were all good.",
-                l.floor_gbps, l.centre_gbps
+                "Each pair's exchange of {size} both ways at once, n/2 pairs at a time; the slower end's median time. A link under {:.3} GB/s ({} % of the median link, {:.3} GB/s) is retested from each end against a mostly good node (fewer than half of its links suspect).",
+                l.floor_gbps,
+                crate::vocab::units::format_sig3(100.0 * (1.0 - crate::vocab::pairs::SUSPECT_BELOW)),
+                l.centre_gbps
             ),
         },
     }

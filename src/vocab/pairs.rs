@@ -18,8 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const ROUND_OP: &str = "round_robin";
 pub const RETEST_OP: &str = "retest";
 
-/// A link is a suspect below this fraction of the median link (10 %
-/// under it), and then retested against a good node. Links of one
+/// A link is a suspect more than this margin under the median link
+/// (below 90 % of it), and then retested against a mostly good node. Links of one
 /// fabric differ more than nodes' memory does; a tenth keeps ordinary
 /// spread out of the second pass.
 pub const SUSPECT_BELOW: f64 = 0.10;
@@ -97,7 +97,8 @@ pub struct SecondPass {
     /// The retests: (suspect endpoint, good node, figure).
     pub retests: Vec<(usize, usize, f64)>,
     pub blamed: Vec<Blame>,
-    /// Suspects that could not be retested: no node had only good links.
+    /// Suspects that could not be resolved: no mostly good node to retest
+    /// against, or a retest that gave no number.
     pub unresolved: Vec<(usize, usize)>,
 }
 
@@ -137,7 +138,9 @@ pub fn second_pass(
             .map(|(n, _)| *n)
     };
     let (mut retests, mut blamed, mut unresolved) = (Vec::new(), BTreeSet::new(), Vec::new());
-    let mut verdict: BTreeMap<usize, bool> = BTreeMap::new();
+    // Each endpoint's verdict, once: slow, fine, or unknown (its retest
+    // gave no number: it failed, or these rows never measured it).
+    let mut verdict: BTreeMap<usize, Option<bool>> = BTreeMap::new();
     for &(a, b) in &suspects {
         let Some(g) = good_for(a, b) else {
             unresolved.push((a, b));
@@ -147,21 +150,22 @@ pub fn second_pass(
             *verdict.entry(x).or_insert_with(|| {
                 let v = measure(x, g);
                 retests.push((x, g, v));
-                slow(v)
+                v.is_finite().then(|| slow(v))
             })
         };
         let (sa, sb) = (endpoint_slow(a), endpoint_slow(b));
         match (sa, sb) {
-            (false, false) => {
+            (Some(false), Some(false)) => {
                 blamed.insert(Blame::Link { a, b });
             }
-            _ => {
+            _ if sa == Some(true) || sb == Some(true) => {
                 for (x, s) in [(a, sa), (b, sb)] {
-                    if s {
+                    if s == Some(true) {
                         blamed.insert(Blame::Node { node: x });
                     }
                 }
             }
+            _ => unresolved.push((a, b)),
         }
     }
     SecondPass { centre, suspects, retests, blamed: blamed.into_iter().collect(), unresolved }
@@ -261,6 +265,15 @@ mod tests {
         let p = second_pass(&first_pass(4, &f), 0.05, |x, g| f(x.min(g), x.max(g)));
         assert_eq!(p.blamed, vec![Blame::Link { a: 0, b: 1 }, Blame::Link { a: 2, b: 3 }]);
         assert!(p.unresolved.is_empty());
+    }
+
+    #[test]
+    fn a_retest_with_no_number_blames_nobody() {
+        // The bad cable again, but its retests gave nothing (failed, or
+        // rows from a run that retested other pairs): unresolved, not slow.
+        let f = links(|a, b| (a, b) == (2, 5));
+        let p = second_pass(&first_pass(8, &f), 0.05, |_, _| f64::NAN);
+        assert_eq!((p.blamed.len(), p.unresolved.as_slice()), (0, &[(2, 5)][..]));
     }
 
     #[test]

@@ -283,6 +283,11 @@ fn imported_per_node_logs_join_a_fleet_by_their_host() {
     for k in 1..=4 {
         let o = bb(&["-q", "import", log, "--host", &format!("ib{k}"), "--fleet", "ib"], tmp.path());
         assert!(o.status.success(), "{}", text(&o));
+        if k == 2 {
+            // Two nodes judge nothing, and the check says so and fails.
+            let o = bb(&["fleet", "check", "ib"], tmp.path());
+            assert!(o.status.code() == Some(1) && text(&o).contains("nothing was judged"), "{}", text(&o));
+        }
     }
     let o = bb(&["fleet", "check", "ib", "--json"], tmp.path());
     assert!(o.status.success(), "{}", text(&o));

@@ -241,8 +241,8 @@ fn a_lone_rank_gets_a_clear_error_and_writes_nothing() {
 
 /// `run links` on 4 ranks: the first pass measures every pair exactly once
 /// in 3 rounds of 2 simultaneous pairs, every rank in every round; each
-/// retest pits a suspect's endpoint against a rank none of whose links
-/// was a suspect; `fleet check` reads the matrix back with one name per
+/// retest pits a suspect's endpoint against a mostly good rank (fewer
+/// than half of its links suspect); `fleet check` reads the matrix back with one name per
 /// rank (they share this host) and `fleet report` draws its heatmap.
 #[test]
 fn a_link_sweep_measures_every_pair_once_and_retests_against_a_good_rank() {
@@ -273,15 +273,16 @@ fn a_link_sweep_measures_every_pair_once_and_retests_against_a_good_rank() {
     let links = sweep["links"].as_array().unwrap();
     assert_eq!(links.len(), 6);
     assert!(links.iter().all(|l| l["gbps"].as_f64().unwrap() > 0.0), "{links:?}");
-    let suspect_ends: BTreeSet<&str> = links
+    let suspects: Vec<[&str; 2]> = links
         .iter()
         .filter(|l| l["suspect"] == true)
-        .flat_map(|l| [l["a"].as_str().unwrap(), l["b"].as_str().unwrap()])
+        .map(|l| [l["a"].as_str().unwrap(), l["b"].as_str().unwrap()])
         .collect();
+    let touching = |n: &str| suspects.iter().filter(|s| s.contains(&n)).count();
     for r in sweep["retests"].as_array().unwrap() {
-        assert!(suspect_ends.contains(r["node"].as_str().unwrap()), "{r}");
-        assert!(!suspect_ends.contains(r["good"].as_str().unwrap()), "retested against a suspect: {r}");
-        // Its rows are in the archive: the pair's retest point.
+        assert!(touching(r["node"].as_str().unwrap()) > 0, "{r}");
+        // Each rank has 3 links: a mostly good one has at most 1 suspect.
+        assert!(touching(r["good"].as_str().unwrap()) <= 1, "retested against a mostly bad rank: {r}");
     }
     let retest_rows = rows.iter().filter(|r| r.params.op == "retest").count();
     assert_eq!(retest_rows > 0, !sweep["retests"].as_array().unwrap().is_empty());

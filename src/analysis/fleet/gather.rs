@@ -11,9 +11,9 @@ use crate::archive::Archive;
 use crate::error::{Error, Result};
 use crate::vocab::rows::Status;
 
-/// Runs per node below which a verdict rests on single runs (measured: one
-/// run per node named a clean node in 3 of 30 fleets on this project's
-/// noisy 2-core host; with 3, see the README's Fleets section).
+/// Runs per node below which a verdict rests on single runs (measured on
+/// this project's noisy 2-core host: one run per node named a clean node
+/// in 1 of 30 fleets, three in 0 of 30; see the README's Fleets section).
 pub const RUNS_ADVISED: usize = 3;
 
 /// A fleet, judged.
@@ -44,6 +44,11 @@ pub struct Fleet {
 }
 
 impl Fleet {
+    /// Whether nothing could be judged: no point on enough nodes, no sweep.
+    pub fn nothing_judged(&self) -> bool {
+        self.judgement.points.is_empty() && self.links.is_empty()
+    }
+
     /// The fewest runs any node has.
     pub fn fewest_runs(&self) -> usize {
         self.nodes_seen.values().min().copied().unwrap_or(0)
@@ -126,13 +131,18 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
         .collect();
     let judgement = judge(&samples, &Rule { threshold, ..Rule::default() });
     let mut drain: Vec<String> = judgement.nodes.iter().filter(|n| n.slow).map(|n| n.node.clone()).collect();
-    for n in links.iter().flat_map(LinkSweep::blamed_nodes) {
-        if !drain.iter().any(|d| d == n) {
-            drain.push(n.to_string());
+    let mut slow_links: Vec<String> =
+        links.iter().flat_map(|l| &l.blamed).filter(|b| b.what == "link").map(|b| b.name.clone()).collect();
+    for l in &links {
+        for n in l.blamed_nodes() {
+            if l.ranks_share_hosts() {
+                // Not a node a scheduler can drain: ranks of one host.
+                slow_links.push(format!("every link of {n}"));
+            } else if !drain.iter().any(|d| d == n) {
+                drain.push(n.to_string());
+            }
         }
     }
-    let slow_links =
-        links.iter().flat_map(|l| &l.blamed).filter(|b| b.what == "link").map(|b| b.name.clone()).collect();
     started.sort();
     Ok(Fleet {
         fleet: name.into(),

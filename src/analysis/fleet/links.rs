@@ -28,8 +28,10 @@ pub struct LinkFigure {
 pub struct Retest {
     pub node: String,
     pub good: String,
+    /// NaN (null in JSON) when the retest gave no number.
     pub gbps: f64,
-    pub slow: bool,
+    /// `slow`, `fine`, or `not measured`.
+    pub verdict: String,
 }
 
 /// What the second pass blamed.
@@ -59,6 +61,13 @@ pub struct LinkSweep {
 }
 
 impl LinkSweep {
+    /// Whether its ranks are named `host (rank N)`: several shared a host,
+    /// so a blamed "node" is a rank, not a machine to drain.
+    pub fn ranks_share_hosts(&self) -> bool {
+        let hosts: std::collections::BTreeSet<&String> = self.nodes.iter().collect();
+        self.nodes.iter().any(|n| n.contains(" (rank ") || n.starts_with("rank ")) || hosts.len() < self.nodes.len()
+    }
+
     /// The nodes blamed (what a scheduler drains).
     pub fn blamed_nodes(&self) -> impl Iterator<Item = &str> {
         self.blamed.iter().filter(|b| b.what == "node").map(|b| b.name.as_str())
@@ -127,7 +136,17 @@ pub fn sweeps(run_id: &str, rows: &[Row]) -> Vec<LinkSweep> {
                 retests: p
                     .retests
                     .iter()
-                    .map(|&(x, g, v)| Retest { node: name(x), good: name(g), gbps: v, slow: v.is_nan() || v < floor })
+                    .map(|&(x, g, v)| Retest {
+                        node: name(x),
+                        good: name(g),
+                        gbps: v,
+                        verdict: match v {
+                            v if !v.is_finite() => "not measured",
+                            v if v < floor => "slow",
+                            _ => "fine",
+                        }
+                        .into(),
+                    })
                     .collect(),
                 blamed: p
                     .blamed

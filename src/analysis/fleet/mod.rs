@@ -19,9 +19,10 @@
 //! part of one run from reading as a slow node; resampling runs does the
 //! same for a whole run that was unlucky (other tenants, page placement of
 //! a large buffer), which one run per node cannot tell from a slow node.
-//! Measured on a 4-node Slurm cluster sharing 2 noisy cores with one run
-//! per node, a clean node was named in 3 of 30 fleets even with rounds
-//! resampled; hence `fleet check` asks for 3 runs per node.
+//! Measured on a 4-node Slurm cluster sharing 2 noisy cores: with samples
+//! only resampled, one run per node named a clean node in 3 of 20 fleets;
+//! now 1 of 30 with one run per node (a whole run 12 % slow) and 0 of 30
+//! with three; hence `fleet check` asks for 3.
 //!
 //! A node is **slow** on a point when z < −[`Z_SLOW`] *and* the whole
 //! interval of its ratio lies below 1 − δ. Both are needed: the z-score
@@ -129,7 +130,11 @@ impl NodeResampler {
     fn new(runs: &Runs) -> Option<NodeResampler> {
         let runs: Vec<Vec<Vec<f64>>> = runs
             .iter()
-            .map(|rounds| rounds.iter().filter(|r| !r.is_empty()).cloned().collect::<Vec<_>>())
+            .map(|rounds| {
+                // Only finite samples count; a round or run left empty goes.
+                let finite = |r: &Vec<f64>| r.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
+                rounds.iter().map(finite).filter(|r| !r.is_empty()).collect::<Vec<_>>()
+            })
             .filter(|rounds| !rounds.is_empty())
             .collect();
         let mut run_figures: Vec<f64> = runs.iter().map(|rounds| median_of_medians(rounds)).collect();

@@ -108,7 +108,8 @@ const CHECK_HELP: &str = "\
 How a node is judged, per point (benchmark, operation, size, threads):
   its median speed against the fleet centre (the median of node medians);
   modified z = (node - centre) / (1.4826 MAD); a ratio interval from a
-  hierarchical bootstrap (nodes, then samples), Bonferroni-corrected over
+  hierarchical bootstrap (peers from 5 up, then each node's runs, rounds
+  and samples), Bonferroni-corrected over
   every node and point. Slow: z < -3.5 and the whole interval below 1 - δ.
 
 Record the suite 3 times on every node (a run that was unlucky as a whole
@@ -134,8 +135,10 @@ impl FleetOutput {
     pub fn exit_code(&self) -> u8 {
         let f = &self.fleet;
         match self.fail_on {
-            FailOn::Slow => u8::from(!f.drain.is_empty() || !f.slow_links.is_empty()),
-            FailOn::Any => u8::from(!f.drain.is_empty() || !f.slow_links.is_empty() || !f.damaged.is_empty()),
+            FailOn::Slow => u8::from(!f.drain.is_empty() || !f.slow_links.is_empty() || f.nothing_judged()),
+            FailOn::Any => {
+                u8::from(!f.drain.is_empty() || !f.slow_links.is_empty() || f.nothing_judged() || !f.damaged.is_empty())
+            }
             FailOn::Never => 0,
         }
     }
@@ -206,17 +209,25 @@ impl Render for FleetOutput {
                 l.floor_gbps
             )?;
             for r in &l.retests {
-                let verdict = if r.slow { "slow" } else { "fine" };
-                writeln!(t.out, "  retest: {} against {}: {:.3} GB/s, {verdict}", s(&r.node), s(&r.good), r.gbps)?;
+                writeln!(t.out, "  retest: {} against {}: {:.3} GB/s, {}", s(&r.node), s(&r.good), r.gbps, r.verdict)?;
             }
             for b in &l.blamed {
                 writeln!(t.out, "- {} {} is slow (second pass)", b.what, s(&b.name))?;
             }
             for u in &l.unresolved {
-                writeln!(t.out, "  unresolved: {}: no node with only good links to retest against", s(u))?;
+                writeln!(
+                    t.out,
+                    "  unresolved: {}: no mostly good node to retest against, or its retest gave no number",
+                    s(u)
+                )?;
             }
         }
-        if f.drain.is_empty() {
+        if f.nothing_judged() {
+            writeln!(
+                t.out,
+                "nothing was judged: no point was measured on {MIN_NODES} nodes or more, and no link sweep was found"
+            )?;
+        } else if f.drain.is_empty() {
             writeln!(
                 t.out,
                 "no node is slower than the fleet by more than {:.0} % with this confidence",

@@ -47,26 +47,26 @@ pub(crate) fn exit_code(status: RunStatus, outcome: &RunOutcome) -> u8 {
     }
 }
 
+/// Refuse `--take-turns` for MPI benchmarks: the ranks of one job measure
+/// together, and one holding the turn while the others wait for it would
+/// never reach their first collective.
+pub fn check_turns(a: &RunArgs) -> Result<()> {
+    let cfg = resolve_config(a)?;
+    if cfg.benches.iter().any(|b| b.is_mpi()) {
+        return Err(crate::error::Error::config(
+            "--take-turns",
+            "the ranks of an MPI job measure together; --take-turns is for separate runs that share CPUs \
+             (srun -N4 --ntasks-per-node=1 benchbook run memcpy --take-turns)",
+        ));
+    }
+    Ok(())
+}
+
 /// The archive's turn (`run --take-turns`): an exclusive lock on
 /// `ARCHIVE/.turns.lock`, held until the returned file is dropped. Waits,
 /// saying so, while another run holds it; the kernel lets go of it when a
 /// run dies, so a killed run never blocks the next.
 pub fn take_turn(archive: &Archive, quiet: bool) -> Result<std::fs::File> {
-    // The ranks of one MPI job measure together: one holding the turn while
-    // the others wait for it would never reach their first collective.
-    let ranks = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok()?.trim().parse::<u32>().ok())
-        .unwrap_or(1);
-    if ranks > 1 {
-        return Err(crate::error::Error::config(
-            "--take-turns",
-            format!(
-                "this process is one of {ranks} ranks of an MPI job, which measure together; \
-                 --take-turns is for separate runs that share CPUs (srun -N4 --ntasks-per-node=1 benchbook run ...)"
-            ),
-        ));
-    }
     let path = archive.root.join(".turns.lock");
     std::fs::create_dir_all(&archive.root).map_err(|e| crate::error::Error::io(&archive.root, e))?;
     let file = std::fs::OpenOptions::new()
