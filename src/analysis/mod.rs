@@ -11,6 +11,7 @@ pub mod compare;
 pub mod curves;
 pub mod environment;
 pub mod fleet;
+pub mod partitions;
 pub mod reference;
 pub mod specs;
 /// Statistics live in the vocabulary layer; re-exported for the notebooks.

@@ -24,7 +24,8 @@ pub use crate::vocab::source::RunOrigin;
 /// its node is its host name.
 /// v5 adds `host.in_container`, `host.container` (runtime, version, id,
 /// image where visible, and the evidence: [`crate::host::container`]) and
-/// `host.cpu_quota` (the cgroup CPU quota, in CPUs); an older manifest
+/// `host.cpu_quota` (the cgroup CPU quota, in CPUs), and a sweep's
+/// `config.partitions` (`run --partitions N`); an older manifest
 /// reads with them absent: not recorded, which is not "bare metal".
 pub const MANIFEST_VERSION: u32 = 5;
 /// Manifest versions this build reads.

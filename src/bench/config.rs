@@ -97,6 +97,7 @@ impl BenchConfig {
                     max_seconds: 0.5,
                     ..StopRule::default()
                 },
+                partitions: Vec::new(),
             },
             Preset::Full => BenchConfig {
                 preset: p,
@@ -134,6 +135,7 @@ impl BenchConfig {
                     .collect(),
                 gpu_gemm_dtypes: GPU_DTYPES.to_vec(),
                 stop: StopRule::default(),
+                partitions: Vec::new(),
             },
         }
     }

@@ -17,6 +17,27 @@ use crate::vocab::units::{parse_counts, parse_sizes};
 
 /// Resolve `run` flags into a validated configuration (preset < flags).
 pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
+    if let Some(path) = &a.from_config {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let cfg: BenchConfig = serde_json::from_str(&text)
+            .map_err(|e| Error::config("--from-config", format!("{}: {e}", path.display())))?;
+        cfg.validate()?;
+        return Ok(cfg);
+    }
+    let mut cfg = resolve_flags(a)?;
+    if let Some(n) = a.partitions.filter(|n| *n > 1) {
+        if cfg.benches.iter().any(|b| b.is_mpi()) {
+            return Err(Error::config(
+                "--partitions",
+                "MPI benchmarks run across ranks; partitions are for one machine's CPUs",
+            ));
+        }
+        cfg.partitions = crate::session::partitions::split_cpus(&crate::session::partitions::allowed_cpus(), n)?;
+    }
+    Ok(cfg)
+}
+
+fn resolve_flags(a: &RunArgs) -> Result<BenchConfig> {
     let (preset, benches) = presets_and_benches(&a.what)?;
     let mut cfg = BenchConfig::preset(preset);
     if !benches.is_empty() {

@@ -258,6 +258,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
 
+    /// Run N instances of the suite at once, each pinned to its own
+    /// disjoint set of this process's CPUs, as one run whose rows carry
+    /// their partition in `axes` (seed 004's partitioned devices, on CPUs).
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<usize>,
+
+    /// The resolved configuration as JSON, instead of flags (what
+    /// --partitions hands each instance).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub from_config: Option<PathBuf>,
+
     /// p2p ping-pong latency sizes, e.g. `8..1M`.
     #[arg(long, value_name = "SIZES")]
     pub latency_sizes: Option<String>,

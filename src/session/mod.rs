@@ -11,6 +11,7 @@
 
 mod exec;
 mod local;
+pub mod partitions;
 
 use std::path::PathBuf;
 
@@ -106,6 +107,10 @@ pub fn final_status(outcome: &RunOutcome, note: Option<String>) -> (RunStatus, O
 /// Measure `cfg` on this machine's backends into `archive`, labelled `label`.
 pub fn run(archive: &Archive, cfg: &BenchConfig, label: Option<&str>, progress: &dyn Progress) -> Result<RunResult> {
     cfg.validate()?;
+    if !cfg.partitions.is_empty() {
+        let mut source = partitions::PartitionSource::new(cfg.clone());
+        return Ok(record(archive, &mut source, label, progress)?.expect("a partitioned run writes its archive"));
+    }
     let mut source = LocalSource::new(cfg.clone());
     Ok(record(archive, &mut source, label, progress)?.expect("a local run writes its archive"))
 }

@@ -70,6 +70,10 @@ pub struct BenchConfig {
     #[serde(default)]
     pub gpu_gemm_dtypes: Vec<Dtype>,
     pub stop: StopRule,
+    /// `run --partitions N`: the CPU set of each concurrent instance (empty:
+    /// one instance on every CPU the process may use).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<Vec<usize>>,
 }
 
 pub(crate) fn default_copy_methods() -> Vec<CopyMethod> {

@@ -338,3 +338,39 @@ fn take_turns_waits_for_the_archives_turn() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("waiting for another --take-turns run"), "{}", text(&o));
     assert_eq!(benchbook::archive::Archive::new(tmp.path()).runs().unwrap().len(), 1);
 }
+
+/// `run --partitions 2`: two pinned instances at once, one run; every row
+/// carries its partition and CPU set (disjoint), `show --json` adds them
+/// up, and more partitions than CPUs is refused by flag.
+#[test]
+fn partitions_run_at_once_on_disjoint_cpus_and_add_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let o = bb(&["run", "memcpy", "--partitions", "4096", "--sizes", "64K"], tmp.path());
+    assert!(!o.status.success() && text(&o).contains("4096 partitions need at least 4096 CPUs"), "{}", text(&o));
+    if cpus < 2 {
+        eprintln!("skipped: one CPU cannot hold two partitions");
+        return;
+    }
+    let what = ["-q", "run", "memcpy", "--sizes", "64K", "--threads", "1", "--min-time", "0.02", "--max-time", "0.1"];
+    let o = bb(&[&what[..], &["--partitions", "2"]].concat(), tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let runs = benchbook::archive::Archive::new(tmp.path()).runs().unwrap();
+    assert_eq!(runs.len(), 1, "one run, not one per partition");
+    let rows = runs[0].rows().unwrap();
+    let mut sets = std::collections::BTreeMap::new();
+    for r in rows.iter().filter(|r| r.status == benchbook::vocab::rows::Status::Measured) {
+        let axes: serde_json::Value = serde_json::from_str(r.params.axes.as_deref().unwrap()).unwrap();
+        sets.insert(axes["partition"].as_u64().unwrap(), axes["partition_cpus"].as_str().unwrap().to_string());
+        assert!(r.params.variant.as_deref().unwrap().starts_with("partition "), "{:?}", r.params.variant);
+    }
+    assert_eq!(sets.len(), 2, "{sets:?}");
+    assert_ne!(sets[&0], sets[&1]);
+    let o = bb(&["show", "latest", "--json"], tmp.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let agg = &v["partitions"][0];
+    assert_eq!(agg["partitions"].as_array().unwrap().len(), 2, "{v}");
+    let parts: f64 = agg["partitions"].as_array().unwrap().iter().map(|p| p[1].as_f64().unwrap()).sum();
+    assert!((agg["total"].as_f64().unwrap() - parts).abs() < 1e-6 * parts);
+    assert!(agg["total_low"].as_f64().unwrap() <= agg["total"].as_f64().unwrap());
+}

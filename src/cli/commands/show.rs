@@ -20,6 +20,9 @@ pub struct ShowOutput {
     pub points: Vec<PointStat>,
     /// Named-metric points (schema v4): tokens/s, latencies, wall times.
     pub metrics: Vec<MetricStat>,
+    /// `run --partitions N`: each point's partitions added up.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<crate::analysis::partitions::Aggregate>,
 }
 
 /// Read the run `query` names (an id, a unique part of one, or `latest`).
@@ -28,7 +31,10 @@ pub fn show(archive: &Archive, query: &str, no_verify: bool) -> Result<ShowOutpu
     let (manifest, rows) = run.scan(no_verify)?;
     let metrics = metric_stats_lazy(rows.clone())?;
     let points = point_stats(rows)?;
-    Ok(ShowOutput { manifest, points, metrics })
+    let partitioned = matches!(&manifest.config, crate::vocab::config::RunConfig::Sweep(c) if !c.partitions.is_empty());
+    let partitions =
+        if partitioned { crate::analysis::partitions::aggregate(&run.rows()?, 2000, 0x5eed) } else { Vec::new() };
+    Ok(ShowOutput { manifest, points, metrics, partitions })
 }
 
 impl Render for ShowOutput {
@@ -122,6 +128,28 @@ impl Render for ShowOutput {
             ]);
         }
         write_table(w, &tab)?;
+        if !self.partitions.is_empty() {
+            writeln!(w, "\nPartitions at once, added up (95 % interval: each partition's rounds and samples resampled, its medians summed):")?;
+            let mut tab = table(
+                &["POINT", "PARTITIONS", "TOTAL OPS/S", "95% CI", "TOTAL GB/S ONCE", "FASTEST/SLOWEST"],
+                &[1, 2, 4, 5],
+            );
+            for a in &self.partitions {
+                tab.add_row(vec![
+                    cell(&a.point),
+                    a.partitions.len().to_string(),
+                    crate::vocab::units::format_sig3(a.total),
+                    format!(
+                        "{}–{}",
+                        crate::vocab::units::format_sig3(a.total_low),
+                        crate::vocab::units::format_sig3(a.total_high)
+                    ),
+                    a.total_gbps().map_or("-".into(), crate::vocab::units::format_sig3),
+                    format!("{:.2}×", a.spread),
+                ]);
+            }
+            write_table(w, &tab)?;
+        }
         if one_round {
             writeln!(w, "* one round: the interval counts the spread of its samples only, not drift between runs")?;
         }

@@ -1,0 +1,150 @@
+//! What N concurrent partitions add up to (`run --partitions N`): per point,
+//! each partition's median speed, their sum with a bootstrap interval (each
+//! partition's median drawn again by resampling its rounds, then each
+//! round's samples, and the draws summed: the partitions ran at once as
+//! independent instances), and the spread between the fastest and the
+//! slowest partition.
+
+use std::collections::BTreeMap;
+
+use rand::RngExt;
+use serde::Serialize;
+
+use crate::vocab::rows::{Row, Status};
+use crate::vocab::stats::{median_unsorted, quantile_sorted, resampling_rng, MedianResampler};
+
+/// One point's partitions, added up.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Aggregate {
+    /// The point without its partition: `memcpy copy 16 MiB 1T`.
+    pub point: String,
+    /// Each partition's median speed (operations per second), by partition.
+    pub partitions: Vec<(u64, f64)>,
+    /// Their sum, and its 95 % interval.
+    pub total: f64,
+    pub total_low: f64,
+    pub total_high: f64,
+    /// Bytes one operation counts (the rows' `bytes_copied`), to turn
+    /// operations per second into GB/s; `None` for points without bytes.
+    pub bytes_per_op: Option<u64>,
+    /// Fastest over slowest partition.
+    pub spread: f64,
+}
+
+impl Aggregate {
+    /// The sum as GB/s (10^9 bytes/s of the bytes each row counts).
+    pub fn total_gbps(&self) -> Option<f64> {
+        self.bytes_per_op.map(|b| self.total * b as f64 / 1e9)
+    }
+}
+
+/// The partition a row's `axes` name, if any.
+fn partition_of(r: &Row) -> Option<u64> {
+    let axes: serde_json::Value = serde_json::from_str(r.params.axes.as_deref()?).ok()?;
+    axes.get("partition")?.as_u64()
+}
+
+/// The aggregate of every point measured on two partitions or more.
+pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
+    // point (without partition) → partition → round → speeds.
+    type Rounds = BTreeMap<Option<u32>, Vec<f64>>;
+    let mut by_point: BTreeMap<String, (Option<u64>, BTreeMap<u64, Rounds>)> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.status == Status::Measured) {
+        let (Some(k), Some(s), Some(n)) = (partition_of(r), r.seconds, r.iterations) else { continue };
+        if !(s > 0.0 && s.is_finite()) || n == 0 {
+            continue;
+        }
+        let mut p = r.params.clone();
+        p.axes = None;
+        // The variant without its leading `partition K, CPUs L` (and the
+        // `, ` before what followed it).
+        p.variant = p.variant.and_then(|v| {
+            if !v.starts_with("partition ") {
+                return Some(v);
+            }
+            let rest: Vec<&str> = v.splitn(3, ", ").collect();
+            rest.get(2).map(|s| s.to_string())
+        });
+        let e = by_point.entry(p.label()).or_default();
+        e.0 = r.params.bytes_copied;
+        e.1.entry(k).or_default().entry(r.round).or_default().push(n as f64 / s);
+    }
+    let mut rng = resampling_rng(seed);
+    by_point
+        .into_iter()
+        .filter(|(_, (_, parts))| parts.len() >= 2)
+        .map(|(point, (bytes_per_op, parts))| {
+            // A partition's figure: the median of its rounds' medians.
+            let figure = |rounds: &Rounds| {
+                median_unsorted(&mut rounds.values().map(|s| median_unsorted(&mut s.clone())).collect::<Vec<_>>())
+            };
+            let medians: Vec<(u64, f64)> = parts.iter().map(|(k, r)| (*k, figure(r))).collect();
+            let total: f64 = medians.iter().map(|m| m.1).sum();
+            let resamplers: Vec<Vec<MedianResampler>> =
+                parts.values().map(|r| r.values().filter_map(|s| MedianResampler::new(s)).collect()).collect();
+            let mut draw = |rounds: &Vec<MedianResampler>| {
+                let g = rounds.len();
+                let mut picked: Vec<f64> = (0..g).map(|_| rounds[rng.random_range(0..g)].draw(&mut rng)).collect();
+                median_unsorted(&mut picked)
+            };
+            let mut sums: Vec<f64> = (0..replicates.max(100))
+                .map(|_| resamplers.iter().filter(|r| !r.is_empty()).map(&mut draw).sum())
+                .collect();
+            sums.sort_by(f64::total_cmp);
+            let (lo, hi) = medians.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), m| (lo.min(m.1), hi.max(m.1)));
+            Aggregate {
+                point,
+                partitions: medians,
+                total,
+                total_low: quantile_sorted(&sums, 0.025),
+                total_high: quantile_sorted(&sums, 0.975),
+                bytes_per_op,
+                spread: if lo > 0.0 { hi / lo } else { f64::NAN },
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_distr::{Distribution, Normal};
+
+    /// `k` samples of partition `part` at `speed` operations per second.
+    fn rows(part: u64, speed: f64, k: usize, seed: u64) -> Vec<Row> {
+        let mut rng = crate::vocab::stats::seeded_rng(seed);
+        let noise = Normal::new(1.0, 0.01).unwrap();
+        (0..k)
+            .map(|i| {
+                let mut r = Row::blank();
+                r.status = Status::Measured;
+                r.params.bench = "stream".into();
+                r.params.op = "triad".into();
+                r.params.size_bytes = Some(1 << 24);
+                r.params.bytes_copied = Some(1 << 24);
+                r.params.axes = Some(format!(r#"{{"partition":{part},"partition_cpus":"{part}"}}"#));
+                r.params.variant = Some(format!("partition {part}, CPUs {part}"));
+                r.sample = Some(i as u32);
+                r.iterations = Some(10);
+                r.seconds = Some(10.0 / (speed * noise.sample(&mut rng)));
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_partitions_add_up_with_an_interval_and_their_spread() {
+        let mut all = rows(0, 100.0, 40, 1);
+        all.extend(rows(1, 50.0, 40, 2));
+        let a = aggregate(&all, 2000, 7);
+        assert_eq!(a.len(), 1, "{a:?}");
+        let a = &a[0];
+        assert_eq!(a.partitions.len(), 2);
+        assert!((a.total - 150.0).abs() < 2.0, "{a:?}");
+        assert!(a.total_low < a.total && a.total < a.total_high && a.total_high - a.total_low < 5.0, "{a:?}");
+        assert!((a.spread - 2.0).abs() < 0.05, "{a:?}");
+        assert!((a.total_gbps().unwrap() - 150.0 * (1 << 24) as f64 / 1e9).abs() < 0.1);
+        // One partition alone is not an aggregate.
+        assert!(aggregate(&rows(0, 100.0, 10, 3), 200, 7).is_empty());
+    }
+}

@@ -1,0 +1,212 @@
+//! `run --partitions N`: N instances of the same suite at once, each pinned
+//! to its own disjoint CPU set (as seed 004 runs one instance per GPU
+//! partition), gathered into one run whose rows carry their partition in
+//! `axes` (`{"partition":0,"partition_cpus":"0"}`).
+//!
+//! Each instance is this same binary, started with the configuration (its
+//! partitions cleared) and its CPU affinity set before it runs, writing a
+//! run of its own into a scratch archive; its rows are then read back,
+//! renumbered and tagged. An instance that fails or is interrupted leaves
+//! what it measured; the run says how many instances finished.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::archive::Archive;
+use crate::bench::BenchConfig;
+use crate::error::{Error, Result};
+use crate::vocab::progress::Progress;
+use crate::vocab::rows::{Row, RowSink, RunOutcome, Status};
+use crate::vocab::source::{Source, SourceInfo};
+
+/// The CPUs this process may run on (its affinity mask), in order.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity
+    // fills at most its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..crate::host::usable_cpus()).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+/// `cpus` cut into `n` disjoint, contiguous sets of near-equal size.
+pub fn split_cpus(cpus: &[usize], n: usize) -> Result<Vec<Vec<usize>>> {
+    if n == 0 || cpus.len() < n {
+        return Err(Error::config(
+            "--partitions",
+            format!("{n} partitions need at least {n} CPUs, and this process may use {}", cpus.len()),
+        ));
+    }
+    let (base, extra) = (cpus.len() / n, cpus.len() % n);
+    let mut out = Vec::with_capacity(n);
+    let mut at = 0;
+    for k in 0..n {
+        let len = base + usize::from(k < extra);
+        out.push(cpus[at..at + len].to_vec());
+        at += len;
+    }
+    Ok(out)
+}
+
+/// A CPU set as `taskset -c` writes it: `0-3,8`.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// `axes` with the partition added (canonical JSON: keys sorted).
+pub fn with_partition(axes: Option<&str>, k: usize, cpus: &[usize]) -> String {
+    let mut map: BTreeMap<String, serde_json::Value> =
+        axes.and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
+    map.insert("partition".into(), k.into());
+    map.insert("partition_cpus".into(), cpu_list(cpus).into());
+    serde_json::to_string(&map).unwrap_or_default()
+}
+
+/// N pinned instances of one configuration, as one run.
+pub struct PartitionSource {
+    cfg: BenchConfig,
+    local: super::LocalSource,
+    scratch: PathBuf,
+}
+
+impl PartitionSource {
+    pub fn new(cfg: BenchConfig) -> Self {
+        let mut one = cfg.clone();
+        one.partitions.clear();
+        let scratch = std::env::temp_dir().join(format!("benchbook-partitions-{}", std::process::id()));
+        PartitionSource { cfg, local: super::LocalSource::new(one), scratch }
+    }
+
+    /// Start instance `k` on `cpus`; it writes into `scratch/part-k`.
+    fn start(&self, k: usize, cpus: &[usize], config: &Path) -> Result<std::process::Child> {
+        let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["-q", "run", "--from-config"])
+            .arg(config)
+            .arg("--archive")
+            .arg(self.scratch.join(format!("part-{k}")))
+            .arg("--json")
+            .env_remove(crate::host::placement::FLEET_ENV)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let cpus = cpus.to_vec();
+        // SAFETY: only async-signal-safe calls between fork and exec: a
+        // stack cpu_set_t and sched_setaffinity.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(move || {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                for &c in &cpus {
+                    libc::CPU_SET(c, &mut set);
+                }
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        cmd.spawn().map_err(|e| Error::io("a partition's instance", e))
+    }
+}
+
+impl Source for PartitionSource {
+    fn describe(&mut self) -> Result<SourceInfo> {
+        let mut info = self.local.describe()?;
+        info.config = crate::vocab::config::RunConfig::Sweep(Box::new(self.cfg.clone()));
+        info.default_label = format!("{}-partitions-{}", self.cfg.preset.name(), self.cfg.partitions.len());
+        Ok(info)
+    }
+
+    fn produce(&mut self, run_id: &str, sink: &mut dyn RowSink, progress: &dyn Progress) -> Result<RunOutcome> {
+        let _ = progress;
+        std::fs::create_dir_all(&self.scratch).map_err(|e| Error::io(&self.scratch, e))?;
+        let config = self.scratch.join("config.json");
+        let mut one = self.cfg.clone();
+        one.partitions.clear();
+        let text = serde_json::to_vec_pretty(&one).map_err(|e| Error::config("--partitions", e.to_string()))?;
+        std::fs::write(&config, text).map_err(|e| Error::io(&config, e))?;
+        // All at once: the point of partitions is what they do side by side.
+        let children: Vec<_> =
+            self.cfg.partitions.iter().enumerate().map(|(k, cpus)| self.start(k, cpus, &config)).collect();
+        let mut outcome = RunOutcome::default();
+        let mut next_point = 0u32;
+        let mut failures = Vec::new();
+        for (k, child) in children.into_iter().enumerate() {
+            let out = child?.wait_with_output().map_err(|e| Error::io("a partition's instance", e))?;
+            let cpus = &self.cfg.partitions[k];
+            let archive = Archive::new(self.scratch.join(format!("part-{k}")));
+            let Some(run) = archive.runs()?.into_iter().next() else {
+                failures.push(format!(
+                    "partition {k} (CPUs {}) wrote no run: {}",
+                    cpu_list(cpus),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+                continue;
+            };
+            let rows: Vec<Row> = run.rows()?;
+            let mut by_point: BTreeMap<u32, Vec<Row>> = BTreeMap::new();
+            for mut r in rows {
+                r.run_id = run_id.to_string();
+                r.params.axes = Some(with_partition(r.params.axes.as_deref(), k, cpus));
+                // The variant names it too, so tables and curves tell partitions apart.
+                let tag = format!("partition {k}, CPUs {}", cpu_list(cpus));
+                r.params.variant = Some(match r.params.variant.take() {
+                    Some(v) => format!("{tag}, {v}"),
+                    None => tag,
+                });
+                by_point.entry(r.point).or_default().push(r);
+            }
+            for (_, mut rows) in by_point {
+                for r in &mut rows {
+                    r.point = next_point;
+                }
+                let status = rows.first().map_or(Status::Skipped, |r| r.status);
+                sink.write_point(rows)?;
+                outcome.count(status);
+                next_point += 1;
+            }
+            if !out.status.success() {
+                failures.push(format!("partition {k} (CPUs {}) exited with {}", cpu_list(cpus), out.status));
+                outcome.interrupted |= out.status.code() == Some(130);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.scratch);
+        if !failures.is_empty() && outcome.points == 0 {
+            return Err(Error::config("--partitions", failures.join("; ")));
+        }
+        Ok(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpus_split_into_disjoint_near_equal_sets_and_print_as_taskset_does() {
+        let s = split_cpus(&[0, 1, 2, 3, 4], 2).unwrap();
+        assert_eq!(s, vec![vec![0, 1, 2], vec![3, 4]]);
+        assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        let e = split_cpus(&[0, 1], 3).unwrap_err().to_string();
+        assert!(e.contains("3 partitions need at least 3 CPUs") && e.contains("--partitions"), "{e}");
+        assert_eq!(
+            with_partition(Some(r#"{"channels":4}"#), 1, &[2, 3]),
+            r#"{"channels":4,"partition":1,"partition_cpus":"2-3"}"#
+        );
+    }
+}
