@@ -18,7 +18,8 @@ use crate::vocab::stats::{median_unsorted, quantile_sorted, resampling_rng, Medi
 pub struct Aggregate {
     /// The point without its partition: `memcpy copy 16 MiB 1T`.
     pub point: String,
-    /// Each partition's median speed (operations per second), by partition.
+    /// Each partition's median speed (operations per second, or the
+    /// metric's own unit), by partition.
     pub partitions: Vec<(u64, f64)>,
     /// Their sum, and its 95 % interval.
     pub total: f64,
@@ -44,18 +45,32 @@ fn partition_of(r: &Row) -> Option<u64> {
     axes.get("partition")?.as_u64()
 }
 
-/// The aggregate of every point measured on two partitions or more.
+/// `axes` without the partition's keys (`None` when nothing else is left).
+fn without_partition(axes: Option<&str>) -> Option<String> {
+    let mut map: BTreeMap<String, serde_json::Value> = serde_json::from_str(axes?).ok()?;
+    map.remove("partition");
+    map.remove("partition_cpus");
+    (!map.is_empty()).then(|| serde_json::to_string(&map).unwrap_or_default())
+}
+
+/// The aggregate of every point measured on two partitions or more: timed
+/// points, and named metrics that are better higher (a throughput adds up;
+/// a latency does not, and is left out).
 pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
     // point (without partition) → partition → round → speeds.
     type Rounds = BTreeMap<Option<u32>, Vec<f64>>;
     let mut by_point: BTreeMap<String, (Option<u64>, BTreeMap<u64, Rounds>)> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.status == Status::Measured) {
-        let (Some(k), Some(s), Some(n)) = (partition_of(r), r.seconds, r.iterations) else { continue };
-        if !(s > 0.0 && s.is_finite()) || n == 0 {
-            continue;
-        }
+        let Some(k) = partition_of(r) else { continue };
+        // A timed row's speed (operations per second), or a named metric
+        // that adds up across instances (higher is better: tokens/s, req/s).
+        let speed = match (r.params.metric.as_deref(), r.seconds, r.iterations, r.value) {
+            (None, Some(s), Some(n), _) if s > 0.0 && s.is_finite() && n > 0 => n as f64 / s,
+            (Some(_), _, _, Some(v)) if v.is_finite() && r.params.better.as_deref() == Some("higher") => v,
+            _ => continue,
+        };
         let mut p = r.params.clone();
-        p.axes = None;
+        p.axes = without_partition(p.axes.as_deref());
         // The variant without its leading `partition K, CPUs L` (and the
         // `, ` before what followed it).
         p.variant = p.variant.and_then(|v| {
@@ -67,7 +82,7 @@ pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
         });
         let e = by_point.entry(p.label()).or_default();
         e.0 = r.params.bytes_copied;
-        e.1.entry(k).or_default().entry(r.round).or_default().push(n as f64 / s);
+        e.1.entry(k).or_default().entry(r.round).or_default().push(speed);
     }
     let mut rng = resampling_rng(seed);
     by_point
@@ -146,5 +161,26 @@ mod tests {
         assert!((a.total_gbps().unwrap() - 150.0 * (1 << 24) as f64 / 1e9).abs() < 0.1);
         // One partition alone is not an aggregate.
         assert!(aggregate(&rows(0, 100.0, 10, 3), 200, 7).is_empty());
+        // A throughput metric adds up; a latency is left out.
+        let metric = |part: u64, name: &str, better: &str, v: f64| {
+            let mut r = Row::blank();
+            r.status = Status::Measured;
+            r.params.bench = "exec".into();
+            r.params.metric = Some(name.into());
+            r.params.better = Some(better.into());
+            r.params.axes = Some(format!(r#"{{"model":"7b","partition":{part},"partition_cpus":"{part}"}}"#));
+            r.value = Some(v);
+            r
+        };
+        let m = vec![
+            metric(0, "tokens_per_s", "higher", 40.0),
+            metric(1, "tokens_per_s", "higher", 60.0),
+            metric(0, "ttft_ms", "lower", 5.0),
+            metric(1, "ttft_ms", "lower", 7.0),
+        ];
+        let a = aggregate(&m, 200, 7);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert!(a[0].point.contains("tokens_per_s") && a[0].point.contains("7b"), "{}", a[0].point);
+        assert_eq!((a[0].total, a[0].bytes_per_op), (100.0, None));
     }
 }

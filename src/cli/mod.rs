@@ -510,6 +510,14 @@ pub struct ExecArgs {
     /// The command and its arguments, after `--` (run directly, not through a shell).
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
+    /// Run N copies at once, each pinned to its own disjoint set of this
+    /// process's CPUs, as one run; each copy sees BENCHBOOK_PARTITION (0..N)
+    /// and BENCHBOOK_PARTITION_CPUS (`0-3`) in its environment.
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<usize>,
+    /// The resolved spec as JSON (what --partitions hands each instance).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub from_spec: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -159,6 +159,10 @@ pub fn rerun(archive: &Archive, original: &crate::archive::RunDir, progress: &dy
 /// Run `spec`'s command `spec.repeat` times as one run (`run exec`).
 pub fn exec(archive: &Archive, spec: &ExecSpec, label: Option<&str>, progress: &dyn Progress) -> Result<RunResult> {
     spec.validate()?;
+    if !spec.partitions.is_empty() {
+        let mut source = partitions::PartitionSource::exec(spec.clone());
+        return Ok(record(archive, &mut source, label, progress)?.expect("a partitioned run writes its archive"));
+    }
     let mut source = ExecSource::new(spec.clone());
     Ok(record(archive, &mut source, label, progress)?.expect("an exec run writes its archive"))
 }

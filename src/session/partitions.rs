@@ -3,6 +3,9 @@
 //! partition), gathered into one run whose rows carry their partition in
 //! `axes` (`{"partition":0,"partition_cpus":"0"}`).
 //!
+//! `run exec --partitions N` does the same for any command; each copy sees
+//! `BENCHBOOK_PARTITION` and `BENCHBOOK_PARTITION_CPUS`.
+//!
 //! Each instance is this same binary, started with the configuration (its
 //! partitions cleared) and its CPU affinity set before it runs, writing a
 //! run of its own into a scratch archive; its rows are then read back,
@@ -76,30 +79,75 @@ pub fn with_partition(axes: Option<&str>, k: usize, cpus: &[usize]) -> String {
     serde_json::to_string(&map).unwrap_or_default()
 }
 
+/// What each instance runs: a sweep, or a command (`run exec`).
+enum Job {
+    Sweep(Box<BenchConfig>, Box<super::LocalSource>),
+    Exec(crate::vocab::facts::ExecSpec, super::ExecSource),
+}
+
 /// N pinned instances of one configuration, as one run.
 pub struct PartitionSource {
-    cfg: BenchConfig,
-    local: super::LocalSource,
+    job: Job,
+    partitions: Vec<Vec<usize>>,
     scratch: PathBuf,
 }
 
+fn scratch() -> PathBuf {
+    std::env::temp_dir().join(format!("benchbook-partitions-{}", std::process::id()))
+}
+
 impl PartitionSource {
+    /// Instances of a sweep, one per `cfg.partitions` entry.
     pub fn new(cfg: BenchConfig) -> Self {
         let mut one = cfg.clone();
-        one.partitions.clear();
-        let scratch = std::env::temp_dir().join(format!("benchbook-partitions-{}", std::process::id()));
-        PartitionSource { cfg, local: super::LocalSource::new(one), scratch }
+        let partitions = std::mem::take(&mut one.partitions);
+        PartitionSource {
+            job: Job::Sweep(Box::new(cfg), Box::new(super::LocalSource::new(one))),
+            partitions,
+            scratch: scratch(),
+        }
+    }
+
+    /// Instances of a command, one per `spec.partitions` entry.
+    pub fn exec(spec: crate::vocab::facts::ExecSpec) -> Self {
+        let mut one = spec.clone();
+        let partitions = std::mem::take(&mut one.partitions);
+        PartitionSource { job: Job::Exec(spec, super::ExecSource::new(one)), partitions, scratch: scratch() }
+    }
+
+    /// The job as one instance runs it (its partitions cleared), as JSON.
+    fn instance_json(&self) -> Result<Vec<u8>> {
+        let text = match &self.job {
+            Job::Sweep(cfg, _) => serde_json::to_vec_pretty(&BenchConfig { partitions: Vec::new(), ..(**cfg).clone() }),
+            Job::Exec(spec, _) => {
+                serde_json::to_vec_pretty(&crate::vocab::facts::ExecSpec { partitions: Vec::new(), ..spec.clone() })
+            }
+        };
+        text.map_err(|e| Error::config("--partitions", e.to_string()))
     }
 
     /// Start instance `k` on `cpus`; it writes into `scratch/part-k`.
     fn start(&self, k: usize, cpus: &[usize], config: &Path) -> Result<std::process::Child> {
         let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
         let mut cmd = Command::new(exe);
-        cmd.args(["-q", "run", "--from-config"])
-            .arg(config)
-            .arg("--archive")
-            .arg(self.scratch.join(format!("part-{k}")))
-            .arg("--json")
+        let archive = self.scratch.join(format!("part-{k}"));
+        match &self.job {
+            Job::Sweep(..) => {
+                cmd.args(["-q", "run", "--from-config"]).arg(config).arg("--archive").arg(&archive).arg("--json");
+            }
+            // The command last, after `--`.
+            Job::Exec(spec, _) => {
+                cmd.args(["-q", "run", "exec", "--from-spec"])
+                    .arg(config)
+                    .arg("--archive")
+                    .arg(&archive)
+                    .arg("--json")
+                    .arg("--")
+                    .args(&spec.command);
+            }
+        }
+        cmd.env("BENCHBOOK_PARTITION", k.to_string())
+            .env("BENCHBOOK_PARTITION_CPUS", cpu_list(cpus))
             .env_remove(crate::host::placement::FLEET_ENV)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -126,9 +174,22 @@ impl PartitionSource {
 
 impl Source for PartitionSource {
     fn describe(&mut self) -> Result<SourceInfo> {
-        let mut info = self.local.describe()?;
-        info.config = crate::vocab::config::RunConfig::Sweep(Box::new(self.cfg.clone()));
-        info.default_label = format!("{}-partitions-{}", self.cfg.preset.name(), self.cfg.partitions.len());
+        let n = self.partitions.len();
+        let mut info = match &mut self.job {
+            Job::Sweep(cfg, local) => {
+                let mut info = local.describe()?;
+                info.config = crate::vocab::config::RunConfig::Sweep(cfg.clone());
+                info
+            }
+            Job::Exec(spec, source) => {
+                let mut info = source.describe()?;
+                if let crate::vocab::config::RunConfig::Exec(e) = &mut info.config {
+                    e.exec = spec.clone();
+                }
+                info
+            }
+        };
+        info.default_label = format!("{}-partitions-{n}", info.default_label);
         Ok(info)
     }
 
@@ -136,19 +197,16 @@ impl Source for PartitionSource {
         let _ = progress;
         std::fs::create_dir_all(&self.scratch).map_err(|e| Error::io(&self.scratch, e))?;
         let config = self.scratch.join("config.json");
-        let mut one = self.cfg.clone();
-        one.partitions.clear();
-        let text = serde_json::to_vec_pretty(&one).map_err(|e| Error::config("--partitions", e.to_string()))?;
-        std::fs::write(&config, text).map_err(|e| Error::io(&config, e))?;
+        std::fs::write(&config, self.instance_json()?).map_err(|e| Error::io(&config, e))?;
         // All at once: the point of partitions is what they do side by side.
         let children: Vec<_> =
-            self.cfg.partitions.iter().enumerate().map(|(k, cpus)| self.start(k, cpus, &config)).collect();
+            self.partitions.iter().enumerate().map(|(k, cpus)| self.start(k, cpus, &config)).collect();
         let mut outcome = RunOutcome::default();
         let mut next_point = 0u32;
         let mut failures = Vec::new();
         for (k, child) in children.into_iter().enumerate() {
             let out = child?.wait_with_output().map_err(|e| Error::io("a partition's instance", e))?;
-            let cpus = &self.cfg.partitions[k];
+            let cpus = &self.partitions[k];
             let archive = Archive::new(self.scratch.join(format!("part-{k}")));
             let Some(run) = archive.runs()?.into_iter().next() else {
                 failures.push(format!(

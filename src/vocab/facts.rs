@@ -222,6 +222,9 @@ pub struct ExecSpec {
     /// Go on after a repetition that exits non-zero.
     #[serde(default)]
     pub ignore_failure: bool,
+    /// `run exec --partitions N`: each instance's CPU set (empty: one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<Vec<usize>>,
 }
 
 impl ExecSpec {

@@ -217,7 +217,12 @@ fn fleet_check_judges_the_nodes_of_a_fleet_and_leaves_out_a_damaged_run() {
     }
     // Damage one run's results: it is named, and the rest are judged.
     let runs: Vec<_> = std::fs::read_dir(archive.join("runs")).unwrap().flatten().map(|e| e.path()).collect();
-    std::fs::write(runs[0].join("results.parquet"), b"not parquet").unwrap();
+    // node1's (read_dir's order is no order: the hostile node must stay readable).
+    let node1 = runs
+        .iter()
+        .find(|r| std::fs::read_to_string(r.join("manifest.json")).unwrap().contains("\"node\": \"node1\""))
+        .expect("node1's run");
+    std::fs::write(node1.join("results.parquet"), b"not parquet").unwrap();
     let o = bb(&["fleet", "check", "t", "--json", "--fail-on", "never"], archive);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -373,4 +378,21 @@ fn partitions_run_at_once_on_disjoint_cpus_and_add_up() {
     let parts: f64 = agg["partitions"].as_array().unwrap().iter().map(|p| p[1].as_f64().unwrap()).sum();
     assert!((agg["total"].as_f64().unwrap() - parts).abs() < 1e-6 * parts);
     assert!(agg["total_low"].as_f64().unwrap() <= agg["total"].as_f64().unwrap());
+
+    // `run exec --partitions 2`: each copy knows its partition, and a
+    // throughput metric it reports adds up.
+    let script = r#"echo "{\"metric\":\"items_per_s\",\"value\":$((100 + 50 * BENCHBOOK_PARTITION)),\"unit\":\"items/s\"}" >> "$BENCHBOOK_METRICS_FILE""#;
+    // (--archive before the command: `bb` would append it after `--`.)
+    let o = Command::new(common::bin())
+        .args(["-q", "run", "exec", "--repeat", "2", "--partitions", "2", "--archive"])
+        .arg(tmp.path())
+        .args(["--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = bb(&["show", "latest", "--json"], tmp.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let items =
+        v["partitions"].as_array().unwrap().iter().find(|a| a["point"].as_str().unwrap().contains("items_per_s"));
+    assert_eq!(items.expect("items_per_s added up")["total"], 250.0, "{v}");
 }

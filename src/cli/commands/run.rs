@@ -118,11 +118,23 @@ pub fn exec(archive: &Archive, a: &crate::cli::ExecArgs, quiet: bool) -> Result<
             crate::vocab::metrics::param_from_arg(p).map_err(|e| crate::error::Error::config("--param", e.0))?;
         params.insert(k, v);
     }
-    let spec = crate::session::ExecSpec {
-        command: a.command.clone(),
-        repeat: a.repeat,
-        params,
-        ignore_failure: a.ignore_failure,
+    let spec = match &a.from_spec {
+        // An instance of `run exec --partitions`: the spec as its parent resolved it.
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path, e))?;
+            serde_json::from_str(&text)
+                .map_err(|e| crate::error::Error::config("--from-spec", format!("{}: {e}", path.display())))?
+        }
+        None => crate::session::ExecSpec {
+            command: a.command.clone(),
+            repeat: a.repeat,
+            params,
+            ignore_failure: a.ignore_failure,
+            partitions: match a.partitions.filter(|n| *n > 1) {
+                Some(n) => crate::session::partitions::split_cpus(&crate::session::partitions::allowed_cpus(), n)?,
+                None => Vec::new(),
+            },
+        },
     };
     let bar = Bar::unless(quiet);
     let result = crate::session::exec(archive, &spec, a.out.label.as_deref(), listener(&bar));

@@ -31,7 +31,12 @@ pub fn show(archive: &Archive, query: &str, no_verify: bool) -> Result<ShowOutpu
     let (manifest, rows) = run.scan(no_verify)?;
     let metrics = metric_stats_lazy(rows.clone())?;
     let points = point_stats(rows)?;
-    let partitioned = matches!(&manifest.config, crate::vocab::config::RunConfig::Sweep(c) if !c.partitions.is_empty());
+    use crate::vocab::config::RunConfig;
+    let partitioned = match &manifest.config {
+        RunConfig::Sweep(c) => !c.partitions.is_empty(),
+        RunConfig::Exec(e) => !e.exec.partitions.is_empty(),
+        _ => false,
+    };
     let partitions =
         if partitioned { crate::analysis::partitions::aggregate(&run.rows()?, 2000, 0x5eed) } else { Vec::new() };
     Ok(ShowOutput { manifest, points, metrics, partitions })
