@@ -351,7 +351,6 @@ impl RowSource for MpiSource {
             device: self.device.as_ref().ok(),
             own: Vec::new(),
             link_times: BTreeMap::new(),
-            retest_times: Vec::new(),
         };
         let mut outcome = schedule.run(&plan, 0, &mut driver, progress)?;
         if self.cfg.benches.contains(&Bench::Links) && !outcome.interrupted {

@@ -100,12 +100,17 @@ pub struct SecondPass {
     /// Suspects that could not be resolved: no mostly good node to retest
     /// against, or a retest that gave no number.
     pub unresolved: Vec<(usize, usize)>,
+    /// Suspects the second pass cleared: both ends fine with a good node,
+    /// and the link itself fine when measured again (the first pass's dip
+    /// did not come back).
+    pub cleared: Vec<(usize, usize)>,
 }
 
-/// Judge a link matrix (`first[(a, b)]`, a < b, higher is better) and
-/// retest each suspect's endpoints against a good node with
-/// `measure(endpoint, good)` (a collective call in an MPI job: every rank
-/// must make the same calls, which they do, given the same `first`).
+/// Judge a link matrix (`first[(a, b)]`, a < b, higher is better): retest
+/// each suspect's endpoints against a good node with `measure(endpoint,
+/// good)`, and the suspect link itself with `measure(a, b)` (collective
+/// calls in an MPI job: every rank must make the same calls, which they
+/// do, given the same `first`; the calls never depend on what they return).
 pub fn second_pass(
     first: &BTreeMap<(usize, usize), f64>,
     threshold: f64,
@@ -137,7 +142,7 @@ pub fn second_pass(
             .min_by_key(|(n, t)| (t.0, **n))
             .map(|(n, _)| *n)
     };
-    let (mut retests, mut blamed, mut unresolved) = (Vec::new(), BTreeSet::new(), Vec::new());
+    let (mut retests, mut blamed, mut unresolved, mut cleared) = (Vec::new(), BTreeSet::new(), Vec::new(), Vec::new());
     // Each endpoint's verdict, once: slow, fine, or unknown (its retest
     // gave no number: it failed, or these rows never measured it).
     let mut verdict: BTreeMap<usize, Option<bool>> = BTreeMap::new();
@@ -154,10 +159,14 @@ pub fn second_pass(
             })
         };
         let (sa, sb) = (endpoint_slow(a), endpoint_slow(b));
+        // The link itself again: a cable is blamed only when its dip comes back.
+        let again = measure(a, b);
+        retests.push((a, b, again));
         match (sa, sb) {
-            (Some(false), Some(false)) => {
+            (Some(false), Some(false)) if again.is_finite() && slow(again) => {
                 blamed.insert(Blame::Link { a, b });
             }
+            (Some(false), Some(false)) if again.is_finite() => cleared.push((a, b)),
             _ if sa == Some(true) || sb == Some(true) => {
                 for (x, s) in [(a, sa), (b, sb)] {
                     if s == Some(true) {
@@ -168,7 +177,7 @@ pub fn second_pass(
             _ => unresolved.push((a, b)),
         }
     }
-    SecondPass { centre, suspects, retests, blamed: blamed.into_iter().collect(), unresolved }
+    SecondPass { centre, suspects, retests, blamed: blamed.into_iter().collect(), unresolved, cleared }
 }
 
 #[cfg(test)]
@@ -229,9 +238,13 @@ mod tests {
         });
         assert_eq!(p.suspects, vec![(2, 5)]);
         assert_eq!(p.blamed, vec![Blame::Link { a: 2, b: 5 }]);
-        // Each endpoint retested once, against a good node.
-        assert_eq!(calls, 2);
-        assert!(p.retests.iter().all(|&(x, g, v)| [2, 5].contains(&x) && ![2, 5].contains(&g) && v > 95.0), "{p:?}");
+        // Each endpoint retested once against a good node, then the link.
+        assert_eq!(calls, 3);
+        assert!(
+            p.retests[..2].iter().all(|&(x, g, v)| [2, 5].contains(&x) && ![2, 5].contains(&g) && v > 95.0),
+            "{p:?}"
+        );
+        assert_eq!((p.retests[2].0, p.retests[2].1), (2, 5));
     }
 
     #[test]
@@ -245,8 +258,8 @@ mod tests {
         });
         assert_eq!(p.suspects.len(), 7);
         assert_eq!(p.blamed, vec![Blame::Node { node: 3 }]);
-        // Node 3 once, and each of its 7 partners once.
-        assert_eq!(calls, 8);
+        // Node 3 once, each of its 7 partners once, and each link again.
+        assert_eq!(calls, 15);
         assert!(p.unresolved.is_empty());
     }
 
@@ -265,6 +278,15 @@ mod tests {
         let p = second_pass(&first_pass(4, &f), 0.05, |x, g| f(x.min(g), x.max(g)));
         assert_eq!(p.blamed, vec![Blame::Link { a: 0, b: 1 }, Blame::Link { a: 2, b: 3 }]);
         assert!(p.unresolved.is_empty());
+    }
+
+    #[test]
+    fn a_dip_that_does_not_come_back_is_cleared_not_blamed() {
+        // Link 2–5 was slow once (a noisy round); measured again, it is fine.
+        let first = first_pass(8, &links(|a, b| (a, b) == (2, 5)));
+        let fine = links(|_, _| false);
+        let p = second_pass(&first, 0.05, |x, g| fine(x.min(g), x.max(g)));
+        assert_eq!((p.blamed.len(), p.cleared.as_slice()), (0, &[(2, 5)][..]));
     }
 
     #[test]
@@ -287,6 +309,8 @@ mod tests {
         assert_eq!(p.suspects.len(), 7);
         assert_eq!(p.unresolved, vec![(0, 1)]);
         // The others are retested against node 0 or 1 (1 suspect of 5).
-        assert!(p.retests.iter().all(|&(x, g, _)| x >= 2 && g <= 1), "{p:?}");
+        // (or the suspect link itself, measured again).
+        let ok = |&(x, g, _): &(usize, usize, f64)| (x >= 2 && g <= 1) || p.suspects.contains(&(x.min(g), x.max(g)));
+        assert!(p.retests.iter().all(ok), "{p:?}");
     }
 }

@@ -56,8 +56,10 @@ pub struct LinkSweep {
     pub floor_gbps: f64,
     pub retests: Vec<Retest>,
     pub blamed: Vec<Blamed>,
-    /// Suspects with no good node to retest against.
+    /// Suspects with no good node to retest against, or no number.
     pub unresolved: Vec<String>,
+    /// Suspects whose dip did not come back when measured again.
+    pub cleared: Vec<String>,
 }
 
 impl LinkSweep {
@@ -159,6 +161,7 @@ pub fn sweeps(run_id: &str, rows: &[Row]) -> Vec<LinkSweep> {
                     })
                     .collect(),
                 unresolved: p.unresolved.iter().map(|&(a, b)| format!("{}–{}", name(a), name(b))).collect(),
+                cleared: p.cleared.iter().map(|&(a, b)| format!("{}–{}", name(a), name(b))).collect(),
             }
         })
         .filter(|s| !s.links.is_empty())

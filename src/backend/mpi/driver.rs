@@ -26,8 +26,6 @@ pub(super) struct MpiDriver<'a> {
     /// Link sweep, first pass: this rank's own seconds per exchange, by
     /// the round's pairs.
     pub(super) link_times: BTreeMap<String, Vec<f64>>,
-    /// Second pass: the retest's seconds per exchange, as every rank has them.
-    pub(super) retest_times: Vec<f64>,
 }
 
 impl StepDriver for MpiDriver<'_> {
@@ -36,9 +34,6 @@ impl StepDriver for MpiDriver<'_> {
     /// alike and calls `agree` as often as the others.
     fn measure(&mut self, _index: usize, point: &Point, sampler: &Sampler) -> Outcome {
         let (outcome, own) = measure_point(self.world, point, sampler, self.device);
-        if let (Outcome::Measured(m), link_points::RETEST) = (&outcome, point.op.as_str()) {
-            self.retest_times.extend(m.samples.iter().map(|s| s.seconds / s.iterations.max(1) as f64));
-        }
         self.own = own;
         outcome
     }

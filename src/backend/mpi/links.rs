@@ -51,6 +51,9 @@ fn link_matrix(
 }
 
 /// Retest the first pass's suspects (points numbered from `first_point`).
+/// Which retests to make depends only on the first pass, so they are
+/// planned first and measured in one schedule, sharing its budget and
+/// rounds like any other points.
 pub(super) fn second_pass(
     schedule: &Schedule,
     driver: &mut MpiDriver<'_>,
@@ -61,24 +64,15 @@ pub(super) fn second_pass(
     let world = driver.world;
     let ranks = world.size() as u32;
     let first = link_matrix(world, &driver.link_times, 2.0 * size as f64);
-    let (mut outcome, mut error, mut next) = (RunOutcome::default(), None, first_point);
-    pairs::second_pass(&first, pairs::SUSPECT_BELOW, |a, g| {
-        let point = link_points::retest(size, ranks, a, g);
-        driver.retest_times.clear();
-        match schedule.run(std::slice::from_ref(&point), next, driver, progress) {
-            Ok(o) => outcome.add(o),
-            Err(e) => error = error.take().or(Some(e)),
-        }
-        next += 1;
-        let t = crate::vocab::stats::median_unsorted(&mut driver.retest_times.clone());
-        if t > 0.0 {
-            2.0 * size as f64 / t
-        } else {
-            f64::NAN
-        }
+    let mut plan = Vec::new();
+    pairs::second_pass(&first, pairs::SUSPECT_BELOW, |x, g| {
+        plan.push(link_points::retest(size, ranks, x, g));
+        f64::NAN
     });
-    match error {
-        Some(e) => Err(e),
-        None => Ok(outcome),
+    if plan.is_empty() {
+        return Ok(RunOutcome::default());
     }
+    // The verdicts are read back from the rows (analysis::fleet::links),
+    // with the same rules, by `fleet check` and `fleet report`.
+    schedule.run(&plan, first_point, driver, progress)
 }

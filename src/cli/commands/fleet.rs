@@ -214,6 +214,9 @@ impl Render for FleetOutput {
             for b in &l.blamed {
                 writeln!(t.out, "- {} {} is slow (second pass)", b.what, s(&b.name))?;
             }
+            for c in &l.cleared {
+                writeln!(t.out, "  cleared: {}: fine when measured again", s(c))?;
+            }
             for u in &l.unresolved {
                 writeln!(
                     t.out,
