@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use rand::RngExt;
 use serde::Serialize;
 
+use crate::vocab::partition::{partition_of, untagged_variant, without_partition};
 use crate::vocab::rows::{Row, Status};
-use crate::vocab::stats::{median_unsorted, quantile_sorted, resampling_rng, MedianResampler};
+use crate::vocab::stats::{quantile_sorted, resampling_rng, RoundsResampler};
 
 /// One point's partitions, added up.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -39,20 +39,6 @@ impl Aggregate {
     }
 }
 
-/// The partition a row's `axes` name, if any.
-fn partition_of(r: &Row) -> Option<u64> {
-    let axes: serde_json::Value = serde_json::from_str(r.params.axes.as_deref()?).ok()?;
-    axes.get("partition")?.as_u64()
-}
-
-/// `axes` without the partition's keys (`None` when nothing else is left).
-fn without_partition(axes: Option<&str>) -> Option<String> {
-    let mut map: BTreeMap<String, serde_json::Value> = serde_json::from_str(axes?).ok()?;
-    map.remove("partition");
-    map.remove("partition_cpus");
-    (!map.is_empty()).then(|| serde_json::to_string(&map).unwrap_or_default())
-}
-
 /// The aggregate of every point measured on two partitions or more: timed
 /// points, and named metrics that are better higher (a throughput adds up;
 /// a latency does not, and is left out).
@@ -61,7 +47,7 @@ pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
     type Rounds = BTreeMap<Option<u32>, Vec<f64>>;
     let mut by_point: BTreeMap<String, (Option<u64>, BTreeMap<u64, Rounds>)> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.status == Status::Measured) {
-        let Some(k) = partition_of(r) else { continue };
+        let Some(k) = partition_of(r.params.axes.as_deref()) else { continue };
         // A timed row's speed (operations per second), or a named metric
         // that adds up across instances (higher is better: tokens/s, req/s).
         let speed = match (r.params.metric.as_deref(), r.seconds, r.iterations, r.value) {
@@ -70,16 +56,8 @@ pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
             _ => continue,
         };
         let mut p = r.params.clone();
+        p.variant = untagged_variant(p.variant.as_deref(), p.axes.as_deref());
         p.axes = without_partition(p.axes.as_deref());
-        // The variant without its leading `partition K, CPUs L` (and the
-        // `, ` before what followed it).
-        p.variant = p.variant.and_then(|v| {
-            if !v.starts_with("partition ") {
-                return Some(v);
-            }
-            let rest: Vec<&str> = v.splitn(3, ", ").collect();
-            rest.get(2).map(|s| s.to_string())
-        });
         let e = by_point.entry(p.label()).or_default();
         e.0 = r.params.bytes_copied;
         e.1.entry(k).or_default().entry(r.round).or_default().push(speed);
@@ -90,21 +68,14 @@ pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
         .filter(|(_, (_, parts))| parts.len() >= 2)
         .map(|(point, (bytes_per_op, parts))| {
             // A partition's figure: the median of its rounds' medians.
-            let figure = |rounds: &Rounds| {
-                median_unsorted(&mut rounds.values().map(|s| median_unsorted(&mut s.clone())).collect::<Vec<_>>())
-            };
-            let medians: Vec<(u64, f64)> = parts.iter().map(|(k, r)| (*k, figure(r))).collect();
-            let total: f64 = medians.iter().map(|m| m.1).sum();
-            let resamplers: Vec<Vec<MedianResampler>> =
-                parts.values().map(|r| r.values().filter_map(|s| MedianResampler::new(s)).collect()).collect();
-            let mut draw = |rounds: &Vec<MedianResampler>| {
-                let g = rounds.len();
-                let mut picked: Vec<f64> = (0..g).map(|_| rounds[rng.random_range(0..g)].draw(&mut rng)).collect();
-                median_unsorted(&mut picked)
-            };
-            let mut sums: Vec<f64> = (0..replicates.max(100))
-                .map(|_| resamplers.iter().filter(|r| !r.is_empty()).map(&mut draw).sum())
+            let mut parts: Vec<(u64, RoundsResampler)> = parts
+                .iter()
+                .filter_map(|(k, r)| Some((*k, RoundsResampler::new(&r.values().cloned().collect::<Vec<_>>())?)))
                 .collect();
+            let medians: Vec<(u64, f64)> = parts.iter().map(|(k, r)| (*k, r.figure())).collect();
+            let total: f64 = medians.iter().map(|m| m.1).sum();
+            let mut sums: Vec<f64> =
+                (0..replicates.max(100)).map(|_| parts.iter_mut().map(|(_, r)| r.draw(&mut rng)).sum()).collect();
             sums.sort_by(f64::total_cmp);
             let (lo, hi) = medians.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), m| (lo.min(m.1), hi.max(m.1)));
             Aggregate {

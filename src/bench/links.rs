@@ -12,7 +12,7 @@ use crate::vocab::benches::Bench;
 use crate::vocab::pairs;
 use crate::vocab::rows::Point;
 
-pub use crate::vocab::pairs::{RETEST_OP as RETEST, ROUND_OP as ROUND};
+use crate::vocab::pairs::{RETEST_OP, ROUND_OP};
 
 /// The size a sweep measures at: the largest p2p size.
 pub fn size(cfg: &BenchConfig) -> u64 {
@@ -41,14 +41,14 @@ pub fn points(cfg: &BenchConfig, ranks: u32) -> Vec<Point> {
     rounds
         .iter()
         .enumerate()
-        .map(|(r, pairs)| point(ROUND, format!("round {} of {k}", r + 1), size, ranks, pairs::label(pairs)))
+        .map(|(r, pairs)| point(ROUND_OP, format!("round {} of {k}", r + 1), size, ranks, pairs::label(pairs)))
         .collect()
 }
 
 /// A second-pass point: rank `a` against the good rank `good`, alone.
 pub fn retest(size: u64, ranks: u32, a: usize, good: usize) -> Point {
     let pair = (a.min(good), a.max(good));
-    point(RETEST, format!("rank {a} against rank {good}"), size, ranks, pairs::label(&[pair]))
+    point(RETEST_OP, format!("rank {a} against rank {good}"), size, ranks, pairs::label(&[pair]))
 }
 
 #[cfg(test)]
@@ -65,6 +65,6 @@ mod tests {
         let covered: usize = pts.iter().map(|p| pairs::parse(p.peer.as_deref().unwrap()).len()).sum();
         assert_eq!(covered, 10);
         let r = retest(64, 5, 3, 1);
-        assert_eq!((r.op.as_str(), r.peer.as_deref()), (RETEST, Some("1<->3")));
+        assert_eq!((r.op.as_str(), r.peer.as_deref()), (RETEST_OP, Some("1<->3")));
     }
 }

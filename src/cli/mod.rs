@@ -619,20 +619,11 @@ pub(crate) fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
 pub fn main_with(cli: Cli) -> Result<u8> {
     let archive = Archive::new(&cli.archive);
     let quiet = cli.quiet;
-    // `--fleet` on `run` or `run exec`: the manifest reads it from the
-    // environment. `--take-turns`: the lock is held until the run is written.
-    let mut _turn = None;
+    // `--fleet` on `run` or `run exec`: the manifest reads it from the environment.
     if let Command::Run(a) = &cli.command {
-        let out = match &a.sub {
-            Some(RunCommand::Exec(e)) => &e.out,
-            _ => &a.out,
-        };
-        out.join_fleet();
-        if out.take_turns || a.out.take_turns {
-            if a.sub.is_none() {
-                commands::run::check_turns(a)?;
-            }
-            _turn = Some(commands::run::take_turn(&archive, quiet)?);
+        match &a.sub {
+            Some(RunCommand::Exec(e)) => e.out.join_fleet(),
+            _ => a.out.join_fleet(),
         }
     }
     if let Command::Import(ImportArgs { fleet: Some(f), .. }) = &cli.command {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::compare::ChartRef;
 use super::{engine, render_template, write_page, ReportOptions};
 use crate::analysis::fleet::links::LinkSweep;
-use crate::analysis::fleet::{Fleet, NodeJudgement, RUNS_ADVISED, Z_SLOW};
+use crate::analysis::fleet::{Fleet, NodeJudgement, NodeVerdict, RUNS_ADVISED, Z_SLOW};
 use crate::error::Result;
 use crate::plot::heatmap::HeatmapChart;
 use crate::plot::ratio::{RatioChart, MAX_ROWS};
@@ -17,15 +17,12 @@ use crate::plot::Chart;
 /// The most points charted; the table has them all.
 pub const MAX_CHARTS: usize = 8;
 
-/// One node's row of the ranked table.
+/// One node's row of the ranked table: its verdict and how many runs it has.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeRow {
-    pub node: String,
-    pub slow: bool,
+    #[serde(flatten)]
+    pub verdict: NodeVerdict,
     pub runs: usize,
-    pub worst: NodeJudgement,
-    pub slow_points: usize,
-    pub points: usize,
 }
 
 /// One point: every node's judgement on it, slowest first.
@@ -80,14 +77,7 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
     let nodes = j
         .nodes
         .iter()
-        .map(|n| NodeRow {
-            node: n.node.clone(),
-            slow: n.slow,
-            runs: fleet.nodes_seen.get(&n.node).copied().unwrap_or(0),
-            worst: n.worst.clone(),
-            slow_points: n.slow_points,
-            points: n.points,
-        })
+        .map(|n| NodeRow { verdict: n.clone(), runs: fleet.nodes_seen.get(&n.node).copied().unwrap_or(0) })
         .collect();
     let mut by_point: std::collections::BTreeMap<&str, Vec<NodeJudgement>> = Default::default();
     for p in &j.points {
@@ -108,7 +98,7 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
             ns.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
             let chart = (i < MAX_CHARTS).then(|| {
                 let id = format!("fleet-{}", i + 1);
-                let confidence = confidence_pct(ns.first().map_or(0.95, |n| n.confidence));
+                let confidence = confidence_pct(j.confidence());
                 charts.push(Box::new(RatioChart {
                     name: id.clone(),
                     title: point.to_string(),
@@ -147,7 +137,7 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
         links,
         uncharted,
         z_slow: Z_SLOW,
-        confidence_pct: confidence_pct(1.0 - j.alpha / j.tests.max(1) as f64),
+        confidence_pct: confidence_pct(j.confidence()),
         threshold_pct: threshold_pct(fleet.threshold),
         runs_advised: RUNS_ADVISED,
         drain_json: serde_json::to_string(&fleet.drain).unwrap_or_default(),

@@ -19,6 +19,7 @@ use std::process::{Command, Stdio};
 use crate::archive::Archive;
 use crate::bench::BenchConfig;
 use crate::error::{Error, Result};
+use crate::vocab::partition::{cpu_list, tagged_variant, with_partition};
 use crate::vocab::progress::Progress;
 use crate::vocab::rows::{Row, RowSink, RunOutcome, Status};
 use crate::vocab::source::{Source, SourceInfo};
@@ -53,30 +54,6 @@ pub fn split_cpus(cpus: &[usize], n: usize) -> Result<Vec<Vec<usize>>> {
         at += len;
     }
     Ok(out)
-}
-
-/// A CPU set as `taskset -c` writes it: `0-3,8`.
-pub fn cpu_list(cpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
-        i = j + 1;
-    }
-    parts.join(",")
-}
-
-/// `axes` with the partition added (canonical JSON: keys sorted).
-pub fn with_partition(axes: Option<&str>, k: usize, cpus: &[usize]) -> String {
-    let mut map: BTreeMap<String, serde_json::Value> =
-        axes.and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
-    map.insert("partition".into(), k.into());
-    map.insert("partition_cpus".into(), cpu_list(cpus).into());
-    serde_json::to_string(&map).unwrap_or_default()
 }
 
 /// What each instance runs: a sweep, or a command (`run exec`).
@@ -131,6 +108,7 @@ impl PartitionSource {
         let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
         let mut cmd = Command::new(exe);
         let archive = self.scratch.join(format!("part-{k}"));
+        let stderr = self.scratch.join(format!("part-{k}.stderr"));
         match &self.job {
             Job::Sweep(..) => {
                 cmd.args(["-q", "run", "--from-config"]).arg(config).arg("--archive").arg(&archive).arg("--json");
@@ -149,9 +127,11 @@ impl PartitionSource {
         cmd.env("BENCHBOOK_PARTITION", k.to_string())
             .env("BENCHBOOK_PARTITION_CPUS", cpu_list(cpus))
             .env_remove(crate::host::placement::FLEET_ENV)
+            // Nothing is read while the instances run: a pipe left full
+            // would pause one of them. Its stderr goes to a file, said on failure.
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(std::fs::File::create(&stderr).map_err(|e| Error::io(&stderr, e))?));
         let cpus = cpus.to_vec();
         // SAFETY: only async-signal-safe calls between fork and exec: a
         // stack cpu_set_t and sched_setaffinity.
@@ -205,15 +185,12 @@ impl Source for PartitionSource {
         let mut next_point = 0u32;
         let mut failures = Vec::new();
         for (k, child) in children.into_iter().enumerate() {
-            let out = child?.wait_with_output().map_err(|e| Error::io("a partition's instance", e))?;
+            let status = child?.wait().map_err(|e| Error::io("a partition's instance", e))?;
+            let stderr = std::fs::read_to_string(self.scratch.join(format!("part-{k}.stderr"))).unwrap_or_default();
             let cpus = &self.partitions[k];
             let archive = Archive::new(self.scratch.join(format!("part-{k}")));
             let Some(run) = archive.runs()?.into_iter().next() else {
-                failures.push(format!(
-                    "partition {k} (CPUs {}) wrote no run: {}",
-                    cpu_list(cpus),
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
+                failures.push(format!("partition {k} (CPUs {}) wrote no run: {}", cpu_list(cpus), stderr.trim()));
                 continue;
             };
             let rows: Vec<Row> = run.rows()?;
@@ -221,12 +198,7 @@ impl Source for PartitionSource {
             for mut r in rows {
                 r.run_id = run_id.to_string();
                 r.params.axes = Some(with_partition(r.params.axes.as_deref(), k, cpus));
-                // The variant names it too, so tables and curves tell partitions apart.
-                let tag = format!("partition {k}, CPUs {}", cpu_list(cpus));
-                r.params.variant = Some(match r.params.variant.take() {
-                    Some(v) => format!("{tag}, {v}"),
-                    None => tag,
-                });
+                r.params.variant = Some(tagged_variant(r.params.variant.take(), k, cpus));
                 by_point.entry(r.point).or_default().push(r);
             }
             for (_, mut rows) in by_point {
@@ -238,9 +210,9 @@ impl Source for PartitionSource {
                 outcome.count(status);
                 next_point += 1;
             }
-            if !out.status.success() {
-                failures.push(format!("partition {k} (CPUs {}) exited with {}", cpu_list(cpus), out.status));
-                outcome.interrupted |= out.status.code() == Some(130);
+            if !status.success() {
+                failures.push(format!("partition {k} (CPUs {}) exited with {status}", cpu_list(cpus)));
+                outcome.interrupted |= status.code() == Some(130);
             }
         }
         let _ = std::fs::remove_dir_all(&self.scratch);
@@ -256,15 +228,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpus_split_into_disjoint_near_equal_sets_and_print_as_taskset_does() {
+    fn cpus_split_into_disjoint_near_equal_sets() {
         let s = split_cpus(&[0, 1, 2, 3, 4], 2).unwrap();
         assert_eq!(s, vec![vec![0, 1, 2], vec![3, 4]]);
-        assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
         let e = split_cpus(&[0, 1], 3).unwrap_err().to_string();
         assert!(e.contains("3 partitions need at least 3 CPUs") && e.contains("--partitions"), "{e}");
-        assert_eq!(
-            with_partition(Some(r#"{"channels":4}"#), 1, &[2, 3]),
-            r#"{"channels":4,"partition":1,"partition_cpus":"2-3"}"#
-        );
     }
 }

@@ -77,6 +77,7 @@ pub mod launch;
 pub mod metrics;
 pub mod one_sided;
 pub mod pairs;
+pub mod partition;
 pub mod progress;
 pub mod rows;
 pub mod source;

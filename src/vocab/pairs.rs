@@ -8,8 +8,10 @@
 //!   each round.
 //! - [`second_pass`]: a link below the fleet is only a suspect. Each of its
 //!   endpoints is measured again against a mostly good node (fewer than
-//!   half of its links suspect; as cluster-health-scanner does), so that one bad endpoint is not
-//!   blamed on every pair it joins and a bad cable is told from a bad node.
+//!   half of its links suspect; as cluster-health-scanner does), and the
+//!   link itself again, so that one bad endpoint is not blamed on every
+//!   pair it joins, a bad cable is told from a bad node, and a dip that
+//!   does not come back is cleared.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,9 +21,9 @@ pub const ROUND_OP: &str = "round_robin";
 pub const RETEST_OP: &str = "retest";
 
 /// A link is a suspect more than this margin under the median link
-/// (below 90 % of it), and then retested against a mostly good node. Links of one
-/// fabric differ more than nodes' memory does; a tenth keeps ordinary
-/// spread out of the second pass.
+/// (below 90 % of it), and then retested against a mostly good node.
+/// Links of one fabric differ more than nodes' memory does; a tenth keeps
+/// ordinary spread out of the second pass.
 pub const SUSPECT_BELOW: f64 = 0.10;
 
 /// A round's pairs as a point's `peer` names them: `0<->3 1<->2`.
@@ -54,6 +56,23 @@ pub fn partner(peer: &str, rank: usize) -> Option<usize> {
 /// both ends are).
 pub fn link_speed(bytes: f64, seconds_a: f64, seconds_b: f64) -> f64 {
     bytes / seconds_a.max(seconds_b)
+}
+
+/// The first pass's link matrix, as the run and its report both build it:
+/// `own` holds (rank, partner, that rank's median seconds per exchange),
+/// and a link's figure is `bytes` over the slower end's time (NaN where an
+/// end is missing).
+pub fn link_matrix(own: impl IntoIterator<Item = (usize, usize, f64)>, bytes: f64) -> BTreeMap<(usize, usize), f64> {
+    let mut times: BTreeMap<(usize, usize), (f64, f64)> = BTreeMap::new();
+    for (r, p, t) in own {
+        let e = times.entry((r.min(p), r.max(p))).or_insert((f64::NAN, f64::NAN));
+        if r < p {
+            e.0 = t;
+        } else {
+            e.1 = t;
+        }
+    }
+    times.into_iter().map(|(k, (a, b))| (k, link_speed(bytes, a, b))).collect()
 }
 
 /// Every pair of `0..n` exactly once, as rounds of disjoint pairs
@@ -90,11 +109,14 @@ pub enum Blame {
 /// What the second pass did and concluded.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SecondPass {
-    /// The fleet's link figure: the median of every first-pass link.
+    /// The fleet's link figure: the median of every first-pass link, and
+    /// the floor below which a link is slow, (1 − threshold) × centre.
     pub centre: f64,
+    pub floor: f64,
     /// Links below (1 − threshold) × centre in the first pass.
     pub suspects: Vec<(usize, usize)>,
-    /// The retests: (suspect endpoint, good node, figure).
+    /// The retests: (suspect endpoint, good node, figure), and each
+    /// suspect link itself again: (a, b, figure).
     pub retests: Vec<(usize, usize, f64)>,
     pub blamed: Vec<Blame>,
     /// Suspects that could not be resolved: no mostly good node to retest
@@ -177,7 +199,7 @@ pub fn second_pass(
             _ => unresolved.push((a, b)),
         }
     }
-    SecondPass { centre, suspects, retests, blamed: blamed.into_iter().collect(), unresolved, cleared }
+    SecondPass { centre, floor, suspects, retests, blamed: blamed.into_iter().collect(), unresolved, cleared }
 }
 
 #[cfg(test)]

@@ -95,6 +95,64 @@ impl MedianResampler {
     }
 }
 
+/// A figure that is the median of its rounds' medians, and its bootstrap:
+/// resample the rounds, then each round's samples (Kalibera and Jones'
+/// two levels), and take the median again. Non-finite samples, and rounds
+/// left empty by them, are dropped. The fleet judgement (runs of rounds)
+/// and the partition sums build on it.
+#[derive(Debug, Clone)]
+pub struct RoundsResampler {
+    figure: f64,
+    samples: usize,
+    rounds: Vec<MedianResampler>,
+    scratch: Vec<f64>,
+}
+
+impl RoundsResampler {
+    /// `None` when no round has a finite sample.
+    pub fn new(rounds: &[Vec<f64>]) -> Option<RoundsResampler> {
+        let rounds: Vec<Vec<f64>> = rounds
+            .iter()
+            .map(|r| r.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>())
+            .filter(|r| !r.is_empty())
+            .collect();
+        let mut medians: Vec<f64> = rounds.iter().map(|r| median_unsorted(&mut r.clone())).collect();
+        let figure = median_unsorted(&mut medians);
+        let samples = rounds.iter().map(Vec::len).sum();
+        let rounds: Vec<MedianResampler> = rounds.iter().filter_map(|r| MedianResampler::new(r)).collect();
+        (!rounds.is_empty() && figure.is_finite()).then(|| RoundsResampler {
+            figure,
+            samples,
+            scratch: vec![0.0; rounds.len()],
+            rounds,
+        })
+    }
+
+    /// The median of the rounds' medians.
+    pub fn figure(&self) -> f64 {
+        self.figure
+    }
+
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
+    pub fn rounds(&self) -> usize {
+        self.rounds.len()
+    }
+
+    /// The figure of one resample (one round: its samples only).
+    pub fn draw<R: rand::Rng + ?Sized>(&mut self, rng: &mut R) -> f64 {
+        use rand::RngExt;
+        let g = self.rounds.len();
+        for slot in 0..g {
+            let k = if g == 1 { 0 } else { rng.random_range(0..g) };
+            self.scratch[slot] = self.rounds[k].draw(rng);
+        }
+        median_unsorted(&mut self.scratch)
+    }
+}
+
 /// Summary of one point's samples (each value is seconds per operation).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, Default)]
 pub struct Summary {

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::links::{sweeps, LinkSweep};
+use super::links::{sweeps, Culprit, LinkSweep};
 use super::{judge, FleetJudgement, Rule, Runs};
 use crate::archive::Archive;
 use crate::error::{Error, Result};
@@ -59,9 +59,10 @@ impl Fleet {
 /// (`memcpy copy 64 MiB on GPU 2`), so each GPU is judged against the same
 /// GPU of the other nodes and a node is ranked by its slowest GPU.
 pub fn fleet_point(r: &crate::vocab::rows::Row) -> String {
-    match r.backend.as_str() {
-        "cuda" | "hip" => format!("{} on {}", r.params.label(), crate::vocab::rows::short_device(&r.device)),
-        _ => r.params.label(),
+    if crate::vocab::kinds::backend_is_gpu(&r.backend) {
+        format!("{} on {}", r.params.label(), crate::vocab::rows::short_device(&r.device))
+    } else {
+        r.params.label()
     }
 }
 
@@ -132,10 +133,10 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
     let judgement = judge(&samples, &Rule { threshold, ..Rule::default() });
     let mut drain: Vec<String> = judgement.nodes.iter().filter(|n| n.slow).map(|n| n.node.clone()).collect();
     let mut slow_links: Vec<String> =
-        links.iter().flat_map(|l| &l.blamed).filter(|b| b.what == "link").map(|b| b.name.clone()).collect();
+        links.iter().flat_map(|l| &l.blamed).filter(|b| b.what == Culprit::Link).map(|b| b.name.clone()).collect();
     for l in &links {
         for n in l.blamed_nodes() {
-            if l.ranks_share_hosts() {
+            if l.ranks_share_hosts {
                 // Not a node a scheduler can drain: ranks of one host.
                 slow_links.push(format!("every link of {n}"));
             } else if !drain.iter().any(|d| d == n) {

@@ -23,22 +23,60 @@ pub struct LinkFigure {
     pub suspect: bool,
 }
 
-/// One retest of the second pass: a suspect endpoint against a good node.
+/// What one retest found.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub enum RetestVerdict {
+    #[serde(rename = "slow")]
+    Slow,
+    #[serde(rename = "fine")]
+    Fine,
+    /// The retest gave no number.
+    #[serde(rename = "not measured")]
+    NotMeasured,
+}
+
+impl RetestVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetestVerdict::Slow => "slow",
+            RetestVerdict::Fine => "fine",
+            RetestVerdict::NotMeasured => "not measured",
+        }
+    }
+}
+
+/// One retest of the second pass: a suspect endpoint against a good node,
+/// or the suspect link's two ends again.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Retest {
     pub node: String,
     pub good: String,
     /// NaN (null in JSON) when the retest gave no number.
     pub gbps: f64,
-    /// `slow`, `fine`, or `not measured`.
-    pub verdict: String,
+    pub verdict: RetestVerdict,
+}
+
+/// Whom the second pass blamed: a node, or a link.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Culprit {
+    Node,
+    Link,
+}
+
+impl Culprit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Culprit::Node => "node",
+            Culprit::Link => "link",
+        }
+    }
 }
 
 /// What the second pass blamed.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Blamed {
-    /// `node` or `link`.
-    pub what: String,
+    pub what: Culprit,
     /// The node, or the link as `a–b`.
     pub name: String,
 }
@@ -60,19 +98,16 @@ pub struct LinkSweep {
     pub unresolved: Vec<String>,
     /// Suspects whose dip did not come back when measured again.
     pub cleared: Vec<String>,
+    /// Several ranks shared a host (`mpirun` on one machine), so they are
+    /// named `host (rank N)` and a blamed "node" is a rank, not a machine
+    /// to drain.
+    pub ranks_share_hosts: bool,
 }
 
 impl LinkSweep {
-    /// Whether its ranks are named `host (rank N)`: several shared a host,
-    /// so a blamed "node" is a rank, not a machine to drain.
-    pub fn ranks_share_hosts(&self) -> bool {
-        let hosts: std::collections::BTreeSet<&String> = self.nodes.iter().collect();
-        self.nodes.iter().any(|n| n.contains(" (rank ") || n.starts_with("rank ")) || hosts.len() < self.nodes.len()
-    }
-
     /// The nodes blamed (what a scheduler drains).
     pub fn blamed_nodes(&self) -> impl Iterator<Item = &str> {
-        self.blamed.iter().filter(|b| b.what == "node").map(|b| b.name.as_str())
+        self.blamed.iter().filter(|b| b.what == Culprit::Node).map(|b| b.name.as_str())
     }
 }
 
@@ -93,23 +128,25 @@ pub fn sweeps(run_id: &str, rows: &[Row]) -> Vec<LinkSweep> {
     // A node's name, with the rank where several ranks share one (mpirun
     // on one host).
     let shared = |h: &String| nodes.values().filter(|x| *x == h).count() > 1;
+    let ranks_share_hosts = nodes.values().any(shared);
     let name = |rank: usize| match nodes.get(&(rank as u32)) {
         Some(h) if shared(h) => format!("{h} (rank {rank})"),
         Some(h) => h.clone(),
         None => format!("rank {rank}"),
     };
     let median = |t: Option<&Vec<f64>>| t.map_or(f64::NAN, |t| median_unsorted(&mut t.clone()));
+    let pair_name = |&(a, b): &(usize, usize)| format!("{}–{}", name(a), name(b));
     by_size
         .into_iter()
         .map(|(size, ops)| {
             let bytes = 2.0 * size as f64;
-            let mut first: BTreeMap<(usize, usize), f64> = BTreeMap::new();
-            for (peer, ranks) in ops.get(ROUND_OP).into_iter().flatten() {
-                for (a, b) in pairs::parse(peer) {
-                    let (ta, tb) = (median(ranks.get(&(a as u32))), median(ranks.get(&(b as u32))));
-                    first.insert((a, b), pairs::link_speed(bytes, ta, tb) / 1e9);
-                }
-            }
+            // Each end's own median, as the run gathered them (GB/s).
+            let own = ops.get(ROUND_OP).into_iter().flatten().flat_map(|(peer, ranks)| {
+                pairs::parse(peer).into_iter().flat_map(move |(a, b)| {
+                    [(a, b, median(ranks.get(&(a as u32)))), (b, a, median(ranks.get(&(b as u32))))]
+                })
+            });
+            let first = pairs::link_matrix(own, bytes / 1e9);
             // The retests as measured: the pair's exchange time, the slower end's.
             let retest = |x: usize, g: usize| -> f64 {
                 let label = pairs::label(&[(x.min(g), x.max(g))]);
@@ -119,7 +156,6 @@ pub fn sweeps(run_id: &str, rows: &[Row]) -> Vec<LinkSweep> {
                 })
             };
             let p = pairs::second_pass(&first, SUSPECT_BELOW, retest);
-            let floor = (1.0 - SUSPECT_BELOW) * p.centre;
             LinkSweep {
                 run_id: run_id.to_string(),
                 size_bytes: size,
@@ -134,7 +170,7 @@ pub fn sweeps(run_id: &str, rows: &[Row]) -> Vec<LinkSweep> {
                     })
                     .collect(),
                 centre_gbps: p.centre,
-                floor_gbps: floor,
+                floor_gbps: p.floor,
                 retests: p
                     .retests
                     .iter()
@@ -143,25 +179,23 @@ pub fn sweeps(run_id: &str, rows: &[Row]) -> Vec<LinkSweep> {
                         good: name(g),
                         gbps: v,
                         verdict: match v {
-                            v if !v.is_finite() => "not measured",
-                            v if v < floor => "slow",
-                            _ => "fine",
-                        }
-                        .into(),
+                            v if !v.is_finite() => RetestVerdict::NotMeasured,
+                            v if v < p.floor => RetestVerdict::Slow,
+                            _ => RetestVerdict::Fine,
+                        },
                     })
                     .collect(),
                 blamed: p
                     .blamed
                     .iter()
                     .map(|b| match *b {
-                        Blame::Node { node } => Blamed { what: "node".into(), name: name(node) },
-                        Blame::Link { a, b } => {
-                            Blamed { what: "link".into(), name: format!("{}–{}", name(a), name(b)) }
-                        }
+                        Blame::Node { node } => Blamed { what: Culprit::Node, name: name(node) },
+                        Blame::Link { a, b } => Blamed { what: Culprit::Link, name: pair_name(&(a, b)) },
                     })
                     .collect(),
-                unresolved: p.unresolved.iter().map(|&(a, b)| format!("{}–{}", name(a), name(b))).collect(),
-                cleared: p.cleared.iter().map(|&(a, b)| format!("{}–{}", name(a), name(b))).collect(),
+                unresolved: p.unresolved.iter().map(pair_name).collect(),
+                cleared: p.cleared.iter().map(pair_name).collect(),
+                ranks_share_hosts,
             }
         })
         .filter(|s| !s.links.is_empty())

@@ -95,7 +95,7 @@ impl Default for Rule {
     }
 }
 
-use crate::vocab::stats::{median_unsorted as median_of, resampling_rng, MedianResampler};
+use crate::vocab::stats::{median_unsorted as median_of, resampling_rng, RoundsResampler};
 
 /// The fleet centre and robust scale of `medians` (`None`: no spread).
 pub fn centre_and_scale(medians: &[f64]) -> (f64, Option<f64>) {
@@ -112,61 +112,35 @@ pub type Runs = Vec<Vec<Vec<f64>>>;
 
 /// A node's figure and its bootstrap: the median over its runs of each
 /// run's median over its rounds' medians; drawn again by resampling the
-/// runs, then each run's rounds, then each round's samples.
+/// runs, then each run's rounds and samples ([`RoundsResampler`]).
 struct NodeResampler {
     figure: f64,
-    samples: usize,
-    runs: Vec<Vec<MedianResampler>>,
-    run_scratch: Vec<f64>,
-    round_scratch: Vec<f64>,
-}
-
-/// The median of `medians` (the figure of one level of the hierarchy).
-fn median_of_medians(groups: &[Vec<f64>]) -> f64 {
-    median_of(&mut groups.iter().map(|g| median_of(&mut g.clone())).collect::<Vec<f64>>())
+    runs: Vec<RoundsResampler>,
+    scratch: Vec<f64>,
 }
 
 impl NodeResampler {
     fn new(runs: &Runs) -> Option<NodeResampler> {
-        let runs: Vec<Vec<Vec<f64>>> = runs
-            .iter()
-            .map(|rounds| {
-                // Only finite samples count; a round or run left empty goes.
-                let finite = |r: &Vec<f64>| r.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
-                rounds.iter().map(finite).filter(|r| !r.is_empty()).collect::<Vec<_>>()
-            })
-            .filter(|rounds| !rounds.is_empty())
-            .collect();
-        let mut run_figures: Vec<f64> = runs.iter().map(|rounds| median_of_medians(rounds)).collect();
-        let figure = median_of(&mut run_figures);
-        let samples = runs.iter().flatten().map(Vec::len).sum();
-        let rounds_most = runs.iter().map(Vec::len).max().unwrap_or(0);
-        let runs: Vec<Vec<MedianResampler>> =
-            runs.iter().map(|rounds| rounds.iter().filter_map(|r| MedianResampler::new(r)).collect()).collect();
-        (!runs.is_empty() && figure.is_finite()).then(|| NodeResampler {
-            figure,
-            samples,
-            run_scratch: vec![0.0; runs.len()],
-            round_scratch: vec![0.0; rounds_most],
-            runs,
-        })
+        let runs: Vec<RoundsResampler> = runs.iter().filter_map(|rounds| RoundsResampler::new(rounds)).collect();
+        let figure = median_of(&mut runs.iter().map(RoundsResampler::figure).collect::<Vec<f64>>());
+        (!runs.is_empty() && figure.is_finite()).then(|| NodeResampler { figure, scratch: vec![0.0; runs.len()], runs })
+    }
+
+    fn samples(&self) -> usize {
+        self.runs.iter().map(RoundsResampler::samples).sum()
     }
 
     fn rounds(&self) -> usize {
-        self.runs.iter().map(Vec::len).sum()
+        self.runs.iter().map(RoundsResampler::rounds).sum()
     }
 
     fn draw(&mut self, rng: &mut impl rand::Rng) -> f64 {
-        let pick = |n: usize, rng: &mut dyn rand::Rng| if n == 1 { 0 } else { rng.random_range(0..n) };
-        for slot in 0..self.runs.len() {
-            let run = &self.runs[pick(self.runs.len(), rng)];
-            let g = run.len();
-            for r in 0..g {
-                self.round_scratch[r] = run[pick(g, rng)].draw(rng);
-            }
-            self.run_scratch[slot] = median_of(&mut self.round_scratch[..g]);
+        let n = self.runs.len();
+        for slot in 0..n {
+            let k = if n == 1 { 0 } else { rng.random_range(0..n) };
+            self.scratch[slot] = self.runs[k].draw(rng);
         }
-        median_of(&mut self.run_scratch)
+        median_of(&mut self.scratch)
     }
 }
 
@@ -230,7 +204,7 @@ pub fn judge_point(
             NodeJudgement {
                 node: node.to_string(),
                 point: point.to_string(),
-                samples: res.samples,
+                samples: res.samples(),
                 runs: res.runs.len(),
                 rounds: res.rounds(),
                 median: *m,
@@ -312,6 +286,13 @@ pub struct FleetJudgement {
     /// How many (node, point) judgements share the error rate `alpha`.
     pub tests: usize,
     pub alpha: f64,
+}
+
+impl FleetJudgement {
+    /// Each interval's confidence: `alpha` split over the tests (Bonferroni).
+    pub fn confidence(&self) -> f64 {
+        1.0 - self.alpha / self.tests.max(1) as f64
+    }
 }
 
 #[cfg(test)]

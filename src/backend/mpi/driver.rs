@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use mpi::topology::SimpleCommunicator;
 
 use super::{any, gather_bytes, measure_point, DeviceSide};
-use crate::bench::links as link_points;
 use crate::bench::runner::{outcome_rows, RowMeta, Step, StepDriver};
 use crate::bench::{Outcome, Sampler};
 use crate::error::{Error, Result};
@@ -47,7 +46,7 @@ impl StepDriver for MpiDriver<'_> {
                 for (s, t) in mine.samples.iter_mut().zip(std::mem::take(&mut self.own)) {
                     s.seconds = t;
                 }
-                if point.bench == Bench::Links && point.op == link_points::ROUND {
+                if point.bench == Bench::Links && point.op == crate::vocab::pairs::ROUND_OP {
                     let times = self.link_times.entry(point.peer.clone().unwrap_or_default()).or_default();
                     times.extend(mine.samples.iter().map(|s| s.seconds / s.iterations.max(1) as f64));
                 }

@@ -35,19 +35,11 @@ fn link_matrix(
     let gathered = gather_bytes(world, serde_json::to_vec(&own).expect("serializes"));
     let all = broadcast_bytes(world, gathered.map(|g| serde_json::to_vec(&g).expect("serializes")).unwrap_or_default());
     let all: Vec<Vec<u8>> = serde_json::from_slice(&all).unwrap_or_default();
-    let mut times: BTreeMap<(usize, usize), (f64, f64)> = BTreeMap::new();
-    for (r, bytes_r) in all.iter().enumerate() {
+    let own = all.iter().enumerate().flat_map(|(r, bytes_r)| {
         let list: Vec<(usize, f64)> = serde_json::from_slice(bytes_r).unwrap_or_default();
-        for (p, t) in list {
-            let e = times.entry((r.min(p), r.max(p))).or_insert((f64::NAN, f64::NAN));
-            if r < p {
-                e.0 = t;
-            } else {
-                e.1 = t;
-            }
-        }
-    }
-    times.into_iter().map(|(k, (a, b))| (k, pairs::link_speed(bytes, a, b))).collect()
+        list.into_iter().map(move |(p, t)| (r, p, t))
+    });
+    pairs::link_matrix(own, bytes)
 }
 
 /// Retest the first pass's suspects (points numbered from `first_point`).

@@ -209,10 +209,17 @@ impl Render for FleetOutput {
                 l.floor_gbps
             )?;
             for r in &l.retests {
-                writeln!(t.out, "  retest: {} against {}: {:.3} GB/s, {}", s(&r.node), s(&r.good), r.gbps, r.verdict)?;
+                writeln!(
+                    t.out,
+                    "  retest: {} against {}: {:.3} GB/s, {}",
+                    s(&r.node),
+                    s(&r.good),
+                    r.gbps,
+                    r.verdict.as_str()
+                )?;
             }
             for b in &l.blamed {
-                writeln!(t.out, "- {} {} is slow (second pass)", b.what, s(&b.name))?;
+                writeln!(t.out, "- {} {} is slow (second pass)", b.what.as_str(), s(&b.name))?;
             }
             for c in &l.cleared {
                 writeln!(t.out, "  cleared: {}: fine when measured again", s(c))?;

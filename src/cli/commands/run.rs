@@ -47,26 +47,11 @@ pub(crate) fn exit_code(status: RunStatus, outcome: &RunOutcome) -> u8 {
     }
 }
 
-/// Refuse `--take-turns` for MPI benchmarks: the ranks of one job measure
-/// together, and one holding the turn while the others wait for it would
-/// never reach their first collective.
-pub fn check_turns(a: &RunArgs) -> Result<()> {
-    let cfg = resolve_config(a)?;
-    if cfg.benches.iter().any(|b| b.is_mpi()) {
-        return Err(crate::error::Error::config(
-            "--take-turns",
-            "the ranks of an MPI job measure together; --take-turns is for separate runs that share CPUs \
-             (srun -N4 --ntasks-per-node=1 benchbook run memcpy --take-turns)",
-        ));
-    }
-    Ok(())
-}
-
 /// The archive's turn (`run --take-turns`): an exclusive lock on
 /// `ARCHIVE/.turns.lock`, held until the returned file is dropped. Waits,
 /// saying so, while another run holds it; the kernel lets go of it when a
 /// run dies, so a killed run never blocks the next.
-pub fn take_turn(archive: &Archive, quiet: bool) -> Result<std::fs::File> {
+fn take_turn(archive: &Archive, quiet: bool) -> Result<std::fs::File> {
     let path = archive.root.join(".turns.lock");
     std::fs::create_dir_all(&archive.root).map_err(|e| crate::error::Error::io(&archive.root, e))?;
     let file = std::fs::OpenOptions::new()
@@ -92,6 +77,20 @@ pub fn take_turn(archive: &Archive, quiet: bool) -> Result<std::fs::File> {
 pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutput>> {
     let cfg = resolve_config(a)?;
     let mpi = cfg.benches.iter().any(|b| b.is_mpi());
+    // Held until the run is written. The ranks of an MPI job measure
+    // together: one holding the turn while the others wait for it would
+    // never reach their first collective.
+    let _turn = match (a.out.take_turns, mpi) {
+        (true, true) => {
+            return Err(crate::error::Error::config(
+                "--take-turns",
+                "the ranks of an MPI job measure together; --take-turns is for separate runs that share CPUs \
+                 (srun -N4 --ntasks-per-node=1 benchbook run memcpy --take-turns)",
+            ))
+        }
+        (true, false) => Some(take_turn(archive, quiet)?),
+        (false, _) => None,
+    };
     // Only rank 0 of an MPI job draws progress; the others would interleave on the terminal.
     let bar = Bar::unless(quiet || (mpi && !rank0()));
     let label = a.out.label.as_deref();
@@ -136,6 +135,8 @@ pub fn exec(archive: &Archive, a: &crate::cli::ExecArgs, quiet: bool) -> Result<
             },
         },
     };
+    // Held until the run is written.
+    let _turn = if a.out.take_turns { Some(take_turn(archive, quiet)?) } else { None };
     let bar = Bar::unless(quiet);
     let result = crate::session::exec(archive, &spec, a.out.label.as_deref(), listener(&bar));
     if let Some(b) = &bar {
