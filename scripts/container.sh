@@ -3,13 +3,21 @@
 # registry: an empty image (imported from an empty tar) and the binary,
 # the folders of its shared libraries and the archive bind-mounted in.
 #
-#   scripts/container.sh [PODMAN RUN OPTIONS...] -- BENCHBOOK ARCHIVE [BENCHBOOK ARGS...]
+#   scripts/container.sh [--userland [--mpirun N]] [PODMAN RUN OPTIONS...] -- BENCHBOOK ARCHIVE [BENCHBOOK ARGS...]
 #
 # e.g. scripts/container.sh --cpus 1 --memory 1g -- target/release/benchbook data run memcpy
-# runs `benchbook run memcpy --archive /archive` in a container limited to
-# one CPU and 1 GiB, writing into ./data. The manifest records the
-# container (host.container) and its limits (host.cpu_quota,
-# host.memory_limit_bytes).
+# runs `benchbook run memcpy` in a container limited to one CPU and 1 GiB,
+# writing into ./data (mounted at /archive, named by BENCHBOOK_ARCHIVE).
+# The manifest records the container (host.container) and its limits
+# (host.cpu_quota, host.memory_limit_bytes).
+#
+# --userland also mounts this host's /usr, /etc, /bin, /sbin, /lib, /lib64
+# read-only and the current folder at the same path (its working folder),
+# with a tmpfs /tmp: enough for `--mpirun 2 -- ... run collective` (Open
+# MPI's mpirun, as root, starting 2 ranks of benchbook inside) and
+# for `run exec -- python3 scripts/...` inside the container, as the
+# seed-004 example does. The container still has its own namespaces,
+# cgroup and limits.
 #
 # On this VM podman needs runc (crun refuses the hybrid cgroup layout) and
 # cgroupfs, and no default ulimits; a containers.conf of our own says so.
@@ -20,6 +28,13 @@ set -euo pipefail
 die() { echo "container: $*" >&2; exit 1; }
 
 opts=()
+userland=0
+launch=()
+if [ "${1:-}" = "--userland" ]; then userland=1; shift; fi
+if [ "${1:-}" = "--mpirun" ]; then
+    [ "$userland" = 1 ] || die "--mpirun needs --userland (mpirun comes from this host's /usr)"
+    launch=(mpirun -n "${2:?--mpirun N}"); shift 2
+fi
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
 [ "${1:-}" = "--" ] || die "usage: $0 [PODMAN RUN OPTIONS...] -- BENCHBOOK ARCHIVE [ARGS...]"
 shift
@@ -44,5 +59,15 @@ mounts=()
 for d in $( (ldd "$bin" | grep -o '/[^ ]*' | xargs -n1 dirname; echo /lib64) | sort -u); do
     [ -d "$d" ] && mounts+=(-v "$d:$d:ro")
 done
+if [ "$userland" = 1 ]; then
+    mounts=()  # the folders below hold the libraries' folders
+    for d in /usr /etc /bin /sbin /lib /lib64; do
+        [ -d "$d" ] && mounts+=(-v "$d:$d:ro")
+    done
+    here=$(pwd)
+    mounts+=(-v "$here:$here:ro" -w "$here" --tmpfs /tmp
+        -e OMPI_ALLOW_RUN_AS_ROOT=1 -e OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+        -e PATH=/usr/local/bin:/usr/bin:/bin)
+fi
 exec "${pod[@]}" run --rm "${opts[@]}" -v "$bin:/benchbook:ro" "${mounts[@]}" -v "$archive:/archive" \
-    "$image" /benchbook "$@" --archive /archive
+    -e BENCHBOOK_ARCHIVE=/archive "$image" "${launch[@]}" /benchbook "$@"

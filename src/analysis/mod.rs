@@ -7,10 +7,12 @@
 //! `gbps_*` = bytes / median seconds per operation / 10^9. Named metrics
 //! (tokens/s, TTFT, loss) are summarized by [`workload`].
 
+pub mod changepoints;
 pub mod compare;
 pub mod curves;
 pub mod environment;
 pub mod fleet;
+pub mod history;
 pub mod partitions;
 pub mod reference;
 pub mod specs;

@@ -4,6 +4,13 @@
 //! round's samples, and the draws summed: the partitions ran at once as
 //! independent instances), and the spread between the fastest and the
 //! slowest partition.
+//!
+//! [`fold`] turns a partitioned run's rows into the rows of one instance
+//! that did all the partitions' work, so a partitioned run compares point
+//! by point with one instance on the whole machine (`compare`, the compare
+//! report): per point, round and sample, the partitions' speeds are summed
+//! (a throughput adds up) and a lower-is-better metric is averaged (the
+//! latency a request sees on an average partition).
 
 use std::collections::BTreeMap;
 
@@ -91,6 +98,77 @@ pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
         .collect()
 }
 
+/// Speeds of a point's partitions at one (round, sample), and the row
+/// that stands for them.
+struct Fold {
+    template: Row,
+    threads: u32,
+    values: Vec<f64>,
+}
+
+/// A partitioned run's rows as one instance's (see the module's text).
+/// Timed rows keep their iterations and take the time that gives the
+/// summed speed; `threads` becomes the partitions' total. Only the
+/// (round, sample) pairs every partition measured are kept, so a sum never
+/// misses a partition. Rows without a partition pass through unchanged,
+/// and a run with none comes back as it was.
+pub fn fold(rows: &[Row]) -> Vec<Row> {
+    let parts: std::collections::BTreeSet<u64> =
+        rows.iter().filter_map(|r| partition_of(r.params.axes.as_deref())).collect();
+    if parts.len() < 2 {
+        return rows.to_vec();
+    }
+    let mut out = Vec::new();
+    let mut folds: BTreeMap<(String, Option<u32>, Option<u32>), Fold> = BTreeMap::new();
+    let mut points: BTreeMap<String, u32> = BTreeMap::new();
+    for r in rows {
+        let Some(k) = partition_of(r.params.axes.as_deref()) else {
+            out.push(r.clone());
+            continue;
+        };
+        let mut t = r.clone();
+        t.params.variant = untagged_variant(t.params.variant.as_deref(), t.params.axes.as_deref());
+        t.params.axes = without_partition(t.params.axes.as_deref());
+        let label = t.params.label();
+        let next = points.len() as u32;
+        t.point = *points.entry(label.clone()).or_insert(next);
+        if r.status != Status::Measured {
+            // One partition's note stands for all.
+            if k == *parts.first().unwrap_or(&0) {
+                out.push(t);
+            }
+            continue;
+        }
+        let value = match (t.params.metric.as_deref(), t.seconds, t.iterations, t.value) {
+            (None, Some(s), Some(n), _) if s > 0.0 && s.is_finite() && n > 0 => n as f64 / s,
+            (Some(_), _, _, Some(v)) if v.is_finite() => v,
+            _ => continue,
+        };
+        let threads = t.params.threads.unwrap_or(0);
+        let e = folds.entry((label, t.round, t.sample)).or_insert_with(|| Fold {
+            template: t,
+            threads: 0,
+            values: Vec::new(),
+        });
+        e.threads += threads;
+        e.values.push(value);
+    }
+    for (_, f) in folds.into_iter().filter(|(_, f)| f.values.len() == parts.len()) {
+        let mut r = f.template;
+        if r.params.threads.is_some() {
+            r.params.threads = Some(f.threads);
+        }
+        let sum: f64 = f.values.iter().sum();
+        match r.params.metric.as_deref() {
+            None => r.seconds = r.iterations.map(|n| n as f64 / sum),
+            Some(_) if r.params.better.as_deref() == Some("higher") => r.value = Some(sum),
+            Some(_) => r.value = Some(sum / f.values.len() as f64),
+        }
+        out.push(r);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +231,53 @@ mod tests {
         assert_eq!(a.len(), 1, "{a:?}");
         assert!(a[0].point.contains("tokens_per_s") && a[0].point.contains("7b"), "{}", a[0].point);
         assert_eq!((a[0].total, a[0].bytes_per_op), (100.0, None));
+    }
+
+    #[test]
+    fn a_folded_run_reads_as_one_instance_doing_all_the_work() {
+        let mut all = rows(0, 100.0, 5, 1);
+        all.extend(rows(1, 50.0, 4, 2));
+        for r in &mut all {
+            r.params.threads = Some(1);
+        }
+        let f = fold(&all);
+        // Samples 0-3 were measured by both partitions; sample 4 by one only.
+        assert_eq!(f.len(), 4, "{f:?}");
+        for r in &f {
+            assert_eq!(r.params.axes, None);
+            assert_eq!(r.params.variant, None);
+            assert_eq!(r.params.threads, Some(2));
+            let speed = r.iterations.unwrap() as f64 / r.seconds.unwrap();
+            assert!((speed - 150.0).abs() < 5.0, "{speed}");
+        }
+        // Throughput adds up; a latency is averaged over partitions.
+        let metric = |part: u64, name: &str, better: &str, v: f64| {
+            let mut r = Row::blank();
+            r.status = Status::Measured;
+            r.params.bench = "exec".into();
+            r.params.metric = Some(name.into());
+            r.params.better = Some(better.into());
+            r.params.axes = Some(format!(r#"{{"rate":8,"partition":{part},"partition_cpus":"{part}"}}"#));
+            r.sample = Some(0);
+            r.value = Some(v);
+            r
+        };
+        let f = fold(&[
+            metric(0, "req_per_s", "higher", 40.0),
+            metric(1, "req_per_s", "higher", 60.0),
+            metric(0, "ttfb_ms", "lower", 5.0),
+            metric(1, "ttfb_ms", "lower", 7.0),
+        ]);
+        let get = |m: &str| f.iter().find(|r| r.params.metric.as_deref() == Some(m)).unwrap();
+        assert_eq!(get("req_per_s").value, Some(100.0));
+        assert_eq!(get("ttfb_ms").value, Some(6.0));
+        assert_eq!(get("ttfb_ms").params.axes.as_deref(), Some(r#"{"rate":8}"#));
+        // A run without partitions passes through.
+        let plain = rows(0, 10.0, 3, 4).into_iter().map(|mut r| {
+            r.params.axes = None;
+            r
+        });
+        let plain: Vec<Row> = plain.collect();
+        assert_eq!(fold(&plain), plain);
     }
 }

@@ -25,11 +25,12 @@ pub use crate::vocab::source::RunOrigin;
 /// v5 adds `host.in_container`, `host.container` (runtime, version, id,
 /// image where visible, and the evidence: [`crate::host::container`]) and
 /// `host.cpu_quota` (the cgroup CPU quota, in CPUs), and a sweep's
-/// `config.partitions` (`run --partitions N`); an older manifest
-/// reads with them absent: not recorded, which is not "bare metal".
-pub const MANIFEST_VERSION: u32 = 5;
+/// `config.partitions` (`run --partitions N`); an older manifest reads
+/// with them absent: not recorded, which is not "bare metal".
+/// v6 adds `config.partition_devices` (each instance's GPU); older: none.
+pub const MANIFEST_VERSION: u32 = 6;
 /// Manifest versions this build reads.
-pub const READABLE_MANIFEST_VERSIONS: [u32; 5] = [1, 2, 3, 4, 5];
+pub const READABLE_MANIFEST_VERSIONS: [u32; 6] = [1, 2, 3, 4, 5, 6];
 /// The field that holds the hash of the rest of the manifest.
 pub const SEAL_FIELD: &str = "manifest_sha256";
 /// Size of the blocks hashed separately so `verify` can say where a file changed.

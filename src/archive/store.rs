@@ -214,6 +214,35 @@ impl Archive {
         Ok(runs)
     }
 
+    /// Every run labelled `label`, oldest first; an error naming the
+    /// labels there are when none is.
+    pub fn runs_labelled(&self, label: &str) -> Result<Vec<RunDir>> {
+        let mut labels = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for r in self.runs()? {
+            // A damaged run has no label to match; `verify` names it.
+            let Ok(m) = r.manifest() else { continue };
+            if m.label.as_deref() == Some(label) {
+                out.push(r);
+            } else if let Some(l) = m.label {
+                labels.insert(l);
+            }
+        }
+        if out.is_empty() {
+            let known: Vec<String> = labels.into_iter().take(12).collect();
+            return Err(Error::RunNotFound {
+                query: format!("label:{label}"),
+                archive: self.root.clone(),
+                hint: if known.is_empty() {
+                    "No run there has a label; `benchbook run --label NAME` gives one.".into()
+                } else {
+                    format!("Labels there include: {}.", known.join(", "))
+                },
+            });
+        }
+        Ok(out)
+    }
+
     /// Find a run by exact id, unique prefix, or `latest`.
     pub fn resolve(&self, query: &str) -> Result<RunDir> {
         let runs = self.runs()?;

@@ -98,6 +98,7 @@ impl BenchConfig {
                     ..StopRule::default()
                 },
                 partitions: Vec::new(),
+                partition_devices: Vec::new(),
             },
             Preset::Full => BenchConfig {
                 preset: p,
@@ -136,6 +137,7 @@ impl BenchConfig {
                 gpu_gemm_dtypes: GPU_DTYPES.to_vec(),
                 stop: StopRule::default(),
                 partitions: Vec::new(),
+                partition_devices: Vec::new(),
             },
         }
     }

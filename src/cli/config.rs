@@ -25,16 +25,37 @@ pub fn resolve_config(a: &RunArgs) -> Result<BenchConfig> {
         return Ok(cfg);
     }
     let mut cfg = resolve_flags(a)?;
-    if let Some(n) = a.partitions.filter(|n| *n > 1) {
-        if cfg.benches.iter().any(|b| b.is_mpi()) {
-            return Err(Error::config(
-                "--partitions",
-                "MPI benchmarks run across ranks; partitions are for one machine's CPUs",
-            ));
-        }
-        cfg.partitions = crate::session::partitions::split_cpus(&crate::session::partitions::allowed_cpus(), n)?;
+    (cfg.partitions, cfg.partition_devices) = partition_plan(a.partitions, &a.partition_devices)?;
+    if !cfg.partitions.is_empty() && cfg.benches.iter().any(|b| b.is_mpi()) {
+        return Err(Error::config(
+            "--partitions",
+            "MPI benchmarks run across ranks; partitions are for one machine's CPUs and GPUs",
+        ));
     }
     Ok(cfg)
+}
+
+/// `--partitions N` and `--partition-devices LIST` as CPU sets and devices:
+/// one instance per device when devices are named (N, if given, must
+/// match), each on its own share of this process's CPUs. Nothing for one.
+pub fn partition_plan(n: Option<usize>, devices: &[String]) -> Result<(Vec<Vec<usize>>, Vec<String>)> {
+    let devices: Vec<String> = devices.iter().map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
+    let n = match (n, devices.len()) {
+        (Some(n), d) if d > 0 && n != d => {
+            return Err(Error::config(
+                "--partitions",
+                format!("--partitions {n} but --partition-devices names {d} devices: one instance runs per device; drop --partitions"),
+            ))
+        }
+        (_, d) if d > 0 => d,
+        (Some(n), _) => n,
+        (None, _) => 1,
+    };
+    if n < 2 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let cpus = crate::session::partitions::split_cpus(&crate::session::partitions::allowed_cpus(), n)?;
+    Ok((cpus, devices))
 }
 
 fn resolve_flags(a: &RunArgs) -> Result<BenchConfig> {

@@ -65,7 +65,34 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List the runs in the archive.
     List {
+        #[command(flatten)]
+        filter: RunFilterArgs,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A node's (or a fleet's) run medians of each point over time, with
+    /// the change points of every series (E-divisive means, Welch t-test).
+    #[command(after_help = HISTORY_AFTER_HELP)]
+    History {
+        #[command(flatten)]
+        filter: RunFilterArgs,
+        /// Only this benchmark (`memcpy`, `stream`, ...).
+        #[arg(long, value_name = "BENCH")]
+        bench: Option<String>,
+        /// Only points whose label contains this text (`64 MiB`).
+        #[arg(long, value_name = "TEXT")]
+        point: Option<String>,
+        /// The p-value a change must be below.
+        #[arg(long, default_value_t = 0.001)]
+        alpha: f64,
+        /// The relative change a change point must reach, e.g. `3%`.
+        #[arg(long, default_value = "3%", value_parser = parse_fraction)]
+        min_effect: f64,
+        /// Only series with a change point.
+        #[arg(long)]
+        changed: bool,
+        /// Print JSON: every series with its runs and changes.
         #[arg(long)]
         json: bool,
     },
@@ -117,7 +144,8 @@ pub enum Command {
     #[command(after_help = COMPARE_AFTER_HELP)]
     Compare {
         /// The baseline run (id, unique part, or `latest`); repeated runs
-        /// of one configuration as a comma-separated group (`R1,R2,R3`).
+        /// of one configuration as a comma-separated group (`R1,R2,R3`),
+        /// or every run of one label (`label:bare`).
         #[arg(value_name = "BASE", requires = "new_pos", conflicts_with_all = ["base", "new"])]
         base_pos: Option<String>,
         /// The run (or comma-separated group) compared with it.
@@ -136,7 +164,7 @@ pub enum Command {
         /// Which verdicts make the exit code 1.
         #[arg(long, value_enum, default_value_t = commands::compare::FailOn::Slower)]
         fail_on: commands::compare::FailOn,
-        /// Print JSON: {base: [run ids], new: [run ids], threshold, fail_on, points: [{label, size_bytes, ratio, ci_low, ci_high, verdict, ...}], verdicts, environment, variability}.
+        /// Print JSON: {base: [run ids], new: [run ids], threshold, fail_on, points: [{label, size_bytes, ratio, ci_low, ci_high, verdict, ...}], summary: [{curve, verdict, ratio, ci_low, ci_high, within, ...}], verdicts, environment, variability}.
         #[arg(long)]
         json: bool,
     },
@@ -263,6 +291,13 @@ pub struct RunArgs {
     /// their partition in `axes` (seed 004's partitioned devices, on CPUs).
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,
+
+    /// One instance per GPU, GPU partition or MIG instance, each seeing only
+    /// its own (CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES), on its own
+    /// CPU set: `0,1,2,3`, or MIG UUIDs from `nvidia-smi -L`. Implies
+    /// --partitions with as many instances as devices.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub partition_devices: Vec<String>,
 
     /// The resolved configuration as JSON, instead of flags (what
     /// --partitions hands each instance).
@@ -429,6 +464,42 @@ Examples:
   benchbook run memcpy --sizes 4K..1G --threads 1,2
   benchbook run exec --repeat 10 --param model=tiny -- python3 scripts/train_mlp.py --steps 50";
 
+/// Which runs of the archive (`list`, `history`): every flag given must hold.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunFilterArgs {
+    /// Only the runs of this node (Slurm's node name, else the host name).
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+    /// Only the runs of this fleet (`run --fleet NAME`).
+    #[arg(long, value_name = "NAME")]
+    pub fleet: Option<String>,
+    /// Only the runs with this label.
+    #[arg(long, value_name = "LABEL")]
+    pub label: Option<String>,
+    /// Only the runs started at or after this time (RFC 3339, or a date: `2026-11-01`).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+}
+
+impl From<RunFilterArgs> for crate::archive::ScanFilter {
+    fn from(a: RunFilterArgs) -> Self {
+        crate::archive::ScanFilter { node: a.node, fleet: a.fleet, label: a.label, since: a.since }
+    }
+}
+
+const HISTORY_AFTER_HELP: &str = "\
+Each series is one node's median of one point per run, oldest first: GB/s of
+the bytes copied once where the point counts bytes, else operations per
+second. A change point splits a series where E-divisive means finds the two
+sides most different; it is kept when Welch's t-test between them gives a
+p-value below --alpha and their means differ by --min-effect or more, and
+each side is then searched again. Runs are selected from the archive's
+catalog, and each results file's hash is checked once and remembered.
+
+Examples:
+  benchbook history --node node17 --bench memcpy
+  benchbook history --fleet nightly --changed --json";
+
 const COMPARE_AFTER_HELP: &str = "\
 Points match on every parameter (method, device and a metric's named
 parameters included). The ratio says how many times better NEW is: BASE time
@@ -515,6 +586,11 @@ pub struct ExecArgs {
     /// and BENCHBOOK_PARTITION_CPUS (`0-3`) in its environment.
     #[arg(long, value_name = "N")]
     pub partitions: Option<usize>,
+    /// One copy per GPU, GPU partition or MIG instance, each seeing only
+    /// its own (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES and
+    /// BENCHBOOK_PARTITION_DEVICE), on its own CPU set: `0,1` or MIG UUIDs.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub partition_devices: Vec<String>,
     /// The resolved spec as JSON (what --partitions hands each instance).
     #[arg(long, value_name = "FILE", hide = true)]
     pub from_spec: Option<PathBuf>,
@@ -526,7 +602,7 @@ pub struct ReportArgs {
     /// Run ids (or unique parts, or `latest`). With a write-up kind, one
     /// report sets them all side by side; with `--kind compare`, the first
     /// is the baseline and repeated runs of one side go comma-separated
-    /// (`A1,A2,A3 B1,B2,B3`).
+    /// (`A1,A2,A3 B1,B2,B3`), or by label (`label:bare label:container`).
     #[arg(required_unless_present = "all")]
     pub runs: Vec<String>,
     /// The report kind; default: picked from the runs' contents (a run
@@ -644,8 +720,16 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             // Ranks other than 0 measure, hand their rows to rank 0, and exit quietly.
             None => Ok(0),
         },
-        Command::List { json } => {
-            emit(&commands::list::list(&archive)?, Form::json(json), quiet);
+        Command::List { filter, json } => {
+            emit(&commands::list::list(&archive, &filter.into())?, Form::json(json), quiet);
+            Ok(0)
+        }
+        Command::History { filter, bench, point, alpha, min_effect, changed, json } => {
+            let filter = filter.into();
+            let rule = crate::analysis::changepoints::ChangeRule { alpha, min_effect, ..Default::default() };
+            let out =
+                commands::history::history(&archive, &filter, bench.as_deref(), point.as_deref(), &rule, changed)?;
+            emit(&out, Form::json(json), quiet);
             Ok(0)
         }
         Command::Show { run, json, no_verify } => {

@@ -395,6 +395,7 @@ mod tests {
             params: Params::new(),
             ignore_failure: false,
             partitions: Vec::new(),
+            partition_devices: Vec::new(),
         };
         assert_eq!(spec(&["python3", "-u", "scripts/train_mlp.py", "--steps", "5"]).default_label(), "train_mlp");
         assert_eq!(spec(&["/usr/bin/sleep", "1"]).default_label(), "sleep");

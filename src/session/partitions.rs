@@ -3,8 +3,14 @@
 //! partition), gathered into one run whose rows carry their partition in
 //! `axes` (`{"partition":0,"partition_cpus":"0"}`).
 //!
+//! With `--partition-devices 0,1` (or MIG UUIDs) each instance also sees
+//! only its own GPU: `CUDA_VISIBLE_DEVICES` and `HIP_VISIBLE_DEVICES` name
+//! it (as MIG instances and MI300X CPX partitions are used), and its rows
+//! carry it as `partition_device`.
+//!
 //! `run exec --partitions N` does the same for any command; each copy sees
-//! `BENCHBOOK_PARTITION` and `BENCHBOOK_PARTITION_CPUS`.
+//! `BENCHBOOK_PARTITION` (0..N), `BENCHBOOK_PARTITIONS` (N) and
+//! `BENCHBOOK_PARTITION_CPUS`.
 //!
 //! Each instance is this same binary, started with the configuration (its
 //! partitions cleared) and its CPU affinity set before it runs, writing a
@@ -59,13 +65,15 @@ pub fn split_cpus(cpus: &[usize], n: usize) -> Result<Vec<Vec<usize>>> {
 /// What each instance runs: a sweep, or a command (`run exec`).
 enum Job {
     Sweep(Box<BenchConfig>, Box<super::LocalSource>),
-    Exec(crate::vocab::facts::ExecSpec, super::ExecSource),
+    Exec(Box<crate::vocab::facts::ExecSpec>, Box<super::ExecSource>),
 }
 
 /// N pinned instances of one configuration, as one run.
 pub struct PartitionSource {
     job: Job,
     partitions: Vec<Vec<usize>>,
+    /// Each instance's GPU (empty: CPU sets only).
+    devices: Vec<String>,
     scratch: PathBuf,
 }
 
@@ -78,9 +86,11 @@ impl PartitionSource {
     pub fn new(cfg: BenchConfig) -> Self {
         let mut one = cfg.clone();
         let partitions = std::mem::take(&mut one.partitions);
+        let devices = std::mem::take(&mut one.partition_devices);
         PartitionSource {
             job: Job::Sweep(Box::new(cfg), Box::new(super::LocalSource::new(one))),
             partitions,
+            devices,
             scratch: scratch(),
         }
     }
@@ -89,16 +99,28 @@ impl PartitionSource {
     pub fn exec(spec: crate::vocab::facts::ExecSpec) -> Self {
         let mut one = spec.clone();
         let partitions = std::mem::take(&mut one.partitions);
-        PartitionSource { job: Job::Exec(spec, super::ExecSource::new(one)), partitions, scratch: scratch() }
+        let devices = std::mem::take(&mut one.partition_devices);
+        PartitionSource {
+            job: Job::Exec(Box::new(spec), Box::new(super::ExecSource::new(one))),
+            partitions,
+            devices,
+            scratch: scratch(),
+        }
     }
 
     /// The job as one instance runs it (its partitions cleared), as JSON.
     fn instance_json(&self) -> Result<Vec<u8>> {
         let text = match &self.job {
-            Job::Sweep(cfg, _) => serde_json::to_vec_pretty(&BenchConfig { partitions: Vec::new(), ..(**cfg).clone() }),
-            Job::Exec(spec, _) => {
-                serde_json::to_vec_pretty(&crate::vocab::facts::ExecSpec { partitions: Vec::new(), ..spec.clone() })
-            }
+            Job::Sweep(cfg, _) => serde_json::to_vec_pretty(&BenchConfig {
+                partitions: Vec::new(),
+                partition_devices: Vec::new(),
+                ..(**cfg).clone()
+            }),
+            Job::Exec(spec, _) => serde_json::to_vec_pretty(&crate::vocab::facts::ExecSpec {
+                partitions: Vec::new(),
+                partition_devices: Vec::new(),
+                ..(**spec).clone()
+            }),
         };
         text.map_err(|e| Error::config("--partitions", e.to_string()))
     }
@@ -125,6 +147,7 @@ impl PartitionSource {
             }
         }
         cmd.env("BENCHBOOK_PARTITION", k.to_string())
+            .env("BENCHBOOK_PARTITIONS", self.partitions.len().to_string())
             .env("BENCHBOOK_PARTITION_CPUS", cpu_list(cpus))
             .env_remove(crate::host::placement::FLEET_ENV)
             // Nothing is read while the instances run: a pipe left full
@@ -132,6 +155,10 @@ impl PartitionSource {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(std::fs::File::create(&stderr).map_err(|e| Error::io(&stderr, e))?));
+        if let Some(d) = self.devices.get(k) {
+            // The one GPU (or MIG instance, or CPX partition) this instance sees.
+            cmd.env("CUDA_VISIBLE_DEVICES", d).env("HIP_VISIBLE_DEVICES", d).env("BENCHBOOK_PARTITION_DEVICE", d);
+        }
         let cpus = cpus.to_vec();
         // SAFETY: only async-signal-safe calls between fork and exec: a
         // stack cpu_set_t and sched_setaffinity.
@@ -164,7 +191,7 @@ impl Source for PartitionSource {
             Job::Exec(spec, source) => {
                 let mut info = source.describe()?;
                 if let crate::vocab::config::RunConfig::Exec(e) = &mut info.config {
-                    e.exec = spec.clone();
+                    e.exec = (**spec).clone();
                 }
                 info
             }
@@ -197,8 +224,9 @@ impl Source for PartitionSource {
             let mut by_point: BTreeMap<u32, Vec<Row>> = BTreeMap::new();
             for mut r in rows {
                 r.run_id = run_id.to_string();
-                r.params.axes = Some(with_partition(r.params.axes.as_deref(), k, cpus));
-                r.params.variant = Some(tagged_variant(r.params.variant.take(), k, cpus));
+                let device = self.devices.get(k).map(String::as_str);
+                r.params.axes = Some(with_partition(r.params.axes.as_deref(), k, cpus, device));
+                r.params.variant = Some(tagged_variant(r.params.variant.take(), k, cpus, device));
                 by_point.entry(r.point).or_default().push(r);
             }
             for (_, mut rows) in by_point {

@@ -74,6 +74,11 @@ pub struct BenchConfig {
     /// one instance on every CPU the process may use).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<Vec<usize>>,
+    /// `run --partition-devices LIST` (manifest v6): each instance's GPU (a
+    /// device index, or a MIG instance's UUID), handed to it as
+    /// `CUDA_VISIBLE_DEVICES` and `HIP_VISIBLE_DEVICES`; one per CPU set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition_devices: Vec<String>,
 }
 
 pub(crate) fn default_copy_methods() -> Vec<CopyMethod> {
@@ -264,6 +269,24 @@ impl<'de> Deserialize<'de> for RunConfig {
 }
 
 impl RunConfig {
+    /// The devices of `--partition-devices` (empty: none named).
+    pub fn partition_devices(&self) -> &[String] {
+        match self {
+            RunConfig::Sweep(c) => &c.partition_devices,
+            RunConfig::Exec(e) => &e.exec.partition_devices,
+            RunConfig::Mpi(_) | RunConfig::Import { .. } => &[],
+        }
+    }
+
+    /// The CPU sets of `--partitions N` (empty: one instance).
+    pub fn partitions(&self) -> &[Vec<usize>] {
+        match self {
+            RunConfig::Sweep(c) => &c.partitions,
+            RunConfig::Exec(e) => &e.exec.partitions,
+            RunConfig::Mpi(_) | RunConfig::Import { .. } => &[],
+        }
+    }
+
     /// The preset a measured run started from.
     pub fn preset(&self) -> Option<Preset> {
         match self {

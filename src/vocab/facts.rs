@@ -225,6 +225,10 @@ pub struct ExecSpec {
     /// `run exec --partitions N`: each instance's CPU set (empty: one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<Vec<usize>>,
+    /// `run exec --partition-devices LIST` (manifest v6): each instance's
+    /// GPU, one per CPU set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition_devices: Vec<String>,
 }
 
 impl ExecSpec {

@@ -168,3 +168,59 @@ fn compare_kind_matches_golden() {
     }
     assert_eq!(md, std::fs::read_to_string(&golden).expect("tests/golden/kind-compare.md (BENCHBOOK_BLESS=1)"));
 }
+
+/// The seed-004 example (`scripts/seed-004.sh`: bare metal, a podman
+/// container and 2 partitions, 3 interleaved rounds, committed under
+/// `data/seed-004`) renders as its golden Markdown, and its summary table
+/// says what `compare --json` says of the same runs.
+#[test]
+fn seed_004_report_matches_golden_and_compare_json() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/seed-004");
+    let archive = Archive::new(&root);
+    let group = |l: &str| archive.runs_labelled(l).unwrap();
+    let groups = vec![group("bare"), group("container"), group("partitions-2")];
+    assert_eq!(groups.iter().map(Vec::len).collect::<Vec<_>>(), [9, 9, 6], "3 rounds of each side");
+    let mut rep = report::build_compare(&groups, 0.02).unwrap();
+    rep.context.generated_at = "<generated_at>".into();
+    rep.context.benchbook_version = "<version>".into();
+    let md = report::render_compare_markdown(&mut report::engine(None).unwrap(), &rep).unwrap().0;
+    for section in ["## Summary", "## Collectives", "## Memory bandwidth", "## Workloads and serving", "## Partitions:"]
+    {
+        assert!(md.contains(section), "{section}");
+    }
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/seed-004.md");
+    if std::env::var("BENCHBOOK_BLESS").is_ok() {
+        std::fs::write(&golden, &md).unwrap();
+    } else {
+        let want = std::fs::read_to_string(&golden).expect("tests/golden/seed-004.md (BENCHBOOK_BLESS=1)");
+        assert!(md == want, "seed-004 report differs from tests/golden/seed-004.md (BENCHBOOK_BLESS=1 rewrites it)");
+    }
+    // The summary's verdicts are compare --json's, curve by curve.
+    for (i, label) in [(1, "container"), (2, "partitions-2")] {
+        let o = std::process::Command::new(crate::common::bin())
+            .args(["compare", "label:bare", &format!("label:{label}"), "--json", "--archive"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut json: Vec<(String, String)> = v["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["curve"].as_str().unwrap().to_string(), s["verdict"].as_str().unwrap().to_string()))
+            .collect();
+        let name = &rep.context.pairs[i - 1].new;
+        let mut table: Vec<(String, String)> = rep
+            .context
+            .summary
+            .iter()
+            .filter(|r| &r.new == name)
+            .map(|r| (r.curve.clone(), r.verdict.clone()))
+            .collect();
+        assert!(!json.is_empty());
+        // The table goes by family; the JSON by curve.
+        json.sort();
+        table.sort();
+        assert_eq!(table, json, "{label}");
+    }
+}

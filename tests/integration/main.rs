@@ -25,6 +25,7 @@ mod import_workload;
 mod interrupted_run;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod partitions;
 mod report_numbers;
 mod report_safety;
 mod slurm;

@@ -17,9 +17,11 @@
 //! report and the notebook all do.
 
 pub mod runs;
+pub mod summary;
 mod words;
 
 pub use runs::{compare_loaded, compare_runs, LoadedRun, RunComparison, Variability};
+pub use summary::{summarize, CurveSummary, CurveVerdict};
 pub use words::verdict_sentences;
 
 use std::collections::BTreeMap;

@@ -25,6 +25,8 @@ pub struct RunComparison {
     pub threshold: f64,
     /// Every point both groups measured, ordered by curve then size.
     pub points: Vec<PointComparison>,
+    /// One verdict per curve, from its points' verdicts.
+    pub summary: Vec<super::CurveSummary>,
     /// The verdicts in words, per curve and size band.
     pub verdicts: Vec<String>,
     /// What differs between the first base run's environment and the first
@@ -60,19 +62,35 @@ fn variability_of(points: &GroupSamples, runs: usize) -> Variability {
 }
 
 /// One run read once (and verified): its manifest, its rows as a table
-/// for polars and as [`Row`]s for the comparison.
+/// for polars and as [`Row`]s for the comparison. A run of N partitions
+/// at once is read folded ([`crate::analysis::partitions::fold`]): its
+/// rows are those of one instance doing all the partitions' work, so it
+/// compares point by point with one instance on the whole machine; the
+/// rows as measured stay in `partition_rows`.
 pub struct LoadedRun {
     pub id: String,
     pub manifest: Manifest,
     pub df: polars::prelude::DataFrame,
     pub rows: Vec<Row>,
+    /// The rows of each partition, as measured (empty without partitions).
+    pub partition_rows: Vec<Row>,
 }
 
 impl LoadedRun {
     pub fn read(run: &RunDir) -> Result<LoadedRun> {
         let (manifest, df) = run.read(false)?;
         let rows = crate::archive::schema::from_dataframe(&df)?;
-        Ok(LoadedRun { id: run.id.clone(), manifest, df, rows })
+        if manifest.config.partitions().len() < 2 {
+            return Ok(LoadedRun { id: run.id.clone(), manifest, df, rows, partition_rows: Vec::new() });
+        }
+        let folded = crate::analysis::partitions::fold(&rows);
+        let df = crate::archive::schema::to_dataframe(&folded)?;
+        Ok(LoadedRun { id: run.id.clone(), manifest, df, rows: folded, partition_rows: rows })
+    }
+
+    /// How many partitions measured at once (1: one instance).
+    pub fn partitions(&self) -> usize {
+        self.manifest.config.partitions().len().max(1)
     }
 }
 
@@ -120,6 +138,7 @@ pub fn compare_loaded(base: &[LoadedRun], new: &[LoadedRun], threshold: f64, new
     }
     points.sort_by(|x, y| (&x.curve, x.size_bytes, &x.label).cmp(&(&y.curve, y.size_bytes, &y.label)));
     Ok(RunComparison {
+        summary: super::summarize(&points),
         verdicts: verdict_sentences(&points, new_name),
         environment: environment_diff(&base[0].manifest, &new[0].manifest),
         variability: [variability_of(&sa, base.len()), variability_of(&sb, new.len())],

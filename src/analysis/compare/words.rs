@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use super::{PointComparison, Verdict};
-use crate::vocab::stats;
 
 /// Verdicts in words, per curve and size band: "no significant difference
 /// at any size", or "B is 7.1 % slower from 1 MiB to 64 MiB (95 % CI of the
@@ -42,7 +41,16 @@ pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
                 _ if ps.len() == band.len() => "at every point".to_string(),
                 _ => format!("at {} of its points", band.len()),
             };
-            let mid = stats::median_unsorted(&mut band.iter().map(|p| p.ratio).collect::<Vec<_>>());
+            // How much, as the range of the points' own changes (each is
+            // in the point table), not a figure no table holds.
+            let changes: Vec<f64> = band.iter().map(|p| 100.0 * (p.ratio - 1.0).abs()).collect();
+            let (cmin, cmax) =
+                changes.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| (a.min(*c), b.max(*c)));
+            let by = if format!("{cmin:.1}") == format!("{cmax:.1}") {
+                format!("{cmin:.1} %")
+            } else {
+                format!("{cmin:.1}–{cmax:.1} %")
+            };
             let lo = band.iter().filter_map(|p| p.ci_low).fold(f64::INFINITY, f64::min);
             let hi = band.iter().filter_map(|p| p.ci_high).fold(f64::NEG_INFINITY, f64::max);
             let ci = if lo.is_finite() && hi.is_finite() && band.iter().all(|p| p.ci_low.is_some()) {
@@ -52,8 +60,8 @@ pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
             };
             let n = band.len();
             let text = match v {
-                Verdict::Slower => format!("{b} is {:.1} % slower {span}{ci}", 100.0 * (1.0 - mid)),
-                Verdict::Faster => format!("{b} is {:.1} % faster {span}{ci}", 100.0 * (mid - 1.0)),
+                Verdict::Slower => format!("{b} is {by} slower {span}{ci}"),
+                Verdict::Faster => format!("{b} is {by} faster {span}{ci}"),
                 Verdict::Same => format!("no significant difference {span}"),
                 Verdict::Inconclusive => format!("inconclusive {span}: the interval straddles the threshold"),
             };

@@ -9,7 +9,7 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::analysis::compare::{compare_runs, PointComparison, RunComparison, Variability, Verdict};
+use crate::analysis::compare::{compare_runs, CurveSummary, PointComparison, RunComparison, Variability, Verdict};
 use crate::analysis::environment::EnvDifference;
 use crate::archive::Archive;
 use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
@@ -68,15 +68,21 @@ pub fn split_group(arg: &str) -> Vec<String> {
     arg.split(',').map(str::trim).filter(|q| !q.is_empty()).map(String::from).collect()
 }
 
-/// Resolve each group's queries (a query may not name a run twice).
+/// Resolve each group's queries (a query may not name a run twice). A
+/// query `label:NAME` names every run labelled NAME, oldest first.
 pub fn resolve_group(archive: &Archive, queries: &[String]) -> Result<Vec<crate::archive::RunDir>> {
     let mut runs: Vec<crate::archive::RunDir> = Vec::new();
     for q in queries {
-        let r = archive.resolve(q)?;
-        if runs.iter().any(|x| x.id == r.id) {
-            return Err(Error::config("BASE NEW", format!("run {} is named twice in one group", r.id)));
+        let found = match q.strip_prefix("label:") {
+            Some(label) => archive.runs_labelled(label)?,
+            None => vec![archive.resolve(q)?],
+        };
+        for r in found {
+            if runs.iter().any(|x| x.id == r.id) {
+                return Err(Error::config("BASE NEW", format!("run {} is named twice in one group", r.id)));
+            }
+            runs.push(r);
         }
-        runs.push(r);
     }
     Ok(runs)
 }
@@ -139,6 +145,25 @@ pub(crate) fn write_points(w: &mut dyn io::Write, points: &[PointComparison], na
     )
 }
 
+/// One row per curve: its verdict, from its points', the median ratio and
+/// the interval every point's lies in.
+pub(crate) fn write_summary(w: &mut dyn io::Write, summary: &[CurveSummary]) -> io::Result<()> {
+    let mut tab = table(&["CURVE", "POINTS", "VERDICT", "MEDIAN RATIO", "95 % CIs WITHIN"], &[1, 3, 4]);
+    for c in summary {
+        tab.add_row(vec![
+            cell(&c.curve),
+            c.points.to_string(),
+            format!("{} ({})", c.verdict.as_str(), c.counts_text()),
+            format!("{:.3}", c.ratio),
+            match (c.ci_low, c.ci_high) {
+                (Some(lo), Some(hi)) => format!("{lo:.3}–{hi:.3}"),
+                _ => "no interval: one sample".into(),
+            },
+        ]);
+    }
+    write_table(w, &tab)
+}
+
 /// One line per group on how much its runs vary.
 pub(crate) fn write_variability(w: &mut dyn io::Write, v: &[Variability; 2], names: [&str; 2]) -> io::Result<()> {
     let pct = |x: Option<f64>| x.map_or("-".to_string(), |c| format!("{:.2} %", 100.0 * c));
@@ -171,6 +196,8 @@ impl Render for CompareOutput {
         for v in &c.verdicts {
             writeln!(t.out, "- {}", s(v))?;
         }
+        writeln!(t.out)?;
+        write_summary(&mut *t.out, &c.summary)?;
         writeln!(t.out)?;
         write_variability(&mut *t.out, &c.variability, ["BASE", "NEW"])?;
         write_environment(&mut *t.out, &c.environment, ["BASE", "NEW"])

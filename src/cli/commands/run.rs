@@ -124,16 +124,18 @@ pub fn exec(archive: &Archive, a: &crate::cli::ExecArgs, quiet: bool) -> Result<
             serde_json::from_str(&text)
                 .map_err(|e| crate::error::Error::config("--from-spec", format!("{}: {e}", path.display())))?
         }
-        None => crate::session::ExecSpec {
-            command: a.command.clone(),
-            repeat: a.repeat,
-            params,
-            ignore_failure: a.ignore_failure,
-            partitions: match a.partitions.filter(|n| *n > 1) {
-                Some(n) => crate::session::partitions::split_cpus(&crate::session::partitions::allowed_cpus(), n)?,
-                None => Vec::new(),
-            },
-        },
+        None => {
+            let (partitions, partition_devices) =
+                crate::cli::config::partition_plan(a.partitions, &a.partition_devices)?;
+            crate::session::ExecSpec {
+                command: a.command.clone(),
+                repeat: a.repeat,
+                params,
+                ignore_failure: a.ignore_failure,
+                partitions,
+                partition_devices,
+            }
+        }
     };
     // Held until the run is written.
     let _turn = if a.out.take_turns { Some(take_turn(archive, quiet)?) } else { None };

@@ -6,17 +6,21 @@
 //! the runs vary. Native, exec and imported runs mix: points match on their
 //! parameters, whatever measured them.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod overlays;
+mod partitions;
+mod suite;
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use polars::prelude::IntoLazy;
+pub use partitions::{PartitionRow, PartitionSection};
+pub use suite::{Family, FamilySection, SummaryRow};
 
 use crate::analysis::compare::{compare_loaded, LoadedRun, PointComparison, RunComparison};
-use crate::analysis::{curves, point_stats, Curve};
 use crate::archive::RunDir;
 use crate::error::Result;
-use crate::plot::{bandwidth_chart, Chart, Line, MetricChart, RatioChart, RatioSeries};
+use crate::plot::{Chart, RatioChart, RatioSeries};
 use crate::vocab::units::shell_join;
 
 /// One run of the report.
@@ -50,6 +54,8 @@ pub struct VerdictRow {
     pub base: String,
     pub new: String,
     pub ratio: String,
+    /// The ratio as a change: "+4.1 %" better, "−4.1 %" worse.
+    pub change: String,
     pub ci: String,
     pub verdict: String,
     pub runs: String,
@@ -99,7 +105,12 @@ pub struct CompareContext {
     /// the runs of a group joined by commas.
     pub reproduce: String,
     pub runs: Vec<CompareRun>,
-    pub overlays: Vec<ChartRef>,
+    /// One row per curve and pair: its verdict, ratio and interval.
+    pub summary: Vec<SummaryRow>,
+    /// One section per benchmark family: overlays and verdicts.
+    pub families: Vec<FamilySection>,
+    /// Groups of partitions measuring at once, against the baseline.
+    pub partitions: Vec<PartitionSection>,
     pub pairs: Vec<PairSection>,
 }
 
@@ -141,6 +152,7 @@ fn verdict_row(p: &PointComparison) -> VerdictRow {
         base: p.median_text(p.median_a),
         new: p.median_text(p.median_b),
         ratio: format!("{:.3}", p.ratio),
+        change: format!("{}{:.1} %", if p.ratio < 1.0 { "−" } else { "+" }, 100.0 * (p.ratio - 1.0).abs()),
         ci: p.ci_text(),
         verdict: p.verdict.as_str().into(),
         runs: format!("{} / {}", p.runs_a, p.runs_b),
@@ -261,7 +273,16 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
         });
         comparisons.push(c);
     }
-    let overlays = overlay_charts(&groups, &names, &mut charts)?;
+    let overlays = overlays::overlay_charts(&groups, &names, &mut charts)?;
+    let indexed: Vec<(usize, &RunComparison)> = comparisons.iter().enumerate().map(|(k, c)| (k + 1, c)).collect();
+    let summary = suite::summary_rows(&names, &indexed);
+    let families = suite::family_sections(overlays, &summary);
+    let partitions = groups
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, g)| partitions::section(i, &names[i], &names[0], g, &mut charts))
+        .collect();
     let title = format!("benchbook comparison: {}", names.join(" vs "));
     crate::plot::share_palette(&mut charts);
     Ok(CompareReport {
@@ -280,90 +301,12 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
                 100.0 * threshold
             ),
             runs,
-            overlays,
+            summary,
+            families,
+            partitions,
             pairs,
         },
         charts,
         comparisons,
     })
-}
-
-/// The runs overlaid: one rate-vs-size chart per benchmark, of the curves
-/// every group measured, and one chart per named metric against its
-/// parameter, a line per run.
-fn overlay_charts(
-    groups: &[Vec<LoadedRun>],
-    names: &[String],
-    charts: &mut Vec<Box<dyn Chart>>,
-) -> Result<Vec<ChartRef>> {
-    let mut per_group: Vec<Vec<(String, Vec<Curve>)>> = Vec::new();
-    let mut metrics = Vec::new();
-    let mut run_names: BTreeMap<String, String> = BTreeMap::new();
-    for (g, name) in groups.iter().zip(names) {
-        let mut runs = Vec::new();
-        for (j, r) in g.iter().enumerate() {
-            let bare = name.strip_suffix(&format!(" ({} runs)", g.len())).unwrap_or(name);
-            let line_name = if g.len() > 1 { format!("{bare} #{}", j + 1) } else { name.clone() };
-            run_names.insert(r.id.clone(), line_name.clone());
-            runs.push((line_name, curves(&point_stats(r.df.clone().lazy())?)));
-            metrics.extend(crate::analysis::workload::metric_stats(&r.df)?);
-        }
-        per_group.push(runs);
-    }
-    // Curves every group measured, by benchmark.
-    let labels = |g: &Vec<(String, Vec<Curve>)>| -> BTreeSet<(String, String)> {
-        g.iter().flat_map(|(_, cs)| cs.iter().map(|c| (c.bench.clone(), c.label.clone()))).collect()
-    };
-    let mut common = labels(&per_group[0]);
-    for g in &per_group[1..] {
-        let l = labels(g);
-        common.retain(|x| l.contains(x));
-    }
-    let benches: BTreeSet<&str> = common.iter().map(|(b, _)| b.as_str()).collect();
-    let mut out = Vec::new();
-    for bench in benches {
-        let mut lines = Vec::new();
-        // The curve's name goes into the legend only where there are several.
-        let several = common.iter().filter(|(b, _)| b == bench).count() > 1;
-        for g in &per_group {
-            for (run_name, cs) in g {
-                for c in cs.iter().filter(|c| c.bench == bench && common.contains(&(c.bench.clone(), c.label.clone())))
-                {
-                    lines.push(
-                        Line::with_errors(
-                            if several { format!("{run_name}: {}", c.label) } else { run_name.clone() },
-                            c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)),
-                        )
-                        .of(run_name.as_str(), c.label.as_str()),
-                    );
-                }
-            }
-        }
-        // Every curve of a benchmark counts bytes the same way.
-        let axis = per_group
-            .iter()
-            .flat_map(|g| g.iter().flat_map(|(_, cs)| cs.iter()))
-            .find(|c| c.bench == bench)
-            .map_or("GB/s", Curve::rate_axis);
-        let name = format!("overlay-{bench}");
-        charts.push(Box::new(bandwidth_chart(&name, &format!("{bench}: {}", names.join(" vs ")), axis, lines, None)));
-        out.push(ChartRef {
-            id: name.clone(),
-            alt: format!("{bench} bandwidth against size, every run overlaid"),
-            caption: format!("{bench}: median rate per size of every run of {}; {}.", names.join(", "), axis),
-        });
-    }
-    if let Some(w) = crate::report::context::workload_section(&metrics) {
-        let label = |id: &str| run_names.get(id).cloned().unwrap_or_else(|| id.to_string());
-        for c in &w.charts {
-            let name = format!("overlay-{}", c.name);
-            charts.push(Box::new(MetricChart::of(&name, &c.title, &metrics, &c.metric, &c.x, &label)));
-            out.push(ChartRef {
-                id: name.clone(),
-                alt: c.title.clone(),
-                caption: format!("{}: the median per run, with its 95 % interval where the samples give one.", c.title),
-            });
-        }
-    }
-    Ok(out)
 }

@@ -1,0 +1,255 @@
+//! Change points in a series of run medians (a node's memcpy, night after
+//! night): E-divisive means (Matteson and James, 2014) proposes the split
+//! that most separates the two sides' distributions, and a Welch t-test
+//! between them decides whether it is real, as Hunter does (Fleming et
+//! al., ICPE 2023, after Daly et al., ICPE 2020, who used a permutation
+//! test). A split is kept only when its p-value is below `alpha` and the
+//! means differ by at least `min_effect` (relative), then each side is
+//! searched again, until no split passes.
+//!
+//! The divergence is the energy statistic with exponent 1; its sums are
+//! updated as the split moves, so a series of n points costs O(n²).
+
+use serde::Serialize;
+
+/// How a series is searched.
+#[derive(Debug, Clone, Copy)]
+pub struct ChangeRule {
+    /// Two-sided p-value a split must be below.
+    pub alpha: f64,
+    /// Relative difference of the means a split must reach (0.05 = 5 %).
+    pub min_effect: f64,
+    /// Fewest points on each side of a split.
+    pub min_segment: usize,
+}
+
+impl Default for ChangeRule {
+    fn default() -> Self {
+        ChangeRule { alpha: 0.001, min_effect: 0.03, min_segment: 3 }
+    }
+}
+
+/// One change: the series is different from index `at` on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChangePoint {
+    /// The first index of the new level.
+    pub at: usize,
+    /// The means of the segments on either side (between the neighbouring
+    /// change points).
+    pub mean_before: f64,
+    pub mean_after: f64,
+    /// `mean_after / mean_before - 1`.
+    pub change: f64,
+    /// Welch's t-test between the two sides.
+    pub p_value: f64,
+}
+
+/// The change points of `xs`, in order.
+pub fn change_points(xs: &[f64], rule: &ChangeRule) -> Vec<ChangePoint> {
+    let mut found = Vec::new();
+    search(xs, 0, rule, &mut found);
+    found.sort_by_key(|c| c.at);
+    // Each change's means against its neighbours' segments, not the piece
+    // it was found in.
+    let cuts: Vec<usize> = std::iter::once(0).chain(found.iter().map(|c| c.at)).chain([xs.len()]).collect();
+    for (k, c) in found.iter_mut().enumerate() {
+        let (before, after) = (&xs[cuts[k]..cuts[k + 1]], &xs[cuts[k + 1]..cuts[k + 2]]);
+        c.mean_before = mean(before);
+        c.mean_after = mean(after);
+        c.change = c.mean_after / c.mean_before - 1.0;
+        c.p_value = welch_p(before, after);
+    }
+    found
+}
+
+fn search(xs: &[f64], offset: usize, rule: &ChangeRule, out: &mut Vec<ChangePoint>) {
+    let Some(tau) = best_split(xs, rule.min_segment) else { return };
+    let (a, b) = xs.split_at(tau);
+    let (ma, mb) = (mean(a), mean(b));
+    let p = welch_p(a, b);
+    if !(p < rule.alpha && ma != 0.0 && (mb / ma - 1.0).abs() >= rule.min_effect) {
+        return;
+    }
+    out.push(ChangePoint { at: offset + tau, mean_before: ma, mean_after: mb, change: mb / ma - 1.0, p_value: p });
+    search(a, offset, rule, out);
+    search(b, offset + tau, rule, out);
+}
+
+/// The split τ (first index of the right side) maximising the scaled
+/// energy divergence `m k / (m + k) · E`, with at least `min` points a side.
+fn best_split(xs: &[f64], min: usize) -> Option<usize> {
+    let n = xs.len();
+    let min = min.max(2);
+    if n < 2 * min {
+        return None;
+    }
+    let d = |i: usize, j: usize| (xs[i] - xs[j]).abs();
+    // Start with τ = 0: everything on the right.
+    let (mut within_l, mut between) = (0.0, 0.0);
+    let mut within_r: f64 = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).map(|(i, j)| d(i, j)).sum();
+    let mut best: Option<(usize, f64)> = None;
+    for tau in 1..n {
+        // Move point tau-1 from the right side to the left.
+        let p = tau - 1;
+        let to_left: f64 = (0..p).map(|i| d(i, p)).sum();
+        let to_right: f64 = (tau..n).map(|j| d(p, j)).sum();
+        within_l += to_left;
+        between += to_right - to_left;
+        within_r -= to_right;
+        let (m, k) = (tau as f64, (n - tau) as f64);
+        if tau < min || n - tau < min {
+            continue;
+        }
+        let e = 2.0 * between / (m * k) - within_l / (m * (m - 1.0) / 2.0) - within_r / (k * (k - 1.0) / 2.0);
+        let q = m * k / (m + k) * e;
+        if best.is_none_or(|(_, b)| q > b) {
+            best = Some((tau, q));
+        }
+    }
+    best.map(|b| b.0)
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+fn variance(xs: &[f64]) -> f64 {
+    let m = mean(xs);
+    xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() as f64 - 1.0)
+}
+
+/// Two-sided p-value of Welch's t-test between `a` and `b` (2 points or
+/// more each). Two constant sides that differ give 0; equal ones give 1.
+pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (variance(a) / na, variance(b) / nb);
+    let diff = mean(a) - mean(b);
+    if va + vb == 0.0 {
+        return if diff == 0.0 { 1.0 } else { 0.0 };
+    }
+    let t = diff / (va + vb).sqrt();
+    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    student_t_two_sided(t, df)
+}
+
+/// P(|T| ≥ |t|) for Student's t with `df` degrees of freedom:
+/// I_{df/(df+t²)}(df/2, 1/2).
+pub fn student_t_two_sided(t: f64, df: f64) -> f64 {
+    incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+}
+
+/// ln Γ(x), Lanczos (g = 7, 9 terms), for x > 0.
+fn ln_gamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let s: f64 = C[0] + (1..9).map(|i| C[i] / (x + i as f64)).sum::<f64>();
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
+}
+
+/// The regularised incomplete beta I_x(a, b), by its continued fraction
+/// (modified Lentz), on the side where it converges fast.
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - incomplete_beta(b, a, 1.0 - x);
+    }
+    const TINY: f64 = 1e-300;
+    let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
+    d = if d.abs() < TINY { TINY } else { d };
+    d = 1.0 / d;
+    let mut f = d;
+    for m in 1..300 {
+        let m = m as f64;
+        for num in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + num * d;
+            d = if d.abs() < TINY { TINY } else { d };
+            c = 1.0 + num / c;
+            c = if c.abs() < TINY { TINY } else { c };
+            d = 1.0 / d;
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    front * f / a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_distr::{Distribution, Normal};
+
+    #[test]
+    fn t_tail_matches_the_tables() {
+        for (t, df) in [(12.706, 1.0), (2.776, 4.0), (2.228, 10.0), (2.042, 30.0), (1.960, 1e6)] {
+            let p = student_t_two_sided(t, df);
+            assert!((p - 0.05).abs() < 2e-4, "t {t} df {df}: p {p}");
+        }
+        assert!((student_t_two_sided(4.604, 4.0) - 0.01).abs() < 1e-4);
+        assert!((student_t_two_sided(0.0, 7.0) - 1.0).abs() < 1e-12);
+    }
+
+    fn noisy(n: usize, level: f64, sd: f64, seed: u64) -> Vec<f64> {
+        let mut rng = crate::vocab::stats::seeded_rng(seed);
+        let noise = Normal::new(0.0, sd).unwrap();
+        (0..n).map(|_| level * (1.0 + noise.sample(&mut rng))).collect()
+    }
+
+    #[test]
+    fn a_step_is_found_where_it_is() {
+        for seed in 0..20 {
+            let mut xs = noisy(14, 100.0, 0.01, seed);
+            xs.extend(noisy(16, 90.0, 0.01, seed + 100));
+            let c = change_points(&xs, &ChangeRule::default());
+            assert_eq!(c.len(), 1, "seed {seed}: {c:?}");
+            assert!(c[0].at.abs_diff(14) <= 2, "seed {seed}: {c:?}");
+            assert!((c[0].change + 0.1).abs() < 0.02 && c[0].p_value < 1e-6, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn two_steps_are_both_found() {
+        let mut xs = noisy(10, 100.0, 0.005, 1);
+        xs.extend(noisy(10, 120.0, 0.005, 2));
+        xs.extend(noisy(10, 95.0, 0.005, 3));
+        let at: Vec<usize> = change_points(&xs, &ChangeRule::default()).iter().map(|c| c.at).collect();
+        assert_eq!(at, [10, 20]);
+    }
+
+    #[test]
+    fn noise_alone_rarely_makes_a_change() {
+        let rule = ChangeRule::default();
+        let found = (0..1000).filter(|s| !change_points(&noisy(10, 100.0, 0.02, *s), &rule).is_empty()).count();
+        assert!(found <= 10, "{found} of 1000 flat series had a change");
+        // A real but small shift is below the effect a change must reach.
+        let mut xs = noisy(15, 100.0, 0.001, 7);
+        xs.extend(noisy(15, 101.0, 0.001, 8));
+        assert!(change_points(&xs, &rule).is_empty());
+        // Too short to split.
+        assert!(change_points(&[1.0, 2.0, 3.0, 4.0, 5.0], &rule).is_empty());
+    }
+}

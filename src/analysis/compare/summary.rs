@@ -1,0 +1,205 @@
+//! One verdict per curve (a benchmark at one setting, over its sizes or
+//! parameters): what a write-up's summary table says of each benchmark
+//! ("on par", "slower at 3 of 8 sizes"), from the point verdicts under it.
+//! `compare --json` carries it, and the compare report's summary table
+//! prints it, so the two never disagree.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{PointComparison, Verdict};
+use crate::vocab::stats;
+
+/// A curve's verdict, from its points' verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CurveVerdict {
+    /// Every point `same`: no difference this data can resolve beyond the
+    /// threshold.
+    Same,
+    /// At least one point faster, none slower.
+    Faster,
+    /// At least one point slower, none faster.
+    Slower,
+    /// Faster at some points, slower at others.
+    Mixed,
+    /// No point faster or slower, and at least one inconclusive.
+    Inconclusive,
+}
+
+impl CurveVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CurveVerdict::Same => "same",
+            CurveVerdict::Faster => "faster",
+            CurveVerdict::Slower => "slower",
+            CurveVerdict::Mixed => "mixed",
+            CurveVerdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One curve of a comparison, summed up.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveSummary {
+    pub curve: String,
+    pub bench: String,
+    pub points: usize,
+    pub same: usize,
+    pub faster: usize,
+    pub slower: usize,
+    pub inconclusive: usize,
+    /// The median of the points' ratios (above 1: the compared side is
+    /// better).
+    pub ratio: f64,
+    /// For a `slower` or `faster` curve, the median ratio of the points
+    /// with that verdict (how much slower where it is slower); `None`
+    /// otherwise.
+    pub verdict_ratio: Option<f64>,
+    /// The smallest and largest ratio over its points.
+    pub ratio_min: f64,
+    pub ratio_max: f64,
+    /// Every point's 95 % interval lies inside `ci_low`–`ci_high`; `None`
+    /// where a point has one sample a side (no interval).
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// How far from 1 (as a fraction) the widest interval bound reaches:
+    /// "within ±x %" of the baseline at every point. `None` without
+    /// intervals.
+    pub within: Option<f64>,
+    pub verdict: CurveVerdict,
+}
+
+impl CurveSummary {
+    /// Its points' verdicts counted: "5 slower, 2 inconclusive".
+    pub fn counts_text(&self) -> String {
+        let of = |n: usize, w: &str| (n > 0).then(|| format!("{n} {w}"));
+        [
+            of(self.same, "same"),
+            of(self.faster, "faster"),
+            of(self.slower, "slower"),
+            of(self.inconclusive, "inconclusive"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}
+
+/// Per curve, in the order the points come (curve, then size).
+pub fn summarize(points: &[PointComparison]) -> Vec<CurveSummary> {
+    let mut curves: BTreeMap<&str, Vec<&PointComparison>> = BTreeMap::new();
+    for p in points {
+        curves.entry(p.curve.as_str()).or_default().push(p);
+    }
+    curves
+        .into_iter()
+        .map(|(curve, ps)| {
+            let count = |v: Verdict| ps.iter().filter(|p| p.verdict == v).count();
+            let (same, faster, slower, inconclusive) =
+                (count(Verdict::Same), count(Verdict::Faster), count(Verdict::Slower), count(Verdict::Inconclusive));
+            let verdict = match (faster > 0, slower > 0) {
+                (true, true) => CurveVerdict::Mixed,
+                (true, false) => CurveVerdict::Faster,
+                (false, true) => CurveVerdict::Slower,
+                (false, false) if inconclusive > 0 => CurveVerdict::Inconclusive,
+                (false, false) => CurveVerdict::Same,
+            };
+            let ratios: Vec<f64> = ps.iter().map(|p| p.ratio).collect();
+            let of_verdict = |v: Verdict| {
+                let mut xs: Vec<f64> = ps.iter().filter(|p| p.verdict == v).map(|p| p.ratio).collect();
+                stats::median_unsorted(&mut xs)
+            };
+            let verdict_ratio = match verdict {
+                CurveVerdict::Slower => Some(of_verdict(Verdict::Slower)),
+                CurveVerdict::Faster => Some(of_verdict(Verdict::Faster)),
+                _ => None,
+            };
+            let all_ci = ps.iter().all(|p| p.ci_low.is_some() && p.ci_high.is_some());
+            let ci_low = all_ci.then(|| ps.iter().filter_map(|p| p.ci_low).fold(f64::INFINITY, f64::min));
+            let ci_high = all_ci.then(|| ps.iter().filter_map(|p| p.ci_high).fold(f64::NEG_INFINITY, f64::max));
+            CurveSummary {
+                curve: curve.to_string(),
+                bench: ps[0].bench.clone(),
+                points: ps.len(),
+                same,
+                faster,
+                slower,
+                inconclusive,
+                ratio: stats::median_unsorted(&mut ratios.clone()),
+                verdict_ratio,
+                ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+                ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                ci_low,
+                ci_high,
+                within: ci_low.zip(ci_high).map(|(lo, hi)| (1.0 - lo).abs().max((hi - 1.0).abs())),
+                verdict,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(curve: &str, ratio: f64, ci: Option<(f64, f64)>, verdict: Verdict) -> PointComparison {
+        PointComparison {
+            label: format!("{curve} {ratio}"),
+            curve: curve.into(),
+            bench: "memcpy".into(),
+            size_bytes: Some(1),
+            metric: None,
+            unit: "s".into(),
+            median_a: 1.0,
+            median_b: 1.0 / ratio,
+            ratio,
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+            samples_a: 10,
+            samples_b: 10,
+            runs_a: 1,
+            runs_b: 1,
+            run_cv_a: None,
+            run_cv_b: None,
+            verdict,
+        }
+    }
+
+    #[test]
+    fn a_curve_is_same_only_when_every_point_is() {
+        let s = summarize(&[
+            point("a", 1.0, Some((0.99, 1.01)), Verdict::Same),
+            point("a", 0.995, Some((0.985, 1.004)), Verdict::Same),
+            point("b", 1.0, Some((0.99, 1.01)), Verdict::Same),
+            point("b", 0.9, Some((0.88, 0.92)), Verdict::Slower),
+            point("b", 1.001, Some((0.99, 1.01)), Verdict::Same),
+            point("c", 1.1, Some((1.08, 1.12)), Verdict::Faster),
+            point("c", 0.9, Some((0.88, 0.92)), Verdict::Slower),
+            point("d", 1.0, Some((0.97, 1.03)), Verdict::Inconclusive),
+            point("e", 1.0, None, Verdict::Same),
+        ]);
+        let v: Vec<_> = s.iter().map(|c| (c.curve.as_str(), c.verdict)).collect();
+        assert_eq!(
+            v,
+            [
+                ("a", CurveVerdict::Same),
+                ("b", CurveVerdict::Slower),
+                ("c", CurveVerdict::Mixed),
+                ("d", CurveVerdict::Inconclusive),
+                ("e", CurveVerdict::Same)
+            ]
+        );
+        let a = &s[0];
+        assert_eq!((a.ci_low, a.ci_high), (Some(0.985), Some(1.01)));
+        assert!((a.within.unwrap() - 0.015).abs() < 1e-12);
+        assert_eq!((s[1].slower, s[1].same, s[1].points), (1, 2, 3));
+        // How much slower is said of the slower points, not of all.
+        assert_eq!((s[1].ratio, s[1].verdict_ratio), (1.0, Some(0.9)));
+        assert_eq!(s[0].verdict_ratio, None);
+        // One sample: no interval, and no "within".
+        assert_eq!((s[4].ci_low, s[4].within), (None, None));
+    }
+}

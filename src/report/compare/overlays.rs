@@ -1,0 +1,190 @@
+//! The groups overlaid, one line per group: a rate-against-size chart per
+//! benchmark (per curve where a benchmark has more curves than a chart
+//! reads well with), and a chart per named metric against its parameter.
+//! A group of several runs is drawn as the median of its runs' medians,
+//! its bars the lowest and highest run median (the run-to-run spread); a
+//! group of one run as its median with its 95 % interval. Each chart goes
+//! in its benchmark's family section ([`super::suite::Family`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use polars::prelude::IntoLazy;
+
+use super::suite::Family;
+use super::ChartRef;
+use crate::analysis::compare::LoadedRun;
+use crate::analysis::workload::MetricStat;
+use crate::analysis::{curves, point_stats, Curve};
+use crate::error::Result;
+use crate::plot::{bandwidth_chart, Chart, Line, MetricChart};
+use crate::vocab::stats;
+
+/// Lines a chart holds before a benchmark is drawn one curve per chart.
+const MAX_LINES: usize = 8;
+
+/// A median and its bars (an interval, or a range of run medians).
+type Bars = Option<(f64, f64)>;
+/// (size, median, bars) of one group's curve.
+type GroupPoints = Vec<(f64, f64, Bars)>;
+/// One run's curve: (size, median, its interval).
+type RunPoints = Vec<(u64, f64, Bars)>;
+
+/// Per size: the median of the runs' medians, and the range of the runs'
+/// medians (several runs) or the one run's interval.
+fn combine(runs: &[RunPoints]) -> GroupPoints {
+    let mut by_size: BTreeMap<u64, Vec<(f64, Bars)>> = BTreeMap::new();
+    for r in runs {
+        for &(s, v, ci) in r {
+            by_size.entry(s).or_default().push((v, ci));
+        }
+    }
+    by_size
+        .into_iter()
+        .map(|(s, vs)| {
+            if vs.len() == 1 {
+                return (s as f64, vs[0].0, vs[0].1);
+            }
+            let mut xs: Vec<f64> = vs.iter().map(|v| v.0).collect();
+            let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (s as f64, stats::median_unsorted(&mut xs), Some((lo, hi)))
+        })
+        .collect()
+}
+
+/// One group's metric statistics as one run's: per metric and parameters,
+/// the median of its runs' medians, with the range of the runs' medians
+/// (or the one run's interval), under the group's name.
+fn group_metrics(name: &str, runs: &[Vec<MetricStat>]) -> Vec<MetricStat> {
+    let mut by_key: BTreeMap<String, Vec<&MetricStat>> = BTreeMap::new();
+    for s in runs.iter().flatten() {
+        by_key.entry(s.label()).or_default().push(s);
+    }
+    by_key
+        .into_values()
+        .map(|ss| {
+            let mut g = ss[0].clone();
+            g.run_id = name.to_string();
+            if ss.len() > 1 {
+                let mut xs: Vec<f64> = ss.iter().map(|s| s.median).collect();
+                g.median = stats::median_unsorted(&mut xs);
+                g.ci = Some((
+                    xs.iter().copied().fold(f64::INFINITY, f64::min),
+                    xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                ));
+                g.samples = ss.iter().map(|s| s.samples).sum();
+            }
+            g
+        })
+        .collect()
+}
+
+/// Every overlay chart, with the family section it belongs to.
+pub fn overlay_charts(
+    groups: &[Vec<LoadedRun>],
+    names: &[String],
+    charts: &mut Vec<Box<dyn Chart>>,
+) -> Result<Vec<(Family, ChartRef)>> {
+    // Per group: its runs' curves, and its metrics as one run's.
+    let mut group_curves: Vec<BTreeMap<(String, String), Vec<Curve>>> = Vec::new();
+    let mut metrics = Vec::new();
+    for (g, name) in groups.iter().zip(names) {
+        let mut by_curve: BTreeMap<(String, String), Vec<Curve>> = BTreeMap::new();
+        let mut run_metrics = Vec::new();
+        for r in g {
+            for c in curves(&point_stats(r.df.clone().lazy())?) {
+                by_curve.entry((c.bench.clone(), c.label.clone())).or_default().push(c);
+            }
+            run_metrics.push(crate::analysis::workload::metric_stats(&r.df)?);
+        }
+        group_curves.push(by_curve);
+        metrics.extend(group_metrics(name, &run_metrics));
+    }
+    // Curves two groups or more measured: those the comparisons are about.
+    let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for g in &group_curves {
+        for k in g.keys() {
+            *seen.entry(k.clone()).or_default() += 1;
+        }
+    }
+    let shared: BTreeSet<(String, String)> = seen.into_iter().filter(|(_, n)| *n >= 2).map(|(k, _)| k).collect();
+    let benches: BTreeSet<&str> = shared.iter().map(|(b, _)| b.as_str()).collect();
+    let mut out = Vec::new();
+    let several_runs = groups.iter().any(|g| g.len() > 1);
+    let bars = if several_runs {
+        "bars: the lowest and highest run median of a group of runs, the 95 % interval of a single run"
+    } else {
+        "bars: 95 % intervals"
+    };
+    for bench in benches {
+        let labels: Vec<&str> = shared.iter().filter(|(b, _)| b == bench).map(|(_, l)| l.as_str()).collect();
+        let lines_needed = labels.len() * groups.len();
+        // One chart for the benchmark, or one per curve when that is too many lines.
+        let charts_of: Vec<Vec<&str>> =
+            if lines_needed <= MAX_LINES { vec![labels.clone()] } else { labels.iter().map(|l| vec![*l]).collect() };
+        for (k, these) in charts_of.iter().enumerate() {
+            let mut lines = Vec::new();
+            let mut drawn: Vec<&str> = Vec::new();
+            let mut axis = "GB/s";
+            for (gi, g) in group_curves.iter().enumerate() {
+                for label in these {
+                    let Some(cs) = g.get(&(bench.to_string(), label.to_string())) else { continue };
+                    axis = cs[0].rate_axis();
+                    let runs: Vec<_> = cs.iter().map(Curve::rate_with_ci).collect();
+                    let name = if these.len() > 1 { format!("{}: {label}", names[gi]) } else { names[gi].clone() };
+                    lines.push(Line::with_errors(name, combine(&runs)).of(names[gi].as_str(), *label));
+                    if !drawn.contains(&names[gi].as_str()) {
+                        drawn.push(names[gi].as_str());
+                    }
+                }
+            }
+            let id = if charts_of.len() == 1 { format!("overlay-{bench}") } else { format!("overlay-{bench}-{k}") };
+            let what = if these.len() == 1 { these[0].to_string() } else { bench.to_string() };
+            charts.push(Box::new(bandwidth_chart(&id, &format!("{what}: {}", drawn.join(" vs ")), axis, lines, None)));
+            out.push((
+                Family::of(bench),
+                ChartRef {
+                    id: id.clone(),
+                    alt: format!("{what} rate against size, one line per group"),
+                    caption: format!("{what}: median rate per size of {}; {axis}; {bars}.", drawn.join(", ")),
+                },
+            ));
+        }
+    }
+    if let Some(w) = crate::report::context::workload_section(&metrics) {
+        for c in &w.charts {
+            // Only metrics two groups or more reported.
+            let groups_with: BTreeSet<&str> =
+                metrics.iter().filter(|s| s.metric == c.metric).map(|s| s.run_id.as_str()).collect();
+            if groups_with.len() < 2 {
+                continue;
+            }
+            let id = format!("overlay-{}", c.name);
+            let bench = metrics.iter().find(|s| s.metric == c.metric).map_or("exec", |s| s.bench.as_str());
+            charts.push(Box::new(MetricChart::of(&id, &c.title, &metrics, &c.metric, &c.x, &|g| g.to_string())));
+            out.push((
+                Family::of(bench),
+                ChartRef {
+                    id: id.clone(),
+                    alt: c.title.clone(),
+                    caption: format!("{}: the median of each group, one line per group; {bars}.", c.title),
+                },
+            ));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_is_the_median_of_its_runs_with_their_range() {
+        let runs =
+            vec![vec![(1, 10.0, Some((9.0, 11.0))), (2, 20.0, None)], vec![(1, 12.0, None)], vec![(1, 11.0, None)]];
+        let g = combine(&runs);
+        assert_eq!(g, vec![(1.0, 11.0, Some((10.0, 12.0))), (2.0, 20.0, None)]);
+        assert_eq!(combine(&runs[..1])[0], (1.0, 10.0, Some((9.0, 11.0))));
+    }
+}

@@ -1,0 +1,163 @@
+//! The compare report as seed 004 reads: one section per benchmark family
+//! (collectives, transfers and RDMA, memory bandwidth, compute, workloads),
+//! each with its overlay charts and, per pair of groups, one verdict per
+//! curve answering the write-up's question ("container within ±0.8 % of
+//! bare metal at every size"), and a summary table of every curve's
+//! verdict. The rows come from [`RunComparison::summary`], the same
+//! figures `compare --json` prints.
+
+use serde::Serialize;
+
+use super::ChartRef;
+use crate::analysis::compare::{CurveSummary, CurveVerdict, RunComparison};
+use crate::vocab::benches::Bench;
+
+/// A family of benchmarks, as the write-ups group them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    Collectives,
+    Transfers,
+    Memory,
+    Compute,
+    Workloads,
+}
+
+impl Family {
+    pub const ALL: [Family; 5] =
+        [Family::Collectives, Family::Transfers, Family::Memory, Family::Compute, Family::Workloads];
+
+    /// The family of a row's `bench` (a tool's own name is a workload).
+    pub fn of(bench: &str) -> Family {
+        match Bench::of(bench) {
+            Some(Bench::Collective) => Family::Collectives,
+            Some(Bench::P2p | Bench::MemcpyPeer | Bench::H2d | Bench::D2h | Bench::Rdma | Bench::Links) => {
+                Family::Transfers
+            }
+            Some(Bench::Nvbandwidth) => Family::Transfers,
+            Some(Bench::Memcpy | Bench::Stream) => Family::Memory,
+            Some(Bench::Gemm) => Family::Compute,
+            Some(Bench::Megatron | Bench::Exec) | None => Family::Workloads,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Family::Collectives => "Collectives",
+            Family::Transfers => "Point-to-point, peer and RDMA bandwidth",
+            Family::Memory => "Memory bandwidth",
+            Family::Compute => "Compute",
+            Family::Workloads => "Workloads and serving",
+        }
+    }
+}
+
+/// One curve's verdict in the summary table and its family section.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryRow {
+    pub base: String,
+    pub new: String,
+    pub family: String,
+    pub curve: String,
+    pub points: usize,
+    /// `same`, `faster`, `slower`, `mixed`, `inconclusive`.
+    pub verdict: String,
+    /// "3 slower, 5 same".
+    pub counts: String,
+    pub same: usize,
+    pub faster: usize,
+    pub slower: usize,
+    pub ratio: String,
+    /// Lowest and highest point ratio: "0.981–1.004".
+    pub ratio_range: String,
+    /// The interval every point's 95 % interval lies in, or why none.
+    pub ci: String,
+    /// "±1.9 %": how far the widest bound reaches; empty without intervals.
+    pub within: String,
+    /// Whether the points rest on one sample a side (imported logs).
+    pub one_sample: bool,
+    /// For `slower` and `faster`: how much, at the median of the points
+    /// with that verdict ("4.1 %"), and that median ratio; "-" otherwise.
+    pub change: String,
+    pub verdict_ratio: String,
+    /// "7 points", "1 point".
+    pub points_text: String,
+}
+
+/// A family section: its charts, and its curves' verdicts per pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct FamilySection {
+    pub title: String,
+    pub charts: Vec<ChartRef>,
+    pub rows: Vec<SummaryRow>,
+}
+
+fn row(base: &str, new: &str, c: &CurveSummary) -> SummaryRow {
+    SummaryRow {
+        base: base.into(),
+        new: new.into(),
+        family: Family::of(&c.bench).title().into(),
+        curve: c.curve.clone(),
+        points: c.points,
+        verdict: c.verdict.as_str().into(),
+        counts: c.counts_text(),
+        same: c.same,
+        faster: c.faster,
+        slower: c.slower,
+        ratio: format!("{:.3}", c.ratio),
+        ratio_range: format!("{:.3}–{:.3}", c.ratio_min, c.ratio_max),
+        ci: match (c.ci_low, c.ci_high) {
+            (Some(lo), Some(hi)) => format!("{lo:.3}–{hi:.3}"),
+            _ => "none: one sample a side".into(),
+        },
+        within: c.within.map_or("-".into(), |w| format!("±{:.1} %", 100.0 * w)),
+        one_sample: c.ci_low.is_none(),
+        change: match (c.verdict, c.verdict_ratio) {
+            (CurveVerdict::Slower | CurveVerdict::Faster, Some(r)) => format!("{:.1} %", 100.0 * (r - 1.0).abs()),
+            _ => "-".into(),
+        },
+        verdict_ratio: c.verdict_ratio.map_or("-".into(), |r| format!("{r:.3}")),
+        points_text: if c.points == 1 { "1 point".into() } else { format!("{} points", c.points) },
+    }
+}
+
+/// Every pair's curves as summary rows: in pair order, then by family
+/// (as the sections come), then curve.
+pub fn summary_rows(names: &[String], comparisons: &[(usize, &RunComparison)]) -> Vec<SummaryRow> {
+    comparisons
+        .iter()
+        .flat_map(|(i, c)| {
+            let mut rows: Vec<(Family, SummaryRow)> =
+                c.summary.iter().map(|s| (Family::of(&s.bench), row(&names[0], &names[*i], s))).collect();
+            rows.sort_by_key(|r| r.0);
+            rows.into_iter().map(|(_, r)| r)
+        })
+        .collect()
+}
+
+/// The family sections that have a chart or a verdict, in [`Family::ALL`]
+/// order.
+pub fn family_sections(charts: Vec<(Family, ChartRef)>, rows: &[SummaryRow]) -> Vec<FamilySection> {
+    Family::ALL
+        .iter()
+        .map(|f| FamilySection {
+            title: f.title().into(),
+            charts: charts.iter().filter(|(g, _)| g == f).map(|(_, c)| c.clone()).collect(),
+            rows: rows.iter().filter(|r| r.family == f.title()).cloned().collect(),
+        })
+        .filter(|s| !s.charts.is_empty() || !s.rows.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmarks_fall_into_the_write_up_families() {
+        assert_eq!(Family::of("collective"), Family::Collectives);
+        assert_eq!(Family::of("rdma"), Family::Transfers);
+        assert_eq!(Family::of("stream"), Family::Memory);
+        assert_eq!(Family::of("exec"), Family::Workloads);
+        assert_eq!(Family::of("vllm"), Family::Workloads);
+    }
+}
