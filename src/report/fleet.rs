@@ -54,6 +54,10 @@ pub struct FleetContext {
     /// The points not charted (beyond [`MAX_CHARTS`]).
     pub uncharted: usize,
     pub z_slow: f64,
+    /// Judgements whose interval is a 95 % one (large fleets: nodes that
+    /// could not be slow), and the size above which that happens.
+    pub screened: usize,
+    pub large_fleet: usize,
     /// Each interval's confidence (95 % Bonferroni-corrected over the
     /// tests) and δ, as every sentence, caption and table prints them.
     pub confidence_pct: String,
@@ -137,6 +141,8 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
         links,
         uncharted,
         z_slow: Z_SLOW,
+        screened: fleet.judgement.points.iter().filter(|p| p.screened).count(),
+        large_fleet: crate::analysis::fleet::large::LARGE_FLEET,
         confidence_pct: confidence_pct(j.confidence()),
         threshold_pct: threshold_pct(fleet.threshold),
         runs_advised: RUNS_ADVISED,

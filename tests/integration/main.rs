@@ -19,6 +19,7 @@ mod exec;
 #[cfg(feature = "cuda")]
 mod fake_cuda;
 mod golden;
+mod history;
 mod import;
 mod import_corpus;
 mod import_workload;

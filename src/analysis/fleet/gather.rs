@@ -66,6 +66,72 @@ pub fn fleet_point(r: &crate::vocab::rows::Row) -> String {
     }
 }
 
+/// A point's speeds, by round.
+type ByRound = BTreeMap<Option<u32>, Vec<f64>>;
+
+/// What one run of a fleet adds: its node, job, start, link sweeps, and
+/// each point's speeds by round.
+struct RunPart {
+    run_id: String,
+    node: String,
+    job: Option<String>,
+    started_at: String,
+    links: Vec<LinkSweep>,
+    /// Whether it measured anything but link sweeps.
+    measured: bool,
+    points: BTreeMap<String, ByRound>,
+}
+
+/// Run `run` as fleet `name` sees it: `None` when it is not in the fleet
+/// (or has no readable manifest), an error (run id, why) when its rows
+/// cannot be read.
+fn read_run(run: &crate::archive::RunDir, name: &str) -> Option<std::result::Result<RunPart, (String, String)>> {
+    let manifest = run.manifest().ok()?;
+    if manifest.fleet() != Some(name) {
+        return None;
+    }
+    // A damaged run is named and left out; it never stops the check.
+    let rows = match run.rows() {
+        Ok(rows) => rows,
+        Err(e) => return Some(Err((run.id.clone(), e.to_string()))),
+    };
+    // An imported run is the node its rows name (the log's host, or
+    // `import --host`), not the machine that imported it.
+    let hosts: BTreeSet<&str> =
+        rows.iter().map(|r| r.host.as_str()).filter(|h| !h.is_empty() && *h != "unknown").collect();
+    let node = match (manifest.is_import(), hosts.len()) {
+        (true, 1) => hosts.first().copied().unwrap_or_default().to_string(),
+        _ => manifest.node().to_string(),
+    };
+    let own = |r: &&crate::vocab::rows::Row| r.params.bench != crate::vocab::benches::Bench::Links;
+    // A run's rows, by point (its label made once, not once a row).
+    let mut by_point: BTreeMap<(u32, &str), (String, ByRound)> = BTreeMap::new();
+    for r in rows.iter().filter(own).filter(|r| r.status == Status::Measured) {
+        // Speed: operations per second, so higher is better for every point.
+        let (Some(s), Some(n)) = (r.seconds, r.iterations) else { continue };
+        if s > 0.0 && n > 0 {
+            let e = by_point.entry((r.point, r.device.as_str())).or_insert_with(|| (fleet_point(r), BTreeMap::new()));
+            e.1.entry(r.round).or_default().push(n as f64 / s);
+        }
+    }
+    let mut points: BTreeMap<String, ByRound> = BTreeMap::new();
+    for (_, (point, rounds)) in by_point {
+        let mine = points.entry(point).or_default();
+        for (round, speeds) in rounds {
+            mine.entry(round).or_default().extend(speeds);
+        }
+    }
+    Some(Ok(RunPart {
+        run_id: run.id.clone(),
+        links: sweeps(&run.id, &rows),
+        measured: rows.iter().filter(own).any(|r| r.status == Status::Measured),
+        job: manifest.placement.as_ref().and_then(|p| p.job_id.clone()),
+        started_at: manifest.started_at.clone(),
+        node,
+        points,
+    }))
+}
+
 /// Gather fleet `name`'s runs from `archive` and judge its nodes with a
 /// ratio threshold δ of `threshold`.
 pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
@@ -74,43 +140,38 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
     let mut samples: BTreeMap<String, BTreeMap<String, ByRun>> = BTreeMap::new();
     let (mut runs, mut nodes_seen, mut damaged) = (0, BTreeMap::new(), Vec::new());
     let (mut jobs, mut started, mut links) = (BTreeSet::new(), Vec::new(), Vec::new());
-    for run in archive.runs()? {
-        let Ok(manifest) = run.manifest() else { continue };
-        if manifest.fleet() != Some(name) {
-            continue;
-        }
-        // A damaged run is named and left out; it never stops the check.
-        let rows = match run.rows() {
-            Ok(rows) => rows,
-            Err(e) => {
-                damaged.push((run.id.clone(), e.to_string()));
+    // Each run read on its own (in parallel: hashing and decoding are the
+    // cost), then merged in run order.
+    let all = archive.runs()?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(all.len().max(1));
+    let chunk = all.len().div_ceil(threads.max(1)).max(1);
+    let parts: Vec<Option<std::result::Result<RunPart, (String, String)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = all
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|run| read_run(run, name)).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    for part in parts.into_iter().flatten() {
+        let part = match part {
+            Ok(p) => p,
+            Err(d) => {
+                damaged.push(d);
                 continue;
             }
         };
         runs += 1;
-        // An imported run is the node its rows name (the log's host, or
-        // `import --host`), not the machine that imported it.
-        let hosts: BTreeSet<&str> =
-            rows.iter().map(|r| r.host.as_str()).filter(|h| !h.is_empty() && *h != "unknown").collect();
-        let node = match (manifest.is_import(), hosts.len()) {
-            (true, 1) => hosts.first().copied().unwrap_or_default().to_string(),
-            _ => manifest.node().to_string(),
-        };
-        links.extend(sweeps(&run.id, &rows));
-        let own = |r: &&crate::vocab::rows::Row| r.params.bench != crate::vocab::benches::Bench::Links;
-        if rows.iter().filter(own).any(|r| r.status == Status::Measured) {
-            *nodes_seen.entry(node.clone()).or_insert(0) += 1;
+        links.extend(part.links);
+        if part.measured {
+            *nodes_seen.entry(part.node.clone()).or_insert(0) += 1;
         }
-        if let Some(job) = manifest.placement.as_ref().and_then(|p| p.job_id.clone()) {
-            jobs.insert(job);
-        }
-        started.push(manifest.started_at.clone());
-        for r in rows.iter().filter(own).filter(|r| r.status == Status::Measured) {
-            // Speed: operations per second, so higher is better for every point.
-            let (Some(s), Some(n)) = (r.seconds, r.iterations) else { continue };
-            if s > 0.0 && n > 0 {
-                let by_run = samples.entry(fleet_point(r)).or_default().entry(node.clone()).or_default();
-                by_run.entry(run.id.clone()).or_default().entry(r.round).or_default().push(n as f64 / s);
+        jobs.extend(part.job);
+        started.push(part.started_at);
+        for (point, rounds) in part.points {
+            let by_run = samples.entry(point).or_default().entry(part.node.clone()).or_default();
+            let mine = by_run.entry(part.run_id.clone()).or_default();
+            for (round, speeds) in rounds {
+                mine.entry(round).or_default().extend(speeds);
             }
         }
     }

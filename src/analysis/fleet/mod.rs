@@ -30,6 +30,7 @@
 //! interval alone a node in a fleet too small to tell.
 
 mod gather;
+pub mod large;
 pub mod links;
 
 pub use gather::{gather, Fleet, RUNS_ADVISED};
@@ -75,6 +76,10 @@ pub struct NodeJudgement {
     /// The modified z-score; 0 when the fleet has no spread at all.
     pub z: f64,
     pub slow: bool,
+    /// In a large fleet ([`large`]), a node that could not be slow (z ≥
+    /// −[`Z_SLOW`]) gets a 95 % interval, not the corrected one.
+    #[serde(default)]
+    pub screened: bool,
 }
 
 /// How a fleet is judged.
@@ -164,9 +169,12 @@ pub fn judge_point(
         return None;
     }
     let alpha = rule.alpha / tests.max(1) as f64;
+    let mut rng = resampling_rng(rule.seed ^ seed_of(point));
+    if nodes.len() > large::LARGE_FLEET {
+        return Some(large::judge_large(point, &mut nodes, &medians, (centre, scale), alpha, rule, &mut rng));
+    }
     // Enough replicates that each tail holds 20 of them.
     let b = rule.replicates.max((40.0 / alpha).ceil() as usize).min(200_000);
-    let mut rng = resampling_rng(rule.seed ^ seed_of(point));
     let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(b); nodes.len()];
     let n = nodes.len();
     let mut boot_medians = vec![0.0; n];
@@ -214,6 +222,7 @@ pub fn judge_point(
                 confidence: 1.0 - alpha,
                 z,
                 slow: z < -Z_SLOW && high < 1.0 - rule.threshold,
+                screened: false,
             }
         })
         .collect();
@@ -244,12 +253,28 @@ pub fn judge(samples: &BTreeMap<String, BTreeMap<String, Runs>>, rule: &Rule) ->
     let with_samples =
         |n: &BTreeMap<String, Runs>| n.values().filter(|r| r.iter().flatten().any(|s| !s.is_empty())).count();
     let tests: usize = samples.values().map(with_samples).filter(|n| *n >= MIN_NODES).sum();
+    // Points are independent (each has its own seed): judged on every CPU,
+    // and gathered in point order, so the result does not depend on how many.
+    let work: Vec<(&String, &BTreeMap<String, Runs>)> = samples.iter().collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
+    let chunk = work.len().div_ceil(threads.max(1)).max(1);
+    let judged: Vec<(String, Option<Vec<NodeJudgement>>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter().map(|(p, n)| ((*p).clone(), judge_point(p, n, tests, rule))).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
     let mut points = Vec::new();
     let mut unjudged = Vec::new();
-    for (point, nodes) in samples {
-        match judge_point(point, nodes, tests, rule) {
+    for (point, j) in judged {
+        match j {
             Some(j) => points.extend(j),
-            None => unjudged.push(point.clone()),
+            None => unjudged.push(point),
         }
     }
     let mut by_node: BTreeMap<&str, Vec<&NodeJudgement>> = BTreeMap::new();

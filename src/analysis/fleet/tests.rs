@@ -174,3 +174,22 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_large_fleet_names_its_slow_node_in_linear_time_and_screens_the_rest() {
+    let n = large::LARGE_FLEET * 3;
+    let nodes = fleet(n, 20, 0.02, &[(7, 0.7)], 3);
+    let tests = n * 17;
+    let j = judge_point("memcpy", &nodes, tests, &Rule::default()).unwrap();
+    let slow: Vec<&str> = j.iter().filter(|j| j.slow).map(|j| j.node.as_str()).collect();
+    assert_eq!(slow, vec!["node7"]);
+    let n7 = j.iter().find(|j| j.node == "node7").unwrap();
+    // Its interval is the corrected one; the others' are 95 % ones.
+    assert!(!n7.screened && n7.confidence > 1.0 - 0.05 / tests as f64 - 1e-12, "{n7:?}");
+    assert!(n7.ratio_low < n7.ratio && n7.ratio < n7.ratio_high && n7.ratio_high < 0.95, "{n7:?}");
+    let rest: Vec<_> = j.iter().filter(|j| j.node != "node7").collect();
+    assert!(rest.iter().all(|j| j.screened && j.confidence == 0.95 && j.ratio_low <= j.ratio_high), "{rest:?}");
+    // A clean large fleet: nobody.
+    let clean = fleet(n, 20, 0.02, &[], 4);
+    assert!(judge_point("memcpy", &clean, tests, &Rule::default()).unwrap().iter().all(|j| !j.slow));
+}
