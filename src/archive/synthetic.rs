@@ -52,10 +52,21 @@ pub fn synthetic_fleet(template: &RunDir, out: &Archive, spec: &SynthSpec) -> Re
     for r in template.rows()?.into_iter().filter(|r| r.status == Status::Measured) {
         points.entry(r.point).or_default().push(r);
     }
-    // Every measured point, its first samples: rows_per_run in all.
+    // Every measured point, its samples taken in turn (again from its first
+    // when it has fewer, numbered on): rows_per_run in all.
     let per_point = spec.rows_per_run.div_ceil(points.len().max(1));
-    let rows: Vec<Row> =
-        points.into_values().flat_map(|v| v.into_iter().take(per_point)).take(spec.rows_per_run).collect();
+    let rows: Vec<Row> = points
+        .into_values()
+        .flat_map(|v| {
+            let n = v.len().max(1);
+            (0..per_point).filter_map(move |i| {
+                let mut r = v.get(i % n)?.clone();
+                r.sample = Some(i as u32);
+                Some(r)
+            })
+        })
+        .take(spec.rows_per_run)
+        .collect();
     std::fs::create_dir_all(out.runs_dir()).map_err(|e| Error::io(out.runs_dir(), e))?;
     let mut rng = crate::vocab::stats::seeded_rng(2026);
     let normal = |sd: f64| Normal::new(1.0, sd).expect("a finite deviation");

@@ -23,6 +23,7 @@ mod history;
 mod import;
 mod import_corpus;
 mod import_workload;
+mod interop;
 mod interrupted_run;
 #[cfg(feature = "mpi")]
 mod mpi;
