@@ -9,7 +9,7 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use super::changepoints::{change_points, ChangeRule};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// One run's median of the point.
 #[derive(Debug, Clone, Serialize)]
@@ -55,16 +55,7 @@ pub fn history(
     bench: Option<&str>,
     rule: &ChangeRule,
 ) -> Result<Vec<HistorySeries>> {
-    let strs = |name: &str| -> Result<Vec<Option<String>>> {
-        Ok(runs
-            .column(name)
-            .map_err(Error::analysis)?
-            .str()
-            .map_err(Error::analysis)?
-            .iter()
-            .map(|v| v.map(String::from))
-            .collect())
-    };
+    let strs = |name: &str| crate::archive::schema::columns::strings(runs, name);
     let (ids, nodes, starts) = (strs("run_id")?, strs("node")?, strs("started_at")?);
     let facts: BTreeMap<String, (String, String)> = ids
         .into_iter()

@@ -104,8 +104,8 @@ fn entry_of(run: &RunDir, manifest_stamp: String, results_stamp: String) -> Cata
     };
     match run.manifest() {
         Ok(m) => {
-            e.node = Some(m.placement.as_ref().map_or(m.host.hostname.clone(), |p| p.node.clone()));
-            e.fleet = m.placement.as_ref().and_then(|p| p.fleet.clone());
+            e.node = Some(m.node().to_string());
+            e.fleet = m.fleet().map(String::from);
             e.job_id = m.placement.as_ref().and_then(|p| p.job_id.clone());
             e.host = Some(m.host.hostname.clone());
             e.source = Some(m.source.to_string());
@@ -194,8 +194,9 @@ impl Catalog {
     /// size and time, against the sha256 its manifest records; a mismatch
     /// marks the run damaged. Returns the damaged among `ids`, with why.
     pub fn verify(&mut self, archive: &Archive, ids: &[&str]) -> Vec<(String, String)> {
+        let ids: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
         let mut damaged = Vec::new();
-        for e in self.entries.iter_mut().filter(|e| ids.contains(&e.run_id.as_str())) {
+        for e in self.entries.iter_mut().filter(|e| ids.contains(e.run_id.as_str())) {
             if e.damaged.is_none() && !e.verified {
                 let path = archive.runs_dir().join(&e.run_id).join(super::RESULTS_FILE);
                 match (fs::read(&path), &e.results_sha256) {
@@ -265,9 +266,8 @@ fn read(path: &Path) -> Option<Vec<CatalogEntry>> {
         return None;
     }
     let df = reader.finish().ok()?;
-    let strs = |name: &str| -> Option<Vec<Option<String>>> {
-        Some(df.column(name).ok()?.str().ok()?.iter().map(|v| v.map(String::from)).collect())
-    };
+    use super::schema::columns::{strings, u32s, u64s};
+    let strs = |name: &str| strings(&df, name).ok();
     let n = df.height();
     let (
         run_id,
@@ -302,9 +302,8 @@ fn read(path: &Path) -> Option<Vec<CatalogEntry>> {
         strs("damaged")?,
         strs("benches")?,
     );
-    let points: Vec<Option<u32>> = df.column("points").ok()?.u32().ok()?.iter().collect();
-    let schema_version: Vec<Option<u32>> = df.column("schema_version").ok()?.u32().ok()?.iter().collect();
-    let rows: Vec<Option<u64>> = df.column("rows").ok()?.u64().ok()?.iter().collect();
+    let (points, schema_version, rows) =
+        (u32s(&df, "points").ok()?, u32s(&df, "schema_version").ok()?, u64s(&df, "rows").ok()?);
     let verified: Vec<Option<bool>> = df.column("verified").ok()?.bool().ok()?.iter().collect();
     (0..n)
         .map(|i| {

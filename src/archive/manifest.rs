@@ -14,20 +14,10 @@ use crate::host::HostInfo;
 pub use crate::vocab::config::RunConfig;
 pub use crate::vocab::source::RunOrigin;
 
-/// Version of the manifest's own layout. v2 adds `manifest_sha256`,
-/// `pid_start_ticks`, `repeats` and `host.memory_limit_bytes`; a v1
-/// manifest reads as v2 with those absent (and is reported as unsealed).
-/// v3 adds `host.online_cpus` (the machine's CPUs, beside the process's
-/// affinity count in `logical_cpus`); an older manifest reads with it absent.
-/// v4 adds `placement` (node, launcher, job, step, task and fleet:
-/// [`crate::host::Placement`]); an older manifest reads with it absent, and
-/// its node is its host name.
-/// v5 adds `host.in_container`, `host.container` (runtime, version, id,
-/// image where visible, and the evidence: [`crate::host::container`]) and
-/// `host.cpu_quota` (the cgroup CPU quota, in CPUs), and a sweep's
-/// `config.partitions` (`run --partitions N`); an older manifest reads
-/// with them absent: not recorded, which is not "bare metal".
-/// v6 adds `config.partition_devices` (each instance's GPU); older: none.
+/// Version of the manifest's own layout. Each version adds fields and
+/// every older one reads with them absent (v1: unsealed; v4: its node is its
+/// host name; v5: "in a container" not recorded, which is not "bare metal").
+/// The whole history, field by field, is in docs/schema.md.
 pub const MANIFEST_VERSION: u32 = 6;
 /// Manifest versions this build reads.
 pub const READABLE_MANIFEST_VERSIONS: [u32; 6] = [1, 2, 3, 4, 5, 6];
@@ -49,6 +39,11 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// The status a word names, as [`Self::as_str`] writes it.
+    pub fn parse(word: &str) -> Option<RunStatus> {
+        [Self::Running, Self::Complete, Self::Interrupted, Self::Failed].into_iter().find(|s| s.as_str() == word)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",

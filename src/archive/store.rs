@@ -214,22 +214,20 @@ impl Archive {
         Ok(runs)
     }
 
-    /// Every run labelled `label`, oldest first; an error naming the
-    /// labels there are when none is.
+    /// Every run labelled `label`, oldest first (from the catalog); an
+    /// error naming the labels there are when none is.
     pub fn runs_labelled(&self, label: &str) -> Result<Vec<RunDir>> {
-        let mut labels = std::collections::BTreeSet::new();
-        let mut out = Vec::new();
-        for r in self.runs()? {
-            // A damaged run has no label to match; `verify` names it.
-            let Ok(m) = r.manifest() else { continue };
-            if m.label.as_deref() == Some(label) {
-                out.push(r);
-            } else if let Some(l) = m.label {
-                labels.insert(l);
-            }
-        }
+        let catalog = super::Catalog::open(self)?;
+        let out: Vec<RunDir> = catalog
+            .entries
+            .iter()
+            .filter(|e| e.label.as_deref() == Some(label) && e.damaged.is_none())
+            .map(|e| RunDir { id: e.run_id.clone(), path: self.runs_dir().join(&e.run_id) })
+            .collect();
         if out.is_empty() {
-            let known: Vec<String> = labels.into_iter().take(12).collect();
+            let labels: std::collections::BTreeSet<&str> =
+                catalog.entries.iter().filter_map(|e| e.label.as_deref()).collect();
+            let known: Vec<&str> = labels.into_iter().take(12).collect();
             return Err(Error::RunNotFound {
                 query: format!("label:{label}"),
                 archive: self.root.clone(),

@@ -53,13 +53,13 @@ pub fn list(archive: &Archive, filter: &ScanFilter) -> Result<ListOutput> {
         .iter()
         .filter(|e| filter.keeps(e))
         .map(|e| {
-            let status = match e.status.as_deref() {
-                Some("complete") => Some(RunStatus::Complete),
-                Some("interrupted") => Some(RunStatus::Interrupted),
-                Some("failed") => Some(RunStatus::Failed),
+            let status = match e.status.as_deref().and_then(RunStatus::parse) {
                 // A run still "running" may have been killed: its manifest knows.
-                Some(_) => archive.resolve(&e.run_id).and_then(|r| r.manifest()).ok().map(|m| m.effective_status()),
-                None => None,
+                Some(RunStatus::Running) => {
+                    let dir = crate::archive::RunDir { id: e.run_id.clone(), path: archive.runs_dir().join(&e.run_id) };
+                    dir.manifest().ok().map(|m| m.effective_status())
+                }
+                other => other,
             };
             match (&e.damaged, status) {
                 (None, Some(status)) => Listed::Run {

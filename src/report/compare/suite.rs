@@ -30,10 +30,15 @@ impl Family {
     pub fn of(bench: &str) -> Family {
         match Bench::of(bench) {
             Some(Bench::Collective) => Family::Collectives,
-            Some(Bench::P2p | Bench::MemcpyPeer | Bench::H2d | Bench::D2h | Bench::Rdma | Bench::Links) => {
-                Family::Transfers
-            }
-            Some(Bench::Nvbandwidth) => Family::Transfers,
+            Some(
+                Bench::P2p
+                | Bench::MemcpyPeer
+                | Bench::H2d
+                | Bench::D2h
+                | Bench::Rdma
+                | Bench::Links
+                | Bench::Nvbandwidth,
+            ) => Family::Transfers,
             Some(Bench::Memcpy | Bench::Stream) => Family::Memory,
             Some(Bench::Gemm) => Family::Compute,
             Some(Bench::Megatron | Bench::Exec) | None => Family::Workloads,
