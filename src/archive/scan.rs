@@ -17,6 +17,8 @@ pub struct ScanFilter {
     pub label: Option<String>,
     /// Runs started at or after this RFC 3339 time (string order).
     pub since: Option<String>,
+    /// Only these runs.
+    pub ids: Option<std::collections::BTreeSet<String>>,
 }
 
 impl ScanFilter {
@@ -27,6 +29,7 @@ impl ScanFilter {
             && eq(&self.fleet, &e.fleet)
             && eq(&self.label, &e.label)
             && self.since.as_ref().is_none_or(|s| e.started_at.as_ref().is_some_and(|t| t >= s))
+            && self.ids.as_ref().is_none_or(|ids| ids.contains(&e.run_id))
     }
 }
 

@@ -16,6 +16,9 @@ use crate::plot::Chart;
 
 /// The most points charted; the table has them all.
 pub const MAX_CHARTS: usize = 8;
+/// Rows of the ranked node table, beyond which only slow nodes are added
+/// (a 1,000-node table is for `fleet check --json`, not for reading).
+pub const TABLE_NODES: usize = 50;
 
 /// One node's row of the ranked table: its verdict and how many runs it has.
 #[derive(Debug, Clone, Serialize)]
@@ -29,7 +32,10 @@ pub struct NodeRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct PointSection {
     pub point: String,
+    /// The slowest [`MAX_ROWS`] nodes, and any slow node beyond them.
     pub nodes: Vec<NodeJudgement>,
+    /// How many more nodes the point judged (all in `fleet check --json`).
+    pub left_out: usize,
     pub chart: Option<ChartRef>,
 }
 
@@ -48,6 +54,8 @@ pub struct FleetContext {
     pub benchbook_version: String,
     pub fleet: Fleet,
     pub nodes: Vec<NodeRow>,
+    /// How many of `nodes` the ranked table shows (slowest first).
+    pub nodes_shown: usize,
     pub points: Vec<PointSection>,
     /// The link sweeps, each with its heatmap.
     pub links: Vec<LinkSection>,
@@ -78,7 +86,7 @@ pub struct FleetReport {
 /// Build the report of a judged fleet.
 pub fn build_fleet(fleet: &Fleet) -> FleetReport {
     let j = &fleet.judgement;
-    let nodes = j
+    let nodes: Vec<NodeRow> = j
         .nodes
         .iter()
         .map(|n| NodeRow { verdict: n.clone(), runs: fleet.nodes_seen.get(&n.node).copied().unwrap_or(0) })
@@ -102,7 +110,14 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
             ns.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
             let chart = (i < MAX_CHARTS).then(|| {
                 let id = format!("fleet-{}", i + 1);
-                let confidence = confidence_pct(j.confidence());
+                // A large fleet gives the corrected interval only to nodes
+                // that could be slow.
+                let screened = ns.iter().any(|n| n.screened);
+                let interval = if screened {
+                    format!("95 % interval (the {} one for a node whose z is below −{Z_SLOW})", confidence_pct(j.confidence()))
+                } else {
+                    confidence_pct(j.confidence())
+                };
                 charts.push(Box::new(RatioChart {
                     name: id.clone(),
                     title: point.to_string(),
@@ -112,7 +127,7 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
                     rows: ns.iter().map(|n| (n.node.clone(), n.ratio, Some((n.ratio_low, n.ratio_high)))).collect(),
                 }));
                 let shown = if ns.len() > MAX_ROWS {
-                    format!("the {MAX_ROWS} slowest of {} nodes (all are in the table)", ns.len())
+                    format!("the {MAX_ROWS} slowest of {} nodes", ns.len())
                 } else {
                     "each node".to_string()
                 };
@@ -120,12 +135,19 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
                     id,
                     alt: format!("{point}: each node's ratio to its peers with its interval"),
                     caption: format!(
-                        "{point}: {shown}, as its speed over the median of the other nodes; the bar is the {confidence} interval (hierarchical bootstrap, Bonferroni-corrected); the grey lines mark 1 and ±{}.",
+                        "{point}: {shown}, as its speed over the median of the other nodes; the bar is the {interval} interval (hierarchical bootstrap{}); the grey lines mark 1 and ±{}.",
+                        if screened { "" } else { ", Bonferroni-corrected" },
                         threshold_pct(fleet.threshold)
                     ),
                 }
             });
-            PointSection { point: point.to_string(), nodes: ns, chart }
+            let judged = ns.len();
+            let mut shown = 0;
+            ns.retain(|n| {
+                shown += 1;
+                shown <= MAX_ROWS || n.slow
+            });
+            PointSection { point: point.to_string(), left_out: judged - ns.len(), nodes: ns, chart }
         })
         .collect::<Vec<_>>();
     let uncharted = sections.iter().filter(|s| s.chart.is_none()).count();
@@ -136,6 +158,7 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
         generated_at: crate::archive::manifest::now_rfc3339(),
         benchbook_version: env!("CARGO_PKG_VERSION").into(),
         fleet: fleet.clone(),
+        nodes_shown: TABLE_NODES.max(j.nodes.iter().filter(|n| n.slow).count()),
         nodes,
         points: sections,
         links,
@@ -175,7 +198,7 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
 
 /// A confidence as the report prints it: `99.38 %`.
 fn confidence_pct(c: f64) -> String {
-    format!("{:.2} %", 100.0 * c)
+    crate::vocab::units::format_confidence(c)
 }
 
 /// δ as the report prints it: `5 %`, `2.5 %`.

@@ -81,5 +81,6 @@ pub mod partition;
 pub mod progress;
 pub mod rows;
 pub mod source;
+pub mod special;
 pub mod stats;
 pub mod units;

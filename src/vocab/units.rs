@@ -132,6 +132,18 @@ pub fn format_axis(v: f64) -> String {
     }
 }
 
+/// A confidence as a percentage with enough decimals that what it misses
+/// shows: `99.38 %`, and `99.99971 %` (not `100.00 %`) for a Bonferroni
+/// correction over 17,000 tests.
+pub fn format_confidence(c: f64) -> String {
+    let miss = 100.0 * (1.0 - c);
+    if !(miss > 0.0 && miss < 0.01) {
+        return format!("{:.2} %", 100.0 * c);
+    }
+    let decimals = (-miss.log10()).ceil() as usize + 1;
+    format!("{:.*} %", decimals.min(12), 100.0 * c)
+}
+
 pub fn format_sig3(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".into();
@@ -167,6 +179,14 @@ pub fn shell_join(argv: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn confidences_show_what_they_miss() {
+        assert_eq!(super::format_confidence(0.95), "95.00 %");
+        assert_eq!(super::format_confidence(1.0 - 0.05 / 8.0), "99.38 %");
+        assert_eq!(super::format_confidence(1.0 - 0.05 / 17_000.0), "99.99971 %");
+        assert_eq!(super::format_confidence(1.0), "100.00 %");
+    }
+
     use super::*;
 
     #[test]

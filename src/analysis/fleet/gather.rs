@@ -7,9 +7,12 @@ use serde::Serialize;
 
 use super::links::{sweeps, Culprit, LinkSweep};
 use super::{judge, FleetJudgement, Rule, Runs};
+use crate::archive::catalog::{Catalog, CatalogEntry};
 use crate::archive::Archive;
 use crate::error::{Error, Result};
-use crate::vocab::rows::Status;
+use crate::vocab::benches::Bench;
+use crate::vocab::rows::{Row, Status};
+use polars::prelude::{DataFrame, IdxCa, IdxSize};
 
 /// Runs per node below which a verdict rests on single runs (measured on
 /// this project's noisy 2-core host: one run per node named a clean node
@@ -82,54 +85,88 @@ struct RunPart {
     points: BTreeMap<String, ByRound>,
 }
 
-/// Run `run` as fleet `name` sees it: `None` when it is not in the fleet
-/// (or has no readable manifest), an error (run id, why) when its rows
-/// cannot be read.
-fn read_run(run: &crate::archive::RunDir, name: &str) -> Option<std::result::Result<RunPart, (String, String)>> {
-    let manifest = run.manifest().ok()?;
-    if manifest.fleet() != Some(name) {
-        return None;
-    }
-    // A damaged run is named and left out; it never stops the check.
-    let rows = match run.rows() {
-        Ok(rows) => rows,
-        Err(e) => return Some(Err((run.id.clone(), e.to_string()))),
-    };
-    // An imported run is the node its rows name (the log's host, or
-    // `import --host`), not the machine that imported it.
-    let hosts: BTreeSet<&str> =
-        rows.iter().map(|r| r.host.as_str()).filter(|h| !h.is_empty() && *h != "unknown").collect();
-    let node = match (manifest.is_import(), hosts.len()) {
-        (true, 1) => hosts.first().copied().unwrap_or_default().to_string(),
-        _ => manifest.node().to_string(),
-    };
-    let own = |r: &&crate::vocab::rows::Row| r.params.bench != crate::vocab::benches::Bench::Links;
-    // A run's rows, by point (its label made once, not once a row).
-    let mut by_point: BTreeMap<(u32, &str), (String, ByRound)> = BTreeMap::new();
-    for r in rows.iter().filter(own).filter(|r| r.status == Status::Measured) {
-        // Speed: operations per second, so higher is better for every point.
-        let (Some(s), Some(n)) = (r.seconds, r.iterations) else { continue };
+/// Run `e` of a fleet, from its results file alone (the catalog holds its
+/// manifest's facts, and checked its hash): only the rows of its own
+/// link sweeps, and of each point's first row, are made into [`Row`]s.
+/// An error (run id, why) when it cannot be read.
+fn read_run(archive: &Archive, e: &CatalogEntry) -> std::result::Result<RunPart, (String, String)> {
+    let path = archive.runs_dir().join(&e.run_id).join(crate::archive::RESULTS_FILE);
+    let df = crate::archive::schema::read_parquet(&path).map_err(|err| (e.run_id.clone(), err.to_string()))?;
+    run_part(e, &df).map_err(|err| (e.run_id.clone(), format!("{}: {err}", path.display())))
+}
+
+fn run_part(e: &CatalogEntry, df: &DataFrame) -> Result<RunPart> {
+    let column = |name: &str| df.column(name).map_err(Error::analysis);
+    let (bench, host, device, status) =
+        (column("bench")?.str(), column("host")?.str(), column("device")?.str(), column("status")?.str());
+    let (bench, host, device, status) = (
+        bench.map_err(Error::analysis)?,
+        host.map_err(Error::analysis)?,
+        device.map_err(Error::analysis)?,
+        status.map_err(Error::analysis)?,
+    );
+    let (point, round) =
+        (column("point")?.u32().map_err(Error::analysis)?, column("round")?.u32().map_err(Error::analysis)?);
+    let (iterations, seconds) =
+        (column("iterations")?.u64().map_err(Error::analysis)?, column("seconds")?.f64().map_err(Error::analysis)?);
+    let links = Bench::Links.name();
+    let measured = Status::Measured.as_str();
+    // A run's speeds by point (operations per second, so higher is better
+    // for every point), and the row its label is made from.
+    let mut by_point: BTreeMap<(u32, &str), (usize, ByRound)> = BTreeMap::new();
+    let (mut own_measured, mut sweep_rows) = (false, Vec::new());
+    let rows = bench
+        .iter()
+        .zip(device.iter())
+        .zip(status.iter())
+        .zip(point.iter())
+        .zip(round.iter())
+        .zip(iterations.iter().zip(seconds.iter()));
+    for (i, (((((b, d), st), p), r), (n, s))) in rows.enumerate() {
+        if b == Some(links) {
+            sweep_rows.push(i as IdxSize);
+            continue;
+        }
+        if st != Some(measured) {
+            continue;
+        }
+        own_measured = true;
+        let (Some(s), Some(n)) = (s, n) else { continue };
         if s > 0.0 && n > 0 {
-            let e = by_point.entry((r.point, r.device.as_str())).or_insert_with(|| (fleet_point(r), BTreeMap::new()));
-            e.1.entry(r.round).or_default().push(n as f64 / s);
+            let e = by_point.entry((p.unwrap_or(0), d.unwrap_or_default())).or_insert_with(|| (i, BTreeMap::new()));
+            e.1.entry(r).or_default().push(n as f64 / s);
         }
     }
+    let rows_at = |at: Vec<IdxSize>| -> Result<Vec<Row>> {
+        let taken = df.take(&IdxCa::from_vec("at".into(), at)).map_err(Error::analysis)?;
+        crate::vocab::columns::from_dataframe(&taken)
+    };
+    let firsts = rows_at(by_point.values().map(|(i, _)| *i as IdxSize).collect())?;
     let mut points: BTreeMap<String, ByRound> = BTreeMap::new();
-    for (_, (point, rounds)) in by_point {
-        let mine = points.entry(point).or_default();
+    for (first, (_, rounds)) in firsts.iter().zip(by_point.into_values()) {
+        let mine = points.entry(fleet_point(first)).or_default();
         for (round, speeds) in rounds {
             mine.entry(round).or_default().extend(speeds);
         }
     }
-    Some(Ok(RunPart {
-        run_id: run.id.clone(),
-        links: sweeps(&run.id, &rows),
-        measured: rows.iter().filter(own).any(|r| r.status == Status::Measured),
-        job: manifest.placement.as_ref().and_then(|p| p.job_id.clone()),
-        started_at: manifest.started_at.clone(),
+    // An imported run is the node its rows name (the log's host, or
+    // `import --host`), not the machine that imported it.
+    let import = e.source.as_deref().is_some_and(|s| crate::vocab::source::RunOrigin::parse(s).is_import());
+    let hosts: BTreeSet<&str> = host.iter().flatten().filter(|h| !h.is_empty() && *h != "unknown").collect();
+    let node = match (import, hosts.len()) {
+        (true, 1) => hosts.first().copied().unwrap_or_default().to_string(),
+        _ => e.node.clone().unwrap_or_default(),
+    };
+    let sweeps = if sweep_rows.is_empty() { Vec::new() } else { sweeps(&e.run_id, &rows_at(sweep_rows)?) };
+    Ok(RunPart {
+        run_id: e.run_id.clone(),
+        links: sweeps,
+        measured: own_measured,
+        job: e.job_id.clone(),
+        started_at: e.started_at.clone().unwrap_or_default(),
         node,
         points,
-    }))
+    })
 }
 
 /// Gather fleet `name`'s runs from `archive` and judge its nodes with a
@@ -140,19 +177,27 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
     let mut samples: BTreeMap<String, BTreeMap<String, ByRun>> = BTreeMap::new();
     let (mut runs, mut nodes_seen, mut damaged) = (0, BTreeMap::new(), Vec::new());
     let (mut jobs, mut started, mut links) = (BTreeSet::new(), Vec::new(), Vec::new());
-    // Each run read on its own (in parallel: hashing and decoding are the
-    // cost), then merged in run order.
-    let all = archive.runs()?;
+    // The fleet's runs from the catalog (no manifest opened), each results
+    // file's hash checked once and remembered there; then each run read on
+    // its own, in parallel, and merged in run order.
+    let mut catalog = Catalog::open(archive)?;
+    let ids: Vec<String> =
+        catalog.entries.iter().filter(|e| e.fleet.as_deref() == Some(name)).map(|e| e.run_id.clone()).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    damaged.extend(catalog.verify(archive, &refs));
+    catalog.save(archive)?;
+    let all: Vec<&CatalogEntry> =
+        catalog.entries.iter().filter(|e| e.fleet.as_deref() == Some(name) && e.damaged.is_none()).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(all.len().max(1));
     let chunk = all.len().div_ceil(threads.max(1)).max(1);
-    let parts: Vec<Option<std::result::Result<RunPart, (String, String)>>> = std::thread::scope(|s| {
+    let parts: Vec<std::result::Result<RunPart, (String, String)>> = std::thread::scope(|s| {
         let handles: Vec<_> = all
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|run| read_run(run, name)).collect::<Vec<_>>()))
+            .map(|part| s.spawn(move || part.iter().map(|e| read_run(archive, e)).collect::<Vec<_>>()))
             .collect();
         handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     });
-    for part in parts.into_iter().flatten() {
+    for part in parts {
         let part = match part {
             Ok(p) => p,
             Err(d) => {

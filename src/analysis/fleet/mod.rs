@@ -177,21 +177,21 @@ pub fn judge_point(
     let b = rule.replicates.max((40.0 / alpha).ceil() as usize).min(200_000);
     let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(b); nodes.len()];
     let n = nodes.len();
-    let mut boot_medians = vec![0.0; n];
+    // Within each node: its runs resampled, then their rounds and samples;
+    // each node's draws all at once, while its samples are in cache.
+    let boot: Vec<Vec<f64>> = nodes.iter_mut().map(|(_, r)| (0..b).map(|_| r.draw(&mut rng)).collect()).collect();
     let mut picked = vec![0.0; n - 1];
-    for _ in 0..b {
-        // Within each node: its rounds resampled, then each round's samples.
-        for (j, (_, r)) in nodes.iter_mut().enumerate() {
-            boot_medians[j] = r.draw(&mut rng);
-        }
+    // `boot` is node-major, so replicate `i` is a column, read by index.
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..b {
         // Across nodes: each node against the median of a resample of its
         // peers (of the peers themselves when too few to resample).
         for (j, r) in ratios.iter_mut().enumerate() {
-            for (i, p) in picked.iter_mut().enumerate() {
-                let k = if n > MIN_PEERS_RESAMPLED { rng.random_range(0..n - 1) } else { i };
-                *p = boot_medians[if k >= j { k + 1 } else { k }];
+            for (slot, p) in picked.iter_mut().enumerate() {
+                let k = if n > MIN_PEERS_RESAMPLED { rng.random_range(0..n - 1) } else { slot };
+                *p = boot[if k >= j { k + 1 } else { k }][i];
             }
-            r.push(boot_medians[j] / median_of(&mut picked));
+            r.push(boot[j][i] / median_of(&mut picked));
         }
     }
     let peers = |j: usize| {

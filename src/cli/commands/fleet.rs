@@ -176,7 +176,7 @@ impl Render for FleetOutput {
                 cell(&w.point),
                 format!("{:.3}", w.ratio),
                 format!("{:.3}–{:.3}", w.ratio_low, w.ratio_high),
-                format!("{:.2} %", w.confidence * 100.0),
+                crate::vocab::units::format_confidence(w.confidence),
                 format!("{:.1}", w.z),
                 format!("{} of {}", n.slow_points, n.points),
             ]);
@@ -186,11 +186,11 @@ impl Render for FleetOutput {
             let w = &n.worst;
             writeln!(
                 t.out,
-                "- {} {} is {:.2}× the fleet ({:.2} % CI {:.2}–{:.2}), z = {:.1}",
+                "- {} {} is {:.2}× the fleet ({} CI {:.2}–{:.2}), z = {:.1}",
                 s(&n.node),
                 s(&w.point),
                 w.ratio,
-                w.confidence * 100.0,
+                crate::vocab::units::format_confidence(w.confidence),
                 w.ratio_low,
                 w.ratio_high,
                 w.z
