@@ -10,10 +10,12 @@ work benchbook's report does on the same rows:
   interval; per curve peak and plateau; one log-log chart with error bars
   (SVG); a Markdown report and an HTML page from jinja2 templates.
 
-    python3 scripts/report_peer.py ROWS.csv OUT_DIR
+    python3 scripts/report_peer.py ROWS.parquet|ROWS.csv OUT_DIR
 
-Needs pandas, matplotlib and jinja2 (Debian 12: python3-pandas,
-python3-matplotlib, python3-jinja2). Prints the seconds of each phase as JSON.
+A `.parquet` path (the run's own results.parquet) is read with pyarrow,
+only the columns used; a `.csv` one with pandas' CSV reader (for a Python
+without a Parquet engine, as Debian 12's). Needs pandas, matplotlib and
+jinja2 (and pyarrow for Parquet). Prints the seconds of each phase as JSON.
 """
 import json
 import math
@@ -107,11 +109,16 @@ HTML = jinja2.Template(
 
 
 def main():
-    csv, out = sys.argv[1], sys.argv[2]
+    path, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
     phases = {"import": time.perf_counter() - T0}
     t = time.perf_counter()
-    rows = pd.read_csv(csv)
+    if path.endswith(".parquet"):
+        cols = ["run_id", "point", "status", "seconds", "iterations", "round", "bench", "op", "threads",
+                "size_bytes", "bytes_copied", "bytes_moved"]
+        rows = pd.read_parquet(path, columns=cols)
+    else:
+        rows = pd.read_csv(path)
     phases["read"] = time.perf_counter() - t
 
     t = time.perf_counter()

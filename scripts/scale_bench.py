@@ -10,8 +10,10 @@ and 10^7 rows, against pandas + matplotlib + jinja2 doing the same work
 Each tool runs as its own process, --repeat times, alternating; wall time is
 the median of the repeats, peak memory the largest resident set a run
 reached (getrusage of that child). The peer runs under --peer-python
-(default /usr/bin/python3, where Debian's python3-pandas, -matplotlib and
--jinja2 install). Prints a Markdown table; `--json FILE` keeps the numbers.
+(default: the Python running this script) and reads the run's own
+results.parquet with pyarrow, or with `--peer-reads csv` the same rows as
+CSV (for a Python without a Parquet engine, as Debian 12's packages).
+Prints a Markdown table; `--json FILE` keeps the numbers.
 """
 import argparse
 import json
@@ -68,7 +70,8 @@ def main():
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-peer", action="store_true", help="time benchbook only (e.g. 10^7 rows)")
-    ap.add_argument("--peer-python", default="/usr/bin/python3")
+    ap.add_argument("--peer-python", default=sys.executable)
+    ap.add_argument("--peer-reads", choices=["parquet", "csv"], default="parquet")
     target = os.environ.get("CARGO_TARGET_DIR", "target")
     ap.add_argument("--benchbook", default=os.path.join(target, "release", "benchbook"))
     ap.add_argument("--example", default=os.path.join(target, "release", "examples", "report_scale"))
@@ -80,8 +83,10 @@ def main():
         tmp = tempfile.mkdtemp(prefix="benchbook-scale-")
         try:
             archive, csv = os.path.join(tmp, "archive"), os.path.join(tmp, "rows.csv")
-            gen = [a.example, str(n), archive] + ([] if a.no_peer else [csv])
+            gen = [a.example, str(n), archive] + ([csv] if not a.no_peer and a.peer_reads == "csv" else [])
             run_id = subprocess.run(gen, check=True, capture_output=True, text=True).stdout.strip()
+            if a.peer_reads == "parquet":
+                csv = os.path.join(archive, "runs", run_id, "results.parquet")
             bb = [a.benchbook, "-q", "--archive", archive, "report", run_id, "--out", os.path.join(tmp, "bb")]
             peer = [a.peer_python, os.path.join(here, "report_peer.py"), csv, os.path.join(tmp, "peer")]
             runs = {"benchbook": [], "peer": []}
@@ -107,7 +112,7 @@ def main():
                 bb_s, peer_s = row["benchbook"]["median_s"], row["peer"]["median_s"]
                 row["ratio_peer_over_benchbook"] = peer_s / bb_s
                 no_read = peer_s - row["peer"]["phases_median_s"]["read"]
-                row["ratio_peer_without_csv_read_over_benchbook"] = no_read / bb_s
+                row["ratio_peer_without_its_read_over_benchbook"] = no_read / bb_s
             results.append(row)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -122,7 +127,7 @@ def main():
         if "ratio_peer_over_benchbook" in r:
             print(
                 f"\n{r['rows']:,} rows: the peer takes {r['ratio_peer_over_benchbook']:.1f}× benchbook's time "
-                f"({r['ratio_peer_without_csv_read_over_benchbook']:.1f}× without its CSV read); "
+                f"({r['ratio_peer_without_its_read_over_benchbook']:.1f}× without its {a.peer_reads} read); "
                 f"peer phases (median s): {json.dumps({k: round(v, 3) for k, v in r['peer']['phases_median_s'].items()})}"
             )
     if a.json:

@@ -175,6 +175,12 @@ pub fn chart(title: &str, y_label: &str, curves: &[Curve], roofline_gbps: Option
     Ok(Chart(to_svg(&bandwidth_chart("notebook", title, y_label, lines, roof))?))
 }
 
+/// History series (`benchbook history`): each run's median in run order,
+/// with its 95 % interval, one line per series (those with a change first).
+pub fn history_chart(title: &str, series: &[crate::analysis::history::HistorySeries]) -> Result<Chart> {
+    Ok(Chart(to_svg(&crate::plot::metric::MetricChart::history("notebook", title, series))?))
+}
+
 /// Named-metric points (tokens/s, latencies, loss) with the 95 % interval
 /// of each median, or why there is none.
 pub fn metrics(stats: &[MetricStat]) -> Table {

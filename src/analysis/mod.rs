@@ -15,6 +15,7 @@ pub mod fleet;
 pub mod history;
 pub mod partitions;
 pub mod reference;
+pub mod samples;
 pub mod specs;
 /// Statistics live in the vocabulary layer; re-exported for the notebooks.
 pub use crate::vocab::stats;

@@ -1,9 +1,10 @@
 //! Per-point statistics of timed rows, and curves of points.
 //!
-//! One lazy polars query groups the samples of each point, sorted, with
-//! their rounds; a second, small one reads each point's parameters from its
-//! first sample only. Both read only the columns they name, so a report of
-//! millions of rows never decodes a per-row string it does not use. The
+//! Each point's samples, sorted, with their rounds, are gathered a slice of
+//! rows at a time ([`super::samples`]); a second, small query reads each
+//! point's parameters from its first sample only. Both read only the columns
+//! they name, so a report of millions of rows never decodes a per-row string
+//! it does not use, nor holds every decoded column at once. The
 //! estimators (quantiles, the interval of the median) are the ones in
 //! [`crate::vocab`], shared with the scheduler that decided when to stop.
 
@@ -18,7 +19,7 @@ use crate::vocab::stats;
 
 /// Measured rows of timed points (named-metric rows, schema v4, carry
 /// `value` instead of `seconds`; their summary is `analysis::workload`).
-fn timed(rows: LazyFrame) -> LazyFrame {
+pub(super) fn timed(rows: LazyFrame) -> LazyFrame {
     rows.filter(col("status").eq(lit("measured")).and(col("metric").is_null()))
 }
 
@@ -247,8 +248,9 @@ pub fn run_stats(run: &crate::archive::RunDir) -> Result<Vec<PointStat>> {
     point_stats(run.scan(false)?.1)
 }
 
-/// Whether any timed row comes from a rank above 0.
-fn has_ranks(rows: &LazyFrame) -> Result<bool> {
+/// Whether any timed row comes from a rank above 0 (whether
+/// [`samples_lazy`] should collapse ranks).
+pub fn has_ranks(rows: &LazyFrame) -> Result<bool> {
     let df = timed(rows.clone()).select([col("rank").max()]).collect().map_err(Error::analysis)?;
     Ok(crate::archive::schema::columns::u64s(&df, "rank")?.first().copied().flatten().unwrap_or(0) > 0)
 }
@@ -257,12 +259,12 @@ fn has_ranks(rows: &LazyFrame) -> Result<bool> {
 /// and point.
 pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     use crate::archive::schema::columns::{f64s, strings, u64s};
-    let grouped = samples_lazy(rows.clone(), has_ranks(&rows)?).collect().map_err(Error::analysis)?;
-    if grouped.height() == 0 {
+    let grouped = super::samples::point_samples(&rows)?;
+    if grouped.is_empty() {
         return Ok(Vec::new());
     }
     let mut params = params_lazy(rows.clone(), true).collect().map_err(Error::analysis)?;
-    if params.height() < grouped.height() {
+    if params.height() < grouped.len() {
         // A point without a sample 0 (an archive written by other means):
         // read every row's parameters instead.
         params = params_lazy(rows, false).collect().map_err(Error::analysis)?;
@@ -280,32 +282,18 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
         at.entry((run_id[i].clone().unwrap_or_default(), point[i].unwrap_or(0))).or_insert(i);
     }
 
-    let g_run = strings(&grouped, "run_id")?;
-    let g_point = u64s(&grouped, "point")?;
-    let g_iters = u64s(&grouped, "iterations")?;
-    let sorted_col =
-        grouped.column("sorted_seconds").map_err(Error::analysis)?.list().map_err(Error::analysis)?.clone();
-    let rounds_col = grouped.column("rounds").map_err(Error::analysis)?.list().map_err(Error::analysis)?.clone();
     // First pass: each point's samples and rounds, and its spread between
     // rounds; then each run's floor under those spreads.
-    let mut parts = Vec::with_capacity(grouped.height());
-    for (j, (values, rounds)) in sorted_col.series_iter().zip(rounds_col.series_iter()).enumerate() {
-        let key = (g_run[j].clone().unwrap_or_default(), g_point[j].unwrap_or(0));
+    let mut parts = Vec::with_capacity(grouped.len());
+    for g in grouped {
+        let key = (g.run_id, g.point as u64);
         let Some(&i) = at.get(&key) else { continue };
-        let values: Vec<f64> = match values {
-            Some(v) => v.f64().map_err(Error::analysis)?.into_no_null_iter().collect(),
-            None => Vec::new(),
-        };
-        let rounds: Vec<u32> = match rounds {
-            Some(r) => r.u32().map_err(Error::analysis)?.into_no_null_iter().collect(),
-            None => Vec::new(),
-        };
-        let spread = interval::round_medians_sorted(&values, &rounds).1;
-        parts.push((j, i, key, values, rounds, spread));
+        let spread = interval::round_medians_sorted(&g.sorted_seconds, &g.rounds).1;
+        parts.push((g.iterations, i, key, g.sorted_seconds, g.rounds, spread));
     }
     let mut out = Vec::with_capacity(parts.len());
     let mut samples = Vec::with_capacity(parts.len());
-    for (j, i, key, values, rounds, spread) in parts {
+    for (iterations, i, key, values, rounds, spread) in parts {
         let Some(summary) = stats::summarize_sorted(&values) else { continue };
         let per_median = |work: Option<f64>| work.map(|w| w / summary.median / 1e9);
         let per_min = |work: Option<f64>| work.map(|w| w / summary.min / 1e9);
@@ -334,7 +322,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             stop: stop[i].as_deref().and_then(|s| crate::vocab::kinds::StopReason::parse(s).ok()),
             source: source[i].clone(),
             samples: values.len() as u32,
-            iterations: g_iters[j].unwrap_or(0),
+            iterations,
             median_seconds: summary.median,
             ci_low_seconds: None,
             ci_high_seconds: None,

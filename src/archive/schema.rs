@@ -35,6 +35,11 @@ pub fn write_parquet(path: &Path, rows: &[Row]) -> Result<()> {
     w.finish()
 }
 
+/// The most rows in one row group. A reader can then decode a large run a
+/// row group at a time (`analysis::samples` does): one row group of 10^6
+/// rows has to be decoded whole, even for a slice of it.
+pub const ROW_GROUP_ROWS: usize = 1 << 17;
+
 /// A Parquet file of rows written a batch (one row group) at a time, so
 /// that a run of millions of rows never holds them all: the file is
 /// complete (readable) only after [`ParquetRows::finish`].
@@ -59,14 +64,15 @@ impl ParquetRows {
         Ok(ParquetRows { writer, path: path.to_path_buf() })
     }
 
-    /// Append `rows` as one row group (nothing for none).
+    /// Append `rows` as one row group, or as several of at most
+    /// [`ROW_GROUP_ROWS`] (nothing for none).
     pub fn write(&mut self, rows: &[Row]) -> Result<()> {
-        if rows.is_empty() {
-            return Ok(());
+        for part in rows.chunks(ROW_GROUP_ROWS) {
+            let mut df = to_dataframe(part)?;
+            df.align_chunks();
+            self.writer.write_batch(&df).map_err(|e| parquet_err(&self.path, e))?;
         }
-        let mut df = to_dataframe(rows)?;
-        df.align_chunks();
-        self.writer.write_batch(&df).map_err(|e| parquet_err(&self.path, e))
+        Ok(())
     }
 
     /// Write the footer: the file is whole.

@@ -92,6 +92,10 @@ pub enum Command {
         /// Only series with a change point.
         #[arg(long)]
         changed: bool,
+        /// Also draw the series (those with a change first, at most 8) to
+        /// this SVG file: each run's median with its 95 % interval.
+        #[arg(long, value_name = "FILE.svg")]
+        chart: Option<std::path::PathBuf>,
         /// Print JSON: every series with its runs and changes.
         #[arg(long)]
         json: bool,
@@ -724,11 +728,14 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&commands::list::list(&archive, &filter.into())?, Form::json(json), quiet);
             Ok(0)
         }
-        Command::History { filter, bench, point, alpha, min_effect, changed, json } => {
+        Command::History { filter, bench, point, alpha, min_effect, changed, chart, json } => {
             let filter = filter.into();
             let rule = crate::analysis::changepoints::ChangeRule { alpha, min_effect, ..Default::default() };
             let out =
                 commands::history::history(&archive, &filter, bench.as_deref(), point.as_deref(), &rule, changed)?;
+            if let Some(path) = chart {
+                commands::history::write_chart(&out, &path)?;
+            }
             emit(&out, Form::json(json), quiet);
             Ok(0)
         }

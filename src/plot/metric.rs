@@ -8,10 +8,13 @@ use plotters::prelude::*;
 
 use super::{plot_err, COLORS, FONT, SIZE};
 use crate::analysis::workload::MetricSeries;
+
 use crate::error::Result;
 use crate::vocab::units::{format_axis, format_sig3};
 
 const LEGEND_WIDTH: u32 = 250;
+/// The most series a history chart draws (the rest are in its table).
+pub const HISTORY_LINES: usize = 8;
 
 /// The metric chart's content.
 pub struct MetricChart {
@@ -40,6 +43,36 @@ impl MetricChart {
             x_label: x.into(),
             y_label: format!("{metric} ({unit})"),
             series: crate::analysis::workload::series(stats, metric, x, run_label),
+        }
+    }
+
+    /// `benchbook history`'s chart: each series' run medians in run order
+    /// (x: the run's place, 1 first), with each median's 95 % interval; one
+    /// line per node, and per point when there are several. At most
+    /// [`HISTORY_LINES`] lines, the series with a change first.
+    pub fn history(name: &str, title: &str, series: &[crate::analysis::history::HistorySeries]) -> MetricChart {
+        let several = series.iter().any(|s| s.point != series[0].point);
+        let mut chosen: Vec<&crate::analysis::history::HistorySeries> = series.iter().collect();
+        chosen.sort_by_key(|s| s.changes.is_empty());
+        chosen.truncate(HISTORY_LINES);
+        let unit = series.first().map_or("", |s| s.unit.as_str());
+        MetricChart {
+            name: name.into(),
+            title: title.into(),
+            x_label: "run (oldest first)".into(),
+            y_label: unit.into(),
+            series: chosen
+                .into_iter()
+                .map(|s| MetricSeries {
+                    label: if several { format!("{} {}", s.node, s.point) } else { s.node.clone() },
+                    points: s
+                        .runs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| ((i + 1) as f64, r.value, r.low.zip(r.high)))
+                        .collect(),
+                })
+                .collect(),
         }
     }
 

@@ -43,6 +43,13 @@ pub fn history(
     })
 }
 
+/// Draw `out`'s series to the SVG file `path`.
+pub fn write_chart(out: &HistoryOutput, path: &std::path::Path) -> Result<()> {
+    let chart = crate::plot::metric::MetricChart::history("history", "Run medians over time", &out.series);
+    let svg = crate::plot::to_svg(&chart)?;
+    std::fs::write(path, svg).map_err(|e| crate::error::Error::io(path, e))
+}
+
 impl Render for HistoryOutput {
     fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
         for (id, why) in &self.damaged {
