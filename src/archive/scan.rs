@@ -9,6 +9,9 @@ use super::catalog::{Catalog, CatalogEntry};
 use super::store::Archive;
 use crate::error::{Error, Result};
 
+/// Runs left out of a read: (run id, why).
+pub type LeftOut = Vec<(String, String)>;
+
 /// Which runs [`Archive::scan`] reads (every field optional; all must hold).
 #[derive(Debug, Clone, Default)]
 pub struct ScanFilter {
@@ -17,8 +20,6 @@ pub struct ScanFilter {
     pub label: Option<String>,
     /// Runs started at or after this RFC 3339 time (string order).
     pub since: Option<String>,
-    /// Only these runs.
-    pub ids: Option<std::collections::BTreeSet<String>>,
 }
 
 impl ScanFilter {
@@ -29,7 +30,6 @@ impl ScanFilter {
             && eq(&self.fleet, &e.fleet)
             && eq(&self.label, &e.label)
             && self.since.as_ref().is_none_or(|s| e.started_at.as_ref().is_some_and(|t| t >= s))
-            && self.ids.as_ref().is_none_or(|ids| ids.contains(&e.run_id))
     }
 }
 
@@ -41,23 +41,32 @@ pub struct Scan {
     /// The selected runs that were read, one row each (the catalog's columns).
     pub runs: DataFrame,
     /// Selected runs left out, with why (damaged, changed since written).
-    pub damaged: Vec<(String, String)>,
+    pub damaged: LeftOut,
 }
 
 impl Archive {
+    /// The catalog entries of the runs `filter` selects whose results file
+    /// matches its manifest's hash (checked once, and remembered in the
+    /// catalog), and the selected runs left out, with why.
+    pub fn verified(&self, filter: &ScanFilter) -> Result<(Vec<CatalogEntry>, LeftOut)> {
+        let mut catalog = Catalog::open(self)?;
+        let ids: Vec<String> = catalog.entries.iter().filter(|e| filter.keeps(e)).map(|e| e.run_id.clone()).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let damaged = catalog.verify(self, &refs);
+        catalog.save(self)?;
+        let good =
+            catalog.entries.into_iter().filter(|e| filter.keeps(e) && e.damaged.is_none() && e.verified).collect();
+        Ok((good, damaged))
+    }
+
     /// One lazy scan over every run `filter` selects: their
     /// `results.parquet` files read as one frame (a query decodes only the
     /// columns and row groups it needs), each file's hash checked once and
     /// remembered in the catalog. Damaged runs are listed and left out;
     /// they never stop the scan.
     pub fn scan(&self, filter: &ScanFilter) -> Result<Scan> {
-        let mut catalog = Catalog::open(self)?;
-        let ids: Vec<String> = catalog.entries.iter().filter(|e| filter.keeps(e)).map(|e| e.run_id.clone()).collect();
-        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let damaged = catalog.verify(self, &refs);
-        catalog.save(self)?;
-        let good: Vec<&CatalogEntry> =
-            catalog.entries.iter().filter(|e| filter.keeps(e) && e.damaged.is_none() && e.verified).collect();
+        let (good, damaged) = self.verified(filter)?;
+        let good: Vec<&CatalogEntry> = good.iter().collect();
         let current = super::schema::SCHEMA_VERSION;
         let path = |e: &CatalogEntry| self.runs_dir().join(&e.run_id).join(super::RESULTS_FILE);
         let paths: Vec<std::path::PathBuf> =

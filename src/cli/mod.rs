@@ -487,7 +487,7 @@ pub struct RunFilterArgs {
 
 impl From<RunFilterArgs> for crate::archive::ScanFilter {
     fn from(a: RunFilterArgs) -> Self {
-        crate::archive::ScanFilter { node: a.node, fleet: a.fleet, label: a.label, since: a.since, ids: None }
+        crate::archive::ScanFilter { node: a.node, fleet: a.fleet, label: a.label, since: a.since }
     }
 }
 

@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use super::links::{sweeps, Culprit, LinkSweep};
 use super::{judge, FleetJudgement, Rule, Runs};
-use crate::archive::catalog::{Catalog, CatalogEntry};
+use crate::archive::catalog::CatalogEntry;
 use crate::archive::Archive;
+use crate::archive::ScanFilter;
 use crate::error::{Error, Result};
 use crate::vocab::benches::Bench;
 use crate::vocab::rows::{Row, Status};
@@ -180,14 +181,10 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
     // The fleet's runs from the catalog (no manifest opened), each results
     // file's hash checked once and remembered there; then each run read on
     // its own, in parallel, and merged in run order.
-    let mut catalog = Catalog::open(archive)?;
-    let ids: Vec<String> =
-        catalog.entries.iter().filter(|e| e.fleet.as_deref() == Some(name)).map(|e| e.run_id.clone()).collect();
-    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    damaged.extend(catalog.verify(archive, &refs));
-    catalog.save(archive)?;
-    let all: Vec<&CatalogEntry> =
-        catalog.entries.iter().filter(|e| e.fleet.as_deref() == Some(name) && e.damaged.is_none()).collect();
+    let filter = ScanFilter { fleet: Some(name.to_string()), ..ScanFilter::default() };
+    let (verified, left_out) = archive.verified(&filter)?;
+    damaged.extend(left_out);
+    let all: Vec<&CatalogEntry> = verified.iter().collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(all.len().max(1));
     let chunk = all.len().div_ceil(threads.max(1)).max(1);
     let parts: Vec<std::result::Result<RunPart, (String, String)>> = std::thread::scope(|s| {
