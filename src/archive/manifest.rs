@@ -16,11 +16,12 @@ pub use crate::vocab::source::RunOrigin;
 
 /// Version of the manifest's own layout. Each version adds fields and
 /// every older one reads with them absent (v1: unsealed; v4: its node is its
-/// host name; v5: "in a container" not recorded, which is not "bare metal").
+/// host name; v5: "in a container" not recorded, which is not "bare metal";
+/// v6: its GPU GEMMs ran the one layout there was, `tn`).
 /// The whole history, field by field, is in docs/schema.md.
-pub const MANIFEST_VERSION: u32 = 6;
+pub const MANIFEST_VERSION: u32 = 7;
 /// Manifest versions this build reads.
-pub const READABLE_MANIFEST_VERSIONS: [u32; 6] = [1, 2, 3, 4, 5, 6];
+pub const READABLE_MANIFEST_VERSIONS: [u32; 7] = [1, 2, 3, 4, 5, 6, 7];
 /// The field that holds the hash of the rest of the manifest.
 pub const SEAL_FIELD: &str = "manifest_sha256";
 /// Size of the blocks hashed separately so `verify` can say where a file changed.

@@ -14,13 +14,16 @@ use crate::error::{Error, Result};
 use crate::vocab::rows::Row;
 
 /// The current row-schema version.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 /// Versions this build can read: v1 lacks `method` (derived on read); v1
 /// and v2 lack `stop`, which the migration reads back from the start of the
 /// note; v1–v3 lack the named-metric columns (`metric`, `axes`, `value`,
 /// `unit`, `better`), which read as null: every older row is a timed row;
 /// v1–v4 lack `round`, which reads as null: every older run is one round.
-pub const READABLE_VERSIONS: [u32; 5] = [1, 2, 3, 4, 5];
+/// v1–v5 counted an `h2d`/`d2h` copy's `bytes_moved` as read + written (2 ×
+/// size); from v6 a copy across the host link moves each byte once, and
+/// older rows read so.
+pub const READABLE_VERSIONS: [u32; 6] = [1, 2, 3, 4, 5, 6];
 /// Parquet key-value metadata key holding the schema version.
 pub const VERSION_KEY: &str = "benchbook.schema_version";
 
@@ -189,7 +192,24 @@ fn migrate(mut df: DataFrame, version: u32) -> PolarsResult<DataFrame> {
         };
         df.with_column(values.into_column())?;
     }
+    if version < 6 {
+        df = link_copies_move_once(df)?;
+    }
     df.select(schema().iter_names().cloned())
+}
+
+/// v6: an `h2d`/`d2h` row's `bytes_moved` is its `bytes_copied` (the link
+/// is crossed once), where older versions stored 2 × size.
+fn link_copies_move_once(df: DataFrame) -> PolarsResult<DataFrame> {
+    let link = col("bench").eq(lit(Bench::H2d.name())).or(col("bench").eq(lit(Bench::D2h.name())));
+    df.lazy()
+        .with_column(
+            when(link.and(col("bytes_copied").is_not_null()))
+                .then(col("bytes_copied"))
+                .otherwise(col("bytes_moved"))
+                .alias("bytes_moved"),
+        )
+        .collect()
 }
 
 /// The `method` of v1 rows. v1 was written by the CPU and MPI backends

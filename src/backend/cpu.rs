@@ -20,8 +20,8 @@ impl Backend for Cpu {
         Bench::cpu().any(|b| b == bench)
     }
 
-    fn benchmarks(&self, names: &[Bench], _device: usize) -> Vec<Box<dyn Benchmark>> {
-        names
+    fn benchmarks(&self, cfg: &crate::bench::BenchConfig, _device: usize) -> Vec<Box<dyn Benchmark>> {
+        cfg.benches
             .iter()
             .filter_map(|n| -> Option<Box<dyn Benchmark>> {
                 match n {

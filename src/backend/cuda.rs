@@ -26,14 +26,49 @@ use std::rc::Rc;
 
 use cudarc::driver::sys as cu;
 
+use crate::bench::gpu::blas::BlasCall;
 use crate::bench::gpu::timing::{self, EventDevice};
 use crate::bench::gpu::{
-    CopyArgs, DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi, COPY_KERNEL, COPY_KERNEL_NAME,
+    CopyArgs, DevBuf, GemmPlan, GemmSpec, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi, COPY_KERNEL,
+    COPY_KERNEL_NAME,
 };
-use crate::vocab::kinds::Dtype;
+use crate::vocab::kinds::{Dtype, Fp8Accum};
 
 fn ck(what: &str, r: cu::CUresult) -> Result<(), String> {
     r.result().map_err(|e| format!("{what} failed: {:?}", e.0))
+}
+
+/// The file a library the process mapped was loaded from (`/proc/self/maps`),
+/// for the manifest and `backends`: which cuBLAS was measured.
+fn library_file(prefix: &str) -> String {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|path| path.rsplit('/').next().is_some_and(|f| f.starts_with(prefix)))
+        .map(str::to_string)
+        .unwrap_or_else(|| "not loaded".into())
+}
+
+/// cuBLASLt's version and file, loading it (as the GEMMs will) to find out.
+fn cublaslt_version() -> String {
+    use cudarc::cublaslt::sys as lt;
+    if !unsafe { lt::is_culib_present() } {
+        return "not found (no libcublasLt.so; put the CUDA toolkit's lib64 on LD_LIBRARY_PATH)".into();
+    }
+    let v = std::panic::catch_unwind(|| unsafe { lt::cublasLtGetVersion() }).unwrap_or(0);
+    format!("{}.{}.{} ({})", v / 10000, (v % 10000) / 100, v % 100, library_file("libcublasLt.so"))
+}
+
+/// NVRTC's version and file (it compiles the SM copy kernel).
+fn nvrtc_version() -> String {
+    use cudarc::nvrtc::sys as rtc;
+    if !unsafe { rtc::is_culib_present() } {
+        return "not found (no libnvrtc.so; the SM copy kernel cannot be compiled)".into();
+    }
+    let (mut major, mut minor) = (0, 0);
+    let _ =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { rtc::nvrtcVersion(&mut major, &mut minor) }));
+    format!("{major}.{minor} ({})", library_file("libnvrtc.so"))
 }
 
 /// The CUDA backend, probed on first use.
@@ -54,28 +89,41 @@ struct Device {
     flush: Option<(cu::CUdeviceptr, usize)>,
     kernel: Option<Result<cu::CUfunction, String>>,
     multiprocessors: u32,
-    cublas: Option<Result<cudarc::cublas::sys::cublasHandle_t, String>>,
     lt: Option<Result<cudarc::cublaslt::sys::cublasLtHandle_t, String>>,
     workspace: Option<(cu::CUdeviceptr, usize)>,
     cc: (i32, i32),
 }
 
+/// A cuBLASLt matmul, described once: the descriptor, the layouts of X, Y
+/// and C ([`BlasCall`]), the heuristic's candidate algorithms and the one in
+/// use.
 struct LtPlan {
+    device: usize,
+    dtype: Dtype,
     desc: cudarc::cublaslt::sys::cublasLtMatmulDesc_t,
     layouts: [cudarc::cublaslt::sys::cublasLtMatrixLayout_t; 3],
-    algo: cudarc::cublaslt::sys::cublasLtMatmulAlgo_t,
+    algos: Vec<cudarc::cublaslt::sys::cublasLtMatmulAlgo_t>,
+    chosen: usize,
 }
 
-enum PlanKind {
-    GemmEx { dtype: Dtype, m: i32, n: i32, k: i32 },
-    Lt(LtPlan),
+/// The cuBLAS workspace PyTorch gives a handle on this compute capability
+/// (`CUBLAS_WORKSPACE_CONFIG`'s default in PyTorch's CublasHandlePool.cpp,
+/// which its cuBLASLt calls share): `:4096:8` (32 MiB) on Hopper and later,
+/// as cuBLAS's documentation recommends there, and `:4096:2:16:8`
+/// (8 MiB + 128 KiB) before.
+pub fn torch_workspace_bytes(cc: (i32, i32)) -> usize {
+    if cc.0 >= 9 {
+        4096 * 8 * 1024
+    } else {
+        4096 * 1024 * 2 + 16 * 1024 * 8
+    }
 }
 
 /// The CUDA driver state of this process: one primary context per GPU.
 pub struct CudaApi {
     devs: Vec<Device>,
     inv: Inventory,
-    plans: Vec<(usize, PlanKind)>,
+    plans: Vec<LtPlan>,
     driver_version: i32,
     nvml_driver: Result<String, String>,
 }
@@ -186,7 +234,6 @@ impl CudaApi {
                     flush: None,
                     kernel: None,
                     multiprocessors: sms.unwrap_or(1),
-                    cublas: None,
                     lt: None,
                     workspace: None,
                     cc,
@@ -237,6 +284,9 @@ impl CudaApi {
                 },
             ),
             ("bindings", "cudarc 0.19, CUDA 12.8 API (runs on 12.x and 13.x drivers)".into()),
+            ("libcuda", library_file("libcuda.so")),
+            ("cublaslt", cublaslt_version()),
+            ("nvrtc", nvrtc_version()),
         ])
     }
 
@@ -273,30 +323,6 @@ impl CudaApi {
         d.kernel.clone().expect("set above")
     }
 
-    fn cublas(&mut self, device: usize) -> Result<cudarc::cublas::sys::cublasHandle_t, String> {
-        use cudarc::cublas::sys as bl;
-        self.enter(device)?;
-        let d = &mut self.devs[device];
-        if d.cublas.is_none() {
-            d.cublas = Some(unsafe {
-                if !bl::is_culib_present() {
-                    Err("no cuBLAS library (libcublas.so) found; put the CUDA toolkit's lib64 on LD_LIBRARY_PATH"
-                        .to_string())
-                } else {
-                    let mut h = std::ptr::null_mut();
-                    match bl::cublasCreate_v2(&mut h) {
-                        bl::cublasStatus_t::CUBLAS_STATUS_SUCCESS => {
-                            bl::cublasSetStream_v2(h, d.streams[0] as _);
-                            Ok(h)
-                        }
-                        s => Err(format!("cublasCreate failed: {s:?}")),
-                    }
-                }
-            });
-        }
-        d.cublas.clone().expect("set above")
-    }
-
     fn lt(&mut self, device: usize) -> Result<cudarc::cublaslt::sys::cublasLtHandle_t, String> {
         use cudarc::cublaslt::sys as lt;
         self.enter(device)?;
@@ -315,7 +341,7 @@ impl CudaApi {
                 }
             });
             if d.workspace.is_none() {
-                let bytes = 64 << 20;
+                let bytes = torch_workspace_bytes(d.cc);
                 let mut p = 0;
                 if unsafe { cu::cuMemAlloc_v2(&mut p, bytes) } == cu::CUresult::CUDA_SUCCESS {
                     d.workspace = Some((p, bytes));
@@ -325,7 +351,7 @@ impl CudaApi {
         d.lt.clone().expect("set above")
     }
 
-    fn lt_plan(&mut self, device: usize, m: u64, n: u64, k: u64) -> Result<LtPlan, String> {
+    fn lt_plan(&mut self, device: usize, spec: &GemmSpec, want: u32) -> Result<LtPlan, String> {
         use cudarc::cublaslt::sys as lt;
         let h = self.lt(device)?;
         let ws = self.devs[device].workspace.map(|w| w.1).unwrap_or(0);
@@ -336,35 +362,47 @@ impl CudaApi {
                 Err(format!("{what} failed: {s:?}"))
             }
         };
+        let call = BlasCall::of(spec.setting.layout, spec.m, spec.n, spec.k);
+        use lt::cudaDataType_t as T;
+        let (input, output, compute) = match spec.dtype {
+            Dtype::F32 => (T::CUDA_R_32F, T::CUDA_R_32F, lt::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+            Dtype::Tf32 => (T::CUDA_R_32F, T::CUDA_R_32F, lt::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32),
+            Dtype::F16 => (T::CUDA_R_16F, T::CUDA_R_16F, lt::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+            Dtype::Bf16 => (T::CUDA_R_16BF, T::CUDA_R_16BF, lt::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+            Dtype::Fp8 => (T::CUDA_R_8F_E4M3, T::CUDA_R_16BF, lt::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+            Dtype::F64 => return Err("no CUDA GEMM planned for f64".into()),
+        };
         unsafe {
             let mut desc = std::ptr::null_mut();
-            st(
-                "cublasLtMatmulDescCreate",
-                lt::cublasLtMatmulDescCreate(
-                    &mut desc,
-                    lt::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                    lt::cudaDataType_t::CUDA_R_32F,
-                ),
-            )?;
-            // cublasOperation_t, an int32 attribute (cuBLASLt has no enum of its own).
-            let t = cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_T as i32;
-            st(
-                "cublasLtMatmulDescSetAttribute(TRANSA)",
-                lt::cublasLtMatmulDescSetAttribute(
-                    desc,
-                    lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
-                    &t as *const _ as *const c_void,
-                    std::mem::size_of_val(&t),
-                ),
-            )?;
-            // FP8 needs the "TN" layout: A is k×m (k-contiguous), B k×n.
+            st("cublasLtMatmulDescCreate", lt::cublasLtMatmulDescCreate(&mut desc, compute, T::CUDA_R_32F))?;
+            // Attributes by their bytes: TRANSA/TRANSB are int32
+            // (cublasOperation_t), FAST_ACCUM an int8.
+            let set = |attr: lt::cublasLtMatmulDescAttributes_t, value: &[u8]| {
+                st(
+                    &format!("cublasLtMatmulDescSetAttribute({attr:?})"),
+                    lt::cublasLtMatmulDescSetAttribute(desc, attr, value.as_ptr() as *const c_void, value.len()),
+                )
+            };
+            use lt::cublasLtMatmulDescAttributes_t as D;
+            let op = |t: bool| (t as i32).to_ne_bytes();
+            set(D::CUBLASLT_MATMUL_DESC_TRANSA, &op(call.trans_x))?;
+            set(D::CUBLASLT_MATMUL_DESC_TRANSB, &op(call.trans_y))?;
+            if spec.dtype == Dtype::Fp8 {
+                set(D::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &[(spec.setting.accum == Some(Fp8Accum::Fast)) as u8])?;
+            }
             let mut layouts = [std::ptr::null_mut(); 3];
-            let e4m3 = lt::cudaDataType_t::CUDA_R_8F_E4M3;
-            st("cublasLtMatrixLayoutCreate(A)", lt::cublasLtMatrixLayoutCreate(&mut layouts[0], e4m3, k, m, k as i64))?;
-            st("cublasLtMatrixLayoutCreate(B)", lt::cublasLtMatrixLayoutCreate(&mut layouts[1], e4m3, k, n, k as i64))?;
+            let (x, y) = (call.x, call.y);
+            st(
+                "cublasLtMatrixLayoutCreate(X)",
+                lt::cublasLtMatrixLayoutCreate(&mut layouts[0], input, x.0, x.1, x.2 as i64),
+            )?;
+            st(
+                "cublasLtMatrixLayoutCreate(Y)",
+                lt::cublasLtMatrixLayoutCreate(&mut layouts[1], input, y.0, y.1, y.2 as i64),
+            )?;
             st(
                 "cublasLtMatrixLayoutCreate(C)",
-                lt::cublasLtMatrixLayoutCreate(&mut layouts[2], lt::cudaDataType_t::CUDA_R_16BF, m, n, m as i64),
+                lt::cublasLtMatrixLayoutCreate(&mut layouts[2], output, call.rows, call.cols, call.ldc as i64),
             )?;
             let mut pref = std::ptr::null_mut();
             st("cublasLtMatmulPreferenceCreate", lt::cublasLtMatmulPreferenceCreate(&mut pref))?;
@@ -377,28 +415,40 @@ impl CudaApi {
                     std::mem::size_of::<usize>(),
                 ),
             )?;
-            let mut result = std::mem::MaybeUninit::<lt::cublasLtMatmulHeuristicResult_t>::zeroed();
+            let want = want.max(1) as usize;
+            let mut results: Vec<lt::cublasLtMatmulHeuristicResult_t> = vec![std::mem::zeroed(); want];
             let mut found = 0;
-            st(
-                "cublasLtMatmulAlgoGetHeuristic",
-                lt::cublasLtMatmulAlgoGetHeuristic(
-                    h,
-                    desc,
-                    layouts[0],
-                    layouts[1],
-                    layouts[2],
-                    layouts[2],
-                    pref,
-                    1,
-                    result.as_mut_ptr(),
-                    &mut found,
-                ),
-            )?;
+            let r = lt::cublasLtMatmulAlgoGetHeuristic(
+                h,
+                desc,
+                layouts[0],
+                layouts[1],
+                layouts[2],
+                layouts[2],
+                pref,
+                want as i32,
+                results.as_mut_ptr(),
+                &mut found,
+            );
             lt::cublasLtMatmulPreferenceDestroy(pref);
-            if found == 0 {
-                return Err(format!("cuBLASLt has no FP8 algorithm for {m}×{n}×{k} on this GPU"));
+            st("cublasLtMatmulAlgoGetHeuristic", r)?;
+            let algos: Vec<_> = results
+                .iter()
+                .take(found.max(0) as usize)
+                .filter(|r| r.state == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
+                .map(|r| r.algo)
+                .collect();
+            if algos.is_empty() {
+                return Err(format!(
+                    "cuBLASLt has no {} algorithm for {}×{}×{} ({}) on this GPU",
+                    spec.dtype,
+                    spec.m,
+                    spec.n,
+                    spec.k,
+                    spec.setting.label()
+                ));
             }
-            Ok(LtPlan { desc, layouts, algo: result.assume_init().algo })
+            Ok(LtPlan { device, dtype: spec.dtype, desc, layouts, algos, chosen: 0 })
         }
     }
 
@@ -464,81 +514,63 @@ impl CudaApi {
     }
 
     fn gemm(&mut self, plan: usize, stream: cu::CUstream, a: DevBuf, b: DevBuf, c: DevBuf) -> Result<(), String> {
-        let device = self.plans.get(plan).ok_or("unknown GEMM plan")?.0;
-        let (alpha, beta) = (1.0f32, 0.0f32);
-        let gemm_ex = match &self.plans[plan].1 {
-            PlanKind::GemmEx { dtype, m, n, k } => Some((*dtype, *m, *n, *k)),
-            PlanKind::Lt(_) => None,
-        };
-        if let Some((dtype, m, n, k)) = gemm_ex {
-            use cudarc::cublas::sys as bl;
-            let h = self.cublas(device)?;
-            let f32_ = bl::cudaDataType_t::CUDA_R_32F;
-            let (ty, compute) = match dtype {
-                Dtype::F32 => (f32_, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
-                Dtype::Tf32 => (f32_, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32),
-                Dtype::F16 => (bl::cudaDataType_t::CUDA_R_16F, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
-                Dtype::Bf16 => (bl::cudaDataType_t::CUDA_R_16BF, bl::cublasComputeType_t::CUBLAS_COMPUTE_32F),
-                Dtype::F64 | Dtype::Fp8 => return Err(format!("cublasGemmEx is not planned for {dtype}")),
-            };
-            // C has the input type (f32 for tf32), accumulation in f32.
-            let s = unsafe {
-                bl::cublasSetStream_v2(h, stream as _);
-                bl::cublasGemmEx(
-                    h,
-                    bl::cublasOperation_t::CUBLAS_OP_T,
-                    bl::cublasOperation_t::CUBLAS_OP_N,
-                    m,
-                    n,
-                    k,
-                    &alpha as *const f32 as *const c_void,
-                    a.ptr as *const c_void,
-                    ty,
-                    k,
-                    b.ptr as *const c_void,
-                    ty,
-                    k,
-                    &beta as *const f32 as *const c_void,
-                    c.ptr as *mut c_void,
-                    ty,
-                    m,
-                    compute,
-                    bl::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                )
-            };
-            if s != bl::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-                return Err(format!("cublasGemmEx ({dtype}, {m}×{n}×{k}) failed: {s:?}"));
-            }
-            return Ok(());
-        }
         use cudarc::cublaslt::sys as lt;
+        let device = self.plans.get(plan).ok_or("unknown GEMM plan")?.device;
         let h = self.lt(device)?;
         let (ws, ws_bytes) = self.devs[device].workspace.unwrap_or((0, 0));
-        let PlanKind::Lt(p) = &self.plans[plan].1 else { unreachable!("checked above") };
+        let p = &self.plans[plan];
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        // X is the B buffer, Y the A buffer ([`BlasCall`]).
         let s = unsafe {
             lt::cublasLtMatmul(
                 h,
                 p.desc,
                 &alpha as *const f32 as *const c_void,
-                a.ptr as *const c_void,
-                p.layouts[0],
                 b.ptr as *const c_void,
+                p.layouts[0],
+                a.ptr as *const c_void,
                 p.layouts[1],
                 &beta as *const f32 as *const c_void,
                 c.ptr as *const c_void,
                 p.layouts[2],
                 c.ptr as *mut c_void,
                 p.layouts[2],
-                &p.algo,
+                &p.algos[p.chosen],
                 ws as *mut c_void,
                 ws_bytes,
                 stream as _,
             )
         };
         if s != lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(format!("cublasLtMatmul (fp8) failed: {s:?}"));
+            return Err(format!("cublasLtMatmul ({}) failed: {s:?}", p.dtype));
         }
         Ok(())
+    }
+
+    /// How cuBLASLt names an algorithm: its id, tile, stages and split-k.
+    fn algo_name(algo: &cudarc::cublaslt::sys::cublasLtMatmulAlgo_t) -> String {
+        use cudarc::cublaslt::sys as lt;
+        // These four attributes are 32-bit integers.
+        let get = |attr: lt::cublasLtMatmulAlgoConfigAttributes_t| -> Option<i32> {
+            let mut v = 0i32;
+            let mut written = 0usize;
+            let s = unsafe {
+                lt::cublasLtMatmulAlgoConfigGetAttribute(algo, attr, &mut v as *mut i32 as *mut c_void, 4, &mut written)
+            };
+            (s == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS).then_some(v)
+        };
+        use lt::cublasLtMatmulAlgoConfigAttributes_t as A;
+        let mut out = format!("algo {}", get(A::CUBLASLT_ALGO_CONFIG_ID).map_or("?".into(), |v| v.to_string()));
+        for (name, attr) in [
+            ("tile", A::CUBLASLT_ALGO_CONFIG_TILE_ID),
+            ("stages", A::CUBLASLT_ALGO_CONFIG_STAGES_ID),
+            ("split-k", A::CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+        ] {
+            if let Some(v) = get(attr) {
+                out += &format!(" {name} {v}");
+            }
+        }
+        out
     }
 }
 
@@ -624,8 +656,8 @@ impl GpuApi for CudaApi {
     fn gemm_method(&self, device: usize, dtype: Dtype) -> Result<String, String> {
         let cc = self.devs.get(device).map(|d| d.cc).unwrap_or((0, 0));
         match dtype {
-            Dtype::F32 | Dtype::F16 => Ok("cublas_gemm_ex".into()),
-            Dtype::Tf32 | Dtype::Bf16 if cc.0 >= 8 => Ok("cublas_gemm_ex".into()),
+            Dtype::F32 | Dtype::F16 => Ok("cublaslt".into()),
+            Dtype::Tf32 | Dtype::Bf16 if cc.0 >= 8 => Ok("cublaslt".into()),
             Dtype::Tf32 | Dtype::Bf16 => {
                 Err(format!("{dtype} tensor cores need compute capability 8.0; this GPU is {}.{}", cc.0, cc.1))
             }
@@ -635,21 +667,34 @@ impl GpuApi for CudaApi {
         }
     }
 
-    fn gemm_plan(&mut self, device: usize, dtype: Dtype, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
-        let method = self.gemm_method(device, dtype)?;
-        let fits = |v: u64| i32::try_from(v).map_err(|_| format!("dimension {v} exceeds cuBLAS's 32-bit sizes"));
-        let (mi, ni, ki) = (fits(m)?, fits(n)?, fits(k)?);
-        let kind = if dtype == Dtype::Fp8 {
-            if !m.is_multiple_of(16) || !n.is_multiple_of(16) || !k.is_multiple_of(16) {
-                return Err(format!("cuBLASLt FP8 needs m, n, k divisible by 16; got {m}×{n}×{k}"));
-            }
-            PlanKind::Lt(self.lt_plan(device, m, n, k)?)
-        } else {
-            self.cublas(device)?;
-            PlanKind::GemmEx { dtype, m: mi, n: ni, k: ki }
-        };
-        self.plans.push((device, kind));
-        Ok(GemmPlan { id: self.plans.len() - 1, method })
+    fn gemm_plan(&mut self, device: usize, spec: &GemmSpec, algos: u32) -> Result<GemmPlan, String> {
+        let method = self.gemm_method(device, spec.dtype)?;
+        let (m, n, k) = (spec.m, spec.n, spec.k);
+        for v in [m, n, k] {
+            i32::try_from(v).map_err(|_| format!("dimension {v} exceeds cuBLAS's 32-bit sizes"))?;
+        }
+        if spec.dtype == Dtype::Fp8 && (!m.is_multiple_of(16) || !n.is_multiple_of(16) || !k.is_multiple_of(16)) {
+            return Err(format!("cuBLASLt FP8 needs m, n, k divisible by 16; got {m}×{n}×{k}"));
+        }
+        let plan = self.lt_plan(device, spec, algos)?;
+        let found = plan.algos.len();
+        self.plans.push(plan);
+        Ok(GemmPlan { id: self.plans.len() - 1, method, algos: found })
+    }
+
+    fn gemm_use_algo(&mut self, plan: usize, index: usize) -> Result<String, String> {
+        let p = self.plans.get_mut(plan).ok_or("unknown GEMM plan")?;
+        let algo = p
+            .algos
+            .get(index)
+            .ok_or_else(|| format!("the plan has {} algorithms, not {}", p.algos.len(), index + 1))?;
+        let name = Self::algo_name(algo);
+        p.chosen = index;
+        Ok(name)
+    }
+
+    fn gemm_workspace_bytes(&self, device: usize) -> Option<u64> {
+        self.devs.get(device).and_then(|d| d.workspace).map(|w| w.1 as u64)
     }
 
     fn time(&mut self, device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {

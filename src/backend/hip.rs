@@ -35,9 +35,11 @@ use std::rc::Rc;
 
 use hip_sys::hiprt as hip;
 
+use crate::bench::gpu::blas::BlasCall;
 use crate::bench::gpu::timing::{self, EventDevice};
 use crate::bench::gpu::{
-    CopyArgs, DevBuf, GemmPlan, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi, COPY_KERNEL, COPY_KERNEL_NAME,
+    CopyArgs, DevBuf, GemmPlan, GemmSpec, GpuApi, GpuFacts, Inventory, Op, PeerAccess, SharedApi, COPY_KERNEL,
+    COPY_KERNEL_NAME,
 };
 use crate::vocab::kinds::Dtype;
 
@@ -79,7 +81,7 @@ pub struct HipApi {
     rtc: Option<Result<super::hiprtc::HipRtc, String>>,
     handles: Vec<Option<*mut c_void>>,
     /// (device, dtype, m, n, k) per plan.
-    plans: Vec<(usize, Dtype, i32, i32, i32)>,
+    plans: Vec<(usize, Dtype, BlasCall)>,
 }
 
 /// `gfx_target_version` 90402 → `gfx942`, 90010 → `gfx90a`.
@@ -312,10 +314,11 @@ impl HipApi {
                     ),
                 ),
                 Op::Gemm { plan, a, b, c } => {
-                    let (_, dtype, m, n, k) = *self.plans.get(plan).ok_or("unknown GEMM plan")?;
+                    let (_, dtype, call) = *self.plans.get(plan).ok_or("unknown GEMM plan")?;
                     let h = self.blas_handle(device)?;
                     let blas = self.blas()?;
-                    blas.gemm((h, stream as *mut c_void), dtype, (m, n, k), (a.ptr as _, b.ptr as _, c.ptr as _))
+                    // X is the B buffer, Y the A buffer (`BlasCall`).
+                    blas.gemm((h, stream as *mut c_void), dtype, &call, (b.ptr as _, a.ptr as _, c.ptr as _))
                 }
                 Op::KernelCopy { dst, src, launch } => {
                     let f = self.kernel(device)?;
@@ -463,12 +466,15 @@ impl GpuApi for HipApi {
         }
     }
 
-    fn gemm_plan(&mut self, device: usize, dtype: Dtype, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
-        self.blas()?.supports(dtype)?;
+    fn gemm_plan(&mut self, device: usize, spec: &GemmSpec, _algos: u32) -> Result<GemmPlan, String> {
+        self.blas()?.supports(spec.dtype)?;
         self.blas_handle(device)?;
-        let fits = |v: u64| i32::try_from(v).map_err(|_| format!("dimension {v} exceeds hipBLAS's 32-bit sizes"));
-        self.plans.push((device, dtype, fits(m)?, fits(n)?, fits(k)?));
-        Ok(GemmPlan { id: self.plans.len() - 1, method: "hipblas_gemm_ex".into() })
+        for v in [spec.m, spec.n, spec.k] {
+            i32::try_from(v).map_err(|_| format!("dimension {v} exceeds hipBLAS's 32-bit sizes"))?;
+        }
+        let call = BlasCall::of(spec.setting.layout, spec.m, spec.n, spec.k);
+        self.plans.push((device, spec.dtype, call));
+        Ok(GemmPlan { id: self.plans.len() - 1, method: "hipblas_gemm_ex".into(), algos: 1 })
     }
 
     fn time(&mut self, device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {

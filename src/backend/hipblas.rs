@@ -17,6 +17,7 @@ use std::ffi::{c_int, c_void};
 
 use libloading::Library;
 
+use crate::bench::gpu::blas::BlasCall;
 use crate::vocab::kinds::Dtype;
 
 type Handle = *mut c_void;
@@ -115,9 +116,13 @@ impl HipBlas {
         &self,
         (h, stream): (Handle, *mut c_void),
         dtype: Dtype,
-        (m, n, k): (i32, i32, i32),
-        (a, b, c): (*const c_void, *const c_void, *mut c_void),
+        call: &BlasCall,
+        (x, y, c): (*const c_void, *const c_void, *mut c_void),
     ) -> Result<(), String> {
+        // Sizes were checked to fit 32 bits when the plan was made.
+        let int = |v: u64| v as c_int;
+        let (m, n, k) = (int(call.rows), int(call.cols), int(call.depth));
+        let op = |t: bool| if t { OP_T } else { OP_N };
         self.supports(dtype)?;
         let (ty, compute) = match (self.api, dtype) {
             (Api::Legacy, Dtype::F32) => (151, 151),
@@ -143,22 +148,22 @@ impl HipBlas {
             let f = self.lib.get::<GemmEx>(self.gemm_symbol.as_bytes()).map_err(|e| e.to_string())?;
             let s = f(
                 h,
-                OP_T,
-                OP_N,
+                op(call.trans_x),
+                op(call.trans_y),
                 m,
                 n,
                 k,
                 &alpha as *const f32 as *const c_void,
-                a,
+                x,
                 ty,
-                k,
-                b,
+                int(call.x.2),
+                y,
                 ty,
-                k,
+                int(call.y.2),
                 &beta as *const f32 as *const c_void,
                 c,
                 ty,
-                m,
+                int(call.ldc),
                 compute,
                 GEMM_DEFAULT,
             );

@@ -36,8 +36,8 @@ pub trait Backend {
     fn facts(&self) -> Option<serde_json::Value> {
         None
     }
-    /// The benchmarks this backend implements among `names`, for `device`.
-    fn benchmarks(&self, names: &[Bench], device: usize) -> Vec<Box<dyn Benchmark>>;
+    /// The benchmarks this backend implements among `cfg.benches`, for `device`.
+    fn benchmarks(&self, cfg: &crate::bench::BenchConfig, device: usize) -> Vec<Box<dyn Benchmark>>;
 }
 
 /// Every backend compiled into this build.
@@ -132,9 +132,9 @@ impl Backend for GpuBackend {
         self.state().as_ref().ok().map(|(_, f)| f.clone())
     }
 
-    fn benchmarks(&self, names: &[Bench], device: usize) -> Vec<Box<dyn Benchmark>> {
+    fn benchmarks(&self, cfg: &crate::bench::BenchConfig, device: usize) -> Vec<Box<dyn Benchmark>> {
         match self.state() {
-            Ok((api, _)) => crate::bench::gpu::benchmarks(api, names, device),
+            Ok((api, _)) => crate::bench::gpu::benchmarks(api, &cfg.benches, device, cfg.gpu_gemm_algos),
             Err(_) => Vec::new(),
         }
     }

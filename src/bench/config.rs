@@ -10,7 +10,8 @@ use super::gpu::GPU_DTYPES;
 use crate::error::{Error, Result};
 use crate::vocab::benches::Bench;
 use crate::vocab::config::{
-    default_cache_modes, default_copy_methods, default_peer_blocks, default_peer_grids, default_sync_every, one_channel,
+    default_cache_modes, default_copy_methods, default_fp8_accum, default_layouts, default_peer_blocks,
+    default_peer_grids, default_sync_every, one_algo, one_channel,
 };
 pub use crate::vocab::config::{BenchConfig, Preset};
 use crate::vocab::facts::StopRule;
@@ -90,6 +91,9 @@ impl BenchConfig {
                 gpu_peer_blocks: default_peer_blocks(),
                 gpu_gemm_shapes: vec![[1024, 1024, 1024], [4096, 4096, 4096], [8192, 8192, 8192]],
                 gpu_gemm_dtypes: vec![Dtype::F32, Dtype::Tf32, Dtype::Bf16],
+                gpu_gemm_layouts: default_layouts(),
+                gpu_fp8_accum: default_fp8_accum(),
+                gpu_gemm_algos: one_algo(),
                 stop: StopRule {
                     warmup_seconds: 0.05,
                     min_samples: 10,
@@ -135,10 +139,30 @@ impl BenchConfig {
                     .chain(LLAMA70B_SHAPES.iter().copied().filter(|s| s[0] != s[1] || s[1] != s[2]))
                     .collect(),
                 gpu_gemm_dtypes: GPU_DTYPES.to_vec(),
+                gpu_gemm_layouts: default_layouts(),
+                gpu_fp8_accum: default_fp8_accum(),
+                gpu_gemm_algos: one_algo(),
                 stop: StopRule::default(),
                 partitions: Vec::new(),
                 partition_devices: Vec::new(),
             },
+            Preset::Gpu => {
+                let full = BenchConfig::preset(Preset::Full);
+                BenchConfig {
+                    preset: p,
+                    // The GPU backends only: the host's own memcpy and GEMM
+                    // are `run quick`'s business.
+                    backends: vec![BackendKind::Cuda, BackendKind::Hip],
+                    benches: vec![Bench::Memcpy, Bench::H2d, Bench::D2h, Bench::Gemm],
+                    // 4 KiB..2 GiB, every other power of two below 1 MiB
+                    // (small copies cost their latency, which is flat there).
+                    memcpy_sizes: (12..=31).filter(|&e| e >= 20 || e % 2 == 0).map(|e| 1u64 << e).collect(),
+                    gpu_cache_modes: vec![CacheMode::Warm, CacheMode::Cold],
+                    gpu_gemm_algos: 4,
+                    stop: StopRule { budget_seconds: Some(420.0), max_seconds: 420.0, ..StopRule::default() },
+                    ..full
+                }
+            }
         }
     }
 

@@ -114,6 +114,10 @@ struct PointState {
     per_op: f64,
     /// Whether its first round showed that its minimum rounds fit.
     fits: bool,
+    /// Wall seconds of its latest step outside its timed operations
+    /// (buffers, inputs, validation, recording): what a budget must leave
+    /// room for besides the slice.
+    overhead: Option<f64>,
     /// Whether it has left the schedule.
     done: bool,
     /// Whether any round ran.
@@ -295,6 +299,22 @@ impl Schedule {
             }
             let order = self.order(round, active);
             let mut weight_left: f64 = order.iter().map(|&i| need[i]).sum();
+            // Under a budget: the overhead a step of a point not yet measured
+            // is expected to have (the mean of those measured), and the
+            // overhead of every step the minimum rounds still owe.
+            let budget_plan = self.budget_seconds.map(|_| {
+                let known: Vec<f64> = states.iter().filter_map(|s| s.overhead).collect();
+                let typical = if known.is_empty() { 0.0 } else { known.iter().sum::<f64>() / known.len() as f64 };
+                let owed: f64 = order
+                    .iter()
+                    .map(|&j| {
+                        let missing = min_rounds.saturating_sub(states[j].rounds.len() as u32) as f64;
+                        missing * states[j].overhead.unwrap_or(typical)
+                    })
+                    .sum();
+                (typical, owed)
+            });
+            let mut owed_overhead = budget_plan.map_or(0.0, |p| p.1);
             for &i in &order {
                 if driver.agree(interrupt::requested()) {
                     interrupted = true;
@@ -307,12 +327,37 @@ impl Schedule {
                 let mut slice = if granted_now[i] { own } else { own / rounds_left };
                 let owed = st.ran && (st.rounds.len() as u32) < min_rounds && st.fits;
                 let mut out_of_time = st.ran && !owed && !granted_now[i] && own < st.smallest_round();
-                if let Some(b) = self.budget_seconds {
+                let mut no_room: Option<String> = None;
+                if let (Some(b), Some((typical, _))) = (self.budget_seconds, budget_plan) {
                     // Its weighted part of what the sweep has left for the
-                    // points still to come in this round.
+                    // points still to come in this round, once the overheads
+                    // the minimum rounds still owe are set aside.
                     let left = b - start.elapsed().as_secs_f64();
-                    slice = slice.min(left * need[i] / weight_left / rounds_left);
-                    out_of_time = st.ran && slice <= 0.0;
+                    let overhead = st.overhead.unwrap_or(typical);
+                    let owes = (st.rounds.len() as u32) < min_rounds;
+                    if owes {
+                        owed_overhead -= overhead;
+                    }
+                    let spare = left - owed_overhead - overhead;
+                    slice = slice.min(spare.max(0.0) * need[i] / weight_left / rounds_left);
+                    // The least a step costs: its overhead, a warm-up batch and
+                    // three samples (known after its first round).
+                    let least = overhead + if st.ran { 2.0 * st.smallest_round() } else { 0.0 };
+                    if left - least < 0.0 || (st.ran && slice <= 0.0 && !owes) {
+                        out_of_time = true;
+                        if !st.ran {
+                            no_room = Some(format!(
+                                "--budget {b} s had {:.1} s left when this point's turn came, and a step of it \
+                                 takes about {least:.1} s; give a larger --budget, or fewer points",
+                                left.max(0.0)
+                            ));
+                        }
+                    } else if owes {
+                        // The minimum rounds are owed: a step runs even on a
+                        // thin slice (the sampler takes three samples).
+                        out_of_time = false;
+                        slice = slice.max(st.smallest_round().min(left - least));
+                    }
                 }
                 weight_left -= need[i];
                 if owed && self.budget_seconds.is_none() {
@@ -322,7 +367,14 @@ impl Schedule {
                 }
                 if driver.agree(out_of_time) {
                     // Out of time: the point keeps the rounds it has, and its
-                    // unused share (if any) goes to the pool.
+                    // unused share (if any) goes to the pool. One that never
+                    // ran is recorded as skipped, with the reason.
+                    if let Some(why) = no_room {
+                        let step = Step { point: first_point + i as u32, round: None, first_sample: 0, note: None };
+                        driver.record(step, &plan[i], &Outcome::Skipped(why))?;
+                        states[i].ran = true;
+                        states[i].skipped = true;
+                    }
                     states[i].done = true;
                     progress.unplanned(rounds_left as u64);
                     continue;
@@ -334,7 +386,13 @@ impl Schedule {
                     point.label()
                 };
                 progress.point_started(&label);
-                let sampler = Sampler { rule: rule.for_round(round, slice.max(0.0)), batch_hint: states[i].batch };
+                let mut step_rule = rule.for_round(round, slice.max(0.0));
+                if self.budget_seconds.is_some() && round < min_rounds {
+                    // Under a budget, the minimum rounds take three samples each.
+                    step_rule.min_samples_on_time = step_rule.min_samples_on_time.max(3.min(step_rule.min_samples));
+                }
+                let sampler = Sampler { rule: step_rule, batch_hint: states[i].batch };
+                let step_start = Instant::now();
                 let outcome = driver.measure(i, point, &sampler);
                 if matches!(&outcome, Outcome::Measured(m) if m.stop == StopReason::Interrupted) {
                     // A step cut short is not a measurement of the point.
@@ -380,6 +438,10 @@ impl Schedule {
                     }
                 }
                 driver.record(step, point, &outcome)?;
+                if let Outcome::Measured(m) = &outcome {
+                    let once = m.timed_seconds + m.setup_seconds;
+                    states[i].overhead = Some((step_start.elapsed().as_secs_f64() - once).max(0.0));
+                }
                 let mut met = false;
                 if check {
                     // The same prior the analysis lends the spread.
@@ -527,6 +589,8 @@ mod tests {
                 rsd: 0.0,
                 batch: 1,
                 timed_seconds: (k + 1) as f64 * t + if round == 0 { self.warmup } else { 0.0 },
+                detail: None,
+                setup_seconds: 0.0,
             })
         }
 
@@ -601,15 +665,43 @@ mod tests {
     }
 
     #[test]
-    fn a_spent_budget_ends_every_point_after_its_first_round() {
-        // 20 ms per step against a 50 ms budget for 6 points: round 0 alone
-        // overruns it, so no point gets a second round, and none is skipped.
+    fn a_budget_too_small_for_every_point_skips_the_rest_with_the_reason() {
+        // 20 ms of setup per step against a 50 ms budget for 6 points: once
+        // a step's cost is known, points that cannot fit are skipped, and
+        // say why, instead of running past the budget.
         let mut d = fake(6, |_, r| 1e-6 * (1.0 + 0.3 * (r % 2) as f64));
         d.sleep_ms = 20;
         let s = Schedule { budget_seconds: Some(0.05), ..Schedule::new(rule(), "b") };
+        let t = Instant::now();
         let out = s.run(&plan(6), 0, &mut d, &Silent).unwrap();
-        assert_eq!(d.steps.len(), 6, "{:?}", d.steps);
-        assert_eq!(out.measured, 6);
+        // At most one step past the budget (the first step's cost is unknown).
+        assert!(t.elapsed().as_secs_f64() < 0.05 + 0.02 + 0.015, "{:?}", t.elapsed());
+        assert!(out.measured >= 1 && out.measured <= 3, "{out:?}");
+        assert_eq!(out.measured + out.skipped, 6, "{out:?}");
+        let skipped: Vec<&Row> = d.rows.iter().filter(|r| r.status == Status::Skipped).collect();
+        assert_eq!(skipped.len(), out.skipped as usize);
+        assert!(skipped.iter().all(|r| r.note.as_deref().unwrap_or("").contains("--budget 0.05 s had")), "{skipped:?}");
+    }
+
+    #[test]
+    fn within_a_budget_every_point_gets_its_minimum_rounds_and_samples_first() {
+        // 10 points, 5 ms of setup per step, 1 s: the minimum rounds (30
+        // steps) fit, and the budget holds the whole schedule.
+        let mut d = fake(10, |i, r| 1e-4 * (1.0 + 0.3 * ((r + i as u32) % 2) as f64));
+        d.sleep_ms = 5;
+        let s = Schedule { budget_seconds: Some(1.0), ..Schedule::new(rule(), "m") };
+        let t = Instant::now();
+        let out = s.run(&plan(10), 0, &mut d, &Silent).unwrap();
+        assert!(t.elapsed().as_secs_f64() < 1.05 + 0.01, "{:?}", t.elapsed());
+        assert_eq!(out.measured, 10);
+        for i in 0..10 {
+            assert!(rounds_of(&d, i) >= 3, "point {i}: {:?}", d.steps);
+            let samples = d.rows.iter().filter(|r| r.point == i as u32 && r.round == Some(0)).count();
+            assert!(samples >= 3, "point {i} has {samples} samples in round 0");
+        }
+        // No fourth round starts before every point has had three.
+        let first_fourth = d.steps.iter().position(|s| s.1 == 3).unwrap_or(d.steps.len());
+        assert!(first_fourth >= 30, "{:?}", d.steps);
     }
 
     fn rounds_of(d: &Fake<impl FnMut(usize, u32) -> f64>, i: usize) -> usize {

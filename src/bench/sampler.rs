@@ -32,12 +32,21 @@ pub struct Measurement {
     /// Seconds inside timed operations, warm-up included: what a point's
     /// `max_seconds` counts (setup and validation around them do not).
     pub timed_seconds: f64,
+    /// What the benchmark adds to the note (a GEMM's algorithm).
+    pub detail: Option<String>,
+    /// Seconds of one-time work in this step (a GPU's clock ramp, timing
+    /// GEMM algorithms): a budget must not expect them again next round.
+    pub setup_seconds: f64,
 }
 
 impl Measurement {
     /// The note stored with every row of the point.
     pub fn note(&self) -> String {
-        format!("{}; rsd {:.3} %", self.stop.words(), self.rsd * 100.0)
+        let base = format!("{}; rsd {:.3} %", self.stop.words(), self.rsd * 100.0);
+        match &self.detail {
+            Some(d) => format!("{base}; {d}"),
+            None => base,
+        }
     }
 }
 
@@ -134,7 +143,7 @@ impl Sampler {
             }
         };
         let rsd = rel_std_dev(&per_op_times);
-        Ok(Measurement { samples, stop, rsd, batch, timed_seconds })
+        Ok(Measurement { samples, stop, rsd, batch, timed_seconds, detail: None, setup_seconds: 0.0 })
     }
 }
 

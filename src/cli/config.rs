@@ -12,7 +12,7 @@ use crate::bench::gpu::GPU_DTYPES;
 use crate::bench::{BenchConfig, Preset};
 use crate::error::{Error, Result};
 use crate::vocab::benches::Bench;
-use crate::vocab::kinds::{CacheMode, CopyMethod};
+use crate::vocab::kinds::{CacheMode, CopyMethod, Fp8Accum, GemmLayout};
 use crate::vocab::units::{parse_counts, parse_sizes};
 
 /// Resolve `run` flags into a validated configuration (preset < flags).
@@ -84,6 +84,14 @@ fn resolve_flags(a: &RunArgs) -> Result<BenchConfig> {
     set(&mut cfg.backends, &a.backend, |s| parse_names("--backend", "backend", BACKENDS, s))?;
     set(&mut cfg.gpu_gemm_shapes, &a.gpu_shapes, gpu_shapes)?;
     set(&mut cfg.gpu_gemm_dtypes, &a.gpu_dtypes, |s| parse_names("--gpu-dtypes", "GPU GEMM dtype", &GPU_DTYPES, s))?;
+    set(&mut cfg.gpu_gemm_layouts, &a.layout, |s| parse_names("--layout", "GEMM layout", GemmLayout::ALL, s))?;
+    set(&mut cfg.gpu_fp8_accum, &a.fp8_accum, |s| parse_names("--fp8-accum", "FP8 accumulation", Fp8Accum::ALL, s))?;
+    if let Some(n) = a.gemm_algos {
+        if !(1..=64).contains(&n) {
+            return Err(Error::config("--gemm-algos", format!("{n} algorithms: give 1 to 64 (4-8 is usual)")));
+        }
+        cfg.gpu_gemm_algos = n;
+    }
     set(&mut cfg.gpu_copy_methods, &a.copy_methods, |s| {
         parse_names("--copy-methods", "copy method", CopyMethod::ALL, s)
     })?;
@@ -151,12 +159,16 @@ fn presets_and_benches(words: &[String]) -> Result<(Preset, Vec<Bench>)> {
         match w.as_str() {
             "quick" => preset = Preset::Quick,
             "full" => preset = Preset::Full,
+            "gpu" => preset = Preset::Gpu,
             other => match runnable_bench(other) {
                 Some(b) => benches.push(b),
                 None => {
                     return Err(Error::config(
                         "PRESET|BENCH",
-                        format!("`{other}` is neither a preset (quick, full) nor a benchmark ({})", known_benches()),
+                        format!(
+                            "`{other}` is neither a preset (quick, full, gpu) nor a benchmark ({})",
+                            known_benches()
+                        ),
                     ))
                 }
             },

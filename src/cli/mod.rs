@@ -334,6 +334,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub oversubscribe: bool,
 
+    /// `run gpu`: seconds for the PyTorch pass after the sweep (PyTorch `copy_`, `torch.matmul`,
+    /// `F.linear`, `torch._scaled_mm` on the same GPU, imported as the run LABEL-torch); 0 skips
+    /// it. Default 150. It runs only where python3 imports a CUDA-enabled torch.
+    #[arg(long, value_name = "SECONDS")]
+    pub torch_seconds: Option<f64>,
+
     /// GEMM shapes: `N` for N×N×N, or `MxNxK`, comma-separated.
     #[arg(long, value_name = "SHAPES")]
     pub shapes: Option<String>,
@@ -353,6 +359,24 @@ pub struct RunArgs {
     /// GPU GEMM dtypes: `f32,tf32,f16,bf16,fp8` (fp8 = E4M3, cuBLASLt).
     #[arg(long, value_name = "DTYPES")]
     pub gpu_dtypes: Option<String>,
+
+    /// GPU GEMM operand layouts, as the column-major BLAS call sees them: `nn` (default: what
+    /// `torch.matmul` runs on row-major tensors), `tn` (`F.linear`, `torch._scaled_mm`), `nt`, or a
+    /// list. FP8 always runs `tn`, the one layout Hopper's FP8 tensor cores take.
+    #[arg(long, value_name = "LAYOUTS")]
+    pub layout: Option<String>,
+
+    /// GPU GEMM: time the top N algorithms of cuBLASLt's heuristic before measuring and keep the
+    /// fastest (its id goes in the point's note). 1 (default) runs the heuristic's first choice, as
+    /// PyTorch does; 4-8 is how a benchmark gets ahead of a framework.
+    #[arg(long, value_name = "N")]
+    pub gemm_algos: Option<u32>,
+
+    /// FP8 GEMM accumulation: `promoted` (default; partial sums added in FP32, as
+    /// `torch._scaled_mm(use_fast_accum=False)`), `fast` (the tensor cores' accumulator over the
+    /// whole k), or `promoted,fast`. The result check's tolerance follows the mode.
+    #[arg(long, value_name = "MODES")]
+    pub fp8_accum: Option<String>,
 
     /// GPU device copies: `copy_engine` (DMA), `sm_kernel` (a copy kernel), or both.
     #[arg(long, value_name = "METHODS")]

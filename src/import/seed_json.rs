@@ -53,22 +53,39 @@ impl Format for SeedJson {
                     continue;
                 }
                 let dtype = e.get("dtype").and_then(|d| d.as_str()).unwrap_or("unknown").to_string();
+                let library = e.get("library").and_then(|l| l.as_str());
+                // `torch.matmul` keeps the variant older files were read with;
+                // `F.linear` and `torch._scaled_mm` are variants of their own.
+                let variant = match library {
+                    None | Some("torch.matmul") => "torch matmul".to_string(),
+                    Some(l) => l.to_string(),
+                };
+                // The operand layout, where the file says it (`nn`, `tn`).
+                let axes = e
+                    .get("layout")
+                    .and_then(|l| l.as_str())
+                    .and_then(|l| crate::vocab::kinds::GemmLayout::parse(l).ok())
+                    .map(|l| format!("{{\"layout\":\"{}\"}}", l.name()));
                 let mut r = record(
                     Point {
                         bench: Bench::Gemm.name().into(),
                         op: Bench::Gemm.name().into(),
-                        variant: Some("torch matmul".into()),
+                        variant: Some(variant),
                         dtype: Some(dtype),
+                        axes,
                         m: Some(m as u64),
                         n: Some(n as u64),
                         k: Some(k as u64),
                         flops: Some(2.0 * m * n * k),
-                        method: e.get("library").and_then(|l| l.as_str()).map(String::from),
+                        method: library.map(String::from),
                         ..Point::default()
                     },
                     time,
                     line,
-                    "torch_reference.py `time` (s per torch.matmul, CUDA events over `iterations`); FLOPs = 2·m·n·k",
+                    format!(
+                        "torch_reference.py `time` (s per {}, CUDA events over `iterations`); FLOPs = 2·m·n·k",
+                        library.unwrap_or("torch.matmul")
+                    ),
                 );
                 r.iterations = get("iterations").map(|i| i as u64);
                 out.records.push(r);

@@ -86,7 +86,7 @@ impl Source for LocalSource {
                             .budget_seconds
                             .map(|total| (total - start.elapsed().as_secs_f64()).max(0.0) / sweeps_left.max(1) as f64);
                         sweeps_left = sweeps_left.saturating_sub(1);
-                        let mut benches = b.benchmarks(&cfg.benches, i);
+                        let mut benches = b.benchmarks(cfg, i);
                         let meta = RowMeta {
                             run_id: run_id.into(),
                             backend: b.name().into(),

@@ -12,6 +12,7 @@
 mod exec;
 mod local;
 pub mod partitions;
+pub mod torch;
 
 use std::path::PathBuf;
 

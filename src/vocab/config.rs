@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::facts::{ExecSpec, StopRule};
-use crate::vocab::kinds::{BackendKind, CacheMode, CopyMethod, Dtype};
+use crate::vocab::kinds::{BackendKind, CacheMode, CopyMethod, Dtype, Fp8Accum, GemmLayout};
 
 /// Everything a run needs to know, after flags, presets and defaults.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -69,6 +69,18 @@ pub struct BenchConfig {
     /// GPU gemm: `f32`, `tf32`, `f16`, `bf16`, `fp8` (E4M3).
     #[serde(default)]
     pub gpu_gemm_dtypes: Vec<Dtype>,
+    /// GPU gemm: operand layouts (`nn`: what `torch.matmul` runs on
+    /// row-major tensors; FP8 always runs `tn`). Runs before layouts were
+    /// recorded read as `tn`, the one layout they ran.
+    #[serde(default = "stored_layouts")]
+    pub gpu_gemm_layouts: Vec<GemmLayout>,
+    /// GPU gemm, FP8: accumulation modes to measure.
+    #[serde(default = "default_fp8_accum")]
+    pub gpu_fp8_accum: Vec<Fp8Accum>,
+    /// GPU gemm: how many of the library heuristic's algorithms to time
+    /// before measuring, keeping the fastest (1: the heuristic's first).
+    #[serde(default = "one_algo")]
+    pub gpu_gemm_algos: u32,
     pub stop: StopRule,
     /// `run --partitions N`: the CPU set of each concurrent instance (empty:
     /// one instance on every CPU the process may use).
@@ -83,6 +95,22 @@ pub struct BenchConfig {
 
 pub(crate) fn default_copy_methods() -> Vec<CopyMethod> {
     CopyMethod::ALL.to_vec()
+}
+
+pub(crate) fn default_layouts() -> Vec<GemmLayout> {
+    vec![GemmLayout::Nn]
+}
+
+fn stored_layouts() -> Vec<GemmLayout> {
+    vec![GemmLayout::Tn]
+}
+
+pub(crate) fn default_fp8_accum() -> Vec<Fp8Accum> {
+    vec![Fp8Accum::Promoted]
+}
+
+pub(crate) fn one_algo() -> u32 {
+    1
 }
 
 pub(crate) fn one_channel() -> Vec<u32> {
@@ -113,6 +141,11 @@ pub enum Preset {
     Quick,
     /// The seed write-ups' sweeps: memcpy 4 KiB..2 GiB, every thread count, larger GEMMs.
     Full,
+    /// One GPU node in one command (seeds 001 and 002): device copies (copy
+    /// engine and SM kernel, warm and cold L2), h2d/d2h (pinned and
+    /// pageable), GEMM over the squares and Llama-70B shapes in every dtype
+    /// the GPU supports, within a 420 s budget.
+    Gpu,
 }
 
 impl Preset {
@@ -120,6 +153,7 @@ impl Preset {
         match self {
             Preset::Quick => "quick",
             Preset::Full => "full",
+            Preset::Gpu => "gpu",
         }
     }
 }

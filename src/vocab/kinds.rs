@@ -46,6 +46,31 @@ vocabulary!(
 );
 
 vocabulary!(
+    /// How a GPU GEMM's operands are stored, named as the column-major BLAS
+    /// call sees them (the GPU GEMM computes the row-major C = A·B, m×n):
+    /// `nn` is what `torch.matmul` runs on row-major tensors (A m×k and B
+    /// k×n, both row-major), `tn` what `torch.nn.functional.linear` and
+    /// `torch._scaled_mm` run (B stored n×k, k-contiguous; the only FP8
+    /// layout Hopper's tensor cores take), `nt` A stored k×m.
+    GemmLayout, "GEMM layout" {
+        Nn = "nn",
+        Tn = "tn",
+        Nt = "nt",
+    }
+);
+
+vocabulary!(
+    /// How an FP8 GEMM accumulates: `promoted` adds the tensor cores' partial
+    /// sums into FP32 at intervals (cuBLASLt's default, `torch._scaled_mm`'s
+    /// `use_fast_accum=False`); `fast` keeps them in the tensor cores'
+    /// reduced-precision accumulator over the whole k (CUBLASLT_MATMUL_DESC_FAST_ACCUM).
+    Fp8Accum, "FP8 accumulation" {
+        Promoted = "promoted",
+        Fast = "fast",
+    }
+);
+
+vocabulary!(
     /// Cache state before each operation: `cold` flushes L2 first.
     CacheMode, "cache mode" {
         Warm = "warm",

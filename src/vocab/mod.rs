@@ -70,6 +70,7 @@ pub mod benches;
 pub mod columns;
 pub mod config;
 pub mod facts;
+pub mod gemm;
 pub mod interrupt;
 pub mod interval;
 pub mod kinds;

@@ -122,20 +122,37 @@ fn a_driver_that_corrupts_copies_fails_validation() {
 }
 
 #[test]
-fn gemm_goes_through_cublas_and_cublaslt_and_is_validated() {
+fn gemm_goes_through_cublaslt_in_every_layout_and_is_validated() {
     let (_tmp, lib, archive) = setup();
-    let mut args =
-        vec!["run", "gemm", "--gpu-shapes", "64x48x96,128", "--gpu-dtypes", "f32,tf32,bf16,f16,fp8", "--quiet"];
+    let mut args = vec![
+        "run",
+        "gemm",
+        "--gpu-shapes",
+        "64x48x96",
+        "--gpu-dtypes",
+        "f32,tf32,bf16,f16,fp8",
+        "--layout",
+        "nn,tn,nt",
+        "--fp8-accum",
+        "promoted,fast",
+        "--gemm-algos",
+        "4",
+        "--quiet",
+    ];
     args.extend(TINY);
     let o = bb(&lib, &archive, &args, &[]);
-    // The stand-in cuBLAS has no f16: those points fail, so the exit is 1.
+    // The stand-in cuBLASLt has no f16: those points fail, so the exit is
+    // 1, and --quiet still names each failed point and why.
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error: gemm f16 64×48×96 (nn) failed: cublasLtMatmul (f16) failed"), "{err}");
+    assert!(!err.contains("complete run"), "--quiet prints no summary: {err}");
     let rows = Archive::new(&archive).resolve("latest").unwrap().rows().unwrap();
+    let mut settings = std::collections::BTreeSet::new();
     for r in &rows {
         let dtype = r.params.dtype.as_deref().unwrap();
-        // FP8 goes through cuBLASLt (E4M3 inputs, "TN", bf16 out); the rest through cublasGemmEx.
-        let want = if dtype == "fp8" { "cublaslt" } else { "cublas_gemm_ex" };
-        assert_eq!(r.params.method.as_deref(), Some(want));
+        assert_eq!(r.params.method.as_deref(), Some("cublaslt"));
+        settings.insert((dtype.to_string(), r.params.axes.clone().unwrap()));
         if dtype == "f16" {
             assert_eq!(r.status, Status::Failed);
             assert!(r.note.as_deref().unwrap().contains("CUBLAS_STATUS_NOT_SUPPORTED"), "{:?}", r.note);
@@ -144,9 +161,18 @@ fn gemm_goes_through_cublas_and_cublaslt_and_is_validated() {
             assert_eq!(r.status, Status::Measured, "{dtype}: {:?}", r.note);
             let (m, n, k) = (r.params.m.unwrap() as f64, r.params.n.unwrap() as f64, r.params.k.unwrap() as f64);
             assert_eq!(r.params.flops, Some(2.0 * m * n * k));
+            // Three candidates offered, each timed; the note names the one kept.
+            let note = r.note.as_deref().unwrap();
+            assert!(note.contains("fastest of the heuristic's first 3") && note.contains("tile 18"), "{note}");
         }
     }
-    for dtype in ["bf16", "fp8"] {
-        assert!(rows.iter().any(|r| r.params.dtype.as_deref() == Some(dtype) && r.status == Status::Measured));
-    }
+    // Every layout but for FP8, which runs TN in both accumulation modes.
+    assert!(settings.contains(&("bf16".into(), r#"{"layout":"nt"}"#.into())), "{settings:?}");
+    assert!(settings.contains(&("fp8".into(), r#"{"accum":"fast","layout":"tn"}"#.into())), "{settings:?}");
+    assert!(!settings.iter().any(|(d, a)| d == "fp8" && a.contains("nn")), "{settings:?}");
+    assert_eq!(settings.len(), 4 * 3 + 2);
+    // `backends` names the cuBLASLt it loaded.
+    let o = bb(&lib, &archive, &["backends"], &[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("cublaslt: 13.1.0 (") && text.contains("libcublasLt.so"), "{text}");
 }

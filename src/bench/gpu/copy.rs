@@ -8,16 +8,32 @@ use crate::vocab::rows::Point;
 use crate::vocab::units::format_bytes;
 
 /// The `sm_kernel` copy kernel, compiled at run time by NVRTC (CUDA) or
-/// hipRTC (HIP): 16-byte vectors over a grid-stride loop, then any tail
-/// bytes. Its destination may be a peer GPU's memory.
+/// hipRTC (HIP): 16-byte vectors over a grid-stride loop, eight loads in
+/// flight per thread before their stores, then the remaining vectors and
+/// any tail bytes. Its destination may be a peer GPU's memory.
+///
+/// Why eight, and the default launch ([`CopyArgs::new`]): on an H200, one
+/// load at a time left the kernel at 0.92× the copy engine; a CUDA C sweep
+/// of 1, 2, 4 and 8 loads × 1–16 blocks of 256–1024 threads per SM
+/// (`scripts/cuda_memcpy_reference.cu`, 2026-11-26) found 8 loads in 16
+/// blocks of 1024 threads per SM fastest at 256 MiB and 1 GiB (0.977× and
+/// 0.966× the copy engine), and 4 loads in 8 blocks of 256 at 0.92×.
 pub const COPY_KERNEL: &str = r#"
 extern "C" __global__ void benchbook_copy(const uint4* __restrict__ src, uint4* __restrict__ dst,
         unsigned long long n16, const unsigned char* __restrict__ s8, unsigned char* __restrict__ d8,
         unsigned long long from8, unsigned long long to8) {
-    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long j = i; j < n16; j += stride) dst[j] = src[j];
-    for (unsigned long long j = from8 + i; j < to8; j += stride) d8[j] = s8[j];
+    const unsigned long long first = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long j = first;
+    for (; j + 7 * stride < n16; j += 8 * stride) {
+        uint4 v[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) v[u] = src[j + u * stride];
+#pragma unroll
+        for (int u = 0; u < 8; u++) dst[j + u * stride] = v[u];
+    }
+    for (; j < n16; j += stride) dst[j] = src[j];
+    for (unsigned long long t = from8 + first; t < to8; t += stride) d8[t] = s8[t];
 }
 "#;
 
@@ -40,14 +56,15 @@ pub struct CopyArgs {
 
 impl CopyArgs {
     /// The arguments and the launch that copy `src` into `dst` on a device
-    /// of `units` SMs/CUs: the point's launch, or 256 threads and up to 16
-    /// blocks per unit.
+    /// of `units` SMs/CUs: the point's launch, or blocks of 1024 threads,
+    /// one per 8192 vectors (eight per thread), up to 16 blocks per unit
+    /// (the fastest shape of the sweep in [`COPY_KERNEL`]'s notes).
     pub fn new(dst: DevBuf, src: DevBuf, launch: Option<Launch>, units: u32) -> (CopyArgs, Launch) {
         let bytes = src.bytes.min(dst.bytes);
         let n16 = bytes / 16;
         let args = CopyArgs { src: src.ptr, dst: dst.ptr, n16, s8: src.ptr, d8: dst.ptr, from8: n16 * 16, to8: bytes };
-        let launch =
-            launch.unwrap_or(Launch { grid: n16.div_ceil(256).clamp(1, units.max(1) as u64 * 16) as u32, block: 256 });
+        let launch = launch
+            .unwrap_or(Launch { grid: n16.div_ceil(8 * 1024).clamp(1, units.max(1) as u64 * 16) as u32, block: 1024 });
         (args, launch)
     }
 }
@@ -245,9 +262,9 @@ mod tests {
         let (a, l) = CopyArgs::new(buf(0x2000, 100), buf(0x1000, 100), None, 132);
         // 6 vectors of 16 bytes, then bytes 96..100 one by one.
         assert_eq!((a.src, a.dst, a.n16, a.from8, a.to8), (0x1000, 0x2000, 6, 96, 100));
-        assert_eq!(l, Launch { grid: 1, block: 256 });
+        assert_eq!(l, Launch { grid: 1, block: 1024 });
         let (_, l) = CopyArgs::new(buf(0, 1 << 30), buf(1 << 31, 1 << 30), None, 132);
-        assert_eq!(l, Launch { grid: 132 * 16, block: 256 }, "capped at 16 blocks per SM");
+        assert_eq!(l, Launch { grid: 132 * 16, block: 1024 }, "capped at 16 blocks per SM");
         let fixed = Launch { grid: 128, block: 1024 };
         assert_eq!(
             CopyArgs::new(buf(0, 64), buf(64, 32), Some(fixed), 132),

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::*;
 use crate::bench::dtype::{self, Dtype};
+use crate::vocab::kinds::Fp8Accum;
 use crate::vocab::launch::MAX_BLOCK;
 
 #[derive(Default)]
@@ -20,7 +21,10 @@ pub struct Emulated {
     /// Copies drop their last byte (a broken device).
     pub broken: bool,
     pub flushes: u64,
-    pub plans: Vec<(Dtype, u64, u64, u64)>,
+    pub plans: Vec<GemmSpec>,
+    /// Candidate algorithms each plan offers, and the one in use.
+    pub algos_offered: usize,
+    pub chosen: Vec<usize>,
     pub no_kernel_copy: bool,
     /// GEMMs write a transposed C.
     pub broken_gemm: bool,
@@ -58,21 +62,49 @@ impl Emulated {
     }
 
     fn gemm(&mut self, plan: usize, a: DevBuf, b: DevBuf, c: DevBuf) -> Result<(), String> {
-        let (dt, m, n, k) = self.plans[plan];
-        let (m, n, k) = (m as usize, n as usize, k as usize);
-        let dec = |bytes: &[u8], i: usize| dtype::decode(dt, bytes, i) as f32;
+        let spec = self.plans[plan];
+        let (dt, m, n, k, layout) = (spec.dtype, spec.m, spec.n, spec.k, spec.setting.layout);
+        let dec = |bytes: &[u8], i: u64| dtype::decode(dt, bytes, i as usize) as f32;
         let (av, bv) = (self.buf(a)?.clone(), self.buf(b)?.clone());
-        let mut out = vec![0f32; m * n];
+        let mut out = vec![0f32; (m * n) as usize];
         for i in 0..m {
             for j in 0..n {
-                let at = if self.broken_gemm { i * n + j } else { i + j * m };
-                out[at] = (0..k).map(|l| dec(&av, i * k + l) * dec(&bv, j * k + l)).sum();
+                let at = if self.broken_gemm { j * m + i } else { blas::c_index(n, i, j) };
+                let products = (0..k)
+                    .map(|l| dec(&av, blas::a_index(layout, m, k, i, l)) * dec(&bv, blas::b_index(layout, n, k, l, j)));
+                out[at as usize] = match spec.setting.accum {
+                    None => products.sum(),
+                    Some(accum) => hopper_fp8_dot(products, accum),
+                };
             }
         }
         let (bytes, _) = dtype::encode(dt.gemm_output(), &out);
         self.buf(c)?.copy_from_slice(&bytes);
         Ok(())
     }
+}
+
+/// The FP8 dot product as Hopper's tensor cores compute it, by what has
+/// been published of them (DeepSeek-V3 technical report, §3.3.2): each MMA
+/// instruction adds a 32-long chunk of products into an accumulator that
+/// keeps about 14 significand bits (13 stored, truncated); `promoted` adds
+/// that accumulator into an f32 total every 128 products (4 instructions),
+/// as cuBLASLt does unless fast accumulation is on.
+fn hopper_fp8_dot(products: impl Iterator<Item = f32>, accum: Fp8Accum) -> f32 {
+    let narrow = |x: f32| f32::from_bits(x.to_bits() & !((1u32 << (23 - 13)) - 1));
+    let (mut total, mut partial, mut chunk) = (0f32, 0f32, 0f32);
+    for (l, p) in products.enumerate() {
+        chunk += p;
+        if (l + 1) % 32 == 0 {
+            partial = narrow(partial + chunk);
+            chunk = 0.0;
+        }
+        if accum == Fp8Accum::Promoted && (l + 1) % 128 == 0 {
+            total += partial;
+            partial = 0.0;
+        }
+    }
+    total + narrow(partial + chunk)
 }
 
 impl GpuApi for Emulated {
@@ -127,10 +159,15 @@ impl GpuApi for Emulated {
     fn gemm_method(&self, _device: usize, dtype: Dtype) -> Result<String, String> {
         Ok(if dtype == Dtype::Fp8 { "emulated_lt" } else { "emulated_gemm" }.into())
     }
-    fn gemm_plan(&mut self, device: usize, dtype: Dtype, m: u64, n: u64, k: u64) -> Result<GemmPlan, String> {
-        let method = self.gemm_method(device, dtype)?;
-        self.plans.push((dtype, m, n, k));
-        Ok(GemmPlan { id: self.plans.len() - 1, method })
+    fn gemm_plan(&mut self, device: usize, spec: &GemmSpec, algos: u32) -> Result<GemmPlan, String> {
+        let method = self.gemm_method(device, spec.dtype)?;
+        self.plans.push(*spec);
+        self.chosen.push(0);
+        Ok(GemmPlan { id: self.plans.len() - 1, method, algos: (algos as usize).min(self.algos_offered.max(1)) })
+    }
+    fn gemm_use_algo(&mut self, plan: usize, index: usize) -> Result<String, String> {
+        self.chosen[plan] = index;
+        Ok(format!("emulated algo {index}"))
     }
     fn time(&mut self, _device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {
         let t = Instant::now();

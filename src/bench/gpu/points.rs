@@ -6,7 +6,8 @@ use super::{GpuApi, Kind, Launch, PeerAccess};
 use crate::bench::BenchConfig;
 use crate::vocab::accounting::gemm_flops;
 use crate::vocab::benches::Bench;
-use crate::vocab::kinds::{CacheMode, CopyMethod};
+use crate::vocab::gemm::GemmSetting;
+use crate::vocab::kinds::{CacheMode, CopyMethod, Dtype, Fp8Accum, GemmLayout};
 use crate::vocab::rows::Point;
 
 /// The points of benchmark `kind` on `device`, in the order they run.
@@ -83,7 +84,8 @@ pub fn points(kind: Kind, api: &dyn GpuApi, device: usize, cfg: &BenchConfig) ->
         Kind::H2D | Kind::D2H => {
             for &size in &cfg.memcpy_sizes {
                 for mem in ["pinned", "pageable"] {
-                    out.push(Point { variant: Some(mem.into()), ..base("copy", size) });
+                    // A copy across the host link moves each byte once.
+                    out.push(Point { variant: Some(mem.into()), bytes_moved: Some(size), ..base("copy", size) });
                 }
             }
         }
@@ -92,19 +94,31 @@ pub fn points(kind: Kind, api: &dyn GpuApi, device: usize, cfg: &BenchConfig) ->
                 for dtype in &cfg.gpu_gemm_dtypes {
                     // A and B read in the input type, C written in the output type.
                     let moved = Some((m * k + n * k) * dtype.bytes() + m * n * dtype.gemm_output().bytes());
-                    out.push(Point {
-                        bench: Bench::Gemm.name().into(),
-                        op: Bench::Gemm.name().into(),
-                        variant: Some(CacheMode::Warm.name().into()),
-                        dtype: Some(dtype.name().into()),
-                        m: Some(m),
-                        n: Some(n),
-                        k: Some(k),
-                        flops: Some(gemm_flops(m, n, k)),
-                        bytes_moved: moved,
-                        method: Some(api.gemm_method(d, *dtype).unwrap_or_else(|_| "none".into())),
-                        ..Point::default()
-                    });
+                    // FP8 runs TN in each accumulation mode; the rest in each layout.
+                    let settings: Vec<GemmSetting> = if *dtype == Dtype::Fp8 {
+                        cfg.gpu_fp8_accum.iter().map(|&a| GemmSetting::for_dtype(*dtype, GemmLayout::Tn, a)).collect()
+                    } else {
+                        cfg.gpu_gemm_layouts
+                            .iter()
+                            .map(|&l| GemmSetting::for_dtype(*dtype, l, Fp8Accum::Promoted))
+                            .collect()
+                    };
+                    for setting in settings {
+                        out.push(Point {
+                            bench: Bench::Gemm.name().into(),
+                            op: Bench::Gemm.name().into(),
+                            variant: Some(CacheMode::Warm.name().into()),
+                            dtype: Some(dtype.name().into()),
+                            m: Some(m),
+                            n: Some(n),
+                            k: Some(k),
+                            flops: Some(gemm_flops(m, n, k)),
+                            bytes_moved: moved,
+                            method: Some(api.gemm_method(d, *dtype).unwrap_or_else(|_| "none".into())),
+                            axes: Some(setting.axes()),
+                            ..Point::default()
+                        });
+                    }
                 }
             }
         }
@@ -127,7 +141,9 @@ mod tests {
         cfg.gpu_gemm_dtypes = vec![crate::vocab::kinds::Dtype::Bf16, crate::vocab::kinds::Dtype::Fp8];
         let (one, three) = (Emulated::new(1), Emulated::new(3));
         assert_eq!(points(Kind::Memcpy, &one, 0, &cfg).len(), 8);
-        assert_eq!(points(Kind::H2D, &one, 0, &cfg).len(), 4);
+        let h2d = points(Kind::H2D, &one, 0, &cfg);
+        assert_eq!(h2d.len(), 4);
+        assert!(h2d.iter().all(|p| p.bytes_moved == p.size_bytes), "a host link is crossed once");
         let lone = points(Kind::MemcpyPeer, &one, 0, &cfg);
         assert!(lone.len() == 1 && lone[0].peer.is_none());
         cfg.gpu_peer_grids = vec![1, 128];

@@ -4,12 +4,17 @@
 //! Test code only (`#[cfg(test)] mod tests;` in `mod.rs`), so the
 //! architecture scan skips it: the archive and the report are used by these
 //! tests, never by `bench`.
+//!
+//! The file is longer than 400 lines because every GPU benchmark's test on
+//! the emulated device shares the one harness at its top (config, sampler,
+//! sink, runner).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::emulated::Emulated;
 use super::*;
+use crate::bench::dtype;
 use crate::bench::{runner, RowMeta};
 use crate::vocab::benches::Bench;
 use crate::vocab::facts::StopRule;
@@ -61,7 +66,7 @@ impl RowSink for Sink {
 /// Every GPU benchmark through the real runner: rows, accounting, validation.
 fn run_all(shared: &SharedApi, names: &[&str], device: usize) -> Vec<Row> {
     let names: Vec<Bench> = names.iter().map(|s| Bench::parse(s).unwrap()).collect();
-    let mut benches = benchmarks(shared, &names, device);
+    let mut benches = benchmarks(shared, &names, device, 1);
     let meta =
         RowMeta { run_id: "t".into(), backend: "emulated".into(), device: "e0".into(), host: "h".into(), rank: 0 };
     let mut c = cfg();
@@ -84,7 +89,10 @@ fn copies_count_bytes_once_and_read_plus_written() {
         let (size, p) = (r.params.size_bytes.unwrap(), &r.params);
         let once = if p.op == "copy_bidir" { 2 * size } else { size };
         assert_eq!(p.bytes_copied, Some(once), "{}", p.label());
-        assert_eq!(p.bytes_moved, Some(2 * once), "{}", p.label());
+        // Across the host link each byte moves once; in device memory it
+        // is read and written.
+        let moved = if matches!(p.bench.as_str(), "h2d" | "d2h") { once } else { 2 * once };
+        assert_eq!(p.bytes_moved, Some(moved), "{}", p.label());
         assert_eq!(r.timer.as_deref(), Some("steady_clock"));
         assert!(r.iterations.unwrap() >= 1);
     }
@@ -173,7 +181,7 @@ fn cold_mode_flushes_before_every_operation() {
     c.gpu_copy_methods = vec![CopyMethod::CopyEngine];
     c.gpu_cache_modes = vec![CacheMode::Cold];
     c.memcpy_sizes = vec![4096];
-    let mut b = benchmarks(&shared, &[Bench::Memcpy], 0).pop().unwrap();
+    let mut b = benchmarks(&shared, &[Bench::Memcpy], 0, 1).pop().unwrap();
     let p = &b.points(&c)[0];
     let Outcome::Measured(m) = b.run(p, &sampler()) else { panic!("cold memcpy did not measure") };
     let timed_ops: u64 = m.samples.iter().map(|s| s.iterations).sum();
@@ -220,7 +228,7 @@ fn write_emulated_run(archive: &crate::archive::Archive, label: &str) -> crate::
     m.label = Some(label.into());
     let mut writer = archive.create_run(m).unwrap();
     let names: Vec<Bench> = Bench::ALL.iter().copied().filter(|b| Kind::of(*b).is_some()).collect();
-    let mut benches = benchmarks(&shared, &names, 0);
+    let mut benches = benchmarks(&shared, &names, 0, 1);
     let meta = RowMeta { run_id, backend: "cuda".into(), device: device.into(), host: "h".into(), rank: 0 };
     runner::run_benchmarks(&mut benches, &c, &meta, 0, &mut writer, &Silent).unwrap();
     writer
@@ -297,4 +305,111 @@ fn a_broken_gemm_fails() {
     let rows = run_all(&shared, &["gemm"], 0);
     assert!(rows.iter().all(|r| r.status == Status::Failed), "{:?}", rows[0]);
     assert!(rows[0].note.as_deref().unwrap().contains("GEMM result is wrong"));
+}
+
+/// Run one GEMM point of `dtype` in `setting` on the emulated device.
+fn one_gemm(
+    e: &Rc<RefCell<Emulated>>,
+    shared: &SharedApi,
+    dtype: Dtype,
+    shape: [u64; 3],
+    setting: crate::vocab::gemm::GemmSetting,
+    algos: u32,
+) -> Outcome {
+    let _ = e;
+    let mut c = cfg();
+    c.gpu_gemm_shapes = vec![shape];
+    c.gpu_gemm_dtypes = vec![dtype];
+    c.gpu_gemm_layouts = vec![setting.layout];
+    c.gpu_fp8_accum = setting.accum.into_iter().collect();
+    if c.gpu_fp8_accum.is_empty() {
+        c.gpu_fp8_accum = vec![crate::vocab::kinds::Fp8Accum::Promoted];
+    }
+    let mut b = benchmarks(shared, &[Bench::Gemm], 0, algos).pop().unwrap();
+    let points = b.points(&c);
+    assert_eq!(points.len(), 1);
+    assert_eq!(crate::vocab::gemm::GemmSetting::of(&points[0]), setting);
+    b.run(&points[0], &sampler())
+}
+
+#[test]
+fn every_layout_computes_and_validates_the_same_product() {
+    use crate::vocab::gemm::GemmSetting;
+    use crate::vocab::kinds::{Fp8Accum, GemmLayout};
+    for layout in GemmLayout::ALL.iter().copied() {
+        for dt in [Dtype::F32, Dtype::Bf16] {
+            let (e, shared) = api(1);
+            let s = GemmSetting::for_dtype(dt, layout, Fp8Accum::Promoted);
+            let out = one_gemm(&e, &shared, dt, [24, 40, 56], s, 1);
+            assert!(matches!(out, Outcome::Measured(_)), "{dt} {layout}: {out:?}");
+            // A C written in the wrong order fails in every layout.
+            let (e, shared) = api(1);
+            e.borrow_mut().broken_gemm = true;
+            let out = one_gemm(&e, &shared, dt, [24, 40, 56], s, 1);
+            assert!(matches!(&out, Outcome::Failed(w) if w.contains("GEMM result is wrong")), "{dt} {layout}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn fp8_passes_with_hoppers_accumulation_in_both_modes_and_the_old_tolerance_did_not() {
+    use crate::vocab::gemm::GemmSetting;
+    use crate::vocab::kinds::{Fp8Accum, GemmLayout};
+    // k = 4096: long enough that a 14-bit accumulator is visibly off an
+    // f32 one, as on the H200 where fp8 1024³ failed its check 3 times in 3.
+    let shape = [16, 16, 4096];
+    for accum in [Fp8Accum::Promoted, Fp8Accum::Fast] {
+        let (e, shared) = api(1);
+        let s = GemmSetting::for_dtype(Dtype::Fp8, GemmLayout::Nn, accum);
+        let out = one_gemm(&e, &shared, Dtype::Fp8, shape, s, 1);
+        assert!(matches!(out, Outcome::Measured(_)), "{accum}: {out:?}");
+        let (e, shared) = api(1);
+        e.borrow_mut().broken_gemm = true;
+        let out = one_gemm(&e, &shared, Dtype::Fp8, shape, s, 1);
+        assert!(matches!(&out, Outcome::Failed(w) if w.contains("fp8")), "{accum}: {out:?}");
+    }
+    // The fast accumulator's error is larger than an f32 accumulator's
+    // tolerance (16 ulp of f32 per unit of Σ|a·b|): the old check failed it.
+    let (m, n, k) = (16u64, 16u64, 4096u64);
+    let a = dtype::normal_values(m * k, 1);
+    let b = dtype::normal_values(n * k, 2);
+    let (_, av) = dtype::encode(Dtype::Fp8, &a);
+    let (_, bv) = dtype::encode(Dtype::Fp8, &b);
+    let mut worst = 0f64;
+    for i in 0..m as usize {
+        for j in 0..n as usize {
+            let (mut exact, mut mag) = (0f64, 0f64);
+            // Hopper's fast accumulator: 32-long chunks into 13 stored bits.
+            let (mut acc, mut chunk) = (0f32, 0f32);
+            for l in 0..k as usize {
+                let p = av[i * k as usize + l] * bv[j * k as usize + l];
+                exact += p as f64;
+                mag += (p as f64).abs();
+                chunk += p;
+                if (l + 1) % 32 == 0 {
+                    acc = f32::from_bits((acc + chunk).to_bits() & !((1u32 << 10) - 1));
+                    chunk = 0.0;
+                }
+            }
+            worst = worst.max((acc as f64 - exact).abs() / mag);
+        }
+    }
+    assert!(worst > 16.0 * f32::EPSILON as f64, "worst relative error {worst:e}");
+    assert!(worst < super::gemm::accumulation_eps(Dtype::Fp8, Some(Fp8Accum::Fast)), "worst {worst:e}");
+}
+
+#[test]
+fn gemm_algos_are_timed_and_the_choice_is_in_the_note() {
+    use crate::vocab::gemm::GemmSetting;
+    use crate::vocab::kinds::{Fp8Accum, GemmLayout};
+    let (e, shared) = api(1);
+    e.borrow_mut().algos_offered = 3;
+    let s = GemmSetting::for_dtype(Dtype::Bf16, GemmLayout::Nn, Fp8Accum::Promoted);
+    let Outcome::Measured(m) = one_gemm(&e, &shared, Dtype::Bf16, [32, 32, 32], s, 4) else { panic!("not measured") };
+    assert!(m.note().contains("fastest of the heuristic's first 3"), "{}", m.note());
+    assert!(m.note().contains("emulated algo"), "{}", m.note());
+    let (e, shared) = api(1);
+    let Outcome::Measured(m) = one_gemm(&e, &shared, Dtype::Bf16, [32, 32, 32], s, 1) else { panic!("not measured") };
+    assert!(m.note().contains("the heuristic's first choice"), "{}", m.note());
+    drop(e);
 }

@@ -67,6 +67,14 @@ impl Render for BackendsOutput {
                             writeln!(w, "      {i}: {d}")?;
                         }
                     }
+                    // The libraries a GPU backend loaded: file and version.
+                    // (GPU facts keep their version strings at the top level.)
+                    let versions = b.facts.as_ref().and_then(|f| f.as_object());
+                    for (k, v) in versions.into_iter().flatten() {
+                        if let Some(text) = v.as_str() {
+                            writeln!(w, "      {}: {}", terminal_safe(k), terminal_safe(text))?;
+                        }
+                    }
                 }
                 Probe::Unavailable { reason } if b.built => {
                     writeln!(w, "{name:<5} unavailable: {}", terminal_safe(reason))?

@@ -28,6 +28,19 @@ pub struct RunOutput {
     pub outcome: RunOutcome,
     /// The report's files, with `--report`.
     pub report: Vec<PathBuf>,
+    /// Each failed point and why: printed whatever `--quiet` says.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<Failure>,
+    /// `run gpu`: the PyTorch pass's run, or why it was not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torch: Option<String>,
+}
+
+/// A point that failed, named by everything that sets it apart, and why.
+#[derive(Debug, Serialize)]
+pub struct Failure {
+    pub point: String,
+    pub reason: String,
 }
 
 impl RunOutput {
@@ -106,7 +119,33 @@ pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutp
     let Some(result) = result? else {
         return Ok(None);
     };
-    finish(archive, result, &a.out).map(Some)
+    let gpu_run = cfg.preset == crate::bench::Preset::Gpu && result.outcome.measured > 0;
+    let run_label = a.out.label.clone().unwrap_or_else(|| "gpu".into());
+    let mut out = finish(archive, result, &a.out)?;
+    let torch_seconds = a.torch_seconds.unwrap_or(150.0);
+    if gpu_run && torch_seconds > 0.0 {
+        // The script, its JSON and its log go to a scratch folder; the JSON is imported.
+        let work = std::env::temp_dir().join(format!("benchbook-torch-{}", out.run_id));
+        let bar = Bar::unless(quiet);
+        let pass = crate::session::torch::torch_pass(
+            archive,
+            &cfg,
+            &format!("{run_label}-torch"),
+            torch_seconds,
+            &work,
+            listener(&bar),
+        );
+        if let Some(b) = &bar {
+            b.finish();
+        }
+        out.torch = Some(match pass? {
+            crate::session::torch::TorchPass::Imported { run, log } => {
+                format!("PyTorch on the same GPU: run {} (log {})", run.run.id, log.display())
+            }
+            crate::session::torch::TorchPass::NotRun(why) => format!("PyTorch reference not measured: {why}"),
+        });
+    }
+    Ok(Some(out))
 }
 
 /// `run exec`: run a command `repeat` times as one run.
@@ -155,13 +194,37 @@ fn finish(archive: &Archive, result: RunResult, a: &crate::cli::RecordFlags) -> 
         let r = crate::report::build(&result.run, &archive.root, &opts)?;
         report = crate::report::write(&r, &a.reports_dir.join(&result.run.id), &opts)?;
     }
+    let failures = if result.outcome.failed > 0 { failures(&result.run) } else { Vec::new() };
     Ok(RunOutput {
         run_id: result.run.id,
         status: result.status,
         run_dir: result.run.path,
         outcome: result.outcome,
         report,
+        failures,
+        torch: None,
     })
+}
+
+/// The failed points of a run and their reasons, from its rows (a run
+/// whose rows cannot be read says so instead).
+fn failures(run: &crate::archive::RunDir) -> Vec<Failure> {
+    use crate::vocab::rows::{distinct_labels, Status};
+    let rows = match run.rows() {
+        Ok(r) => r,
+        Err(e) => return vec![Failure { point: "(the run's rows)".into(), reason: e.to_string() }],
+    };
+    let firsts: Vec<&crate::vocab::rows::Row> = {
+        let mut seen = std::collections::BTreeSet::new();
+        rows.iter().filter(|r| seen.insert((r.rank, r.point))).collect()
+    };
+    let labels = distinct_labels(&firsts.iter().map(|r| &r.params).collect::<Vec<_>>());
+    firsts
+        .iter()
+        .zip(labels)
+        .filter(|(r, _)| r.status == Status::Failed)
+        .map(|(r, point)| Failure { point, reason: r.note.clone().unwrap_or_else(|| "no reason recorded".into()) })
+        .collect()
 }
 
 /// Whether this process is rank 0 of an MPI job, as the launcher tells it
@@ -202,6 +265,10 @@ fn run_mpi(
 impl Render for RunOutput {
     /// On stderr, so that stdout holds only what `--json` asks for.
     fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        // A failed point is an error the user must see, --quiet or not.
+        for f in &self.failures {
+            writeln!(t.err, "error: {} failed: {}", terminal_safe(&f.point), terminal_safe(&f.reason))?;
+        }
         if t.quiet {
             return Ok(());
         }
@@ -219,6 +286,9 @@ impl Render for RunOutput {
         writeln!(t.err, "archive: {}", safe_path(&self.run_dir))?;
         for p in &self.report {
             writeln!(t.err, "report:  {}", safe_path(p))?;
+        }
+        if let Some(torch) = &self.torch {
+            writeln!(t.err, "{}", terminal_safe(torch))?;
         }
         Ok(())
     }

@@ -111,7 +111,9 @@ impl Render for ShowOutput {
         );
         let num = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
         let mut one_round = false;
-        for p in &self.points {
+        let params: Vec<crate::vocab::rows::Point> = self.points.iter().map(|p| p.params()).collect();
+        let labels = crate::vocab::rows::distinct_labels(&params.iter().collect::<Vec<_>>());
+        for (p, label) in self.points.iter().zip(&labels) {
             let ci = match (p.interval(), p.ci_relative()) {
                 (Some(ci), Some(r)) if ci.basis == Basis::Rounds => format!("±{:.1}%", r * 100.0),
                 (Some(_), Some(r)) => {
@@ -121,7 +123,7 @@ impl Render for ShowOutput {
                 _ => "n/a".into(),
             };
             tab.add_row(vec![
-                cell(&p.params().label()),
+                cell(label),
                 format_seconds(p.summary.median),
                 ci,
                 num(p.gbps_moved),
@@ -158,13 +160,14 @@ impl Render for ShowOutput {
         if one_round {
             writeln!(w, "* one round: the interval counts the spread of its samples only, not drift between runs")?;
         }
-        let wide: Vec<&PointStat> = self.points.iter().filter(|p| p.ci_wide_why.is_some()).collect();
+        let wide: Vec<(&PointStat, &String)> =
+            self.points.iter().zip(&labels).filter(|(p, _)| p.ci_wide_why.is_some()).collect();
         if !wide.is_empty() {
             writeln!(w, "\nIntervals wider than ±{:.0} %, and why:", crate::analysis::summary::WIDE * 100.0)?;
-            for p in wide {
+            for (p, label) in wide {
                 let why = p.ci_wide_why.as_ref().expect("filtered above");
                 let r = p.ci_relative().unwrap_or(f64::NAN) * 100.0;
-                writeln!(w, "  {} ±{r:.1}%: {}", s(&p.params().label()), s(&why.to_string()))?;
+                writeln!(w, "  {} ±{r:.1}%: {}", s(label), s(&why.to_string()))?;
             }
         }
         Ok(())

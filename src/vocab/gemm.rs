@@ -1,0 +1,85 @@
+//! What sets a GPU GEMM point apart beyond dtype and shape: its operand
+//! layout and, for FP8, how it accumulates. Stored in the row's `axes` as
+//! canonical JSON (as [`crate::vocab::launch`] stores a kernel launch), read
+//! back by the GPU benchmark to plan the GEMM and by labels and tables to
+//! name it. Which library algorithm ran is a result, not a setting: it is in
+//! the point's note (`algo …`).
+
+use serde_json::Value;
+
+use crate::vocab::kinds::{Dtype, Fp8Accum, GemmLayout};
+use crate::vocab::metrics::{self, Params};
+use crate::vocab::rows::Point;
+
+/// The layout and accumulation of one GPU GEMM point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GemmSetting {
+    pub layout: GemmLayout,
+    /// FP8 only.
+    pub accum: Option<Fp8Accum>,
+}
+
+impl GemmSetting {
+    /// The setting a point of `dtype` gets from the requested layout and
+    /// accumulation: FP8 runs `tn` whatever was asked (the only layout
+    /// Hopper's FP8 tensor cores take), and only FP8 has an accumulation.
+    pub fn for_dtype(dtype: Dtype, layout: GemmLayout, accum: Fp8Accum) -> GemmSetting {
+        if dtype == Dtype::Fp8 {
+            GemmSetting { layout: GemmLayout::Tn, accum: Some(accum) }
+        } else {
+            GemmSetting { layout, accum: None }
+        }
+    }
+
+    /// The canonical JSON of the row's `axes`.
+    pub fn axes(&self) -> String {
+        let mut p = Params::new();
+        p.insert("layout".into(), Value::from(self.layout.name()));
+        if let Some(a) = self.accum {
+            p.insert("accum".into(), Value::from(a.name()));
+        }
+        metrics::params_text(&p).expect("at least the layout")
+    }
+
+    /// The setting a point's `axes` record. Points written before layouts
+    /// were recorded (no `layout`) ran `tn` (C = Aᵀ·B) with promoted FP8
+    /// accumulation.
+    pub fn of(point: &Point) -> GemmSetting {
+        let v = metrics::parse_params(point.axes.as_deref());
+        let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        let layout = text("layout").and_then(|t| GemmLayout::parse(&t).ok()).unwrap_or(GemmLayout::Tn);
+        let fp8 = point.dtype.as_deref() == Some(Dtype::Fp8.name());
+        let accum = text("accum").and_then(|t| Fp8Accum::parse(&t).ok()).or(fp8.then_some(Fp8Accum::Promoted));
+        GemmSetting { layout, accum }
+    }
+
+    /// `nn`, `tn fast accum`: what a label adds after dtype and shape.
+    pub fn label(&self) -> String {
+        match self.accum {
+            Some(Fp8Accum::Fast) => format!("{} fast-accum", self.layout.name()),
+            _ => self.layout.name().to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_fp8_is_tn() {
+        let s = GemmSetting::for_dtype(Dtype::Bf16, GemmLayout::Nn, Fp8Accum::Fast);
+        assert_eq!(s, GemmSetting { layout: GemmLayout::Nn, accum: None });
+        assert_eq!(s.axes(), r#"{"layout":"nn"}"#);
+        let p = Point { dtype: Some("bf16".into()), axes: Some(s.axes()), ..Point::default() };
+        assert_eq!(GemmSetting::of(&p), s);
+        let f = GemmSetting::for_dtype(Dtype::Fp8, GemmLayout::Nn, Fp8Accum::Fast);
+        assert_eq!(f.layout, GemmLayout::Tn);
+        let p = Point { dtype: Some("fp8".into()), axes: Some(f.axes()), ..Point::default() };
+        assert_eq!(GemmSetting::of(&p), f);
+        assert_eq!(f.label(), "tn fast-accum");
+        // Rows from before layouts were recorded ran TN, promoted.
+        let old = Point { dtype: Some("fp8".into()), ..Point::default() };
+        assert_eq!(GemmSetting::of(&old), GemmSetting { layout: GemmLayout::Tn, accum: Some(Fp8Accum::Promoted) });
+    }
+}
