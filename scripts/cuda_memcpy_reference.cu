@@ -19,6 +19,7 @@
 //   nvcc -O3 -arch=sm_90 -o cuda_memcpy_reference scripts/cuda_memcpy_reference.cu
 //   ./cuda_memcpy_reference [MAX_SIZE, e.g. 2G (default) or bytes] [--quick]
 // --quick: d2d sizes 1M..MAX in powers of 4 (1M, 4M, ..., 1G for 2G), h2d/d2h the same up to 1G.
+// --host-only: the h2d/d2h copies alone (no device-to-device copies, no SM-kernel sweep).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -104,11 +105,12 @@ static size_t parse_size(const char* t) {
 
 int main(int argc, char** argv) {
   size_t maxb = (size_t)1 << 31;
-  bool quick = false;
+  bool quick = false, host_only = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = true;
+    else if (!strcmp(argv[i], "--host-only")) host_only = true;
     else if (argv[i][0] >= '0' && argv[i][0] <= '9') maxb = parse_size(argv[i]);
-    else { fprintf(stderr, "usage: %s [MAX_SIZE, e.g. 2G] [--quick]\n", argv[0]); return 2; }
+    else { fprintf(stderr, "usage: %s [MAX_SIZE, e.g. 2G] [--quick] [--host-only]\n", argv[0]); return 2; }
   }
   if (maxb < 4096) { fprintf(stderr, "max size must be at least 4K\n"); return 2; }
   const size_t first = quick ? (size_t)1 << 20 : 4096, step = quick ? 4 : 2;
@@ -120,7 +122,7 @@ int main(int argc, char** argv) {
   CK(cudaMemset(da, 1, maxb)); CK(cudaMemset(db, 2, maxb));
   printf("test,bytes,seconds,GBps_once,GBps_rw\n");
   double ce_at[64] = {0};  // copy-engine seconds by log2(bytes), for the SM summary
-  for (size_t b = first; b <= maxb; b *= step) {
+  for (size_t b = first; b <= maxb && !host_only; b *= step) {
     double t = time_copy(db, da, b, cudaMemcpyDeviceToDevice, s);
     int lg = 0; while (((size_t)1 << lg) < b) lg++;
     ce_at[lg] = t;
@@ -151,6 +153,7 @@ int main(int argc, char** argv) {
   std::vector<size_t> sm_sizes;
   for (size_t b : {(size_t)256 << 20, (size_t)1 << 30}) if (b <= maxb) sm_sizes.push_back(b);
   if (sm_sizes.empty()) sm_sizes.push_back(maxb & ~(size_t)15);
+  if (host_only) sm_sizes.clear();
   for (size_t b : sm_sizes) {
     const size_t n = b / sizeof(uint4), words = b / sizeof(unsigned);
     fill_pattern<<<p.multiProcessorCount * 8, 256, 0, s>>>((unsigned*)da, words);

@@ -462,6 +462,22 @@ impl Schedule {
             }
         }
         let mut out = RunOutcome { interrupted, ..RunOutcome::default() };
+        if self.budget_seconds.is_some() {
+            // Points the budget left short of their minimum rounds, and what
+            // their missing rounds would have cost at their own pace.
+            let mut wanted = start.elapsed().as_secs_f64();
+            for st in states.iter().filter(|s| s.ran && !s.failed && !s.skipped) {
+                let done = st.rounds.len() as u32;
+                if done < min_rounds && done > 0 && st.fits {
+                    out.short_of_rounds += 1;
+                    let step = st.overhead.unwrap_or(0.0) + st.timed / done as f64;
+                    wanted += (min_rounds - done) as f64 * step;
+                }
+            }
+            if out.short_of_rounds > 0 {
+                out.budget_wanted_s = Some(wanted.ceil() as u32);
+            }
+        }
         for st in states.iter().filter(|s| s.ran) {
             out.count(if st.failed {
                 Status::Failed
@@ -681,6 +697,10 @@ mod tests {
         let skipped: Vec<&Row> = d.rows.iter().filter(|r| r.status == Status::Skipped).collect();
         assert_eq!(skipped.len(), out.skipped as usize);
         assert!(skipped.iter().all(|r| r.note.as_deref().unwrap_or("").contains("--budget 0.05 s had")), "{skipped:?}");
+        // The measured points are short of their 3 rounds, and the run says
+        // what budget would have held them (3 steps of about 20 ms each).
+        assert_eq!(out.short_of_rounds, out.measured);
+        assert!(out.budget_wanted_s.is_some_and(|s| s >= 1), "{out:?}");
     }
 
     #[test]
@@ -694,6 +714,7 @@ mod tests {
         let out = s.run(&plan(10), 0, &mut d, &Silent).unwrap();
         assert!(t.elapsed().as_secs_f64() < 1.05 + 0.01, "{:?}", t.elapsed());
         assert_eq!(out.measured, 10);
+        assert_eq!((out.short_of_rounds, out.budget_wanted_s), (0, None));
         for i in 0..10 {
             assert!(rounds_of(&d, i) >= 3, "point {i}: {:?}", d.steps);
             let samples = d.rows.iter().filter(|r| r.point == i as u32 && r.round == Some(0)).count();

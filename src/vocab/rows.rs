@@ -270,6 +270,17 @@ pub struct RunOutcome {
     pub skipped: u32,
     pub failed: u32,
     pub interrupted: bool,
+    /// Measured points a `--budget` left with fewer than their minimum rounds.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub short_of_rounds: u32,
+    /// The budget (whole seconds) that would have given those points their
+    /// minimum rounds, by what each round of theirs cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_wanted_s: Option<u32>,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl RunOutcome {
@@ -279,6 +290,11 @@ impl RunOutcome {
         self.skipped += o.skipped;
         self.failed += o.failed;
         self.interrupted |= o.interrupted;
+        self.short_of_rounds += o.short_of_rounds;
+        self.budget_wanted_s = match (self.budget_wanted_s, o.budget_wanted_s) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Count one point's status.

@@ -89,6 +89,32 @@ fn parse_pair(text: &str) -> Option<(usize, usize)> {
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
+/// Source patterns kept across a sweep's rounds (a point's pattern depends
+/// on its size only): writing 2 GiB of pattern on the host every round cost
+/// more than the round's copies. At most [`Patterns::CAP`] bytes, and only
+/// while the host has room for twice that.
+#[derive(Default)]
+pub(super) struct Patterns {
+    kept: Vec<(usize, u8, std::rc::Rc<Vec<u8>>)>,
+}
+
+impl Patterns {
+    const CAP: usize = 4 << 30;
+
+    /// The pattern of `len` bytes with `seed`, kept if it fits.
+    fn get(&mut self, len: usize, seed: u8) -> std::rc::Rc<Vec<u8>> {
+        if let Some((_, _, p)) = self.kept.iter().find(|(l, s, _)| *l == len && *s == seed) {
+            return p.clone();
+        }
+        let p = std::rc::Rc::new(pattern(len, seed));
+        let total: usize = self.kept.iter().map(|k| k.0).sum::<usize>() + len;
+        if total <= Self::CAP && crate::bench::memory_check(2 * total as u64).is_none() {
+            self.kept.push((len, seed, p.clone()));
+        }
+        p
+    }
+}
+
 impl GpuBench {
     pub(super) fn run_copy(&mut self, p: &Point, sampler: &Sampler) -> Outcome {
         let Some(size) = p.size_bytes.filter(|&s| s > 0) else {
@@ -132,7 +158,7 @@ impl GpuBench {
             Ok(b) => b,
             Err(o) => return o,
         };
-        let src_data = pattern(len, point_seed(p));
+        let src_data = self.patterns.get(len, point_seed(p));
         let host_bytes = if matches!(self.kind, Kind::H2D | Kind::D2H) { Some(size) } else { None };
         // Host memory for h2d/d2h: pinned from the driver, or pageable from
         // the Rust allocator, placed on a page boundary.

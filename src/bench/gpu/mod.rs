@@ -110,6 +110,7 @@ pub fn benchmarks(api: &SharedApi, names: &[Bench], device: usize, gemm_algos: u
                 gemm_algos: gemm_algos.max(1),
                 gemm_plans: Vec::new(),
                 gemm_inputs: gemm::InputCache::default(),
+                patterns: copy::Patterns::default(),
                 setup: 0.0,
             }) as Box<dyn Benchmark>
         })
@@ -131,6 +132,8 @@ pub struct GpuBench {
     gemm_plans: Vec<gemm::KeptPlan>,
     /// GEMM inputs kept on the device across a point's rounds.
     gemm_inputs: gemm::InputCache,
+    /// Copy source patterns kept across rounds.
+    patterns: copy::Patterns,
     /// Seconds of one-time work in the current step (clock ramp, choosing
     /// a GEMM algorithm), which its measurement reports.
     setup: f64,

@@ -283,6 +283,16 @@ impl Render for RunOutput {
             o.skipped,
             o.failed
         )?;
+        if o.short_of_rounds > 0 {
+            writeln!(
+                t.err,
+                "note: {} measured points got fewer than their minimum rounds before --budget ran out{}",
+                o.short_of_rounds,
+                o.budget_wanted_s
+                    .map(|s| format!("; at the pace they ran, about --budget {s} would give every point its minimum"))
+                    .unwrap_or_default()
+            )?;
+        }
         writeln!(t.err, "archive: {}", safe_path(&self.run_dir))?;
         for p in &self.report {
             writeln!(t.err, "report:  {}", safe_path(p))?;
