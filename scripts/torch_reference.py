@@ -136,14 +136,17 @@ def timed_rounds(torch, fn, rounds, max_calls, warmup, deadline, round_seconds=0
     one is kept). Returns (seconds per call, calls timed in all, rounds, calls per round)."""
     begin = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
+    # Warm up first: the first call of a shape pays for library set-up
+    # (handles, heuristics, lazy module loads), and calibrating on it gave
+    # one call per timing, where launch latency swamps a small GEMM.
+    for _ in range(max(1, warmup)):
+        fn()
+    torch.cuda.synchronize()
     begin.record()
     fn()
     end.record()
     end.synchronize()
     first = begin.elapsed_time(end) * 1e-3
-    for _ in range(max(0, warmup - 1)):
-        fn()
-    torch.cuda.synchronize()
     calls = max(1, min(max_calls, int(round_seconds / max(first, 1e-9))))
     times = []
     for _ in range(rounds):

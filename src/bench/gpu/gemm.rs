@@ -114,7 +114,7 @@ impl GpuBench {
                 let kept = &self.gemm_plans[plan];
                 if let Some((i, name)) = &kept.chosen {
                     meas.detail = Some(if kept.algos > 1 {
-                        format!("{name}, fastest of the heuristic's first {} (#{})", kept.algos, i + 1)
+                        format!("{name}, fastest of {} candidates timed (#{})", kept.algos, i + 1)
                     } else {
                         format!("{name}, the heuristic's first choice")
                     });

@@ -406,7 +406,7 @@ fn gemm_algos_are_timed_and_the_choice_is_in_the_note() {
     e.borrow_mut().algos_offered = 3;
     let s = GemmSetting::for_dtype(Dtype::Bf16, GemmLayout::Nn, Fp8Accum::Promoted);
     let Outcome::Measured(m) = one_gemm(&e, &shared, Dtype::Bf16, [32, 32, 32], s, 4) else { panic!("not measured") };
-    assert!(m.note().contains("fastest of the heuristic's first 3"), "{}", m.note());
+    assert!(m.note().contains("fastest of 3 candidates timed"), "{}", m.note());
     assert!(m.note().contains("emulated algo"), "{}", m.note());
     let (e, shared) = api(1);
     let Outcome::Measured(m) = one_gemm(&e, &shared, Dtype::Bf16, [32, 32, 32], s, 1) else { panic!("not measured") };
