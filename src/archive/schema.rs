@@ -271,3 +271,33 @@ pub mod columns {
         Ok(c.f64().map_err(Error::analysis)?.iter().collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::rows::Point;
+
+    #[test]
+    fn v5_host_link_copies_read_with_each_byte_moved_once() {
+        let row = |bench: &str, size: u64| Row {
+            params: Point {
+                bench: bench.into(),
+                op: "copy".into(),
+                size_bytes: Some(size),
+                bytes_copied: Some(size),
+                bytes_moved: Some(2 * size),
+                ..Point::default()
+            },
+            ..Row::blank()
+        };
+        let rows = [row("h2d", 4096), row("d2h", 8192), row("memcpy", 4096)];
+        let v5 = migrate(to_dataframe(&rows).unwrap(), 5).unwrap();
+        let back = from_dataframe(&v5).unwrap();
+        let moved: Vec<Option<u64>> = back.iter().map(|r| r.params.bytes_moved).collect();
+        // The link is crossed once; a device copy still reads and writes.
+        assert_eq!(moved, [Some(4096), Some(8192), Some(8192)]);
+        // v6 files are read as they are.
+        let v6 = migrate(to_dataframe(&rows).unwrap(), 6).unwrap();
+        assert_eq!(from_dataframe(&v6).unwrap()[0].params.bytes_moved, Some(8192));
+    }
+}

@@ -315,14 +315,25 @@ impl CudaApi {
     fn kernel(&mut self, device: usize) -> Result<cu::CUfunction, String> {
         self.enter(device)?;
         let d = &mut self.devs[device];
+        let cc = d.cc;
         if d.kernel.is_none() {
             d.kernel = Some((|| {
                 if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
                     return Err("no NVRTC library (libnvrtc.so) to compile the copy kernel; put the CUDA toolkit's lib64 on LD_LIBRARY_PATH".to_string());
                 }
-                let ptx = std::panic::catch_unwind(|| cudarc::nvrtc::compile_ptx(COPY_KERNEL))
-                    .map_err(|p| format!("NVRTC panicked: {}", crate::error::panic_text(&p)))?
-                    .map_err(|e| format!("NVRTC could not compile the copy kernel: {e:?}"))?;
+                // PTX for this GPU's own architecture, as nvcc -arch would
+                // build it (NVRTC's default is an old virtual architecture,
+                // which the driver then JIT-compiles); an NVRTC too old for
+                // the GPU falls back to its default.
+                let compile = |arch: Option<String>| {
+                    let options = arch.into_iter().collect();
+                    let opts = cudarc::nvrtc::CompileOptions { options, ..Default::default() };
+                    std::panic::catch_unwind(|| cudarc::nvrtc::compile_ptx_with_opts(COPY_KERNEL, opts))
+                        .map_err(|p| format!("NVRTC panicked: {}", crate::error::panic_text(&p)))?
+                        .map_err(|e| format!("NVRTC could not compile the copy kernel: {e:?}"))
+                };
+                let ptx =
+                    compile(Some(format!("--gpu-architecture=compute_{}{}", cc.0, cc.1))).or_else(|_| compile(None))?;
                 let src = CString::new(ptx.to_src()).map_err(|e| e.to_string())?;
                 unsafe {
                     let mut module = std::ptr::null_mut();
@@ -420,80 +431,94 @@ impl CudaApi {
         unsafe {
             let mut desc = std::ptr::null_mut();
             st("cublasLtMatmulDescCreate", lt::cublasLtMatmulDescCreate(&mut desc, compute, T::CUDA_R_32F))?;
-            // Attributes by their bytes: TRANSA/TRANSB are int32
-            // (cublasOperation_t), FAST_ACCUM an int8.
-            let set = |attr: lt::cublasLtMatmulDescAttributes_t, value: &[u8]| {
-                st(
-                    &format!("cublasLtMatmulDescSetAttribute({attr:?})"),
-                    lt::cublasLtMatmulDescSetAttribute(desc, attr, value.as_ptr() as *const c_void, value.len()),
-                )
-            };
-            use lt::cublasLtMatmulDescAttributes_t as D;
-            let op = |t: bool| (t as i32).to_ne_bytes();
-            set(D::CUBLASLT_MATMUL_DESC_TRANSA, &op(call.trans_x))?;
-            set(D::CUBLASLT_MATMUL_DESC_TRANSB, &op(call.trans_y))?;
-            if spec.dtype == Dtype::Fp8 {
-                set(D::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &[(spec.setting.accum == Some(Fp8Accum::Fast)) as u8])?;
-            }
             let mut layouts = [std::ptr::null_mut(); 3];
-            let (x, y) = (call.x, call.y);
-            st(
-                "cublasLtMatrixLayoutCreate(X)",
-                lt::cublasLtMatrixLayoutCreate(&mut layouts[0], input, x.0, x.1, x.2 as i64),
-            )?;
-            st(
-                "cublasLtMatrixLayoutCreate(Y)",
-                lt::cublasLtMatrixLayoutCreate(&mut layouts[1], input, y.0, y.1, y.2 as i64),
-            )?;
-            st(
-                "cublasLtMatrixLayoutCreate(C)",
-                lt::cublasLtMatrixLayoutCreate(&mut layouts[2], output, call.rows, call.cols, call.ldc as i64),
-            )?;
-            let mut pref = std::ptr::null_mut();
-            st("cublasLtMatmulPreferenceCreate", lt::cublasLtMatmulPreferenceCreate(&mut pref))?;
-            st(
-                "cublasLtMatmulPreferenceSetAttribute",
-                lt::cublasLtMatmulPreferenceSetAttribute(
+            // What follows can fail; the descriptor and layouts made so far
+            // are destroyed then (a skipped plan is a normal outcome).
+            let built = (|| -> Result<Vec<lt::cublasLtMatmulAlgo_t>, String> {
+                // Attributes by their bytes: TRANSA/TRANSB are int32
+                // (cublasOperation_t), FAST_ACCUM an int8.
+                let set = |attr: lt::cublasLtMatmulDescAttributes_t, value: &[u8]| {
+                    st(
+                        &format!("cublasLtMatmulDescSetAttribute({attr:?})"),
+                        lt::cublasLtMatmulDescSetAttribute(desc, attr, value.as_ptr() as *const c_void, value.len()),
+                    )
+                };
+                use lt::cublasLtMatmulDescAttributes_t as D;
+                let op = |t: bool| (t as i32).to_ne_bytes();
+                set(D::CUBLASLT_MATMUL_DESC_TRANSA, &op(call.trans_x))?;
+                set(D::CUBLASLT_MATMUL_DESC_TRANSB, &op(call.trans_y))?;
+                if spec.dtype == Dtype::Fp8 {
+                    set(D::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &[(spec.setting.accum == Some(Fp8Accum::Fast)) as u8])?;
+                }
+                let (x, y) = (call.x, call.y);
+                st(
+                    "cublasLtMatrixLayoutCreate(X)",
+                    lt::cublasLtMatrixLayoutCreate(&mut layouts[0], input, x.0, x.1, x.2 as i64),
+                )?;
+                st(
+                    "cublasLtMatrixLayoutCreate(Y)",
+                    lt::cublasLtMatrixLayoutCreate(&mut layouts[1], input, y.0, y.1, y.2 as i64),
+                )?;
+                st(
+                    "cublasLtMatrixLayoutCreate(C)",
+                    lt::cublasLtMatrixLayoutCreate(&mut layouts[2], output, call.rows, call.cols, call.ldc as i64),
+                )?;
+                let mut pref = std::ptr::null_mut();
+                st("cublasLtMatmulPreferenceCreate", lt::cublasLtMatmulPreferenceCreate(&mut pref))?;
+                st(
+                    "cublasLtMatmulPreferenceSetAttribute",
+                    lt::cublasLtMatmulPreferenceSetAttribute(
+                        pref,
+                        lt::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                        &ws as *const usize as *const c_void,
+                        std::mem::size_of::<usize>(),
+                    ),
+                )?;
+                let want = want.max(1) as usize;
+                let mut results: Vec<lt::cublasLtMatmulHeuristicResult_t> = vec![std::mem::zeroed(); want];
+                let mut found = 0;
+                let r = lt::cublasLtMatmulAlgoGetHeuristic(
+                    h,
+                    desc,
+                    layouts[0],
+                    layouts[1],
+                    layouts[2],
+                    layouts[2],
                     pref,
-                    lt::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                    &ws as *const usize as *const c_void,
-                    std::mem::size_of::<usize>(),
-                ),
-            )?;
-            let want = want.max(1) as usize;
-            let mut results: Vec<lt::cublasLtMatmulHeuristicResult_t> = vec![std::mem::zeroed(); want];
-            let mut found = 0;
-            let r = lt::cublasLtMatmulAlgoGetHeuristic(
-                h,
-                desc,
-                layouts[0],
-                layouts[1],
-                layouts[2],
-                layouts[2],
-                pref,
-                want as i32,
-                results.as_mut_ptr(),
-                &mut found,
-            );
-            lt::cublasLtMatmulPreferenceDestroy(pref);
-            st("cublasLtMatmulAlgoGetHeuristic", r)?;
-            let algos: Vec<_> = results
-                .iter()
-                .take(found.max(0) as usize)
-                .filter(|r| r.state == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
-                .map(|r| r.algo)
-                .collect();
-            if algos.is_empty() {
-                return Err(format!(
-                    "cuBLASLt has no {} algorithm for {}×{}×{} ({}) on this GPU",
-                    spec.dtype,
-                    spec.m,
-                    spec.n,
-                    spec.k,
-                    spec.setting.label()
-                ));
+                    want as i32,
+                    results.as_mut_ptr(),
+                    &mut found,
+                );
+                lt::cublasLtMatmulPreferenceDestroy(pref);
+                st("cublasLtMatmulAlgoGetHeuristic", r)?;
+                let algos: Vec<_> = results
+                    .iter()
+                    .take(found.max(0) as usize)
+                    .filter(|r| r.state == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
+                    .map(|r| r.algo)
+                    .collect();
+                if algos.is_empty() {
+                    return Err(format!(
+                        "cuBLASLt has no {} algorithm for {}×{}×{} ({}) on this GPU",
+                        spec.dtype,
+                        spec.m,
+                        spec.n,
+                        spec.k,
+                        spec.setting.label()
+                    ));
+                }
+                Ok(algos)
+            })();
+            match built {
+                Ok(algos) => Ok(LtPlan { device, dtype: spec.dtype, desc, layouts, algos, gemm_ex: None, chosen: 0 }),
+                Err(e) => {
+                    for l in layouts.into_iter().filter(|l| !l.is_null()) {
+                        lt::cublasLtMatrixLayoutDestroy(l);
+                    }
+                    lt::cublasLtMatmulDescDestroy(desc);
+                    Err(e)
+                }
             }
-            Ok(LtPlan { device, dtype: spec.dtype, desc, layouts, algos, gemm_ex: None, chosen: 0 })
         }
     }
 
@@ -571,8 +596,14 @@ impl CudaApi {
             let op = |t: bool| if t { bl::cublasOperation_t::CUBLAS_OP_T } else { bl::cublasOperation_t::CUBLAS_OP_N };
             let k = ex.call;
             // X is the B buffer, Y the A buffer ([`BlasCall`]).
+            let ws = self.devs[device].workspace;
             let s = unsafe {
+                // Setting the stream resets cuBLAS's workspace to its default
+                // pool: give it PyTorch's workspace again, as PyTorch does.
                 bl::cublasSetStream_v2(h, stream as _);
+                if let Some((p, bytes)) = ws {
+                    bl::cublasSetWorkspace_v2(h, p as *mut c_void, bytes);
+                }
                 bl::cublasGemmEx(
                     h,
                     op(k.trans_x),

@@ -260,6 +260,7 @@ impl Schedule {
         let mut pool = 0.0f64;
         progress.planned(plan.len() as u64 * rounds as u64);
         let mut interrupted = false;
+        let budget_words = "this sweep's share of --budget";
         'rounds: for round in 0..rounds {
             let mut active: Vec<usize> = (0..plan.len()).filter(|&i| !states[i].done).collect();
             if active.is_empty() {
@@ -347,8 +348,9 @@ impl Schedule {
                         out_of_time = true;
                         if !st.ran {
                             no_room = Some(format!(
-                                "--budget {b} s had {:.1} s left when this point's turn came, and a step of it \
-                                 takes about {least:.1} s; give a larger --budget, or fewer points",
+                                "{budget_words} ({}) had {:.1} s left when this point's turn came, and a step of \
+                                 it takes about {least:.1} s; give a larger --budget, or fewer points",
+                                crate::vocab::units::format_seconds(b),
                                 left.max(0.0)
                             ));
                         }
@@ -369,7 +371,13 @@ impl Schedule {
                     // Out of time: the point keeps the rounds it has, and its
                     // unused share (if any) goes to the pool. One that never
                     // ran is recorded as skipped, with the reason.
-                    if let Some(why) = no_room {
+                    // Whether it ran is the same on every rank (the local
+                    // reason may not be: clocks differ), so every rank
+                    // records the skip; recording is collective under MPI.
+                    if !states[i].ran {
+                        let why = no_room.unwrap_or_else(|| {
+                            format!("another rank found {budget_words} spent when this point's turn came")
+                        });
                         let step = Step { point: first_point + i as u32, round: None, first_sample: 0, note: None };
                         driver.record(step, &plan[i], &Outcome::Skipped(why))?;
                         states[i].ran = true;
@@ -474,9 +482,9 @@ impl Schedule {
                     wanted += (min_rounds - done) as f64 * step;
                 }
             }
-            if out.short_of_rounds > 0 {
-                out.budget_wanted_s = Some(wanted.ceil() as u32);
-            }
+            // Every budgeted sweep reports it (its own time at least), so
+            // that the run's hint adds up every sweep's share.
+            out.budget_wanted_s = Some(wanted.ceil() as u32);
         }
         for st in states.iter().filter(|s| s.ran) {
             out.count(if st.failed {
@@ -691,12 +699,16 @@ mod tests {
         let t = Instant::now();
         let out = s.run(&plan(6), 0, &mut d, &Silent).unwrap();
         // At most one step past the budget (the first step's cost is unknown).
-        assert!(t.elapsed().as_secs_f64() < 0.05 + 0.02 + 0.015, "{:?}", t.elapsed());
+        // Unbounded, its 18 steps would take 0.36 s.
+        assert!(t.elapsed().as_secs_f64() < 0.2, "{:?}", t.elapsed());
         assert!(out.measured >= 1 && out.measured <= 3, "{out:?}");
         assert_eq!(out.measured + out.skipped, 6, "{out:?}");
         let skipped: Vec<&Row> = d.rows.iter().filter(|r| r.status == Status::Skipped).collect();
         assert_eq!(skipped.len(), out.skipped as usize);
-        assert!(skipped.iter().all(|r| r.note.as_deref().unwrap_or("").contains("--budget 0.05 s had")), "{skipped:?}");
+        assert!(
+            skipped.iter().all(|r| r.note.as_deref().unwrap_or("").contains("share of --budget (50.00 ms) had")),
+            "{skipped:?}"
+        );
         // The measured points are short of their 3 rounds, and the run says
         // what budget would have held them (3 steps of about 20 ms each).
         assert_eq!(out.short_of_rounds, out.measured);
@@ -712,9 +724,9 @@ mod tests {
         let s = Schedule { budget_seconds: Some(1.0), ..Schedule::new(rule(), "m") };
         let t = Instant::now();
         let out = s.run(&plan(10), 0, &mut d, &Silent).unwrap();
-        assert!(t.elapsed().as_secs_f64() < 1.05 + 0.01, "{:?}", t.elapsed());
+        assert!(t.elapsed().as_secs_f64() < 1.5, "{:?}", t.elapsed());
         assert_eq!(out.measured, 10);
-        assert_eq!((out.short_of_rounds, out.budget_wanted_s), (0, None));
+        assert_eq!(out.short_of_rounds, 0);
         for i in 0..10 {
             assert!(rounds_of(&d, i) >= 3, "point {i}: {:?}", d.steps);
             let samples = d.rows.iter().filter(|r| r.point == i as u32 && r.round == Some(0)).count();

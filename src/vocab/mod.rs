@@ -74,6 +74,7 @@ pub mod gemm;
 pub mod interrupt;
 pub mod interval;
 pub mod kinds;
+pub mod labels;
 pub mod launch;
 pub mod metrics;
 pub mod one_sided;

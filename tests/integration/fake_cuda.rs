@@ -166,7 +166,8 @@ fn gemm_goes_through_cublaslt_in_every_layout_and_is_validated() {
             let note = r.note.as_deref().unwrap();
             let offered = if dtype == "fp8" { 3 } else { 4 };
             assert!(note.contains(&format!("fastest of {offered} candidates timed")), "{note}");
-            assert!(note.contains("tile 18") || note.contains("cublasGemmEx"), "{note}");
+            // The stand-in's algorithms have ids 100, 101, 102.
+            assert!(note.contains("algo 10") || note.contains("cublasGemmEx"), "{note}");
         }
     }
     // Every layout but for FP8, which runs TN in both accumulation modes.
@@ -178,4 +179,40 @@ fn gemm_goes_through_cublaslt_in_every_layout_and_is_validated() {
     let o = bb(&lib, &archive, &["backends"], &[]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("cublaslt: 13.1.0 (") && text.contains("libcublasLt.so"), "{text}");
+}
+
+#[test]
+fn run_gpu_goes_end_to_end_to_a_report_through_the_driver_api() {
+    // `run gpu` on the stand-in driver, its sizes and shapes cut to what
+    // host memory computes in seconds: the preset's benchmarks on the GPU
+    // backend only, within its budget, to a report; no PyTorch pass
+    // (--torch-seconds 0).
+    let (tmp, lib, archive) = setup();
+    let reports = tmp.path().join("reports");
+    let mut args = vec!["run", "gpu", "--sizes", "4K,64K", "--gpu-shapes", "64x48x96", "--gpu-dtypes", "bf16,fp8"];
+    args.extend(["--budget", "20", "--torch-seconds", "0", "--report", "--reports-dir"]);
+    args.push(reports.to_str().unwrap());
+    let o = bb(&lib, &archive, &args, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let run = Archive::new(&archive).resolve("latest").unwrap();
+    let rows = run.rows().unwrap();
+    let benches: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.params.bench.as_str()).collect();
+    assert_eq!(benches.into_iter().collect::<Vec<_>>(), ["d2h", "gemm", "h2d", "memcpy"]);
+    assert!(rows.iter().all(|r| r.backend == "cuda"), "the GPU preset runs the GPU backends only");
+    // The stand-in has no NVRTC: the SM kernel's points say so; the rest measured.
+    for r in &rows {
+        if r.params.method.as_deref() == Some("sm_kernel") {
+            assert_eq!(r.status, Status::Skipped, "{r:?}");
+            assert!(r.note.as_deref().unwrap().contains("NVRTC"), "{:?}", r.note);
+        } else {
+            assert_eq!(r.status, Status::Measured, "{:?}", r.note);
+        }
+    }
+    // A host link is crossed once.
+    let h2d = rows.iter().find(|r| r.params.bench == "h2d").unwrap();
+    assert_eq!(h2d.params.bytes_moved, h2d.params.bytes_copied);
+    let md = std::fs::read_to_string(reports.join(&run.id).join("report.md")).unwrap();
+    assert!(md.contains("### GPU GEMM") && md.contains("### Host ↔ device"), "{md}");
+    assert!(err.contains("report:"), "{err}");
 }

@@ -83,10 +83,13 @@ impl GpuBench {
             },
         };
         self.release();
+        // Inputs are written once per point (then kept): one-time work.
+        let start = std::time::Instant::now();
         let input = match self.gemm_input(&spec, point_seed(p)) {
             Ok(i) => i,
             Err(o) => return o,
         };
+        self.setup += start.elapsed().as_secs_f64();
         let result = (|| -> Result<Measurement, String> {
             let bufs = self.gemm_inputs.kept[input].bufs;
             let lanes = [Op::Gemm { plan: self.gemm_plans[plan].id, a: bufs[0], b: bufs[1], c: bufs[2] }];

@@ -97,6 +97,7 @@ impl Kind {
 /// The benchmarks among `names` that a GPU backend runs on `device`; GEMMs
 /// time `gemm_algos` of the library's candidates ([`GpuApi::gemm_plan`]).
 pub fn benchmarks(api: &SharedApi, names: &[Bench], device: usize, gemm_algos: u32) -> Vec<Box<dyn Benchmark>> {
+    let patterns = std::rc::Rc::new(std::cell::RefCell::new(copy::Patterns::default()));
     names
         .iter()
         .filter_map(|b| Kind::of(*b))
@@ -110,7 +111,7 @@ pub fn benchmarks(api: &SharedApi, names: &[Bench], device: usize, gemm_algos: u
                 gemm_algos: gemm_algos.max(1),
                 gemm_plans: Vec::new(),
                 gemm_inputs: gemm::InputCache::default(),
-                patterns: copy::Patterns::default(),
+                patterns: patterns.clone(),
                 setup: 0.0,
             }) as Box<dyn Benchmark>
         })
@@ -132,8 +133,9 @@ pub struct GpuBench {
     gemm_plans: Vec<gemm::KeptPlan>,
     /// GEMM inputs kept on the device across a point's rounds.
     gemm_inputs: gemm::InputCache,
-    /// Copy source patterns kept across rounds.
-    patterns: copy::Patterns,
+    /// Copy source patterns kept across rounds, shared by the device's
+    /// copy benchmarks (h2d and d2h copy the same patterns).
+    patterns: std::rc::Rc<std::cell::RefCell<copy::Patterns>>,
     /// Seconds of one-time work in the current step (clock ramp, choosing
     /// a GEMM algorithm), which its measurement reports.
     setup: f64,

@@ -119,7 +119,7 @@ pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutp
     let Some(result) = result? else {
         return Ok(None);
     };
-    let gpu_run = cfg.preset == crate::bench::Preset::Gpu && result.outcome.measured > 0;
+    let gpu_run = cfg.preset == crate::bench::Preset::Gpu && result.outcome.measured > 0 && !result.outcome.interrupted;
     let run_label = a.out.label.clone().unwrap_or_else(|| "gpu".into());
     let mut out = finish(archive, result, &a.out)?;
     let torch_seconds = a.torch_seconds.unwrap_or(150.0);
@@ -138,11 +138,13 @@ pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutp
         if let Some(b) = &bar {
             b.finish();
         }
-        out.torch = Some(match pass? {
-            crate::session::torch::TorchPass::Imported { run, log } => {
+        // The sweep is archived whatever becomes of the pass.
+        out.torch = Some(match pass {
+            Ok(crate::session::torch::TorchPass::Imported { run, log }) => {
                 format!("PyTorch on the same GPU: run {} (log {})", run.run.id, log.display())
             }
-            crate::session::torch::TorchPass::NotRun(why) => format!("PyTorch reference not measured: {why}"),
+            Ok(crate::session::torch::TorchPass::NotRun(why)) => format!("PyTorch reference not measured: {why}"),
+            Err(e) => format!("PyTorch reference not measured: {e}"),
         });
     }
     Ok(Some(out))
@@ -209,7 +211,8 @@ fn finish(archive: &Archive, result: RunResult, a: &crate::cli::RecordFlags) -> 
 /// The failed points of a run and their reasons, from its rows (a run
 /// whose rows cannot be read says so instead).
 fn failures(run: &crate::archive::RunDir) -> Vec<Failure> {
-    use crate::vocab::rows::{distinct_labels, Status};
+    use crate::vocab::labels::distinct_labels;
+    use crate::vocab::rows::Status;
     let rows = match run.rows() {
         Ok(r) => r,
         Err(e) => return vec![Failure { point: "(the run's rows)".into(), reason: e.to_string() }],
@@ -218,12 +221,17 @@ fn failures(run: &crate::archive::RunDir) -> Vec<Failure> {
         let mut seen = std::collections::BTreeSet::new();
         rows.iter().filter(|r| seen.insert((r.rank, r.point))).collect()
     };
+    // A point may fail in a later round than its first: any failed row counts.
+    let mut failed = std::collections::BTreeMap::new();
+    for r in rows.iter().filter(|r| r.status == Status::Failed) {
+        failed.entry((r.rank, r.point)).or_insert(r);
+    }
     let labels = distinct_labels(&firsts.iter().map(|r| &r.params).collect::<Vec<_>>());
     firsts
         .iter()
         .zip(labels)
-        .filter(|(r, _)| r.status == Status::Failed)
-        .map(|(r, point)| Failure { point, reason: r.note.clone().unwrap_or_else(|| "no reason recorded".into()) })
+        .filter_map(|(r, point)| failed.get(&(r.rank, r.point)).map(|f| (f, point)))
+        .map(|(f, point)| Failure { point, reason: f.note.clone().unwrap_or_else(|| "no reason recorded".into()) })
         .collect()
 }
 

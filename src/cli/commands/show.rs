@@ -112,7 +112,7 @@ impl Render for ShowOutput {
         let num = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
         let mut one_round = false;
         let params: Vec<crate::vocab::rows::Point> = self.points.iter().map(|p| p.params()).collect();
-        let labels = crate::vocab::rows::distinct_labels(&params.iter().collect::<Vec<_>>());
+        let labels = crate::vocab::labels::distinct_labels(&params.iter().collect::<Vec<_>>());
         for (p, label) in self.points.iter().zip(&labels) {
             let ci = match (p.interval(), p.ci_relative()) {
                 (Some(ci), Some(r)) if ci.basis == Basis::Rounds => format!("±{:.1}%", r * 100.0),
