@@ -136,7 +136,14 @@ pub(super) fn gemm_section(
             GemmRow {
                 shape: shape(p),
                 threads: p.threads.map(|t| t.to_string()).unwrap_or_default(),
-                method: p.method.clone().unwrap_or_default(),
+                // The library, and the operand layout (and FP8 accumulation)
+                // where the rows record one: `cublaslt, nn`.
+                method: match (p.method.clone().unwrap_or_default(), p.axes.as_deref()) {
+                    (m, Some(a)) if a.contains("\"layout\"") => {
+                        format!("{m}, {}", crate::vocab::gemm::GemmSetting::of(&p.params()).label())
+                    }
+                    (m, _) => m,
+                },
                 gflops: p.gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 best_gflops: p.best_gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 median_time: median_with_ci(p),
