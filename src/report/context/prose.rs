@@ -102,12 +102,21 @@ pub(super) fn bandwidth_observations(
     };
     let curve = &curves[best_i];
     let peak_point = curve.points.iter().find(|p| p.size_bytes == Some(best.peak_size_bytes));
+    // A peak above the memory roofline cannot come from memory: say so,
+    // with the working set (the bytes one operation moves) a cache holds.
+    let above_roof = match (roof, peak_point) {
+        (Some((_, roof_gbps)), Some(p)) if best.peak_gbps > *roof_gbps => {
+            p.gbps_moved.map(|g| (*roof_gbps, (g * 1e9 * p.summary.median).round() as u64))
+        }
+        _ => None,
+    };
     obs.push(Said::BandwidthPeak {
         what: what.into(),
         peak_gbps: best.peak_gbps,
         copied_gbps: peak_point.and_then(|p| p.gbps_copied),
         size_bytes: best.peak_size_bytes,
         label: curve.label.clone(),
+        above_roof,
     });
     let flags = PlateauFlags::of(best);
     if best.settled() || best.sizes < 2 {

@@ -21,8 +21,18 @@ use crate::vocab::stats::Crossing;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "id", rename_all = "kebab-case")]
 pub enum Said {
-    /// The curve with the highest plateau: its peak, both byte counts.
-    BandwidthPeak { what: String, peak_gbps: f64, copied_gbps: Option<f64>, size_bytes: u64, label: String },
+    /// The curve with the highest plateau: its peak, both byte counts, and,
+    /// when the peak exceeds the memory roofline, that roofline and the
+    /// working set (bytes one operation moves) that a cache must be serving.
+    BandwidthPeak {
+        what: String,
+        peak_gbps: f64,
+        copied_gbps: Option<f64>,
+        size_bytes: u64,
+        label: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        above_roof: Option<(f64, u64)>,
+    },
     /// Its plateau and the sizes it spans; `noisy`: the tolerance is twice
     /// the sizes' CV, not 10 %.
     Plateau { plateau_gbps: f64, sizes: Vec<u64>, noisy: bool, flags: PlateauFlags },
@@ -256,6 +266,7 @@ mod tests {
                 copied_gbps: None,
                 size_bytes: 4096,
                 label: "a_b".into(),
+                above_roof: None,
             },
             Said::Plateau {
                 plateau_gbps: 10.0,
