@@ -27,7 +27,8 @@ Writes JSON in the seed scripts' shape, which `benchbook import` reads
 so a killed run keeps what it measured:
   memcpy: {"<size>": {"bytes", "time", "iterations", "GB/s"}}
   gemm:   {"<m>x<n>x<k>-<dtype>[-linear|-scaled_mm|-scaled_mm-fast]":
-           {"m", "n", "k", "dtype", "time", "iterations", "TFLOP/s", "library", "layout", "rounds", "calls"}}
+           {"m", "n", "k", "dtype", "time", "iterations", "TFLOP/s", "library", "layout", "rounds", "calls",
+            "accum" (fp8: "promoted" or "fast")}}
 Points not measured (out of memory, a dtype this GPU lacks, the deadline)
 go in "skipped": a list of {"key", "reason"} (a list, not an object, so that
 the seed-json importer passes over it).
@@ -189,7 +190,7 @@ def first_line(e):
 
 
 def gemm_calls(torch, dtype, m, n, k, fast_accum):
-    """[(key suffix, library, layout, fn)] for one dtype and shape; raises
+    """[(key suffix, library, layout, FP8 accumulation or None, fn)] for one dtype and shape; raises
     RuntimeError (e.g. out of memory) while allocating."""
     F = torch.nn.functional
     if dtype == "fp8":
@@ -200,7 +201,7 @@ def gemm_calls(torch, dtype, m, n, k, fast_accum):
         if fast_accum:
             # A library name of its own keeps the two points apart on import.
             calls.append(("-scaled_mm-fast", "torch._scaled_mm+fast_accum", True))
-        return [(suffix, lib, "tn",
+        return [(suffix, lib, "tn", "fast" if fast else "promoted",
                  lambda fast=fast: torch._scaled_mm(a, w.t(), one, one, out_dtype=torch.bfloat16,
                                                     use_fast_accum=fast))
                 for suffix, lib, fast in calls]
@@ -208,8 +209,8 @@ def gemm_calls(torch, dtype, m, n, k, fast_accum):
     a = torch.randn(m, k, device="cuda", dtype=tdt)
     b = torch.randn(k, n, device="cuda", dtype=tdt)
     w = torch.randn(n, k, device="cuda", dtype=tdt)
-    return [("", "torch.matmul", "nn", lambda: torch.matmul(a, b)),
-            ("-linear", "torch.nn.functional.linear", "tn", lambda: F.linear(a, w))]
+    return [("", "torch.matmul", "nn", None, lambda: torch.matmul(a, b)),
+            ("-linear", "torch.nn.functional.linear", "tn", None, lambda: F.linear(a, w))]
 
 
 def unsupported(torch, dtype):
@@ -241,7 +242,7 @@ def gemm(torch, args, deadline, out):
             calls = []
             try:
                 calls = gemm_calls(torch, dtype, m, n, k, args.fp8_fast_accum)
-                for suffix, library, layout, fn in calls:
+                for suffix, library, layout, accum, fn in calls:
                     if deadline.passed():
                         out.skip(key + suffix, f"--deadline {args.deadline:g} s passed before this point")
                         continue
@@ -252,9 +253,12 @@ def gemm(torch, args, deadline, out):
                         out.skip(key + suffix, first_line(e))
                         continue
                     tflops = 2 * m * n * k / t / 1e12
-                    out.add(key + suffix, {"m": m, "n": n, "k": k, "dtype": dtype, "time": t, "iterations": iters,
-                                           "TFLOP/s": tflops, "library": library, "layout": layout,
-                                           "rounds": rounds, "calls": per_round})
+                    entry = {"m": m, "n": n, "k": k, "dtype": dtype, "time": t, "iterations": iters,
+                             "TFLOP/s": tflops, "library": library, "layout": layout,
+                             "rounds": rounds, "calls": per_round}
+                    if accum:
+                        entry["accum"] = accum
+                    out.add(key + suffix, entry)
                     print(f"gemm {dtype:>4} {m}x{n}x{k} {library:<27} {layout}: {tflops:8.1f} TFLOP/s "
                           f"(median of {rounds} × {per_round} calls)", flush=True)
             except RuntimeError as e:  # out of memory while allocating the operands

@@ -40,8 +40,7 @@ fn ck(what: &str, r: cu::CUresult) -> Result<(), String> {
 
 /// The file a library the process mapped was loaded from (`/proc/self/maps`),
 /// for the manifest and `backends`: which cuBLAS was measured.
-fn library_file(prefix: &str) -> String {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+fn library_file(maps: &str, prefix: &str) -> String {
     maps.lines()
         .filter_map(|l| l.split_whitespace().nth(5))
         .find(|path| path.rsplit('/').next().is_some_and(|f| f.starts_with(prefix)))
@@ -49,26 +48,27 @@ fn library_file(prefix: &str) -> String {
         .unwrap_or_else(|| "not loaded".into())
 }
 
-/// cuBLASLt's version and file, loading it (as the GEMMs will) to find out.
-fn cublaslt_version() -> String {
+/// cuBLASLt's version, loading it (as the GEMMs will) to find out, or why
+/// it cannot be loaded.
+fn cublaslt_version() -> Result<String, String> {
     use cudarc::cublaslt::sys as lt;
     if !unsafe { lt::is_culib_present() } {
-        return "not found (no libcublasLt.so; put the CUDA toolkit's lib64 on LD_LIBRARY_PATH)".into();
+        return Err("not found (no libcublasLt.so; put the CUDA toolkit's lib64 on LD_LIBRARY_PATH)".into());
     }
     let v = std::panic::catch_unwind(|| unsafe { lt::cublasLtGetVersion() }).unwrap_or(0);
-    format!("{}.{}.{} ({})", v / 10000, (v % 10000) / 100, v % 100, library_file("libcublasLt.so"))
+    Ok(format!("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100))
 }
 
-/// NVRTC's version and file (it compiles the SM copy kernel).
-fn nvrtc_version() -> String {
+/// NVRTC's version (it compiles the SM copy kernel), or why it cannot be loaded.
+fn nvrtc_version() -> Result<String, String> {
     use cudarc::nvrtc::sys as rtc;
     if !unsafe { rtc::is_culib_present() } {
-        return "not found (no libnvrtc.so; the SM copy kernel cannot be compiled)".into();
+        return Err("not found (no libnvrtc.so; the SM copy kernel cannot be compiled)".into());
     }
     let (mut major, mut minor) = (0, 0);
     let _ =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { rtc::nvrtcVersion(&mut major, &mut minor) }));
-    format!("{major}.{minor} ({})", library_file("libnvrtc.so"))
+    Ok(format!("{major}.{minor}"))
 }
 
 /// The CUDA backend, probed on first use.
@@ -289,6 +289,14 @@ impl CudaApi {
     }
 
     fn facts_json(&self) -> serde_json::Value {
+        // Load cuBLASLt and NVRTC first, as the benchmarks will, so that the
+        // process's map of loaded files (read once) lists them.
+        let (lt, rtc) = (cublaslt_version(), nvrtc_version());
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        let with_file = |v: Result<String, String>, prefix: &str| match v {
+            Ok(v) => format!("{v} ({})", library_file(&maps, prefix)),
+            Err(why) => why,
+        };
         let (major, minor) = (self.driver_version / 1000, (self.driver_version % 1000) / 10);
         self.inv.backend_facts(&[
             ("cuda_driver_api_version", format!("{major}.{minor}")),
@@ -300,9 +308,9 @@ impl CudaApi {
                 },
             ),
             ("bindings", "cudarc 0.19, CUDA 12.8 API (runs on 12.x and 13.x drivers)".into()),
-            ("libcuda", library_file("libcuda.so")),
-            ("cublaslt", cublaslt_version()),
-            ("nvrtc", nvrtc_version()),
+            ("libcuda", library_file(&maps, "libcuda.so")),
+            ("cublaslt", with_file(lt, "libcublasLt.so")),
+            ("nvrtc", with_file(rtc, "libnvrtc.so")),
         ])
     }
 
@@ -350,27 +358,21 @@ impl CudaApi {
         d.kernel.clone().expect("set above")
     }
 
-    /// The device's cuBLAS handle, on stream 0 with the same workspace as
-    /// cuBLASLt (PyTorch gives cuBLAS its workspace the same way).
+    /// The device's cuBLAS handle. Its stream and workspace (cuBLASLt's,
+    /// which the workspace needs allocated first) are set at each call:
+    /// setting the stream resets the workspace.
     fn cublas(&mut self, device: usize) -> Result<cudarc::cublas::sys::cublasHandle_t, String> {
         use cudarc::cublas::sys as bl;
         self.lt(device)?;
         let d = &mut self.devs[device];
         if d.cublas.is_none() {
-            let ws = d.workspace;
             d.cublas = Some(unsafe {
                 if !bl::is_culib_present() {
                     Err("no cuBLAS library (libcublas.so) found".to_string())
                 } else {
                     let mut h = std::ptr::null_mut();
                     match bl::cublasCreate_v2(&mut h) {
-                        bl::cublasStatus_t::CUBLAS_STATUS_SUCCESS => {
-                            bl::cublasSetStream_v2(h, d.streams[0] as _);
-                            if let Some((p, bytes)) = ws {
-                                bl::cublasSetWorkspace_v2(h, p as *mut c_void, bytes);
-                            }
-                            Ok(h)
-                        }
+                        bl::cublasStatus_t::CUBLAS_STATUS_SUCCESS => Ok(h),
                         s => Err(format!("cublasCreate failed: {s:?}")),
                     }
                 }

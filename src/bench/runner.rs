@@ -260,7 +260,6 @@ impl Schedule {
         let mut pool = 0.0f64;
         progress.planned(plan.len() as u64 * rounds as u64);
         let mut interrupted = false;
-        let budget_words = "this sweep's share of --budget";
         'rounds: for round in 0..rounds {
             let mut active: Vec<usize> = (0..plan.len()).filter(|&i| !states[i].done).collect();
             if active.is_empty() {
@@ -348,7 +347,7 @@ impl Schedule {
                         out_of_time = true;
                         if !st.ran {
                             no_room = Some(format!(
-                                "{budget_words} ({}) had {:.1} s left when this point's turn came, and a step of \
+                                "{BUDGET_WORDS} ({}) had {:.1} s left when this point's turn came, and a step of \
                                  it takes about {least:.1} s; give a larger --budget, or fewer points",
                                 crate::vocab::units::format_seconds(b),
                                 left.max(0.0)
@@ -376,7 +375,7 @@ impl Schedule {
                     // records the skip; recording is collective under MPI.
                     if !states[i].ran {
                         let why = no_room.unwrap_or_else(|| {
-                            format!("another rank found {budget_words} spent when this point's turn came")
+                            format!("another rank found {BUDGET_WORDS} spent when this point's turn came; give a larger --budget, or fewer points")
                         });
                         let step = Step { point: first_point + i as u32, round: None, first_sample: 0, note: None };
                         driver.record(step, &plan[i], &Outcome::Skipped(why))?;
@@ -498,6 +497,9 @@ impl Schedule {
         Ok(out)
     }
 }
+
+/// What a budget skip calls the time it ran out of.
+const BUDGET_WORDS: &str = "this sweep's share of --budget";
 
 /// FNV-1a, 64-bit: a stable seed from text.
 fn fnv1a(bytes: &[u8]) -> u64 {

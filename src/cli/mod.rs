@@ -336,9 +336,9 @@ pub struct RunArgs {
 
     /// `run gpu`: seconds for the PyTorch pass after the sweep (PyTorch `copy_`, `torch.matmul`,
     /// `F.linear`, `torch._scaled_mm` on the same GPU, imported as the run LABEL-torch); 0 skips
-    /// it. Default 150. It runs only where python3 imports a CUDA-enabled torch.
-    #[arg(long, value_name = "SECONDS")]
-    pub torch_seconds: Option<f64>,
+    /// it. It runs only where python3 imports a CUDA-enabled torch.
+    #[arg(long, value_name = "SECONDS", default_value_t = 150.0)]
+    pub torch_seconds: f64,
 
     /// GEMM shapes: `N` for N×N×N, or `MxNxK`, comma-separated.
     #[arg(long, value_name = "SHAPES")]

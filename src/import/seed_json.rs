@@ -60,12 +60,13 @@ impl Format for SeedJson {
                     None | Some("torch.matmul") => "torch matmul".to_string(),
                     Some(l) => l.to_string(),
                 };
-                // The operand layout, where the file says it (`nn`, `tn`).
-                let axes = e
-                    .get("layout")
-                    .and_then(|l| l.as_str())
+                // The operand layout and FP8 accumulation, where the file
+                // says them (`nn`, `tn`; `promoted`, `fast`).
+                let text = |k: &str| e.get(k).and_then(|v| v.as_str());
+                let accum = text("accum").and_then(|a| crate::vocab::kinds::Fp8Accum::parse(a).ok());
+                let axes = text("layout")
                     .and_then(|l| crate::vocab::kinds::GemmLayout::parse(l).ok())
-                    .map(|l| format!("{{\"layout\":\"{}\"}}", l.name()));
+                    .map(|layout| crate::vocab::gemm::GemmSetting { layout, accum }.axes());
                 let mut r = record(
                     Point {
                         bench: Bench::Gemm.name().into(),
@@ -125,5 +126,31 @@ impl Format for SeedJson {
         }
         out.records.sort_by_key(|r| r.params.size_bytes);
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemm_entries_keep_their_library_layout_and_accumulation() {
+        let text = r#"{"4096x4096x4096-fp8-scaled_mm-fast": {"m": 4096, "n": 4096, "k": 4096, "dtype": "fp8",
+            "time": 1e-4, "iterations": 100, "library": "torch._scaled_mm+fast_accum", "layout": "tn",
+            "accum": "fast"},
+            "4096x4096x4096-bf16": {"m": 4096, "n": 4096, "k": 4096, "dtype": "bf16", "time": 2e-4,
+            "iterations": 100, "library": "torch.matmul", "layout": "nn"},
+            "1024x1024x1024-bf16": {"m": 1024, "n": 1024, "k": 1024, "dtype": "bf16", "time": 1e-5}}"#;
+        let parsed = SeedJson.parse(text, "torch_gemm.json").unwrap();
+        let by_dtype = |d: &str, m: u64| {
+            parsed.records.iter().find(|r| r.params.dtype.as_deref() == Some(d) && r.params.m == Some(m)).unwrap()
+        };
+        let fp8 = &by_dtype("fp8", 4096).params;
+        assert_eq!(fp8.variant.as_deref(), Some("torch._scaled_mm+fast_accum"));
+        assert_eq!(fp8.axes.as_deref(), Some(r#"{"accum":"fast","layout":"tn"}"#));
+        let bf16 = &by_dtype("bf16", 4096).params;
+        assert_eq!((bf16.variant.as_deref(), bf16.axes.as_deref()), (Some("torch matmul"), Some(r#"{"layout":"nn"}"#)));
+        // Older files name no layout: no axes, as before.
+        assert_eq!(by_dtype("bf16", 1024).params.axes, None);
     }
 }

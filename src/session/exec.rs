@@ -333,7 +333,7 @@ fn run_once(command: &[String], files: &RepFiles, run_id: &str, rep: u32) -> Res
 
 /// Stop a child as a terminal would, then harder: SIGINT (5 s to write its
 /// last metrics and exit), SIGTERM (5 s), SIGKILL.
-fn stop(child: &mut Child) {
+pub(super) fn stop(child: &mut Child) {
     for (signal, grace) in [(libc::SIGINT, 5.0), (libc::SIGTERM, 5.0)] {
         // SAFETY: kill(2) on the pid of a child we have not yet reaped.
         unsafe {

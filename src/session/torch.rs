@@ -29,17 +29,18 @@ pub enum TorchPass {
     NotRun(String),
 }
 
-/// Run `cmd` for at most `seconds`; kill it after that.
+/// Run `cmd` for at most `seconds`, or until an interrupt is requested;
+/// then stop it as `run exec` stops a command (SIGINT first, so the script
+/// keeps what it wrote).
 fn run_within(cmd: &mut Command, seconds: f64) -> std::result::Result<std::process::ExitStatus, String> {
     let mut child = cmd.spawn().map_err(|e| format!("could not start {:?}: {e}", cmd.get_program()))?;
     let start = Instant::now();
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok(status),
-            Ok(None) if start.elapsed().as_secs_f64() > seconds => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("stopped after {seconds:.0} s"));
+            Ok(None) if start.elapsed().as_secs_f64() > seconds || crate::vocab::interrupt::requested() => {
+                super::exec::stop(&mut child);
+                return Err(format!("stopped after {:.0} s", start.elapsed().as_secs_f64()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(50)),
             Err(e) => return Err(e.to_string()),

@@ -45,12 +45,22 @@ impl GemmSetting {
     /// were recorded (no `layout`) ran `tn` (C = Aᵀ·B) with promoted FP8
     /// accumulation.
     pub fn of(point: &Point) -> GemmSetting {
+        Self::recorded(point).unwrap_or(GemmSetting {
+            layout: GemmLayout::Tn,
+            accum: (point.dtype.as_deref() == Some(Dtype::Fp8.name())).then_some(Fp8Accum::Promoted),
+        })
+    }
+
+    /// The setting a point's `axes` record, if they record a layout (GPU
+    /// GEMM rows since v6, and imports whose file names one): what labels
+    /// and tables show, where older rows show nothing.
+    pub fn recorded(point: &Point) -> Option<GemmSetting> {
         let v = metrics::parse_params(point.axes.as_deref());
         let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-        let layout = text("layout").and_then(|t| GemmLayout::parse(&t).ok()).unwrap_or(GemmLayout::Tn);
+        let layout = GemmLayout::parse(&text("layout")?).ok()?;
         let fp8 = point.dtype.as_deref() == Some(Dtype::Fp8.name());
         let accum = text("accum").and_then(|t| Fp8Accum::parse(&t).ok()).or(fp8.then_some(Fp8Accum::Promoted));
-        GemmSetting { layout, accum }
+        Some(GemmSetting { layout, accum })
     }
 
     /// `nn`, `tn fast accum`: what a label adds after dtype and shape.
@@ -81,5 +91,6 @@ mod tests {
         // Rows from before layouts were recorded ran TN, promoted.
         let old = Point { dtype: Some("fp8".into()), ..Point::default() };
         assert_eq!(GemmSetting::of(&old), GemmSetting { layout: GemmLayout::Tn, accum: Some(Fp8Accum::Promoted) });
+        assert_eq!(GemmSetting::recorded(&old), None);
     }
 }

@@ -13,16 +13,7 @@ use crate::vocab::rows::Point;
 /// keep the same label.
 pub fn distinct_labels(points: &[&Point]) -> Vec<String> {
     use std::collections::BTreeMap;
-    let base: Vec<String> = points
-        .iter()
-        .map(|p| {
-            let l = p.label();
-            match l.strip_prefix(&format!("{} {} ", p.bench, p.bench)) {
-                Some(rest) => format!("{} {rest}", p.bench),
-                None => l,
-            }
-        })
-        .collect();
+    let base: Vec<String> = points.iter().map(|p| p.label_with(false)).collect();
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, b) in base.iter().enumerate() {
         groups.entry(b.as_str()).or_default().push(i);

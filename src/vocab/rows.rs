@@ -90,11 +90,21 @@ pub struct Point {
 impl Point {
     /// A short label for progress output and tables: `memcpy copy 64 MiB 2T`.
     pub fn label(&self) -> String {
+        self.label_with(true)
+    }
+
+    /// [`Point::label`], with or without an op that repeats the bench's
+    /// name (`gemm gemm bf16 …` or `gemm bf16 …`).
+    pub(crate) fn label_with(&self, repeated_op: bool) -> String {
         if let Some(metric) = &self.metric {
             let axes = crate::vocab::metrics::params_label(&crate::vocab::metrics::parse_params(self.axes.as_deref()));
             return if axes.is_empty() { metric.clone() } else { format!("{metric} {axes}") };
         }
-        let mut s = format!("{} {}", self.bench, self.op);
+        let mut s = if repeated_op || self.op != self.bench {
+            format!("{} {}", self.bench, self.op)
+        } else {
+            self.bench.clone()
+        };
         if let Some(d) = &self.dtype {
             s += &format!(" {d}");
         }
@@ -122,8 +132,11 @@ impl Point {
         if let Some(p) = &self.peer {
             q.push(("peer", format!("GPU {p}")));
         }
-        if self.bench == crate::vocab::benches::Bench::Gemm.name() && self.axes.is_some() {
-            q.push(("layout", crate::vocab::gemm::GemmSetting::of(self).label()));
+        let gemm = (self.bench == crate::vocab::benches::Bench::Gemm.name())
+            .then(|| crate::vocab::gemm::GemmSetting::recorded(self))
+            .flatten();
+        if let Some(setting) = gemm {
+            q.push(("layout", setting.label()));
         } else if let Some(a) = &self.axes {
             let p = crate::vocab::metrics::params_label(&crate::vocab::metrics::parse_params(Some(a)));
             if !p.is_empty() {

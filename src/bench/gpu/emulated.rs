@@ -22,9 +22,8 @@ pub struct Emulated {
     pub broken: bool,
     pub flushes: u64,
     pub plans: Vec<GemmSpec>,
-    /// Candidate algorithms each plan offers, and the one in use.
+    /// Candidate algorithms each plan offers (all compute alike here).
     pub algos_offered: usize,
-    pub chosen: Vec<usize>,
     pub no_kernel_copy: bool,
     /// GEMMs write a transposed C.
     pub broken_gemm: bool,
@@ -90,7 +89,7 @@ impl Emulated {
 /// keeps about 14 significand bits (13 stored, truncated); `promoted` adds
 /// that accumulator into an f32 total every 128 products (4 instructions),
 /// as cuBLASLt does unless fast accumulation is on.
-fn hopper_fp8_dot(products: impl Iterator<Item = f32>, accum: Fp8Accum) -> f32 {
+pub(crate) fn hopper_fp8_dot(products: impl Iterator<Item = f32>, accum: Fp8Accum) -> f32 {
     let narrow = |x: f32| f32::from_bits(x.to_bits() & !((1u32 << (23 - 13)) - 1));
     let (mut total, mut partial, mut chunk) = (0f32, 0f32, 0f32);
     for (l, p) in products.enumerate() {
@@ -162,11 +161,9 @@ impl GpuApi for Emulated {
     fn gemm_plan(&mut self, device: usize, spec: &GemmSpec, algos: u32) -> Result<GemmPlan, String> {
         let method = self.gemm_method(device, spec.dtype)?;
         self.plans.push(*spec);
-        self.chosen.push(0);
         Ok(GemmPlan { id: self.plans.len() - 1, method, algos: (algos as usize).min(self.algos_offered.max(1)) })
     }
-    fn gemm_use_algo(&mut self, plan: usize, index: usize) -> Result<String, String> {
-        self.chosen[plan] = index;
+    fn gemm_use_algo(&mut self, _plan: usize, index: usize) -> Result<String, String> {
         Ok(format!("emulated algo {index}"))
     }
     fn time(&mut self, _device: usize, lanes: &[Op], n: u64) -> Result<f64, String> {

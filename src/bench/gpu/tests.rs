@@ -378,19 +378,10 @@ fn fp8_passes_with_hoppers_accumulation_in_both_modes_and_the_old_tolerance_did_
     let mut worst = 0f64;
     for i in 0..m as usize {
         for j in 0..n as usize {
-            let (mut exact, mut mag) = (0f64, 0f64);
-            // Hopper's fast accumulator: 32-long chunks into 13 stored bits.
-            let (mut acc, mut chunk) = (0f32, 0f32);
-            for l in 0..k as usize {
-                let p = av[i * k as usize + l] * bv[j * k as usize + l];
-                exact += p as f64;
-                mag += (p as f64).abs();
-                chunk += p;
-                if (l + 1) % 32 == 0 {
-                    acc = f32::from_bits((acc + chunk).to_bits() & !((1u32 << 10) - 1));
-                    chunk = 0.0;
-                }
-            }
+            let products = || (0..k as usize).map(|l| av[i * k as usize + l] * bv[j * k as usize + l]);
+            let exact: f64 = products().map(|p| p as f64).sum();
+            let mag: f64 = products().map(|p| (p as f64).abs()).sum();
+            let acc = super::emulated::hopper_fp8_dot(products(), Fp8Accum::Fast);
             worst = worst.max((acc as f64 - exact).abs() / mag);
         }
     }

@@ -122,8 +122,7 @@ pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutp
     let gpu_run = cfg.preset == crate::bench::Preset::Gpu && result.outcome.measured > 0 && !result.outcome.interrupted;
     let run_label = a.out.label.clone().unwrap_or_else(|| "gpu".into());
     let mut out = finish(archive, result, &a.out)?;
-    let torch_seconds = a.torch_seconds.unwrap_or(150.0);
-    if gpu_run && torch_seconds > 0.0 {
+    if gpu_run && a.torch_seconds > 0.0 {
         // The script, its JSON and its log go to a scratch folder; the JSON is imported.
         let work = std::env::temp_dir().join(format!("benchbook-torch-{}", out.run_id));
         let bar = Bar::unless(quiet);
@@ -131,7 +130,7 @@ pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutp
             archive,
             &cfg,
             &format!("{run_label}-torch"),
-            torch_seconds,
+            a.torch_seconds,
             &work,
             listener(&bar),
         );

@@ -13,6 +13,7 @@ use super::prose::{
     FlopUnit,
 };
 use super::{BandwidthSection, BwRow, GemmRow, GemmSection, LatencyRow, OtherRow, RooflineRef, SatRow};
+use crate::vocab::gemm::GemmSetting;
 
 /// The memory roofline of a spec, as shown and as a number (GB/s).
 pub(super) fn roofline_of(spec: Option<&Spec>) -> Option<(RooflineRef, f64)> {
@@ -138,11 +139,9 @@ pub(super) fn gemm_section(
                 threads: p.threads.map(|t| t.to_string()).unwrap_or_default(),
                 // The library, and the operand layout (and FP8 accumulation)
                 // where the rows record one: `cublaslt, nn`.
-                method: match (p.method.clone().unwrap_or_default(), p.axes.as_deref()) {
-                    (m, Some(a)) if a.contains("\"layout\"") => {
-                        format!("{m}, {}", crate::vocab::gemm::GemmSetting::of(&p.params()).label())
-                    }
-                    (m, _) => m,
+                method: match (p.method.clone().unwrap_or_default(), GemmSetting::recorded(&p.params())) {
+                    (m, Some(setting)) => format!("{m}, {}", setting.label()),
+                    (m, None) => m,
                 },
                 gflops: p.gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 best_gflops: p.best_gflops.map(|g| unit.show(g)).unwrap_or_default(),
