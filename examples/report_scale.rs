@@ -76,6 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 note: Some("converged; rsd 0.100 %".into()),
                 stop: Some(benchbook::vocab::kinds::StopReason::Converged),
                 source: "native".into(),
+                telemetry: None,
             });
         }
     }

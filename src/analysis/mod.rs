@@ -20,6 +20,7 @@ pub mod specs;
 /// Statistics live in the vocabulary layer; re-exported for the notebooks.
 pub use crate::vocab::stats;
 pub mod summary;
+pub mod telemetry;
 pub mod workload;
 
 pub use curves::{curves, saturation, Curve, Saturation};

@@ -129,6 +129,9 @@ pub struct PointStat {
     pub busbw_gbps: Option<f64>,
     pub gflops: Option<f64>,
     pub best_gflops: Option<f64>,
+    /// What the sensors read while it was measured (schema v7 rows that
+    /// carry readings).
+    pub telemetry: Option<super::telemetry::PointTelemetry>,
 }
 
 impl PointStat {
@@ -263,6 +266,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     if grouped.is_empty() {
         return Ok(Vec::new());
     }
+    let mut telemetry = super::telemetry::point_telemetry(&rows)?;
     let mut params = params_lazy(rows.clone(), true).collect().map_err(Error::analysis)?;
     if params.height() < grouped.len() {
         // A point without a sample 0 (an archive written by other means):
@@ -336,6 +340,9 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             busbw_gbps: copied.zip(bw_factor[i]).map(|(c, b)| c * b / summary.median / 1e9),
             gflops: flops[i].map(|f| f / summary.median / 1e9),
             best_gflops: flops[i].map(|f| f / summary.min / 1e9),
+            telemetry: telemetry
+                .remove(&(key.0.clone(), key.1 as u32))
+                .map(|t| super::telemetry::with_energy(t, summary.median, copied.or(moved), flops[i])),
             summary,
             ci_wide_why: None,
         });

@@ -19,9 +19,9 @@ pub use crate::vocab::source::RunOrigin;
 /// host name; v5: "in a container" not recorded, which is not "bare metal";
 /// v6: its GPU GEMMs ran the one layout there was, `tn`).
 /// The whole history, field by field, is in docs/schema.md.
-pub const MANIFEST_VERSION: u32 = 7;
+pub const MANIFEST_VERSION: u32 = 8;
 /// Manifest versions this build reads.
-pub const READABLE_MANIFEST_VERSIONS: [u32; 7] = [1, 2, 3, 4, 5, 6, 7];
+pub const READABLE_MANIFEST_VERSIONS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 /// The field that holds the hash of the rest of the manifest.
 pub const SEAL_FIELD: &str = "manifest_sha256";
 /// Size of the blocks hashed separately so `verify` can say where a file changed.
@@ -156,6 +156,10 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<String>,
     pub counts: Counts,
+    /// What each device's sensors gave, and why not where they gave
+    /// nothing (v8; absent before, and for runs that sample nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub telemetry: Vec<crate::vocab::telemetry::TelemetryInfo>,
     pub files: Vec<FileEntry>,
     /// sha256 of this manifest without this field (compact JSON, as
     /// [`content_sha256`] computes it); absent in v1 manifests.
@@ -277,6 +281,7 @@ impl Manifest {
             pid_start_ticks: process_start_ticks(std::process::id()),
             repeats: None,
             counts: Counts::default(),
+            telemetry: Vec::new(),
             files: Vec::new(),
             manifest_sha256: None,
         }

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::vocab::rows::Row;
 
 /// The current row-schema version.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 /// Versions this build can read: v1 lacks `method` (derived on read); v1
 /// and v2 lack `stop`, which the migration reads back from the start of the
 /// note; v1–v3 lack the named-metric columns (`metric`, `axes`, `value`,
@@ -23,7 +23,7 @@ pub const SCHEMA_VERSION: u32 = 6;
 /// v1–v5 counted an `h2d`/`d2h` copy's `bytes_moved` as read + written (2 ×
 /// size); from v6 a copy across the host link moves each byte once, and
 /// older rows read so.
-pub const READABLE_VERSIONS: [u32; 6] = [1, 2, 3, 4, 5, 6];
+pub const READABLE_VERSIONS: [u32; 7] = [1, 2, 3, 4, 5, 6, 7];
 /// Parquet key-value metadata key holding the schema version.
 pub const VERSION_KEY: &str = "benchbook.schema_version";
 

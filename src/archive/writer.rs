@@ -130,6 +130,11 @@ impl RunWriter {
         write_atomic(&self.dir.manifest_path(), &json)
     }
 
+    /// Record what the run's telemetry samplers gave (written at [`Self::finish`]).
+    pub fn set_telemetry(&mut self, telemetry: Vec<crate::vocab::telemetry::TelemetryInfo>) {
+        self.manifest.telemetry = telemetry;
+    }
+
     /// Mark the run finished with `status` and write everything one last time.
     pub fn finish(mut self, status: RunStatus, detail: Option<String>) -> Result<RunDir> {
         self.manifest.status = status;

@@ -33,4 +33,12 @@ impl Backend for Cpu {
             })
             .collect()
     }
+
+    fn sensor(&self, _device: usize) -> crate::vocab::telemetry::SensorOpener {
+        Box::new(|| {
+            let cpus = crate::host::telemetry::allowed_cpus();
+            Ok(Box::new(crate::host::telemetry::CpuSensor::at(std::path::Path::new("/"), cpus))
+                as Box<dyn crate::vocab::telemetry::Sensor>)
+        })
+    }
 }

@@ -689,6 +689,14 @@ impl CudaApi {
 }
 
 impl GpuApi for CudaApi {
+    fn sensor(&self, device: usize) -> crate::vocab::telemetry::SensorOpener {
+        let pci = self.inv.facts.get(device).and_then(|f| f.pci_bus_id.clone());
+        Box::new(move || {
+            let pci = pci.ok_or("the CUDA driver gave no PCI bus id to find this GPU in NVML")?;
+            super::nvml::NvmlSensor::open(&pci).map(|s| Box::new(s) as Box<dyn crate::vocab::telemetry::Sensor>)
+        })
+    }
+
     fn timer(&self) -> &'static str {
         "cuda_event"
     }

@@ -38,6 +38,21 @@ pub trait Backend {
     }
     /// The benchmarks this backend implements among `cfg.benches`, for `device`.
     fn benchmarks(&self, cfg: &crate::bench::BenchConfig, device: usize) -> Vec<Box<dyn Benchmark>>;
+    /// The sensor the telemetry sampler reads beside `device`'s points.
+    fn sensor(&self, device: usize) -> crate::vocab::telemetry::SensorOpener;
+}
+
+/// The sensor of every GPU this build can read, for `run exec` (NVML:
+/// power and energy summed over the GPUs), or why there is none.
+pub fn all_gpus_sensor() -> crate::vocab::telemetry::SensorOpener {
+    #[cfg(feature = "cuda")]
+    {
+        Box::new(|| nvml::NvmlSensor::open_all().map(|s| Box::new(s) as Box<dyn crate::vocab::telemetry::Sensor>))
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Box::new(|| Err("built without the `cuda` feature: no NVML to read GPUs with".to_string()))
+    }
 }
 
 /// Every backend compiled into this build.
@@ -136,6 +151,16 @@ impl Backend for GpuBackend {
         match self.state() {
             Ok((api, _)) => crate::bench::gpu::benchmarks(api, &cfg.benches, device, cfg.gpu_gemm_algos),
             Err(_) => Vec::new(),
+        }
+    }
+
+    fn sensor(&self, device: usize) -> crate::vocab::telemetry::SensorOpener {
+        match self.state() {
+            Ok((api, _)) => api.borrow().sensor(device),
+            Err(why) => {
+                let why = why.clone();
+                Box::new(move || Err(why))
+            }
         }
     }
 }

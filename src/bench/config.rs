@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::vocab::benches::Bench;
 use crate::vocab::config::{
     default_cache_modes, default_copy_methods, default_fp8_accum, default_layouts, default_peer_blocks,
-    default_peer_grids, default_sync_every, one_algo, one_channel,
+    default_peer_grids, default_sync_every, one_algo, one_channel, TELEMETRY_MS,
 };
 pub use crate::vocab::config::{BenchConfig, Preset};
 use crate::vocab::facts::StopRule;
@@ -94,6 +94,8 @@ impl BenchConfig {
                 gpu_gemm_layouts: default_layouts(),
                 gpu_fp8_accum: default_fp8_accum(),
                 gpu_gemm_algos: one_algo(),
+                telemetry_ms: TELEMETRY_MS,
+                telemetry_ab: false,
                 stop: StopRule {
                     warmup_seconds: 0.05,
                     min_samples: 10,
@@ -142,6 +144,8 @@ impl BenchConfig {
                 gpu_gemm_layouts: default_layouts(),
                 gpu_fp8_accum: default_fp8_accum(),
                 gpu_gemm_algos: one_algo(),
+                telemetry_ms: TELEMETRY_MS,
+                telemetry_ab: false,
                 stop: StopRule::default(),
                 partitions: Vec::new(),
                 partition_devices: Vec::new(),

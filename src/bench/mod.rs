@@ -16,6 +16,7 @@ pub mod runner;
 pub mod sampler;
 pub mod stream;
 pub mod team;
+pub mod telemetry;
 
 pub use crate::vocab::rows::{RowSink, RunOutcome};
 pub use config::{BenchConfig, Preset};

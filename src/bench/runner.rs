@@ -18,6 +18,7 @@
 use std::time::Instant;
 
 use super::sampler::StopReason;
+use super::telemetry::Monitor;
 use super::{BenchConfig, Benchmark, Outcome, Sampler, StopRule};
 use crate::error::Result;
 use crate::vocab::interrupt;
@@ -25,6 +26,7 @@ use crate::vocab::interval::{median_interval_moderated, prior_spreads, relative_
 use crate::vocab::kinds::ROUNDS_FIT;
 use crate::vocab::progress::{PointEnd, Progress};
 use crate::vocab::rows::{Point, Row, RowSink, RunOutcome, Status};
+use crate::vocab::telemetry::SensorOpener;
 
 /// The columns every row of one backend/device shares.
 #[derive(Debug, Clone)]
@@ -46,12 +48,14 @@ pub struct Step {
     /// What the schedule adds to the rows' note (why a point ends short of
     /// its minimum rounds).
     pub note: Option<String>,
+    /// What the device's sensors read over the step.
+    pub telemetry: Option<crate::vocab::telemetry::StepTelemetry>,
 }
 
 impl Step {
     /// A point measured once, outside any schedule.
     pub fn single(point: u32) -> Step {
-        Step { point, round: None, first_sample: 0, note: None }
+        Step { point, round: None, first_sample: 0, note: None, telemetry: None }
     }
 }
 
@@ -86,6 +90,7 @@ pub fn outcome_rows(meta: &RowMeta, step: Step, point: &Point, timer: &str, outc
                     seconds: Some(s.seconds),
                     timer: Some(timer.to_string()),
                     stop: Some(m.stop),
+                    telemetry: step.telemetry,
                     ..base(Status::Measured, Some(note.clone()))
                 })
                 .collect()
@@ -377,7 +382,7 @@ impl Schedule {
                         let why = no_room.unwrap_or_else(|| {
                             format!("another rank found {BUDGET_WORDS} spent when this point's turn came; give a larger --budget, or fewer points")
                         });
-                        let step = Step { point: first_point + i as u32, round: None, first_sample: 0, note: None };
+                        let step = Step::single(first_point + i as u32);
                         driver.record(step, &plan[i], &Outcome::Skipped(why))?;
                         states[i].ran = true;
                         states[i].skipped = true;
@@ -411,7 +416,7 @@ impl Schedule {
                     point: first_point + i as u32,
                     round: (rounds > 1).then_some(round),
                     first_sample: st.samples,
-                    note: None,
+                    ..Step::default()
                 };
                 st.ran = true;
                 let (mut done, mut check) = (false, false);
@@ -514,16 +519,38 @@ struct LocalDriver<'a> {
     sink: &'a mut dyn RowSink,
     /// The benchmark of the step being measured.
     current: usize,
+    /// The device's telemetry sampler, and what it read over the last step.
+    monitor: Option<Monitor>,
+    read: Option<crate::vocab::telemetry::StepTelemetry>,
+    /// `--telemetry-ab`: steps measured so far per point (odd ones run
+    /// with the sampler paused).
+    ab: Option<Vec<u32>>,
 }
 
 impl StepDriver for LocalDriver<'_> {
     fn measure(&mut self, index: usize, point: &Point, sampler: &Sampler) -> Outcome {
         self.current = self.owner[index];
-        self.benches[self.current].run(point, sampler)
+        let off = self.ab.as_mut().is_some_and(|steps| {
+            steps[index] += 1;
+            steps[index] % 2 == 0
+        });
+        if off {
+            let m = self.monitor.as_ref().expect("--telemetry-ab runs with a sampler");
+            m.pause();
+            let outcome = self.benches[self.current].run(point, sampler);
+            m.resume();
+            self.read = None;
+            return outcome;
+        }
+        let from = self.monitor.as_ref().map(Monitor::begin);
+        let outcome = self.benches[self.current].run(point, sampler);
+        self.read = self.monitor.as_mut().zip(from).and_then(|(m, from)| m.end(from));
+        outcome
     }
 
-    fn record(&mut self, step: Step, point: &Point, outcome: &Outcome) -> Result<()> {
+    fn record(&mut self, mut step: Step, point: &Point, outcome: &Outcome) -> Result<()> {
         let timer = self.benches[self.current].timer();
+        step.telemetry = self.read.take();
         self.sink.write_point(outcome_rows(self.meta, step, point, timer, outcome))
     }
 }
@@ -539,15 +566,19 @@ pub fn run_benchmarks(
     sink: &mut dyn RowSink,
     progress: &dyn Progress,
 ) -> Result<RunOutcome> {
-    run_benchmarks_within(benches, cfg, cfg.stop.budget_seconds, meta, first_point, sink, progress)
+    run_benchmarks_within(benches, cfg, cfg.stop.budget_seconds, meta, None, first_point, sink, progress)
 }
 
-/// [`run_benchmarks`] with this sweep's share of the run's budget.
+/// [`run_benchmarks`] with this sweep's share of the run's budget, and the
+/// device's sensor, read every `cfg.telemetry_ms` beside every point (none
+/// when 0).
+#[allow(clippy::too_many_arguments)]
 pub fn run_benchmarks_within(
     benches: &mut [Box<dyn Benchmark>],
     cfg: &BenchConfig,
     budget_seconds: Option<f64>,
     meta: &RowMeta,
+    sensor: Option<SensorOpener>,
     first_point: u32,
     sink: &mut dyn RowSink,
     progress: &dyn Progress,
@@ -564,8 +595,14 @@ pub fn run_benchmarks_within(
         return Ok(RunOutcome::default());
     }
     let schedule = Schedule { budget_seconds, ..Schedule::new(cfg.stop.clone(), &meta.run_id) };
-    let mut driver = LocalDriver { benches, owner, meta, sink, current: 0 };
-    schedule.run(&plan, first_point, &mut driver, progress)
+    let monitor = sensor.filter(|_| cfg.telemetry_ms > 0).map(|open| Monitor::start(open, cfg.telemetry_ms));
+    let ab = (cfg.telemetry_ab && monitor.is_some()).then(|| vec![0; plan.len()]);
+    let mut driver = LocalDriver { benches, owner, meta, sink, current: 0, monitor, read: None, ab };
+    let mut outcome = schedule.run(&plan, first_point, &mut driver, progress)?;
+    if let Some(m) = driver.monitor.take() {
+        outcome.telemetry.push(m.finish(&meta.backend, &meta.device));
+    }
+    Ok(outcome)
 }
 
 /// The progress event for an outcome.

@@ -92,6 +92,21 @@ fn resolve_flags(a: &RunArgs) -> Result<BenchConfig> {
         }
         cfg.gpu_gemm_algos = n;
     }
+    if let Some(ms) = a.telemetry_ms {
+        if ms > 10_000 {
+            return Err(Error::config(
+                "--telemetry-ms",
+                format!("{ms} ms between readings: give 0 (off) to 10000 (20 is usual)"),
+            ));
+        }
+        cfg.telemetry_ms = ms;
+    }
+    if a.telemetry_ab {
+        if cfg.telemetry_ms == 0 {
+            return Err(Error::config("--telemetry-ab", "needs the sampler on: drop --telemetry-ms 0"));
+        }
+        cfg.telemetry_ab = true;
+    }
     set(&mut cfg.gpu_copy_methods, &a.copy_methods, |s| {
         parse_names("--copy-methods", "copy method", CopyMethod::ALL, s)
     })?;

@@ -372,6 +372,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub gemm_algos: Option<u32>,
 
+    /// Read the devices' sensors (clock, power, temperature, throttle reasons, energy) every MS
+    /// milliseconds beside every point: NVML for NVIDIA GPUs, cpufreq or /proc/cpuinfo and RAPL for
+    /// CPUs. Each sample row records its round's readings; 0 turns telemetry off.
+    #[arg(long, value_name = "MS")]
+    pub telemetry_ms: Option<u32>,
+
+    /// Measure the telemetry sampler's own cost: each point's rounds alternate with the sampler on
+    /// and paused, in one run (`scripts/telemetry_overhead.py ARCHIVE RUN` compares them).
+    #[arg(long)]
+    pub telemetry_ab: bool,
+
     /// FP8 GEMM accumulation: `promoted` (default; partial sums added in FP32, as
     /// `torch._scaled_mm(use_fast_accum=False)`), `fast` (the tensor cores' accumulator over the
     /// whole k), or `promoted,fast`. The result check's tolerance follows the mode.
@@ -602,6 +613,12 @@ pub struct ExecArgs {
     /// Go on after a repetition that exits non-zero (it is recorded as failed).
     #[arg(long, short = 'i')]
     pub ignore_failure: bool,
+
+    /// Read every GPU's sensors (NVML: clocks, power, energy, throttle reasons) every MS
+    /// milliseconds while the command runs: each repetition records its GPU energy and mean power,
+    /// and each tokens/s line a tokens_per_j. 0 turns it off.
+    #[arg(long, value_name = "MS", default_value_t = crate::vocab::config::TELEMETRY_MS)]
+    pub telemetry_ms: u32,
 
     #[command(flatten)]
     pub out: RecordFlags,

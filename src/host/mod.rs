@@ -5,6 +5,7 @@
 mod cgroup;
 pub mod container;
 pub mod placement;
+pub mod telemetry;
 
 pub use cgroup::{cgroup_cpu_quota, cgroup_cpu_quota_in, cgroup_memory, cgroup_memory_in, CgroupMemory};
 pub use placement::Placement;

@@ -77,6 +77,7 @@ impl ImportSource {
             note: Some(format!("{} (line {})", r.note, r.line)),
             stop: None,
             source: RowOrigin::Import { tool: &p.tool, file: stored }.text(),
+            telemetry: None,
         }
     }
 }

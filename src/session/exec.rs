@@ -129,20 +129,44 @@ impl ExecSource {
         sink: &mut dyn RowSink,
         progress: &dyn Progress,
     ) -> Result<RunOutcome> {
+        let ms = self.spec.telemetry_ms;
+        let mut outcome = RunOutcome::default();
+        progress.planned(u64::from(self.spec.repeat));
+        // The GPUs' sensors, read throughout; each repetition takes its window.
+        let mut monitor =
+            (ms > 0).then(|| crate::bench::telemetry::Monitor::start(crate::backend::all_gpus_sensor(), ms));
+        let result = self.each_repetition(run_id, scratch, sink, progress, &mut monitor, &mut outcome);
+        if let Some(m) = monitor {
+            outcome.telemetry.push(m.finish("exec", "all GPUs"));
+        }
+        result.map(|()| outcome)
+    }
+
+    /// Every repetition, each flushed as it ends, into `outcome`.
+    fn each_repetition(
+        &mut self,
+        run_id: &str,
+        scratch: &std::path::Path,
+        sink: &mut dyn RowSink,
+        progress: &dyn Progress,
+        monitor: &mut Option<crate::bench::telemetry::Monitor>,
+        outcome: &mut RunOutcome,
+    ) -> Result<()> {
         let spec = self.spec.clone();
         let host = crate::host::hostname();
-        let mut outcome = RunOutcome::default();
         // (metric, parameters) → (point index, samples so far).
         let mut points: BTreeMap<(String, Option<String>), (u32, u32)> = BTreeMap::new();
         let mut measured_points = std::collections::BTreeSet::new();
-        progress.planned(u64::from(spec.repeat));
         for rep in 1..=spec.repeat {
             if crate::vocab::interrupt::requested() {
                 outcome.interrupted = true;
                 break;
             }
             let files = RepFiles::new(scratch, rep);
-            let (ended, wall) = run_once(&spec.command, &files, run_id, rep)?;
+            let from = monitor.as_ref().map(|m| m.begin());
+            let clock = || monitor.as_ref().map_or(0.0, |m| m.now());
+            let (ended, wall, stamps) = run_once(&spec.command, &files, run_id, rep, &clock)?;
+            let whole = monitor.as_mut().zip(from).and_then(|(m, from)| m.end(from));
             // Keep the command's output and metrics whatever happened next.
             for (path, name) in files.kept(rep) {
                 if let Ok(data) = std::fs::read(&path) {
@@ -159,7 +183,8 @@ impl ExecSource {
                            params: &Params,
                            value: Option<f64>,
                            status: Status,
-                           note: Option<String>| {
+                           note: Option<String>,
+                           telemetry: Option<crate::vocab::telemetry::StepTelemetry>| {
                 let axes = metrics::params_text(params);
                 let n = points.len() as u32;
                 let slot = points.entry((metric.to_string(), axes.clone())).or_insert((n, 0));
@@ -193,12 +218,74 @@ impl ExecSource {
                     note,
                     stop: None,
                     source: format!("exec:repetition-{rep}"),
+                    telemetry,
                 });
             };
-            for l in &lines {
+            for (i, l) in lines.iter().enumerate() {
                 let mut params = spec.params.clone();
                 params.extend(l.params.clone());
-                row(&l.metric, &l.unit, l.better, &params, Some(l.value), Status::Measured, None);
+                // A line's window ends when it was written, and starts at
+                // the first line of this repetition that adds parameters to
+                // its own (a per-step line, e.g. `loss` at `step` 1: the
+                // timed steps), else the first with all of its parameters.
+                let window = monitor.as_ref().and_then(|m| {
+                    let holds = |o: &metrics::MetricLine| l.params.iter().all(|(k, v)| o.params.get(k) == Some(v));
+                    let first = lines[..i]
+                        .iter()
+                        .position(|o| holds(o) && o.params.len() > l.params.len())
+                        .or_else(|| lines.iter().position(holds))?;
+                    let (a, b) = (*stamps.get(first)?, *stamps.get(i)?);
+                    Some((b - a, m.window(a, b)?))
+                });
+                row(&l.metric, &l.unit, l.better, &params, Some(l.value), Status::Measured, None, window.map(|w| w.1));
+                if let (Some((span, t)), true) = (window, l.unit == "tokens/s") {
+                    if let Some(w) = t.power_w.filter(|&w| w > 0.0 && span > 0.0) {
+                        let note = format!(
+                            "{} tokens/s over a mean GPU power of {w:.1} W, read over the {span:.1} s from this \
+                             configuration's first per-step (else first) metric line to this one ({} readings)",
+                            crate::vocab::units::format_sig3(l.value),
+                            t.readings
+                        );
+                        row(
+                            "tokens_per_j",
+                            "tokens/J",
+                            Better::Higher,
+                            &params,
+                            Some(l.value / w),
+                            Status::Measured,
+                            Some(note),
+                            Some(t),
+                        );
+                    }
+                }
+            }
+            if let (Some(t), true) = (whole, matches!(ended, Ended::Exited(s) if s.success())) {
+                if let Some(w) = t.power_w {
+                    let why = format!(
+                        "the repetition's whole wall time ({wall:.1} s, start-up included), {} readings",
+                        t.readings
+                    );
+                    row(
+                        "gpu_energy_j",
+                        "J",
+                        Better::Lower,
+                        &spec.params,
+                        Some(w * wall),
+                        Status::Measured,
+                        Some(format!("mean GPU power × {why}")),
+                        Some(t),
+                    );
+                    row(
+                        "gpu_power_w",
+                        "W",
+                        Better::Lower,
+                        &spec.params,
+                        Some(w),
+                        Status::Measured,
+                        Some(format!("mean GPU power over {why}")),
+                        Some(t),
+                    );
+                }
             }
             let end = match &ended {
                 Ended::Exited(s) if s.success() => RepEnd::Succeeded,
@@ -217,7 +304,7 @@ impl ExecSource {
                     (None, Status::Failed, Some(format!("{why} after {wall:.3} s; its wall time is not a measurement")))
                 }
             };
-            row(WALL_METRIC, "s", Better::Lower, &spec.params, value, status, note);
+            row(WALL_METRIC, "s", Better::Lower, &spec.params, value, status, note, whole);
             for r in &rows {
                 match r.status {
                     Status::Measured => {
@@ -267,7 +354,7 @@ impl ExecSource {
                 }
             }
         }
-        Ok(outcome)
+        Ok(())
     }
 }
 
@@ -297,7 +384,15 @@ impl RepFiles {
     }
 }
 
-fn run_once(command: &[String], files: &RepFiles, run_id: &str, rep: u32) -> Result<(Ended, f64)> {
+/// Run the command once; returns how it ended, its wall time, and when
+/// (on `clock`) each non-blank line of its metrics file was first seen.
+fn run_once(
+    command: &[String],
+    files: &RepFiles,
+    run_id: &str,
+    rep: u32,
+    clock: &dyn Fn() -> f64,
+) -> Result<(Ended, f64, Vec<f64>)> {
     let create = |p: &PathBuf| std::fs::File::create(p).at(p);
     let (out, err) = (create(&files.stdout)?, create(&files.stderr)?);
     create(&files.metrics)?;
@@ -319,14 +414,34 @@ fn run_once(command: &[String], files: &RepFiles, run_id: &str, rep: u32) -> Res
                 if e.kind() == std::io::ErrorKind::NotFound { " (not found on PATH; give its path)" } else { "" }
             ),
         })?;
+    let mut stamps = Vec::new();
+    let mut seen = 0usize;
+    let mut watch = |stamps: &mut Vec<f64>| {
+        // Stamp the complete, non-blank lines written since the last look.
+        if let Ok(data) = std::fs::read(&files.metrics) {
+            if data.len() > seen {
+                let end = data[seen..].iter().rposition(|&b| b == b'\n').map_or(seen, |p| seen + p + 1);
+                let now = clock();
+                for line in data[seen..end].split(|&b| b == b'\n') {
+                    if !line.iter().all(u8::is_ascii_whitespace) {
+                        stamps.push(now);
+                    }
+                }
+                seen = end;
+            }
+        }
+    };
     loop {
         if let Some(status) = child.try_wait().at(&command[0])? {
-            return Ok((Ended::Exited(status), start.elapsed().as_secs_f64()));
+            let wall = start.elapsed().as_secs_f64();
+            watch(&mut stamps);
+            return Ok((Ended::Exited(status), wall, stamps));
         }
         if crate::vocab::interrupt::requested() {
             stop(&mut child);
-            return Ok((Ended::Interrupted, start.elapsed().as_secs_f64()));
+            return Ok((Ended::Interrupted, start.elapsed().as_secs_f64(), stamps));
         }
+        watch(&mut stamps);
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -396,6 +511,7 @@ mod tests {
             ignore_failure: false,
             partitions: Vec::new(),
             partition_devices: Vec::new(),
+            telemetry_ms: 0,
         };
         assert_eq!(spec(&["python3", "-u", "scripts/train_mlp.py", "--steps", "5"]).default_label(), "train_mlp");
         assert_eq!(spec(&["/usr/bin/sleep", "1"]).default_label(), "sleep");

@@ -99,6 +99,7 @@ impl Source for LocalSource {
                             cfg,
                             budget,
                             &meta,
+                            Some(b.sensor(i)),
                             outcome.points,
                             sink,
                             progress,

@@ -78,6 +78,7 @@ fn record_repeat(
         }
         Ok(outcome) => {
             let (status, detail) = final_status(&outcome, source.completion_note());
+            writer.set_telemetry(outcome.telemetry.clone());
             let run = writer.finish(status, detail)?;
             Ok(Some(RunResult { run, status, outcome }))
         }

@@ -104,8 +104,37 @@ static COLUMNS: LazyLock<Vec<ColumnDef>> = LazyLock::new(|| {
         def("value", PerRow, OptF64(|r| r.value, |r, v| r.value = v), 4),
         def("unit", PerPoint, OptStr(|r| r.params.unit.as_deref(), |r, v| r.params.unit = v), 4),
         def("better", PerPoint, OptStr(|r| r.params.better.as_deref(), |r, v| r.params.better = v), 4),
+        def("clock_mhz", PerRow, OptF64(|r| r.telemetry?.clock_mhz, |r, v| tele(r, v, |t, v| t.clock_mhz = v)), 7),
+        def(
+            "mem_clock_mhz",
+            PerRow,
+            OptF64(|r| r.telemetry?.mem_clock_mhz, |r, v| tele(r, v, |t, v| t.mem_clock_mhz = v)),
+            7,
+        ),
+        def("power_w", PerRow, OptF64(|r| r.telemetry?.power_w, |r, v| tele(r, v, |t, v| t.power_w = v)), 7),
+        def(
+            "temperature_c",
+            PerRow,
+            OptF64(|r| r.telemetry?.temperature_c, |r, v| tele(r, v, |t, v| t.temperature_c = v)),
+            7,
+        ),
+        def("throttle", PerRow, OptU64(|r| r.telemetry?.throttle, |r, v| tele(r, v, |t, v| t.throttle = v)), 7),
+        def(
+            "sensor_readings",
+            PerRow,
+            OptU32(|r| r.telemetry.map(|t| t.readings), |r, v| tele(r, v, |t, v| t.readings = v.unwrap_or(0))),
+            7,
+        ),
     ]
 });
+
+/// Set one telemetry value of a row, creating its telemetry only when
+/// there is a value (a row without any reading keeps `None`).
+fn tele<T>(r: &mut Row, v: Option<T>, set: fn(&mut crate::vocab::telemetry::StepTelemetry, Option<T>)) {
+    if v.is_some() {
+        set(r.telemetry.get_or_insert_with(Default::default), v);
+    }
+}
 
 // A status outside the vocabulary is refused by `from_dataframe` before
 // any setter runs, so these setters never see one.

@@ -81,6 +81,16 @@ pub struct BenchConfig {
     /// before measuring, keeping the fastest (1: the heuristic's first).
     #[serde(default = "one_algo")]
     pub gpu_gemm_algos: u32,
+    /// Milliseconds between telemetry readings (clocks, power, throttle
+    /// reasons, energy) beside every point; 0: no telemetry (runs before
+    /// manifest v8 sampled none).
+    #[serde(default)]
+    pub telemetry_ms: u32,
+    /// `--telemetry-ab`: every point's rounds alternate with the sampler
+    /// on (even rounds) and paused (odd rounds), so that its cost can be
+    /// read from one run (`scripts/telemetry_overhead.py`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub telemetry_ab: bool,
     pub stop: StopRule,
     /// `run --partitions N`: the CPU set of each concurrent instance (empty:
     /// one instance on every CPU the process may use).
@@ -112,6 +122,10 @@ pub(crate) fn default_fp8_accum() -> Vec<Fp8Accum> {
 pub(crate) fn one_algo() -> u32 {
     1
 }
+
+/// The telemetry sampler's default interval: 20 ms (the 10-50 ms;
+/// NVML's power reading is itself averaged over about that).
+pub const TELEMETRY_MS: u32 = 20;
 
 pub(crate) fn one_channel() -> Vec<u32> {
     vec![1]

@@ -229,6 +229,10 @@ pub struct ExecSpec {
     /// GPU, one per CPU set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partition_devices: Vec<String>,
+    /// Milliseconds between readings of the GPUs' sensors during each
+    /// repetition (0: none; manifests before v8 read 0).
+    #[serde(default)]
+    pub telemetry_ms: u32,
 }
 
 impl ExecSpec {

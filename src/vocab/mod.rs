@@ -17,6 +17,8 @@
 //!   an MPI job, an import, a `run exec` command);
 //! - [`facts`]: typed manifest facts (probes, GPU facts, the stopping rule);
 //! - [`stats`]: statistics as pure functions on slices;
+//! - [`telemetry`]: sensor readings (clocks, power, throttle reasons,
+//!   energy) and how a step's are summarized;
 //! - [`progress`]: progress as events;
 //! - [`source`]: where a run's rows come from (the session drives it).
 
@@ -85,4 +87,5 @@ pub mod rows;
 pub mod source;
 pub mod special;
 pub mod stats;
+pub mod telemetry;
 pub mod units;

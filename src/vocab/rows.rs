@@ -217,6 +217,10 @@ pub struct Row {
     pub stop: Option<StopReason>,
     /// `native`, or `import:<tool>:<file>`.
     pub source: String,
+    /// What the device's sensors read over the step (point, round) this
+    /// sample was taken in (schema v7); None where nothing was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<crate::vocab::telemetry::StepTelemetry>,
 }
 
 impl Row {
@@ -241,6 +245,7 @@ impl Row {
             note: None,
             stop: None,
             source: String::new(),
+            telemetry: None,
         }
     }
 
@@ -276,7 +281,7 @@ impl RowSink for NullSink {
 }
 
 /// Counts after a run, whatever produced its rows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RunOutcome {
     pub points: u32,
     pub measured: u32,
@@ -290,6 +295,9 @@ pub struct RunOutcome {
     /// minimum rounds, by what each round of theirs cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_wanted_s: Option<u32>,
+    /// What each device's telemetry sampler gave.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub telemetry: Vec<crate::vocab::telemetry::TelemetryInfo>,
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -304,6 +312,7 @@ impl RunOutcome {
         self.failed += o.failed;
         self.interrupted |= o.interrupted;
         self.short_of_rounds += o.short_of_rounds;
+        self.telemetry.extend(o.telemetry);
         self.budget_wanted_s = match (self.budget_wanted_s, o.budget_wanted_s) {
             (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),

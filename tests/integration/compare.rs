@@ -64,6 +64,7 @@ fn drifting(archive: &Archive, label: &str, drift: f64, slow: f64) -> String {
                 note: None,
                 stop: None,
                 source: "native".into(),
+                telemetry: None,
             })
             .collect();
         w.write_point(rows).unwrap();

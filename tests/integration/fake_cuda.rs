@@ -13,9 +13,10 @@ use std::process::{Command, Output};
 
 use benchbook::prelude::*;
 
-/// Build the stand-in `libcuda.so`, `libcublas.so` and `libcublasLt.so` into `dir`.
+/// Build the stand-in `libcuda.so`, `libcublas.so`, `libcublasLt.so` and
+/// NVML (`libnvidia-ml.so.1`) into `dir`.
 fn build_fake_driver(dir: &Path) {
-    for lib in ["libcuda", "libcublas", "libcublasLt"] {
+    for lib in ["libcuda", "libcublas", "libcublasLt", "libnvidia-ml"] {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/fake_cuda/{lib}.c"));
         let o = Command::new("cc")
             .args(["-shared", "-fPIC", "-O2", "-o"])
@@ -26,6 +27,8 @@ fn build_fake_driver(dir: &Path) {
             .expect("a C compiler (`cc`) to build the stand-in driver");
         assert!(o.status.success(), "cc failed: {}", String::from_utf8_lossy(&o.stderr));
     }
+    // NVML is loaded by its soname.
+    std::fs::rename(dir.join("libnvidia-ml.so"), dir.join("libnvidia-ml.so.1")).unwrap();
 }
 
 fn bb(lib: &Path, archive: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
@@ -215,4 +218,71 @@ fn run_gpu_goes_end_to_end_to_a_report_through_the_driver_api() {
     let md = std::fs::read_to_string(reports.join(&run.id).join("report.md")).unwrap();
     assert!(md.contains("### GPU GEMM") && md.contains("### Host ↔ device"), "{md}");
     assert!(err.contains("report:"), "{err}");
+}
+
+#[test]
+fn nvml_telemetry_reaches_every_row_and_a_hostile_nvml_loses_nothing() {
+    let (_tmp, lib, archive) = setup();
+    let mut args = vec!["run", "memcpy", "gemm", "--gpu-shapes", "64x48x96", "--gpu-dtypes", "bf16", "--quiet"];
+    args.extend(TINY);
+    let o = bb(&lib, &archive, &args, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = Archive::new(&archive).resolve("latest").unwrap();
+    let rows = run.rows().unwrap();
+    let measured: Vec<&Row> = rows.iter().filter(|r| r.status == Status::Measured).collect();
+    assert!(measured.iter().any(|r| r.params.bench == "gemm"));
+    for r in &measured {
+        let t = r.telemetry.unwrap_or_else(|| panic!("no telemetry: {r:?}"));
+        assert_eq!((t.clock_mhz, t.mem_clock_mhz, t.temperature_c), (Some(1755.0), Some(2619.0), Some(51.0)));
+        // From the energy counter (300 W of wall time), not the power reading.
+        assert!((t.power_w.unwrap() - 300.0).abs() < 3.0, "{t:?}");
+        assert_eq!(t.throttle, Some(0x4), "1755 MHz is above 75 % of 1980: not flagged");
+    }
+    let m = run.manifest().unwrap();
+    assert_eq!(m.telemetry.len(), 2, "one sampler per GPU: {:?}", m.telemetry);
+    assert!(m.telemetry[0].sensor.as_deref().unwrap().contains("NVML"), "{:?}", m.telemetry);
+
+    for (mode, words) in [("fail", "every NVML reading failed"), ("hang", "did not answer")] {
+        let o = bb(&lib, &archive, &args, &[("FAKE_NVML", mode)]);
+        assert!(o.status.success(), "{mode}: {}", String::from_utf8_lossy(&o.stderr));
+        let hostile = Archive::new(&archive).resolve("latest").unwrap();
+        let m = hostile.manifest().unwrap();
+        assert_eq!((m.counts.measured, m.counts.failed), (run.manifest().unwrap().counts.measured, 0), "{mode}");
+        assert!(hostile.rows().unwrap().iter().all(|r| r.telemetry.is_none()), "{mode}");
+        assert!(m.telemetry.iter().all(|t| t.notes.iter().any(|n| n.contains(words))), "{mode}: {:?}", m.telemetry);
+    }
+}
+
+#[test]
+fn run_exec_records_gpu_energy_and_tokens_per_joule() {
+    let (tmp, lib, archive) = setup();
+    let script = tmp.path().join("train.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nprintf '{\"metric\":\"loss\",\"value\":2.5,\"unit\":\"1\",\"params\":{\"model\":\"tiny\",\"step\":1}}\\n' >> \"$BENCHBOOK_METRICS_FILE\"\n\
+         sleep 0.3\n\
+         printf '{\"metric\":\"tokens_per_s\",\"value\":60000,\"unit\":\"tokens/s\",\"params\":{\"model\":\"tiny\"}}\\n' >> \"$BENCHBOOK_METRICS_FILE\"\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&script).status().unwrap();
+    // `--archive` before the command (bb() would append it after `--`).
+    let o = Command::new(common::bin())
+        .args(["run", "exec", "--quiet", "--archive"])
+        .arg(&archive)
+        .arg("--")
+        .arg(&script)
+        .env("LD_LIBRARY_PATH", &lib)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = Archive::new(&archive).resolve("latest").unwrap();
+    let rows = run.rows().unwrap();
+    let value = |metric: &str| rows.iter().find(|r| r.params.metric.as_deref() == Some(metric)).and_then(|r| r.value);
+    // Two GPUs at 300 W each, summed.
+    let power = value("gpu_power_w").expect("gpu_power_w");
+    assert!((power - 600.0).abs() < 10.0, "{power}");
+    let wall = value("wall_time_s").unwrap();
+    assert!((value("gpu_energy_j").unwrap() - power * wall).abs() < 1e-6);
+    let per_j = value("tokens_per_j").expect("tokens_per_j");
+    assert!((per_j - 100.0).abs() < 2.0, "60000 tokens/s at 600 W: {per_j}");
 }

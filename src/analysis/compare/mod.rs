@@ -324,6 +324,7 @@ mod tests {
                 note: None,
                 stop: None,
                 source: "native".into(),
+                telemetry: None,
             })
             .collect()
     }

@@ -141,6 +141,13 @@ pub trait GpuApi {
     /// another; return the seconds between the two events. Device backends
     /// implement it with [`timing::time_lanes`].
     fn time(&mut self, device: usize, lanes: &[Op], n: u64) -> Result<f64, String>;
+    /// The sensor of `device` (clocks, power, throttle reasons, energy),
+    /// opened on the telemetry sampler's thread; an opener that fails says
+    /// why there is no telemetry.
+    fn sensor(&self, _device: usize) -> crate::vocab::telemetry::SensorOpener {
+        let backend = self.timer();
+        Box::new(move || Err(format!("this backend ({backend}) has no sensor library wired up")))
+    }
 }
 
 /// A GPU API shared by the benchmarks of one backend.

@@ -30,6 +30,56 @@ pub struct Emulated {
     /// The kernel launches copies ran with (`None`: sized by the backend).
     pub launches: std::collections::BTreeSet<Option<Launch>>,
     pinned: Vec<Vec<u8>>,
+    /// How its sensor behaves.
+    pub sensor: EmulatedSensor,
+}
+
+/// The emulated device's sensor: it reports through the same sampler as
+/// NVML, with fixed readings, or misbehaves as a broken NVML would.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum EmulatedSensor {
+    /// 1410 MHz (its reference 1410), 1593 MHz memory, 250 W, 45 °C, the
+    /// power-cap reason set, an energy counter at 250 W.
+    #[default]
+    Steady,
+    /// Its clock at 1000 MHz against a 1410 MHz reference: below 75 %.
+    Slow,
+    /// Every read fails.
+    Fails,
+    /// Every read hangs.
+    Hangs,
+}
+
+struct EmulatedReader {
+    mode: EmulatedSensor,
+    start: Instant,
+}
+
+impl crate::vocab::telemetry::Sensor for EmulatedReader {
+    fn read(&mut self) -> Result<crate::vocab::telemetry::Reading, String> {
+        let clock = match self.mode {
+            EmulatedSensor::Steady => 1410.0,
+            EmulatedSensor::Slow => 1000.0,
+            EmulatedSensor::Fails => return Err("emulated NVML_ERROR_UNKNOWN".into()),
+            EmulatedSensor::Hangs => {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+                return Err("emulated hang".into());
+            }
+        };
+        Ok(crate::vocab::telemetry::Reading {
+            clock_mhz: Some(clock),
+            mem_clock_mhz: Some(1593.0),
+            power_w: Some(250.0),
+            temperature_c: Some(45.0),
+            throttle: Some(0x4),
+            energy_j: Some(250.0 * self.start.elapsed().as_secs_f64()),
+            clock_ref_mhz: Some(1410.0),
+            ..Default::default()
+        })
+    }
+    fn describe(&self) -> String {
+        "emulated sensor".into()
+    }
 }
 
 impl Emulated {
@@ -109,6 +159,12 @@ pub(crate) fn hopper_fp8_dot(products: impl Iterator<Item = f32>, accum: Fp8Accu
 impl GpuApi for Emulated {
     fn timer(&self) -> &'static str {
         "steady_clock"
+    }
+    fn sensor(&self, _device: usize) -> crate::vocab::telemetry::SensorOpener {
+        let mode = self.sensor;
+        Box::new(move || {
+            Ok(Box::new(EmulatedReader { mode, start: Instant::now() }) as Box<dyn crate::vocab::telemetry::Sensor>)
+        })
     }
     fn inventory(&self) -> &Inventory {
         &self.inv

@@ -404,3 +404,67 @@ fn gemm_algos_are_timed_and_the_choice_is_in_the_note() {
     assert!(m.note().contains("the heuristic's first choice"), "{}", m.note());
     drop(e);
 }
+
+/// The emulated device's sensor, through the same sampler and rows as
+/// NVML's: a copy sweep into a real archive, read back from Parquet.
+fn telemetry_run(mode: super::emulated::EmulatedSensor) -> (Vec<Row>, Vec<crate::vocab::telemetry::TelemetryInfo>) {
+    let (e, shared) = api(1);
+    e.borrow_mut().sensor = mode;
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = crate::archive::Archive::new(tmp.path());
+    let mut c = cfg();
+    c.stop = sampler().rule;
+    c.telemetry_ms = 5;
+    let config = crate::vocab::config::RunConfig::Sweep(Box::new(c.clone()));
+    let run_id = crate::archive::manifest::new_run_id("telemetry");
+    let m = crate::archive::manifest::Manifest::begin(&run_id, crate::vocab::source::RunOrigin::Native, config, vec![]);
+    let mut writer = archive.create_run(m).unwrap();
+    let mut benches = benchmarks(&shared, &[Bench::Memcpy], 0, 1);
+    let meta = RowMeta { run_id, backend: "cuda".into(), device: "GPU 0".into(), host: "h".into(), rank: 0 };
+    let sensor = shared.borrow().sensor(0);
+    let outcome =
+        runner::run_benchmarks_within(&mut benches, &c, None, &meta, Some(sensor), 0, &mut writer, &Silent).unwrap();
+    writer.set_telemetry(outcome.telemetry.clone());
+    let run = writer.finish(crate::archive::manifest::RunStatus::Complete, None).unwrap();
+    let m = run.manifest().unwrap();
+    assert_eq!(m.telemetry, outcome.telemetry);
+    (run.rows().unwrap(), m.telemetry)
+}
+
+#[test]
+fn every_sample_row_records_its_rounds_telemetry_through_parquet() {
+    use super::emulated::EmulatedSensor;
+    let (rows, info) = telemetry_run(EmulatedSensor::Steady);
+    let measured: Vec<&Row> = rows.iter().filter(|r| r.status == Status::Measured).collect();
+    assert!(!measured.is_empty());
+    for r in &measured {
+        let t = r.telemetry.unwrap_or_else(|| panic!("no telemetry on {r:?}"));
+        assert_eq!(t.clock_mhz, Some(1410.0));
+        assert_eq!(t.throttle, Some(0x4), "power cap only: not throttled");
+        assert!(t.readings >= 2, "{t:?}");
+        // 250 W, from the energy counter (250 J per second of wall time);
+        // a busy test machine delays a reading's stamp by a little.
+        assert!((t.power_w.unwrap() - 250.0).abs() < 12.5, "{t:?}");
+    }
+    assert_eq!(info.len(), 1);
+    assert_eq!(info[0].sensor.as_deref(), Some("emulated sensor"));
+    assert!(info[0].readings >= 2);
+
+    let (rows, _) = telemetry_run(EmulatedSensor::Slow);
+    let slow = rows.iter().find(|r| r.status == Status::Measured).unwrap().telemetry.unwrap();
+    assert_eq!(slow.throttle, Some(0x4 | crate::vocab::telemetry::BELOW_CLOCK));
+}
+
+#[test]
+fn a_failing_or_hanging_sensor_loses_no_point_and_says_why() {
+    use super::emulated::EmulatedSensor;
+    let (steady, _) = telemetry_run(EmulatedSensor::Steady);
+    let points = |rows: &[Row]| rows.iter().filter(|r| r.status == Status::Measured).map(|r| r.point).max();
+    for (mode, words) in [(EmulatedSensor::Fails, "NVML_ERROR_UNKNOWN"), (EmulatedSensor::Hangs, "did not answer")] {
+        let (rows, info) = telemetry_run(mode);
+        assert_eq!(points(&rows), points(&steady), "{mode:?}");
+        assert!(rows.iter().all(|r| r.status != Status::Failed), "{mode:?}");
+        assert!(rows.iter().all(|r| r.telemetry.is_none()), "{mode:?}");
+        assert!(info[0].notes.iter().any(|n| n.contains(words)), "{mode:?}: {info:?}");
+    }
+}

@@ -174,6 +174,7 @@ pub fn exec(archive: &Archive, a: &crate::cli::ExecArgs, quiet: bool) -> Result<
                 ignore_failure: a.ignore_failure,
                 partitions,
                 partition_devices,
+                telemetry_ms: a.telemetry_ms,
             }
         }
     };

@@ -1,0 +1,263 @@
+//! Telemetry: what a device's sensors read while a point was measured
+//! (clocks, power, temperature, throttle reasons, energy), as pure types
+//! and functions. The sampler thread that takes the readings is
+//! [`crate::bench::telemetry`]; the sensors are the backends' (NVML for
+//! CUDA GPUs, `/proc` and `/sys` for CPUs, the emulated device in tests).
+//!
+//! A step (one point, one round) gets one [`StepTelemetry`], summarized
+//! from the readings that bracket it; each of its rows records it
+//! (schema v7). Power is the mean over the step: from the energy counter
+//! where the device has one (ΔE / Δt), else the power readings integrated
+//! over time (trapezoids) divided by the time they span.
+
+use serde::{Deserialize, Serialize};
+
+/// One reading of a sensor, `t_s` seconds after the monitor started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    pub t_s: f64,
+    /// The SM (GPU) or core (CPU) clock, MHz.
+    pub clock_mhz: Option<f64>,
+    pub mem_clock_mhz: Option<f64>,
+    /// Instantaneous (or the device's short-window average) power, W.
+    pub power_w: Option<f64>,
+    pub temperature_c: Option<f64>,
+    /// The device's throttle-reason bitmask ([`REASONS`]).
+    pub throttle: Option<u64>,
+    /// A monotonic energy counter, J (NVML's total energy, RAPL).
+    pub energy_j: Option<f64>,
+    /// The clock the device is set to run at (NVML's default application
+    /// clock): a step whose median clock is below [`SLOW_FRACTION`] of it
+    /// is flagged ([`BELOW_CLOCK`]).
+    pub clock_ref_mhz: Option<f64>,
+}
+
+/// A device's sensors. `read` may be slow or fail; the monitor calls it
+/// from its own thread and never waits on it for long.
+pub trait Sensor: Send {
+    /// Read every value the sensor has, now (`t_s` is filled in by the
+    /// monitor).
+    fn read(&mut self) -> Result<Reading, String>;
+    /// What is read, and from where: `NVML (libnvidia-ml.so.1), GPU 0000:19:00.0`.
+    fn describe(&self) -> String;
+    /// What this sensor cannot read, and why (e.g. "no powercap on this VM").
+    fn lacks(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Whether its clock may be a fixed figure rather than a reading
+    /// (`/proc/cpuinfo` on a VM): a clock that never changes is then
+    /// reported as likely nominal. A GPU holding its boost clock is not.
+    fn clock_may_be_nominal(&self) -> bool {
+        false
+    }
+}
+
+/// Opens a sensor (on the monitor's thread: NVML's init may be slow).
+pub type SensorOpener = Box<dyn FnOnce() -> Result<Box<dyn Sensor>, String> + Send>;
+
+/// NVML's clocks-event (throttle) reasons, bit by bit, with the words a
+/// report uses. `slows` marks the reasons that mean the device was held
+/// below the clock it would otherwise run at for a reason outside the
+/// benchmark (heat, a power brake, a hardware slowdown); the power cap is
+/// how a GPU under full load normally runs, so it is listed but does not
+/// flag a point on its own.
+pub const REASONS: &[(u64, &str, bool)] = &[
+    (0x1, "idle", false),
+    (0x2, "application clock setting", false),
+    (0x4, "software power cap", false),
+    (0x8, "hardware slowdown", true),
+    (0x10, "sync boost", false),
+    (0x20, "software thermal slowdown", true),
+    (0x40, "hardware thermal slowdown", true),
+    (0x80, "hardware power brake", true),
+    (0x100, "display clock setting", false),
+];
+
+/// benchbook's own bit in the `throttle` column: the step's median clock
+/// was below [`SLOW_FRACTION`] of the device's reference clock (nvbench's
+/// throttle rule).
+pub const BELOW_CLOCK: u64 = 1 << 32;
+/// nvbench's default throttle threshold: 75 % of the reference clock.
+pub const SLOW_FRACTION: f64 = 0.75;
+
+/// The reasons set in `mask`, in words.
+pub fn decode(mask: u64) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = REASONS.iter().filter(|(bit, ..)| mask & bit != 0).map(|r| r.1).collect();
+    if mask & BELOW_CLOCK != 0 {
+        out.push("below 75 % of its reference clock");
+    }
+    let known = REASONS.iter().fold(BELOW_CLOCK, |m, r| m | r.0);
+    if mask & !known != 0 {
+        out.push("other (bits NVML added after this build)");
+    }
+    out
+}
+
+/// Why a step (or point) with this mask counts as throttled, if it does:
+/// a slowing reason ([`REASONS`]) or [`BELOW_CLOCK`].
+pub fn throttled(mask: u64) -> Option<String> {
+    let slow = REASONS.iter().filter(|r| r.2).fold(BELOW_CLOCK, |m, r| m | r.0);
+    (mask & slow != 0).then(|| decode(mask & slow).join(", "))
+}
+
+/// The energy, J, of power readings `(t_s, W)` integrated over time by
+/// trapezoids (readings in time order; fewer than two: none).
+pub fn integrate_power(readings: &[(f64, f64)]) -> Option<f64> {
+    if readings.len() < 2 {
+        return None;
+    }
+    Some(readings.windows(2).map(|w| (w[1].0 - w[0].0).max(0.0) * (w[0].1 + w[1].1) / 2.0).sum())
+}
+
+/// What the sensors read over one step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepTelemetry {
+    /// Readings the summary rests on (those that bracket the step).
+    pub readings: u32,
+    pub clock_mhz: Option<f64>,
+    pub mem_clock_mhz: Option<f64>,
+    /// Mean power over the step, W.
+    pub power_w: Option<f64>,
+    /// The highest temperature read.
+    pub temperature_c: Option<f64>,
+    /// Every reason any reading set, OR-ed, plus [`BELOW_CLOCK`].
+    pub throttle: Option<u64>,
+}
+
+/// Summarize the readings of a step that ran from `from_s` to `to_s`:
+/// those inside it and the last one before and first one after (so that
+/// a step shorter than the sampling interval still has two). None when
+/// no reading was taken after the step began.
+pub fn summarize(readings: &[Reading], from_s: f64, to_s: f64) -> Option<StepTelemetry> {
+    let before = readings.iter().rposition(|r| r.t_s <= from_s);
+    let after = readings.iter().position(|r| r.t_s >= to_s);
+    let lo = before.unwrap_or_else(|| readings.iter().position(|r| r.t_s >= from_s).unwrap_or(readings.len()));
+    let hi = after.map_or(readings.len(), |i| i + 1);
+    let window = readings.get(lo..hi.max(lo))?;
+    // Readings that all predate the step (a sensor that stopped) are not
+    // its telemetry.
+    if window.last().is_none_or(|r| r.t_s < from_s) {
+        return None;
+    }
+    let median = |f: fn(&Reading) -> Option<f64>| {
+        let mut v: Vec<f64> = window.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| crate::vocab::stats::median_unsorted(&mut v))
+    };
+    let clock = median(|r| r.clock_mhz);
+    let (first, last) = (window[0], window[window.len() - 1]);
+    let span = last.t_s - first.t_s;
+    let power = match (first.energy_j, last.energy_j) {
+        (Some(a), Some(b)) if span > 0.0 && b >= a => Some((b - a) / span),
+        _ => {
+            let p: Vec<(f64, f64)> = window.iter().filter_map(|r| Some((r.t_s, r.power_w?))).collect();
+            match integrate_power(&p) {
+                Some(e) if p[p.len() - 1].0 > p[0].0 => Some(e / (p[p.len() - 1].0 - p[0].0)),
+                _ => p.first().map(|x| x.1),
+            }
+        }
+    };
+    let mut throttle = window.iter().filter_map(|r| r.throttle).reduce(|a, b| a | b);
+    if let (Some(c), Some(reference)) = (clock, median(|r| r.clock_ref_mhz)) {
+        if reference > 0.0 && c < SLOW_FRACTION * reference {
+            throttle = Some(throttle.unwrap_or(0) | BELOW_CLOCK);
+        }
+    }
+    Some(StepTelemetry {
+        readings: window.len() as u32,
+        clock_mhz: clock,
+        mem_clock_mhz: median(|r| r.mem_clock_mhz),
+        power_w: power,
+        temperature_c: window.iter().filter_map(|r| r.temperature_c).reduce(f64::max),
+        throttle,
+    })
+}
+
+/// What a run's telemetry was, per device, for the manifest (v8).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TelemetryInfo {
+    /// The backend and device, as the rows name them.
+    pub backend: String,
+    pub device: String,
+    /// The sensor ([`Sensor::describe`]), or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensor: Option<String>,
+    /// Readings taken.
+    pub readings: u64,
+    /// Milliseconds between readings the sampler aimed for.
+    pub interval_ms: u32,
+    /// What the sensor cannot read, and why; and why there is no
+    /// telemetry at all, when there is none (NVML missing, an error, a
+    /// sensor that stopped answering).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(t: f64, power: f64, clock: f64) -> Reading {
+        Reading { t_s: t, power_w: Some(power), clock_mhz: Some(clock), ..Reading::default() }
+    }
+
+    #[test]
+    fn throttle_masks_decode_to_words_and_only_slowing_reasons_flag() {
+        assert_eq!(decode(0), Vec::<&str>::new());
+        assert_eq!(decode(0x1 | 0x4), vec!["idle", "software power cap"]);
+        assert_eq!(decode(0x40), vec!["hardware thermal slowdown"]);
+        assert_eq!(decode(1 << 40), vec!["other (bits NVML added after this build)"]);
+        assert_eq!(throttled(0x4), None, "the power cap is how a loaded GPU runs");
+        assert_eq!(throttled(0x1), None);
+        assert_eq!(throttled(0x4 | 0x20).as_deref(), Some("software thermal slowdown"));
+        assert_eq!(throttled(BELOW_CLOCK).as_deref(), Some("below 75 % of its reference clock"));
+    }
+
+    #[test]
+    fn power_integrates_by_trapezoids() {
+        assert_eq!(integrate_power(&[(0.0, 100.0)]), None);
+        // 100 W for 1 s then a ramp to 300 W over 1 s: 100 + 200 J.
+        let e = integrate_power(&[(0.0, 100.0), (1.0, 100.0), (2.0, 300.0)]).unwrap();
+        assert!((e - 300.0).abs() < 1e-9, "{e}");
+    }
+
+    #[test]
+    fn a_step_takes_the_readings_that_bracket_it() {
+        let rs: Vec<Reading> = (0..10).map(|i| r(i as f64 * 0.02, 100.0 + i as f64 * 10.0, 1000.0)).collect();
+        // From 0.05 to 0.09: readings at 0.04 (before), 0.06, 0.08, 0.10 (after).
+        let s = summarize(&rs, 0.05, 0.09).unwrap();
+        assert_eq!(s.readings, 4);
+        // Linear power 120 → 150 W: the trapezoid mean is the midpoint.
+        assert!((s.power_w.unwrap() - 135.0).abs() < 1e-9, "{s:?}");
+        // A step between two readings still gets both.
+        assert_eq!(summarize(&rs, 0.061, 0.062).unwrap().readings, 2);
+        assert_eq!(summarize(&[], 0.0, 1.0), None);
+        // Readings that all came before the step are stale.
+        assert_eq!(summarize(&rs, 0.5, 0.6), None);
+    }
+
+    #[test]
+    fn the_energy_counter_wins_over_power_readings() {
+        let mut rs = vec![r(0.0, 50.0, 1980.0), r(1.0, 50.0, 1980.0)];
+        rs[0].energy_j = Some(1000.0);
+        rs[1].energy_j = Some(1400.0);
+        assert_eq!(summarize(&rs, 0.0, 1.0).unwrap().power_w, Some(400.0));
+        // A counter that went backwards (wrapped, reset) is not used.
+        rs[1].energy_j = Some(10.0);
+        assert_eq!(summarize(&rs, 0.0, 1.0).unwrap().power_w, Some(50.0));
+    }
+
+    #[test]
+    fn a_clock_below_three_quarters_of_the_reference_is_flagged() {
+        let mut rs = vec![r(0.0, 300.0, 1400.0), r(0.1, 300.0, 1400.0)];
+        for x in &mut rs {
+            x.clock_ref_mhz = Some(1980.0);
+            x.throttle = Some(0x4);
+        }
+        let s = summarize(&rs, 0.0, 0.1).unwrap();
+        assert_eq!(s.throttle, Some(0x4 | BELOW_CLOCK));
+        for x in &mut rs {
+            x.clock_mhz = Some(1755.0);
+        }
+        assert_eq!(summarize(&rs, 0.0, 0.1).unwrap().throttle, Some(0x4));
+    }
+}
