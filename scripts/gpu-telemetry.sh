@@ -11,7 +11,8 @@
 #
 # BENCHBOOK: the binary, or a gzipped one. Runs go to OUTDIR/archive; every
 # step's output to OUTDIR/<step>.log. Knobs: BUDGET=40 (seconds for the
-# overhead run), SIZES=small,medium,large (models), TRAIN_DEADLINE=60.
+# overhead run), SIZES=small,medium,large (models), TRAIN_DEADLINE=60, TRAIN=0
+# (skip the training run).
 set -u
 if [ $# -ne 2 ]; then sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BB=$1
@@ -37,7 +38,7 @@ ARCH=(--archive "$OUT/archive")
 step telemetry-ab $((BUDGET * 2 + 30)) "$BB" "${ARCH[@]}" run memcpy gemm --backend cuda --sizes 256M,2G \
   --copy-methods copy_engine --cache warm --gpu-shapes 4096,8192 --gpu-dtypes bf16 --rounds 10 --target-ci 0.0001 \
   --budget "$BUDGET" --telemetry-ab -q --label telemetry-ab
-step train-exec $(( ${TRAIN_DEADLINE:-60} + 60 )) "$BB" "${ARCH[@]}" run exec -q --label train-energy -- \
+[ "${TRAIN:-1}" = 0 ] || step train-exec $(( ${TRAIN_DEADLINE:-60} + 60 )) "$BB" "${ARCH[@]}" run exec -q --label train-energy -- \
   python3 "$SCRIPTS/train_gpt.py" --preset seed002 --sizes "${SIZES:-small,medium,large}" --deadline "${TRAIN_DEADLINE:-60}"
 echo "== telemetry checks: $FAILED step(s) failed"
 [ "$FAILED" -eq 0 ]

@@ -173,6 +173,9 @@ pub struct Saturation {
     /// Sizes left out of the plateau: an interval wider than
     /// ±[`TRUSTED_HALF_WIDTH`], or a single round in a run of several.
     pub plateau_left_out: Vec<u64>,
+    /// Sizes held out of the plateau as measured while throttled
+    /// ([`PointStat::held_out`]).
+    pub plateau_held_out: Vec<u64>,
     /// How far the plateau's sizes may differ from its level: 10 %, or
     /// twice the CV of the largest sizes when that is wider.
     pub plateau_tolerance: f64,
@@ -218,9 +221,12 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
         .rate_with_ci()
         .into_iter()
         .map(|(size, r, ci)| {
-            let rounds = curve.points.iter().find(|p| p.size_bytes == Some(size)).map_or(1, |p| p.rounds);
+            let point = curve.points.iter().find(|p| p.size_bytes == Some(size));
+            let rounds = point.map_or(1, |p| p.rounds);
             let narrow = ci.is_none_or(|(lo, hi)| (hi - lo) / 2.0 <= TRUSTED_HALF_WIDTH * r);
-            (size, r, narrow && !(rounds == 1 && most_rounds > 1))
+            // A point measured while throttled never sets the level.
+            let held_out = point.is_some_and(PointStat::held_out);
+            (size, r, narrow && !(rounds == 1 && most_rounds > 1) && !held_out)
         })
         .collect();
     let (peak_size, peak) = pts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
@@ -229,6 +235,7 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
     let noise = curve.points.iter().rev().take(2).map(|p| p.summary.cv).filter(|c| c.is_finite()).fold(0.0, f64::max);
     let tolerance = (2.0 * noise).clamp(0.1, 0.5);
     let level = stats::plateau_of(&trusted, tolerance)?;
+    let held_out: Vec<u64> = curve.points.iter().filter(|p| p.held_out()).filter_map(|p| p.size_bytes).collect();
     let plateau = level.level;
     let roof = roofline_gbps.filter(|r| *r > 0.0);
     let at = |reference: f64, f: f64| stats::sustained_crossing(&pts, reference, f);
@@ -241,7 +248,8 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
         sizes: pts.len(),
         plateau_sizes: level.sizes,
         plateau_jump: level.jump,
-        plateau_left_out: level.left_out,
+        plateau_left_out: level.left_out.into_iter().filter(|s| !held_out.contains(s)).collect(),
+        plateau_held_out: held_out,
         plateau_50: at(plateau, 0.5),
         plateau_80: at(plateau, 0.8),
         plateau_90: at(plateau, 0.9),

@@ -60,9 +60,89 @@ pub fn environment_diff(a: &Manifest, b: &Manifest) -> Vec<EnvDifference> {
         .collect()
 }
 
+/// What the sensors read in a run, per device, as settings: the median
+/// clock over its measured rows, the median power over its rounds long
+/// enough for the energy counter, the hottest reading, and every throttle
+/// reason seen (schema v7 rows; nothing for older runs).
+fn telemetry_settings(rows: &[crate::vocab::rows::Row]) -> BTreeMap<String, String> {
+    let mut by_device: BTreeMap<&str, Vec<&crate::vocab::telemetry::StepTelemetry>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.status == crate::vocab::rows::Status::Measured) {
+        if let Some(t) = &r.telemetry {
+            by_device.entry(r.device.as_str()).or_default().push(t);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (device, ts) in by_device {
+        let median = |mut v: Vec<f64>| (!v.is_empty()).then(|| crate::vocab::stats::median_unsorted(&mut v));
+        let key = |what: &str| format!("telemetry.{device}.{what}");
+        if let Some(c) = median(ts.iter().filter_map(|t| t.clock_mhz).collect()) {
+            out.insert(key("clock_mhz (median)"), format!("{c:.0}"));
+        }
+        let long = ts.iter().filter(|t| t.readings >= crate::vocab::telemetry::MIN_POWER_READINGS);
+        if let Some(w) = median(long.filter_map(|t| t.power_w).collect()) {
+            out.insert(key("power_w (median)"), format!("{w:.0}"));
+        }
+        if let Some(t) = ts.iter().filter_map(|t| t.temperature_c).reduce(f64::max) {
+            out.insert(key("temperature_c (max)"), format!("{t:.0}"));
+        }
+        let mask = ts.iter().filter_map(|t| t.throttle).fold(0, |a, b| a | b);
+        let reasons: Vec<&str> = crate::vocab::telemetry::decode(mask).into_iter().filter(|r| *r != "idle").collect();
+        out.insert(key("throttle reasons"), if reasons.is_empty() { "none".into() } else { reasons.join(", ") });
+    }
+    out
+}
+
+/// The clock, power, temperature and throttle differences between the
+/// rows of runs `a` and `b`, as [`environment_diff`] lists settings.
+pub fn telemetry_diff(a: &[crate::vocab::rows::Row], b: &[crate::vocab::rows::Row]) -> Vec<EnvDifference> {
+    let (sa, sb) = (telemetry_settings(a), telemetry_settings(b));
+    let keys: BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
+    keys.into_iter()
+        .filter(|k| sa.get(*k) != sb.get(*k))
+        .map(|k| EnvDifference { what: k.clone(), a: sa.get(k).cloned(), b: sb.get(k).cloned() })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn telemetry_differences_list_clock_power_and_reasons() {
+        use crate::vocab::rows::Row;
+        use crate::vocab::telemetry::StepTelemetry;
+        let row = |clock: f64, power: f64, throttle: u64| Row {
+            device: "GPU 0".into(),
+            telemetry: Some(StepTelemetry {
+                readings: 30,
+                clock_mhz: Some(clock),
+                power_w: Some(power),
+                throttle: Some(throttle),
+                ..StepTelemetry::default()
+            }),
+            ..Row::blank()
+        };
+        let a = vec![row(1980.0, 300.0, 0x4); 3];
+        assert!(telemetry_diff(&a, &a).is_empty());
+        let b = vec![row(1470.0, 690.0, 0x4 | 0x40); 3];
+        let d = telemetry_diff(&a, &b);
+        let got: Vec<(&str, Option<&str>, Option<&str>)> =
+            d.iter().map(|d| (d.what.as_str(), d.a.as_deref(), d.b.as_deref())).collect();
+        assert_eq!(
+            got,
+            [
+                ("telemetry.GPU 0.clock_mhz (median)", Some("1980"), Some("1470")),
+                ("telemetry.GPU 0.power_w (median)", Some("300"), Some("690")),
+                (
+                    "telemetry.GPU 0.throttle reasons",
+                    Some("software power cap"),
+                    Some("software power cap, hardware thermal slowdown")
+                ),
+            ]
+        );
+        // Older rows carry none: nothing to list.
+        assert!(telemetry_diff(&[Row::blank()], &[Row::blank()]).is_empty());
+    }
 
     #[test]
     fn differences_name_the_setting_and_both_values() {

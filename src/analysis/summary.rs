@@ -155,6 +155,12 @@ impl PointStat {
         }
     }
 
+    /// Whether it is kept out of plateaus and headlines: measured while
+    /// throttled ([`super::telemetry::PointTelemetry::held_out`]).
+    pub fn held_out(&self) -> bool {
+        self.telemetry.as_ref().is_some_and(|t| t.held_out)
+    }
+
     /// The interval of the median, when there is one.
     pub fn interval(&self) -> Option<MedianInterval> {
         Some(MedianInterval {
@@ -340,9 +346,12 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             busbw_gbps: copied.zip(bw_factor[i]).map(|(c, b)| c * b / summary.median / 1e9),
             gflops: flops[i].map(|f| f / summary.median / 1e9),
             best_gflops: flops[i].map(|f| f / summary.min / 1e9),
-            telemetry: telemetry
-                .remove(&(key.0.clone(), key.1 as u32))
-                .map(|t| super::telemetry::with_energy(t, summary.median, copied.or(moved), flops[i])),
+            // Energy per GB for copies, per GFLOP for GEMM (not per byte of
+            // its compulsory traffic).
+            telemetry: telemetry.remove(&(key.0.clone(), key.1 as u32)).map(|t| {
+                let bytes = if flops[i].is_some() { None } else { copied.or(moved) };
+                super::telemetry::with_energy(t, summary.median, bytes, flops[i])
+            }),
             summary,
             ci_wide_why: None,
         });

@@ -19,9 +19,21 @@ pub struct PointTelemetry {
     /// (CPU) clock, MHz.
     pub clock_mhz: Option<f64>,
     pub mem_clock_mhz: Option<f64>,
-    /// Median over its samples of each round's mean power, W (a GPU's
-    /// board power; a CPU's package power from RAPL).
+    /// The lowest and highest round clock: rounds of one point can run at
+    /// different clocks (a GPU at its boost clock, then at its power cap).
+    pub clock_range_mhz: Option<(f64, f64)>,
+    /// Mean power over its rounds' timed operations, W: each round's mean
+    /// power weighted by its samples' seconds, over the rounds whose power
+    /// rests on at least 25 readings, 0.5 s at the default interval (a
+    /// GPU's board power; a CPU's package power from RAPL). None when no
+    /// round was that long.
     pub power_w: Option<f64>,
+    /// The seconds of timed samples its power rests on (rounds with at
+    /// least [`crate::vocab::telemetry::MIN_POWER_READINGS`] readings only).
+    pub powered_seconds: Option<f64>,
+    /// The lowest and highest round power, W (one short round can read 0 W
+    /// or several kW: see `power_w`).
+    pub power_range_w: Option<(f64, f64)>,
     /// The highest temperature read, °C.
     pub temperature_c: Option<f64>,
     /// Every throttle reason any of its rounds saw, OR-ed.
@@ -31,6 +43,9 @@ pub struct PointTelemetry {
     pub readings: u64,
     /// Why it counts as throttled, when it does.
     pub throttled: Option<String>,
+    /// Whether it is kept out of plateaus and headlines: throttled, and the
+    /// report was not asked to keep such points (`report --keep-throttled`).
+    pub held_out: bool,
     /// Energy of one operation: power × the median seconds per operation, J.
     pub joules_per_op: Option<f64>,
     /// Joules per GB copied (the payload, each byte once; copies and
@@ -52,31 +67,58 @@ impl PointTelemetry {
 pub fn point_telemetry(rows: &LazyFrame) -> Result<HashMap<(String, u32), PointTelemetry>> {
     use crate::archive::schema::columns::{f64s, strings, u64s};
     let measured = super::summary::timed(rows.clone()).filter(col("sensor_readings").is_not_null());
+    // Power per point: the energy of its rounds over their time (each
+    // round's mean power weighted by the seconds of its samples). An energy
+    // counter that steps every few tens of ms reads 0 W over one short
+    // round and several kW over the next; over all of them it is right.
+    let weighted = measured
+        .clone()
+        .filter(col("power_w").is_not_null())
+        // Rounds whose power rests on enough readings for the energy
+        // counter (rows recorded before the window rule may hold a power
+        // over a few ms: 0 W or several kW).
+        .filter(col("sensor_readings").gt_eq(lit(crate::vocab::telemetry::MIN_POWER_READINGS)))
+        .group_by([col("run_id"), col("point"), col("round")])
+        .agg([col("power_w").first(), col("seconds").sum()])
+        .group_by([col("run_id"), col("point")])
+        .agg([
+            ((col("power_w") * col("seconds")).sum() / col("seconds").sum()).alias("power_mean"),
+            col("seconds").sum().alias("powered_seconds"),
+        ]);
     let df = measured
         .clone()
         .group_by([col("run_id"), col("point")])
         .agg([
             col("clock_mhz").median(),
+            col("clock_mhz").min().alias("clock_min"),
+            col("clock_mhz").max().alias("clock_max"),
             col("mem_clock_mhz").median(),
-            col("power_w").median(),
+            col("power_w").min().alias("power_min"),
+            col("power_w").max().alias("power_max"),
             col("temperature_c").max(),
             col("sensor_readings").cast(DataType::UInt64).min().alias("readings"),
         ])
+        .join(weighted, [col("run_id"), col("point")], [col("run_id"), col("point")], JoinArgs::new(JoinType::Left))
         .collect()
         .map_err(Error::analysis)?;
     let mut out = HashMap::with_capacity(df.height());
     let (run, point) = (strings(&df, "run_id")?, u64s(&df, "point")?);
-    let (clock, mem, power, temp) =
-        (f64s(&df, "clock_mhz")?, f64s(&df, "mem_clock_mhz")?, f64s(&df, "power_w")?, f64s(&df, "temperature_c")?);
+    let (clock, mem, temp) = (f64s(&df, "clock_mhz")?, f64s(&df, "mem_clock_mhz")?, f64s(&df, "temperature_c")?);
     let readings = u64s(&df, "readings")?;
+    let (mean, powered) = (f64s(&df, "power_mean")?, f64s(&df, "powered_seconds")?);
+    let (c0, c1, p0, p1) =
+        (f64s(&df, "clock_min")?, f64s(&df, "clock_max")?, f64s(&df, "power_min")?, f64s(&df, "power_max")?);
     for i in 0..df.height() {
         let key = (run[i].clone().unwrap_or_default(), point[i].unwrap_or(0) as u32);
         out.insert(
             key,
             PointTelemetry {
                 clock_mhz: clock[i],
+                clock_range_mhz: c0[i].zip(c1[i]),
                 mem_clock_mhz: mem[i],
-                power_w: power[i],
+                power_w: mean[i],
+                powered_seconds: powered[i],
+                power_range_w: p0[i].zip(p1[i]),
                 temperature_c: temp[i],
                 readings: readings[i].unwrap_or(0),
                 ..PointTelemetry::default()
@@ -99,8 +141,17 @@ pub fn point_telemetry(rows: &LazyFrame) -> Result<HashMap<(String, u32), PointT
     }
     for t in out.values_mut() {
         t.throttled = t.throttle.and_then(crate::vocab::telemetry::throttled);
+        t.held_out = t.throttled.is_some();
     }
     Ok(out)
+}
+
+/// When `keep` (`--keep-throttled`), keep throttled points in plateaus and
+/// headlines after all: they stay flagged, no longer held out.
+pub fn keep_throttled(stats: &mut [super::PointStat], keep: bool) {
+    for t in stats.iter_mut().filter_map(|p| p.telemetry.as_mut()).filter(|_| keep) {
+        t.held_out = false;
+    }
 }
 
 /// Fill in the energy units of a point from its power and median time.

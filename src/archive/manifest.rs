@@ -156,8 +156,7 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<String>,
     pub counts: Counts,
-    /// What each device's sensors gave, and why not where they gave
-    /// nothing (v8; absent before, and for runs that sample nothing).
+    /// What each device's sensors gave, or why nothing (v8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub telemetry: Vec<crate::vocab::telemetry::TelemetryInfo>,
     pub files: Vec<FileEntry>,

@@ -403,7 +403,7 @@ impl Schedule {
                     // Under a budget, the minimum rounds take three samples each.
                     step_rule.min_samples_on_time = step_rule.min_samples_on_time.max(3.min(step_rule.min_samples));
                 }
-                let sampler = Sampler { rule: step_rule, batch_hint: states[i].batch };
+                let sampler = Sampler { rule: step_rule, batch_hint: states[i].batch, mark: None };
                 let step_start = Instant::now();
                 let outcome = driver.measure(i, point, &sampler);
                 if matches!(&outcome, Outcome::Measured(m) if m.stop == StopReason::Interrupted) {
@@ -542,9 +542,17 @@ impl StepDriver for LocalDriver<'_> {
             self.read = None;
             return outcome;
         }
-        let from = self.monitor.as_ref().map(Monitor::begin);
-        let outcome = self.benches[self.current].run(point, sampler);
-        self.read = self.monitor.as_mut().zip(from).and_then(|(m, from)| m.end(from));
+        let Some(m) = self.monitor.as_mut() else { return self.benches[self.current].run(point, sampler) };
+        // A reading when the timed samples start and end; the step's
+        // telemetry is read over them, not over its setup and validation.
+        let sampler = Sampler { mark: Some(m.mark()), ..sampler.clone() };
+        let from = m.begin();
+        let outcome = self.benches[self.current].run(point, &sampler);
+        let span = match &outcome {
+            Outcome::Measured(x) => x.sampled.map(|(a, b)| (m.at(a), m.at(b))),
+            _ => None,
+        };
+        self.read = m.end(from, span);
         outcome
     }
 
@@ -654,6 +662,7 @@ mod tests {
                 timed_seconds: (k + 1) as f64 * t + if round == 0 { self.warmup } else { 0.0 },
                 detail: None,
                 setup_seconds: 0.0,
+                sampled: None,
             })
         }
 

@@ -37,6 +37,10 @@ pub struct Measurement {
     /// Seconds of one-time work in this step (a GPU's clock ramp, timing
     /// GEMM algorithms): a budget must not expect them again next round.
     pub setup_seconds: f64,
+    /// When its timed operations (warm-up included: the same operation)
+    /// started and ended: the window its telemetry is read over, not the
+    /// setup and validation around it.
+    pub sampled: Option<(Instant, Instant)>,
 }
 
 impl Measurement {
@@ -57,11 +61,24 @@ pub struct Sampler {
     /// A batch size from an earlier round of the same point: warm-up starts
     /// there instead of doubling up from one operation.
     pub batch_hint: Option<u64>,
+    /// Called when the timed samples start and when they end (the
+    /// telemetry sampler takes a reading at each).
+    pub mark: Option<Mark>,
+}
+
+/// A callback at the edges of the timed samples.
+#[derive(Clone)]
+pub struct Mark(pub std::sync::Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for Mark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mark")
+    }
 }
 
 impl Sampler {
     pub fn new(rule: StopRule) -> Self {
-        Sampler { rule, batch_hint: None }
+        Sampler { rule, batch_hint: None, mark: None }
     }
 
     /// Measure `timed`, which runs `n` operations and returns the seconds
@@ -89,7 +106,11 @@ impl Sampler {
         // warm-up also continues until a batch is sample-sized (a slow first
         // call, e.g. connection setup, must not size the batches), but never
         // past the point's maximum time.
+        if let Some(m) = &self.mark {
+            (m.0)();
+        }
         let start = Instant::now();
+        let timed_from = start;
         let mut iters: u64 = self.batch_hint.unwrap_or(1).clamp(1, 1 << 40);
         let mut per_op;
         let mut timed_seconds = 0.0;
@@ -143,7 +164,11 @@ impl Sampler {
             }
         };
         let rsd = rel_std_dev(&per_op_times);
-        Ok(Measurement { samples, stop, rsd, batch, timed_seconds, detail: None, setup_seconds: 0.0 })
+        let sampled = Some((timed_from, Instant::now()));
+        if let Some(m) = &self.mark {
+            (m.0)();
+        }
+        Ok(Measurement { samples, stop, rsd, batch, timed_seconds, detail: None, setup_seconds: 0.0, sampled })
     }
 }
 
@@ -185,7 +210,7 @@ mod tests {
     #[test]
     fn a_batch_hint_skips_the_doubling() {
         let mut calls = Vec::new();
-        let sampler = Sampler { rule: rule(), batch_hint: Some(1000) };
+        let sampler = Sampler { rule: rule(), batch_hint: Some(1000), mark: None };
         let m = sampler
             .measure(&mut |n| {
                 calls.push(n);

@@ -92,6 +92,21 @@ impl Monitor {
         self.shared.ask.notify_all();
     }
 
+    /// Seconds since the monitor started, at `t`.
+    pub fn at(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.epoch).as_secs_f64()
+    }
+
+    /// A callback that asks for a reading now, without waiting (the
+    /// sampler calls it when its timed samples start and end).
+    pub fn mark(&self) -> crate::bench::sampler::Mark {
+        let shared = self.shared.clone();
+        crate::bench::sampler::Mark(Arc::new(move || {
+            shared.state.lock().unwrap_or_else(|p| p.into_inner()).asked += 1;
+            shared.ask.notify_all();
+        }))
+    }
+
     /// A step starts: ask for a reading now (without waiting for it), and
     /// return the step's start time.
     pub fn begin(&self) -> f64 {
@@ -104,9 +119,10 @@ impl Monitor {
     }
 
     /// The step that began at `from_s` ended: ask for a reading, wait for
-    /// it (at most [`STALL`], once), and summarize. None when the sensor
-    /// gave nothing.
-    pub fn end(&mut self, from_s: f64) -> Option<StepTelemetry> {
+    /// it (at most [`STALL`], once), and summarize the readings over `span`
+    /// (its timed samples) when given, else over the whole step. None when
+    /// the sensor gave nothing.
+    pub fn end(&mut self, from_s: f64, span: Option<(f64, f64)>) -> Option<StepTelemetry> {
         let to = self.now();
         let shared = self.shared.clone();
         let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -132,7 +148,8 @@ impl Monitor {
                 st = shared.fresh.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0;
             }
         }
-        summarize(&st.readings, from_s, to)
+        let (a, b) = span.unwrap_or((from_s, to));
+        summarize(&st.readings, a, b)
     }
 
     /// The telemetry of a window that has already ended (no waiting).
@@ -147,7 +164,8 @@ impl Monitor {
         st.stop = true;
         self.shared.ask.notify_all();
         let clocks: Vec<f64> = st.readings.iter().filter_map(|r| r.clock_mhz).collect();
-        if st.clock_may_be_nominal && clocks.len() >= 10 && clocks.iter().all(|&c| c == clocks[0]) {
+        let constant = st.clock_may_be_nominal && clocks.len() >= 10 && clocks.iter().all(|&c| c == clocks[0]);
+        if constant {
             let n = clocks.len();
             st.notes.push(format!(
                 "the clock read {} MHz in every one of {n} readings: a constant, likely the nominal figure the \
@@ -161,6 +179,7 @@ impl Monitor {
             sensor: st.sensor.clone(),
             readings: st.taken,
             interval_ms: self.interval.as_millis() as u32,
+            clock_constant_mhz: constant.then(|| clocks[0]),
             notes: std::mem::take(&mut st.notes),
         }
     }
@@ -287,7 +306,7 @@ mod tests {
         let mut m = Monitor::start(Box::new(|| Ok(Box::new(Steady(0.0)) as Box<dyn Sensor>)), 5);
         let t = m.begin();
         std::thread::sleep(Duration::from_millis(30));
-        let s = m.end(t).expect("readings");
+        let s = m.end(t, None).expect("readings");
         assert!(s.readings >= 2, "{s:?}");
         assert_eq!(s.clock_mhz, Some(1500.0));
         let info = m.finish("cuda", "GPU 0");
@@ -306,7 +325,7 @@ mod tests {
         assert_eq!(m.lock().taken, before, "no reading while paused");
         m.resume();
         let t = m.begin();
-        assert!(m.end(t).is_some());
+        assert!(m.end(t, None).is_some());
         assert!(m.lock().taken > before);
     }
 
@@ -315,7 +334,7 @@ mod tests {
         let mut m = Monitor::start(Box::new(|| Err("NVML not loaded (libnvidia-ml.so.1: not found)".into())), 5);
         std::thread::sleep(Duration::from_millis(20));
         let t = m.begin();
-        assert_eq!(m.end(t), None);
+        assert_eq!(m.end(t, None), None);
         let info = m.finish("cuda", "GPU 0");
         assert_eq!(info.notes, vec!["no telemetry: NVML not loaded (libnvidia-ml.so.1: not found)"]);
     }
@@ -325,13 +344,13 @@ mod tests {
         let mut m = Monitor::start(Box::new(|| Ok(Box::new(Hangs) as Box<dyn Sensor>)), 5);
         let t0 = Instant::now();
         let t = m.begin();
-        assert_eq!(m.end(t), None);
+        assert_eq!(m.end(t, None), None);
         let first = t0.elapsed();
         assert!(first >= STALL && first < STALL * 8, "{first:?}");
         let t1 = Instant::now();
         for _ in 0..20 {
             let t = m.begin();
-            assert_eq!(m.end(t), None);
+            assert_eq!(m.end(t, None), None);
         }
         assert!(t1.elapsed() < STALL, "later steps must not wait: {:?}", t1.elapsed());
         let info = m.finish("cuda", "GPU 0");
@@ -345,7 +364,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(40));
         let t = m.begin();
         // A step after the failure has no telemetry (not the stale readings).
-        assert_eq!(m.end(t), None);
+        assert_eq!(m.end(t, None), None);
         let info = m.finish("cuda", "GPU 0");
         assert_eq!(info.readings, 3);
         assert!(info.notes[0].contains("NVML_ERROR_GPU_IS_LOST"), "{info:?}");

@@ -687,6 +687,11 @@ pub struct ReportArgs {
     /// without it no share is given.
     #[arg(long, value_name = "ID")]
     pub link: Option<String>,
+    /// Let points measured while throttled (a thermal or hardware slowdown, a power brake, or a
+    /// clock below 75 % of the device's reference) set plateaus and key results; by default they
+    /// are held out and flagged in the telemetry table.
+    #[arg(long)]
+    pub keep_throttled: bool,
     /// Regenerate every example report listed in <reports-dir>/examples.toml
     /// from the archive.
     #[arg(long, conflicts_with_all = ["runs", "out"])]

@@ -38,7 +38,7 @@ pub enum Kind {
 }
 
 /// The sections of the plain run report.
-const RUN: [Section; 14] = {
+const RUN: [Section; 15] = {
     use Section::*;
     [
         Header,
@@ -51,6 +51,7 @@ const RUN: [Section; 14] = {
         P2p,
         Other,
         Workload,
+        Telemetry,
         Skipped,
         Methodology,
         Reproducibility,
@@ -87,8 +88,8 @@ impl Kind {
     pub fn sections(self) -> Vec<Section> {
         use Section::*;
         const OPENING: [Section; 6] = [Header, KeyResults, Introduction, Runs, System, Setup];
-        const CLOSING: [Section; 8] =
-            [Reference, Other, Discussion, Limitations, Skipped, Methodology, Reproducibility, Provenance];
+        const CLOSING: [Section; 9] =
+            [Reference, Other, Telemetry, Discussion, Limitations, Skipped, Methodology, Reproducibility, Provenance];
         let write_up = |middle: &[Section]| [&OPENING[..], middle, &CLOSING[..]].concat();
         match self {
             Kind::Run => RUN.to_vec(),

@@ -89,6 +89,8 @@ pub struct ReportOptions {
     /// The interconnect id (`data/specs/interconnects.toml`) of the link
     /// the network transfers crossed; logs name a link's type, not its rate.
     pub link: Option<String>,
+    /// Let throttled points set plateaus and headlines (still flagged).
+    pub keep_throttled: bool,
 }
 
 /// The tera engine with benchbook's templates, filters and escaping.
@@ -192,6 +194,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     if manifests.is_empty() {
         return Err(Error::config("RUN", "a report needs at least one run"));
     }
+    crate::analysis::telemetry::keep_throttled(&mut stats, opts.keep_throttled);
     let kind = opts.kind.unwrap_or_else(|| Kind::detect(&stats, &metrics, &manifests));
     let notes = opts.notes.as_deref().map(sections::notes::Notes::read).transpose()?.unwrap_or_default();
     let all = stats;

@@ -166,7 +166,7 @@ impl ExecSource {
             let from = monitor.as_ref().map(|m| m.begin());
             let clock = || monitor.as_ref().map_or(0.0, |m| m.now());
             let (ended, wall, stamps) = run_once(&spec.command, &files, run_id, rep, &clock)?;
-            let whole = monitor.as_mut().zip(from).and_then(|(m, from)| m.end(from));
+            let whole = monitor.as_mut().zip(from).and_then(|(m, from)| m.end(from, None));
             // Keep the command's output and metrics whatever happened next.
             for (path, name) in files.kept(rep) {
                 if let Ok(data) = std::fs::read(&path) {

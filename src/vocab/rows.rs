@@ -281,7 +281,7 @@ impl RowSink for NullSink {
 }
 
 /// Counts after a run, whatever produced its rows.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RunOutcome {
     pub points: u32,
     pub measured: u32,

@@ -77,6 +77,15 @@ pub const REASONS: &[(u64, &str, bool)] = &[
 /// was below [`SLOW_FRACTION`] of the device's reference clock (nvbench's
 /// throttle rule).
 pub const BELOW_CLOCK: u64 = 1 << 32;
+/// The shortest window a mean power is given for, seconds: a GPU's
+/// energy counter steps every few tens of milliseconds (on the H200, by
+/// 3–26 J), so over 0.1 s one step more or less is ±20–50 %.
+pub const MIN_POWER_WINDOW_S: f64 = 0.5;
+/// The fewest readings a stored round's power counts with in analysis:
+/// 0.5 s at the default 20 ms interval (rows recorded before the window
+/// rule may hold a power over a few ms).
+pub const MIN_POWER_READINGS: u32 = 25;
+
 /// nvbench's default throttle threshold: 75 % of the reference clock.
 pub const SLOW_FRACTION: f64 = 0.75;
 
@@ -146,13 +155,20 @@ pub fn summarize(readings: &[Reading], from_s: f64, to_s: f64) -> Option<StepTel
     let clock = median(|r| r.clock_mhz);
     let (first, last) = (window[0], window[window.len() - 1]);
     let span = last.t_s - first.t_s;
-    let power = match (first.energy_j, last.energy_j) {
-        (Some(a), Some(b)) if span > 0.0 && b >= a => Some((b - a) / span),
-        _ => {
-            let p: Vec<(f64, f64)> = window.iter().filter_map(|r| Some((r.t_s, r.power_w?))).collect();
-            match integrate_power(&p) {
-                Some(e) if p[p.len() - 1].0 > p[0].0 => Some(e / (p[p.len() - 1].0 - p[0].0)),
-                _ => p.first().map(|x| x.1),
+    // A GPU's energy counter steps every few tens of milliseconds, and its
+    // power reading is an average over as long: a shorter window reads 0 W
+    // or several kW, so it gets no power at all.
+    let power = if span < MIN_POWER_WINDOW_S {
+        None
+    } else {
+        match (first.energy_j, last.energy_j) {
+            (Some(a), Some(b)) if span > 0.0 && b >= a => Some((b - a) / span),
+            _ => {
+                let p: Vec<(f64, f64)> = window.iter().filter_map(|r| Some((r.t_s, r.power_w?))).collect();
+                match integrate_power(&p) {
+                    Some(e) if p[p.len() - 1].0 > p[0].0 => Some(e / (p[p.len() - 1].0 - p[0].0)),
+                    _ => p.first().map(|x| x.1),
+                }
             }
         }
     };
@@ -173,7 +189,7 @@ pub fn summarize(readings: &[Reading], from_s: f64, to_s: f64) -> Option<StepTel
 }
 
 /// What a run's telemetry was, per device, for the manifest (v8).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TelemetryInfo {
     /// The backend and device, as the rows name them.
     pub backend: String,
@@ -185,6 +201,11 @@ pub struct TelemetryInfo {
     pub readings: u64,
     /// Milliseconds between readings the sampler aimed for.
     pub interval_ms: u32,
+    /// Set when a clock that may be a fixed figure (`/proc/cpuinfo` on a
+    /// VM) read the same in every reading: that figure, MHz. Reports then
+    /// do not state it as the clock a result was measured at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_constant_mhz: Option<f64>,
     /// What the sensor cannot read, and why; and why there is no
     /// telemetry at all, when there is none (NVML missing, an error, a
     /// sensor that stopped answering).
@@ -222,17 +243,19 @@ mod tests {
 
     #[test]
     fn a_step_takes_the_readings_that_bracket_it() {
-        let rs: Vec<Reading> = (0..10).map(|i| r(i as f64 * 0.02, 100.0 + i as f64 * 10.0, 1000.0)).collect();
-        // From 0.05 to 0.09: readings at 0.04 (before), 0.06, 0.08, 0.10 (after).
-        let s = summarize(&rs, 0.05, 0.09).unwrap();
-        assert_eq!(s.readings, 4);
-        // Linear power 120 → 150 W: the trapezoid mean is the midpoint.
-        assert!((s.power_w.unwrap() - 135.0).abs() < 1e-9, "{s:?}");
-        // A step between two readings still gets both.
-        assert_eq!(summarize(&rs, 0.061, 0.062).unwrap().readings, 2);
+        let rs: Vec<Reading> = (0..40).map(|i| r(i as f64 * 0.02, 100.0 + i as f64 * 10.0, 1000.0)).collect();
+        // From 0.05 to 0.57: readings at 0.04 (before), 0.06 … 0.56, 0.58 (after).
+        let s = summarize(&rs, 0.05, 0.57).unwrap();
+        assert_eq!(s.readings, 28);
+        // Linear power 120 → 390 W: the trapezoid mean is the midpoint.
+        assert!((s.power_w.unwrap() - 255.0).abs() < 1e-9, "{s:?}");
+        // A step between two readings still gets both, and its clock; but
+        // 20 ms is too short a window for a mean power.
+        let short = summarize(&rs, 0.061, 0.062).unwrap();
+        assert_eq!((short.readings, short.clock_mhz, short.power_w), (2, Some(1000.0), None));
         assert_eq!(summarize(&[], 0.0, 1.0), None);
         // Readings that all came before the step are stale.
-        assert_eq!(summarize(&rs, 0.5, 0.6), None);
+        assert_eq!(summarize(&rs[..10], 0.5, 0.6), None);
     }
 
     #[test]

@@ -140,7 +140,11 @@ pub fn compare_loaded(base: &[LoadedRun], new: &[LoadedRun], threshold: f64, new
     Ok(RunComparison {
         summary: super::summarize(&points),
         verdicts: verdict_sentences(&points, new_name),
-        environment: environment_diff(&base[0].manifest, &new[0].manifest),
+        environment: {
+            let mut env = environment_diff(&base[0].manifest, &new[0].manifest);
+            env.extend(crate::analysis::environment::telemetry_diff(&base[0].rows, &new[0].rows));
+            env
+        },
         variability: [variability_of(&sa, base.len()), variability_of(&sb, new.len())],
         base: ids(base),
         new: ids(new),

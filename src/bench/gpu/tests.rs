@@ -408,12 +408,19 @@ fn gemm_algos_are_timed_and_the_choice_is_in_the_note() {
 /// The emulated device's sensor, through the same sampler and rows as
 /// NVML's: a copy sweep into a real archive, read back from Parquet.
 fn telemetry_run(mode: super::emulated::EmulatedSensor) -> (Vec<Row>, Vec<crate::vocab::telemetry::TelemetryInfo>) {
+    let mut c = cfg();
+    c.stop = sampler().rule;
+    telemetry_run_with(mode, c)
+}
+
+fn telemetry_run_with(
+    mode: super::emulated::EmulatedSensor,
+    mut c: BenchConfig,
+) -> (Vec<Row>, Vec<crate::vocab::telemetry::TelemetryInfo>) {
     let (e, shared) = api(1);
     e.borrow_mut().sensor = mode;
     let tmp = tempfile::tempdir().unwrap();
     let archive = crate::archive::Archive::new(tmp.path());
-    let mut c = cfg();
-    c.stop = sampler().rule;
     c.telemetry_ms = 5;
     let config = crate::vocab::config::RunConfig::Sweep(Box::new(c.clone()));
     let run_id = crate::archive::manifest::new_run_id("telemetry");
@@ -441,10 +448,9 @@ fn every_sample_row_records_its_rounds_telemetry_through_parquet() {
         let t = r.telemetry.unwrap_or_else(|| panic!("no telemetry on {r:?}"));
         assert_eq!(t.clock_mhz, Some(1410.0));
         assert_eq!(t.throttle, Some(0x4), "power cap only: not throttled");
-        assert!(t.readings >= 2, "{t:?}");
-        // 250 W, from the energy counter (250 J per second of wall time);
-        // a busy test machine delays a reading's stamp by a little.
-        assert!((t.power_w.unwrap() - 250.0).abs() < 12.5, "{t:?}");
+        assert!(t.readings >= 1, "{t:?}");
+        // A round of a few ms is too short for a mean power.
+        assert_eq!(t.power_w, None, "{t:?}");
     }
     assert_eq!(info.len(), 1);
     assert_eq!(info[0].sensor.as_deref(), Some("emulated sensor"));
@@ -453,6 +459,28 @@ fn every_sample_row_records_its_rounds_telemetry_through_parquet() {
     let (rows, _) = telemetry_run(EmulatedSensor::Slow);
     let slow = rows.iter().find(|r| r.status == Status::Measured).unwrap().telemetry.unwrap();
     assert_eq!(slow.throttle, Some(0x4 | crate::vocab::telemetry::BELOW_CLOCK));
+}
+
+#[test]
+fn a_round_of_half_a_second_gets_its_power_from_the_energy_counter() {
+    let mut c = cfg();
+    c.memcpy_sizes = vec![4096];
+    c.gpu_cache_modes = vec![CacheMode::Warm];
+    c.gpu_copy_methods = vec![CopyMethod::CopyEngine];
+    c.stop = StopRule {
+        min_seconds: 0.6,
+        max_seconds: 0.8,
+        max_samples: 100_000,
+        target_rsd: 0.0,
+        rounds: 1,
+        min_rounds: 1,
+        ..sampler().rule
+    };
+    let (rows, _) = telemetry_run_with(super::emulated::EmulatedSensor::Steady, c);
+    let t = rows.iter().find(|r| r.status == Status::Measured).and_then(|r| r.telemetry).expect("telemetry");
+    // 250 J per second of wall time, over ≥ 0.6 s.
+    assert!((t.power_w.expect("a power over 0.6 s") - 250.0).abs() < 5.0, "{t:?}");
+    assert!(t.readings >= 25, "{t:?}");
 }
 
 #[test]

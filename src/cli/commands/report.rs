@@ -49,6 +49,7 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
         notes: a.notes.clone(),
         pairs: a.pairs.clone(),
         link: a.link.clone(),
+        keep_throttled: a.keep_throttled,
     };
     if a.all {
         return report_all(archive, a, &opts);

@@ -30,8 +30,10 @@ pub(crate) mod prose;
 mod provenance;
 mod run;
 pub mod said;
+mod telemetry;
 mod workload;
 
+pub use telemetry::Conditions;
 pub use workload::{workload_section, WorkloadChart, WorkloadSection};
 
 pub use crate::vocab::units::shell_join;
@@ -276,6 +278,8 @@ pub struct ReportContext {
     pub other: Vec<OtherRow>,
     /// Named metrics (schema v4): `run exec` runs and serving/training imports.
     pub workload: Option<WorkloadSection>,
+    /// What the sensors read (schema v7), and what they could not.
+    pub telemetry: Option<telemetry::TelemetrySection>,
     /// Set for `run exec` runs: the command, its repetitions and tool versions.
     pub exec: Option<workload::ExecInfo>,
     /// Set for imported runs: the numbers are the tool's, not benchbook's.
@@ -349,6 +353,7 @@ pub fn build(
         latency: blocks::latency_rows(stats),
         other: blocks::other_rows(stats),
         workload: workload::workload_section(metrics),
+        telemetry: telemetry::telemetry_section(manifests, all_stats),
         native: !manifests.iter().all(Manifest::is_import) && workload::exec_info(manifest).is_none(),
         imported,
         skipped: methodology::not_measured(not_measured),

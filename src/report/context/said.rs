@@ -171,6 +171,8 @@ pub struct PlateauFlags {
     /// The largest size and its rate (GB/s), when it jumps off the level.
     pub jump: Option<(u64, f64)>,
     pub left_out: Vec<u64>,
+    /// Sizes measured while throttled, held out.
+    pub held_out: Vec<u64>,
     /// The half-width above which a point is too uncertain (0–1).
     pub trusted_half_width: f64,
 }
@@ -180,6 +182,7 @@ impl PlateauFlags {
         PlateauFlags {
             jump: s.plateau_jump,
             left_out: s.plateau_left_out.clone(),
+            held_out: s.plateau_held_out.clone(),
             trusted_half_width: crate::analysis::curves::TRUSTED_HALF_WIDTH,
         }
     }
@@ -257,7 +260,12 @@ mod tests {
 
     /// One of every sentence, so each partial is rendered at least once.
     fn every() -> Vec<Said> {
-        let flags = PlateauFlags { jump: Some((1 << 30, 12.5)), left_out: vec![4096, 8192], trusted_half_width: 0.25 };
+        let flags = PlateauFlags {
+            jump: Some((1 << 30, 12.5)),
+            left_out: vec![4096, 8192],
+            held_out: vec![],
+            trusted_half_width: 0.25,
+        };
         let [at, start, never] = crossing();
         vec![
             Said::BandwidthPeak {

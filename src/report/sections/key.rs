@@ -12,6 +12,7 @@ use super::{Input, Section};
 use crate::analysis::curves::TRUSTED_HALF_WIDTH;
 use crate::analysis::specs::{LinkLine, Spec};
 use crate::analysis::{Curve, PointStat};
+use crate::report::context::Conditions;
 use crate::vocab::benches::Bench;
 use crate::vocab::units::{format_bytes, format_sig3};
 
@@ -55,6 +56,9 @@ pub struct KeyResult {
     /// Why no share is given (no published figure known, no link named);
     /// its words are `templates/sentences/no-share.md`.
     pub no_share: Option<NoShare>,
+    /// The clock and power it was measured at, when its rows carry
+    /// telemetry.
+    pub conditions: Option<Conditions>,
 }
 
 /// Why a headline number has no share of a published figure.
@@ -102,6 +106,9 @@ pub struct Facts<'a> {
     pub one_host: &'a dyn Fn(&str) -> bool,
     /// A run's name.
     pub run_name: &'a dyn Fn(&str) -> String,
+    /// Whether a point's clock readings are a constant figure (not a
+    /// reading) in its run: its key result then states no clock.
+    pub nominal_clock: &'a dyn Fn(&PointStat) -> bool,
 }
 
 /// The highest median among a curve's trusted points (interval within
@@ -115,6 +122,7 @@ fn best(c: &Curve) -> Option<Best<'_>> {
         .into_iter()
         .filter(|(_, r, ci)| ci.is_none_or(|(lo, hi)| (hi - lo) / 2.0 <= TRUSTED_HALF_WIDTH * r))
         .filter_map(|(s, r, ci)| Some((s, r, ci, c.points.iter().find(|p| p.size_bytes == Some(s))?)))
+        .filter(|(.., p)| !p.held_out())
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
@@ -206,12 +214,16 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 plateau,
                 share,
                 no_share,
+                conditions: Conditions::of(p, (facts.nominal_clock)(p)),
             },
         ));
     }
     // GEMM: per run and dtype, the fastest shape, against the dtype's peak.
     for p in stats.iter().filter(|p| p.bench == Bench::Gemm.name()) {
         let (Some(g), Some(dtype)) = (p.gflops, p.dtype.as_deref()) else { continue };
+        if p.held_out() {
+            continue;
+        }
         let ci = p.rate_interval(g);
         if ci.is_some_and(|(lo, hi)| (hi - lo) / 2.0 > TRUSTED_HALF_WIDTH * g) {
             continue;
@@ -253,6 +265,7 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 share_of: "peak",
                 share,
                 no_share,
+                conditions: Conditions::of(p, (facts.nominal_clock)(p)),
             },
         ));
     }
@@ -303,8 +316,21 @@ fn of_curves(input: &Input, cs: &[Curve], stats: &[PointStat]) -> Option<KeyResu
         let m = input.manifests.iter().find(|m| m.run_id == run);
         m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
     };
-    let facts =
-        Facts { spec_of: &spec_of, link: input.link.map(|l| l.line()), one_host: &one_host, run_name: &run_name };
+    let nominal_clock = |p: &PointStat| {
+        input
+            .manifests
+            .iter()
+            .filter(|m| m.run_id == p.run_id)
+            .flat_map(|m| &m.telemetry)
+            .any(|t| t.device == p.device && t.clock_constant_mhz.is_some())
+    };
+    let facts = Facts {
+        spec_of: &spec_of,
+        link: input.link.map(|l| l.line()),
+        one_host: &one_host,
+        run_name: &run_name,
+        nominal_clock: &nominal_clock,
+    };
     key_results(cs, stats, &facts)
 }
 
@@ -331,7 +357,7 @@ mod tests {
     }
 
     fn facts<'a>(spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>, name: &'a dyn Fn(&str) -> String) -> Facts<'a> {
-        Facts { spec_of, link: None, one_host: &|_| false, run_name: name }
+        Facts { spec_of, link: None, one_host: &|_| false, run_name: name, nominal_clock: &|_| false }
     }
 
     #[test]

@@ -1,0 +1,207 @@
+//! The telemetry section: what the sensors read while each curve and GEMM
+//! point was measured (clock, power, temperature, throttle reasons,
+//! energy per GB or per GFLOP), which points were measured while
+//! throttled, and, per device, what its sensor could not read and why.
+
+use serde::Serialize;
+
+use crate::analysis::{curves, PointStat};
+use crate::archive::manifest::Manifest;
+use crate::vocab::units::{format_bytes, format_sig3};
+
+/// One curve (a size sweep) or one point without a size (a GEMM).
+#[derive(Debug, Clone, Serialize)]
+pub struct TelemetryRow {
+    pub subject: String,
+    pub run: String,
+    /// Points with readings, of all its points.
+    pub points: String,
+    /// Median clock over its points, MHz, as a range when they differ.
+    pub clock: String,
+    pub power: String,
+    pub temperature: String,
+    /// Every throttle reason its points saw, in words (idle left out).
+    pub reasons: String,
+    /// J/GB at its largest size (copies), GFLOP/J (GEMM).
+    pub energy: String,
+    /// How many of its points count as throttled, and why.
+    pub throttled: String,
+}
+
+/// One device's sensor.
+#[derive(Debug, Clone, Serialize)]
+pub struct SensorRow {
+    pub run: String,
+    pub device: String,
+    pub sensor: String,
+    pub readings: u64,
+    pub interval_ms: u32,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TelemetrySection {
+    pub rows: Vec<TelemetryRow>,
+    pub sensors: Vec<SensorRow>,
+    /// Points held out of plateaus and key results (throttled).
+    pub held_out: usize,
+    /// Throttled points kept in (`--keep-throttled`).
+    pub kept: usize,
+}
+
+fn range(values: &[f64], digits: fn(f64) -> String) -> String {
+    let lo = values.iter().copied().reduce(f64::min);
+    let hi = values.iter().copied().reduce(f64::max);
+    match (lo, hi) {
+        (Some(lo), Some(hi)) if digits(lo) == digits(hi) => digits(lo),
+        (Some(lo), Some(hi)) => format!("{}–{}", digits(lo), digits(hi)),
+        _ => "—".into(),
+    }
+}
+
+/// A note as a sentence: its first letter upper case.
+fn sentence(note: &str) -> String {
+    let mut c = note.chars();
+    c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
+fn whole(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+/// A row for `points` (one curve, or one GEMM point), when any has readings.
+fn row(subject: String, run: String, points: &[&PointStat], nominal: bool) -> Option<TelemetryRow> {
+    let with: Vec<&crate::analysis::telemetry::PointTelemetry> =
+        points.iter().filter_map(|p| p.telemetry.as_ref()).collect();
+    if with.is_empty() {
+        return None;
+    }
+    // Every round's value spans its point's range; a curve spans its points'.
+    type Of = fn(&crate::analysis::telemetry::PointTelemetry) -> Option<(f64, f64)>;
+    let pick = |f: Of| -> Vec<f64> { with.iter().filter_map(|t| f(t)).flat_map(|(a, b)| [a, b]).collect() };
+    let mut reasons: Vec<&str> = Vec::new();
+    for r in with.iter().flat_map(|t| t.reasons()) {
+        if r != "idle" && !reasons.contains(&r) {
+            reasons.push(r);
+        }
+    }
+    let throttled: Vec<&str> = with.iter().filter_map(|t| t.throttled.as_deref()).collect();
+    // Energy at the largest size of a sweep; the best GFLOP/J of a GEMM.
+    let largest = points.iter().filter(|p| p.telemetry.is_some()).max_by_key(|p| p.size_bytes);
+    let energy = match largest.and_then(|p| Some((p, p.telemetry.as_ref()?))) {
+        Some((p, t)) if t.j_per_gb.is_some() => {
+            format!(
+                "{} J/GB at {}",
+                format_sig3(t.j_per_gb.unwrap_or_default()),
+                format_bytes(p.size_bytes.unwrap_or(0))
+            )
+        }
+        Some((_, t)) if t.gflop_per_j.is_some() => {
+            format!("{} GFLOP/J", format_sig3(t.gflop_per_j.unwrap_or_default()))
+        }
+        _ => "—".into(),
+    };
+    let clock = range(&pick(|t| t.clock_range_mhz.or(t.clock_mhz.map(|c| (c, c)))), whole);
+    Some(TelemetryRow {
+        subject,
+        run,
+        points: format!("{} of {}", with.len(), points.len()),
+        clock: if nominal && clock != "—" { format!("{clock} (a constant figure, not a reading)") } else { clock },
+        power: match range(&pick(|t| t.power_w.map(|w| (w, w))), whole) {
+            p if p == "—" && with.iter().any(|t| t.power_range_w.is_some()) => {
+                "— (no round long enough: 0.5 s, 25 readings)".into()
+            }
+            p => p,
+        },
+        temperature: range(&pick(|t| t.temperature_c.map(|c| (c, c))), whole),
+        reasons: if reasons.is_empty() { "none".into() } else { reasons.join(", ") },
+        energy,
+        throttled: match throttled.first() {
+            None => "none".into(),
+            Some(why) => format!("{} ({why})", throttled.len()),
+        },
+    })
+}
+
+/// The section, when any point carries readings or any run sampled (or
+/// tried to sample) a sensor.
+pub fn telemetry_section(manifests: &[Manifest], stats: &[PointStat]) -> Option<TelemetrySection> {
+    let name = |run: &str| {
+        let m = manifests.iter().find(|m| m.run_id == run);
+        m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
+    };
+    let nominal = |p: &PointStat| {
+        manifests
+            .iter()
+            .filter(|m| m.run_id == p.run_id)
+            .flat_map(|m| &m.telemetry)
+            .any(|t| t.device == p.device && t.clock_constant_mhz.is_some())
+    };
+    let mut rows = Vec::new();
+    for c in curves(stats) {
+        let pts: Vec<&PointStat> = c.points.iter().collect();
+        let nominal = pts.first().is_some_and(|p| nominal(p));
+        rows.extend(row(format!("{} ({})", c.label, c.device), name(&c.run_id), &pts, nominal));
+    }
+    for p in stats.iter().filter(|p| p.size_bytes.is_none()) {
+        let subject = format!("{} ({})", p.params().label(), p.device);
+        rows.extend(row(subject, name(&p.run_id), &[p], nominal(p)));
+    }
+    let sensors: Vec<SensorRow> = manifests
+        .iter()
+        .flat_map(|m| {
+            m.telemetry.iter().map(move |t| SensorRow {
+                run: m.label.clone().unwrap_or_else(|| m.run_id.clone()),
+                device: t.device.clone(),
+                sensor: t.sensor.clone().unwrap_or_else(|| "none".into()),
+                readings: t.readings,
+                interval_ms: t.interval_ms,
+                notes: t.notes.iter().map(|n| sentence(n)).collect(),
+            })
+        })
+        .collect();
+    if rows.is_empty() && sensors.is_empty() {
+        return None;
+    }
+    let flagged = |held: bool| {
+        stats
+            .iter()
+            .filter(|p| p.telemetry.as_ref().is_some_and(|t| t.throttled.is_some() && t.held_out == held))
+            .count()
+    };
+    Some(TelemetrySection { rows, sensors, held_out: flagged(true), kept: flagged(false) })
+}
+
+/// What the sensors read while a headline number was measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Conditions {
+    /// `1515 MHz`.
+    pub clock: Option<String>,
+    /// `585 W`.
+    pub power: Option<String>,
+    /// `0.064 J/GB`, `1150 GFLOP/J`.
+    pub energy: Option<String>,
+    /// The throttle reasons it ran under, in words (kept in by
+    /// `--keep-throttled` when it counts as throttled).
+    pub reasons: Option<String>,
+}
+
+impl Conditions {
+    /// The conditions of a point, when its rows carry telemetry; no clock
+    /// when its clock is a constant figure rather than a reading.
+    pub fn of(p: &PointStat, nominal_clock: bool) -> Option<Conditions> {
+        let t = p.telemetry.as_ref()?;
+        let energy = match (t.j_per_gb, t.gflop_per_j) {
+            (Some(j), _) => Some(format!("{} J/GB", format_sig3(j))),
+            (None, Some(g)) => Some(format!("{} GFLOP/J", format_sig3(g))),
+            _ => None,
+        };
+        let reasons: Vec<&str> = t.reasons().into_iter().filter(|r| *r != "idle").collect();
+        let clock = t.clock_mhz.filter(|_| !nominal_clock).map(|c| format!("{c:.0} MHz"));
+        let power = t.power_w.map(|w| format!("{} W", format_sig3(w)));
+        if clock.is_none() && power.is_none() {
+            return None;
+        }
+        Some(Conditions { clock, power, energy, reasons: (!reasons.is_empty()).then(|| reasons.join(", ")) })
+    }
+}
