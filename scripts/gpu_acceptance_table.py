@@ -187,6 +187,36 @@ def torch_gemm(doc, dtype, m, n, k, fast):
     return None, None
 
 
+def telemetry_lines(runs):
+    """Markdown lines: what benchbook's sampler read at each copy curve's
+    largest size and each GEMM point (clock range over rounds, power, energy
+    per GB or per GFLOP), from `show --json`'s per-point telemetry."""
+    rows = []
+    for run in (r for r in runs if r):
+        for p in run.get("points", []):
+            t = p.get("telemetry")
+            if not t:
+                continue
+            if p.get("bench") == "gemm":
+                what = f"gemm {p.get('dtype')} {p.get('m')}×{p.get('n')}×{p.get('k')} {axes_text(p.get('axes'))}".strip()
+            elif p.get("size_bytes") == max(
+                    (q.get("size_bytes") or 0 for q in run["points"] if q.get("bench") == p.get("bench")), default=0):
+                what = f"{p.get('bench')} {p.get('method')} {p.get('variant') or ''} {size_text(p['size_bytes'])}"
+            else:
+                continue
+            lo, hi = t.get("clock_range_mhz") or (t.get("clock_mhz"), t.get("clock_mhz"))
+            clock = "-" if lo is None else (f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}")
+            power = f"{t['power_w']:.0f}" if t.get("power_w") else "no round ≥ 0.5 s"
+            energy = (f"{t['j_per_gb']:.3g} J/GB" if t.get("j_per_gb") else
+                      f"{t['gflop_per_j']:.0f} GFLOP/J" if t.get("gflop_per_j") else "-")
+            rows.append(f"| {what} | {run['manifest']['run_id']} | {clock} | {power} | {energy} | "
+                        f"{t.get('throttled') or 'no'} |")
+    if not rows:
+        return ["", "## Telemetry", "", "- none: the runs carry no sensor readings (before schema v7, or NVML missing)"]
+    return ["", "## Telemetry (benchbook's sampler, per point)", "",
+            "| point | run | SM clock (MHz) | power (W) | energy | throttled |", "|---|---|---|---|---|---|"] + rows
+
+
 # ---- the table -------------------------------------------------------------
 
 def build_table(outdir, bb):
@@ -263,6 +293,7 @@ def build_table(outdir, bb):
         lines.append(f"| **GEMM {dtype} {m}×{n}×{k}, median of {len(rs)} round(s)** | **{med:.3f}×** "
                      f"({min(rs):.3f}–{max(rs):.3f}) | ≥ 1.0 | {verdict([med], 1.0)} |")
 
+    lines += telemetry_lines([main] + [rounds[r] for r in sorted(rounds)])
     lines += ["", "## Sources", ""]
     for label, run in [("copies", main)] + [(f"GEMM round {r}", rounds[r]) for r in sorted(rounds)]:
         if run:
