@@ -60,7 +60,9 @@ impl Format for BabelStream {
     }
 
     fn sniff(&self, text: &str) -> bool {
-        text.contains("BabelStream") || (text.contains("Function") && text.contains("MBytes/sec"))
+        text.contains("BabelStream")
+            || text.contains("GPU-STREAM")
+            || (text.contains("Function") && text.contains("MBytes/sec"))
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
@@ -100,7 +102,10 @@ impl Format for BabelStream {
                     return Err(ParseError::new(no, "expected `Function MBytes/sec Min Max Average` numbers"));
                 };
                 let elem = if precision == "f32" { 4 } else { 8 };
-                let (array, how) = match array_mb.and_then(|mb| array_bytes(mb, elem)) {
+                // What the rate and min time say the array is, to tell MB
+                // from MiB (GPU-STREAM 1.0 prints MiB as `MB`).
+                let arith = mbs * 1e6 * min / weight as f64;
+                let (array, how) = match array_mb.and_then(|mb| array_bytes_checked(mb, elem, arith)) {
                     Some(found) => found,
                     None => {
                         let a = (mbs * 1e6 * min / weight as f64).round() as u64;
@@ -140,6 +145,25 @@ impl Format for BabelStream {
         }
         Ok(out)
     }
+}
+
+/// [`array_bytes`], unless the printed MB are MiB: when MBytes/sec × the
+/// min time (`arith`, bytes) agrees with `mb` × 2^20 within 1 % and
+/// [`array_bytes`]'s reading is more than 2 % off it.
+fn array_bytes_checked(mb: &str, elem: u64, arith: f64) -> Option<(u64, String)> {
+    let (bytes, how) = array_bytes(mb, elem)?;
+    let off = |b: f64| (b - arith).abs() / arith.max(1.0);
+    let value = num(mb)?;
+    let mib = ((value * 1048576.0 / elem as f64).round() as u64).checked_mul(elem)?;
+    if arith > 0.0 && off(mib as f64) < 0.01 && off(bytes as f64) > 0.02 {
+        return Some((
+            mib,
+            format!(
+                "{mb} MB read as MiB (2^20 bytes), as older GPU-STREAM prints them: its MBytes/sec × min time gives {arith:.0} bytes, not {bytes}"
+            ),
+        ));
+    }
+    Some((bytes, how))
 }
 
 /// The array size in bytes that BabelStream's rounded `Array size: <mb> MB`
@@ -235,5 +259,42 @@ impl Format for BabelStreamCsv {
             out.records.push(r);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Written here in GPU-STREAM 1.0's layout: its default array of
+    /// 52,428,800 doubles (419,430,400 bytes) printed as `400.0 MB`, the
+    /// rate in 10^6 bytes/s from the min time.
+    const GPU_STREAM_1_0: &str = "GPU-STREAM\nVersion: 1.0\nImplementation: CUDA\nRunning kernels 10 times\n\
+Precision: double\nArray size: 400.0 MB (=0.4 GB)\nTotal size: 1200.0 MB (=1.2 GB)\nUsing CUDA device Tesla K40m\n\
+Driver: 7050\nFunction    MBytes/sec  Min (sec)   Max         Average\n\
+Copy        183157.380  0.00458     0.00462     0.00460\n\
+Triad       183157.380  0.00687     0.00690     0.00689\n";
+
+    #[test]
+    fn mb_that_the_rate_shows_are_mib_are_read_as_mib() {
+        assert!(BabelStream.sniff(GPU_STREAM_1_0));
+        let p = BabelStream.parse(GPU_STREAM_1_0, "gpu-stream.log").unwrap();
+        assert_eq!(p.records.len(), 2);
+        for r in &p.records {
+            assert_eq!(r.params.size_bytes, Some(419_430_400), "{}", r.note);
+            assert!(r.note.contains("read as MiB"), "{}", r.note);
+        }
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn mb_that_the_rate_shows_are_decimal_stay_decimal() {
+        // The same layout, but an array of 50,000,000 doubles: 400.0 MB of
+        // 10^6 bytes, which the rate × min time confirms.
+        let text = GPU_STREAM_1_0
+            .replace("183157.380  0.00458", "174672.489  0.00458")
+            .replace("183157.380  0.00687", "174672.489  0.00687");
+        let p = BabelStream.parse(&text, "gpu-stream.log").unwrap();
+        assert_eq!(p.records[0].params.size_bytes, Some(400_000_000), "{}", p.records[0].note);
     }
 }

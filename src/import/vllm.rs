@@ -74,6 +74,8 @@ fn latency_metric(l: &str) -> Option<(String, &'static str, Better)> {
         let (stat, kind) = key.split_once('_')?;
         (stat.to_string(), kind.to_string())
     };
+    // SGLang prints `Mean E2E Latency (ms)` for vLLM's `Mean E2EL (ms)`.
+    let kind = if kind == "e2e latency" { "e2el".to_string() } else { kind };
     if !matches!(kind.as_str(), "ttft" | "tpot" | "itl" | "e2el") {
         return None;
     }
@@ -186,6 +188,43 @@ impl Format for VllmServe {
         text.contains("Serving Benchmark Result")
     }
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+        summary(text, TOOL, "vllm", |t| t.ends_with("benchmark_serving.py") || t == "vllm")
+    }
+}
+
+/// SGLang's serving benchmark (`python -m sglang.bench_serving`): a summary
+/// shaped like vLLM's, read the same way, under its own name.
+pub struct SglangServe;
+
+const SGLANG_TOOL: &str = "sglang-serve";
+
+impl Format for SglangServe {
+    fn name(&self) -> &'static str {
+        SGLANG_TOOL
+    }
+    fn describe(&self) -> &'static str {
+        "SGLang serving benchmark summary (python -m sglang.bench_serving): throughput, TTFT/ITL/E2E latency"
+    }
+    fn family(&self) -> Option<Family> {
+        None
+    }
+    /// vLLM's summary has no `Backend:` line, no retokenized token count
+    /// and no `E2E Latency`; SGLang's has them.
+    fn sniff(&self, text: &str) -> bool {
+        text.contains("Serving Benchmark Result")
+            && (text.contains("sglang.bench_serving")
+                || text.contains("(retokenized)")
+                || text.contains("E2E Latency (ms)")
+                || text.lines().any(|l| l.trim_start().starts_with("Backend:")))
+    }
+    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+        summary(text, SGLANG_TOOL, "sglang", |t| t.contains("sglang"))
+    }
+}
+
+/// The summary blocks of a serving benchmark, as `tool`.
+fn summary(text: &str, tool: &str, backend: &str, command: fn(&str) -> bool) -> Result<Parsed, ParseError> {
+    {
         let all = lines(text);
         let mut blocks = Vec::new();
         let mut settings = Vec::new();
@@ -222,10 +261,19 @@ impl Format for VllmServe {
                     block.params.insert("request_rate".into(), scalar(token));
                     continue;
                 }
-                if key.starts_with("maximum request concurrency") {
-                    if token != "None" {
+                if key.starts_with("maximum request concurrency") || key == "max request concurrency" {
+                    if token != "None" && token != "not" {
                         block.params.insert("max_concurrency".into(), scalar(token));
                     }
+                    continue;
+                }
+                // SGLang's block names its rate and the backend it drove.
+                if key == "traffic request rate" {
+                    block.params.insert("request_rate".into(), scalar(token));
+                    continue;
+                }
+                if key == "backend" {
+                    block.params.insert("backend".into(), scalar(token));
                     continue;
                 }
                 match (metric_of(label), num(token)) {
@@ -253,16 +301,14 @@ impl Format for VllmServe {
             ));
         }
         let mut warnings = Vec::new();
-        let mut records = records_of(TOOL, blocks, &mut warnings);
+        let mut records = records_of(tool, blocks, &mut warnings);
         // An offline `Throughput:` line in the same file.
         records.extend(super::vllm_throughput::records(text)?);
         Ok(Parsed {
-            tool: TOOL.into(),
+            tool: tool.into(),
             record_count: 0,
-            backend: "vllm".into(),
-            command: text.lines().find_map(|l| {
-                super::command_line(l, |t| t.ends_with("benchmark_serving.py") || t == "vllm").map(|c| c.text())
-            }),
+            backend: backend.into(),
+            command: text.lines().find_map(|l| super::command_line(l, command).map(|c| c.text())),
             settings: (!settings.is_empty()).then(|| settings.join("; ")),
             records,
             warnings,
