@@ -19,6 +19,7 @@
 pub mod babelstream;
 mod command;
 mod gate;
+pub mod imb;
 mod launcher;
 pub mod megatron;
 pub mod nccl_tests;
@@ -147,6 +148,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(rccl_json::NcclTestsJson),
         Box::new(nvbandwidth::NvbandwidthJson),
         Box::new(seed_json::SeedJson),
+        Box::new(imb::Imb),
         Box::new(nccl_tests::NcclTests),
         Box::new(perftest::Perftest),
         Box::new(osu::Osu),

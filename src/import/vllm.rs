@@ -261,7 +261,11 @@ fn summary(text: &str, tool: &str, backend: &str, command: fn(&str) -> bool) -> 
                     block.params.insert("request_rate".into(), scalar(token));
                     continue;
                 }
-                if key.starts_with("maximum request concurrency") || key == "max request concurrency" {
+                // SGLang 2024-25 printed `Max reqeuest concurrency` (sic).
+                if key.starts_with("maximum request concurrency")
+                    || key == "max request concurrency"
+                    || key == "max reqeuest concurrency"
+                {
                     if token != "None" && token != "not" {
                         block.params.insert("max_concurrency".into(), scalar(token));
                     }

@@ -10,7 +10,7 @@
 //! value.
 
 /// The folders of this test, one per tool.
-const TOOLS: [&str; 4] = ["vllm", "vllm-throughput", "megatron", "torchtitan"];
+const TOOLS: [&str; 5] = ["vllm", "vllm-throughput", "megatron", "torchtitan", "sglang"];
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -77,6 +77,27 @@ fn vllm_metric(key: &str) -> Option<String> {
     let (stat, rest) = key.split_once('_')?;
     let kind = rest.strip_suffix("_ms")?;
     ["ttft", "tpot", "itl", "e2el"].contains(&kind).then(|| format!("{kind}_ms_{stat}"))
+}
+
+#[test]
+fn sglang_outputs_import_as_sglang_with_every_published_value() {
+    let all = logs("sglang");
+    assert!(all.len() >= 4, "the corpus holds {} SGLang outputs", all.len());
+    for (file, e) in all {
+        let p = parse("sglang", &file);
+        assert_eq!(p.tool, "sglang-serve", "{file}: read as {}", p.tool);
+        let mut checked = 0;
+        for (key, want) in &e {
+            let Some(metric) = vllm_metric(key) else { continue };
+            let got = of(&p, &metric);
+            let first = got.first().unwrap_or_else(|| panic!("{file}: no `{metric}` row for `{key}`"));
+            assert_eq!(first.value, Some(num(want)), "{file}: {key} → {metric}");
+            checked += 1;
+        }
+        assert!(checked >= 3, "{file}: only {checked} values checked");
+        let blocks = e.get("blocks").map_or(1, |b| b.as_integer().unwrap() as usize);
+        assert_eq!(of(&p, "requests_per_s").len(), blocks, "{file}: one result per block");
+    }
 }
 
 #[test]
@@ -272,7 +293,8 @@ fn torchtitan_logs_import_every_published_value() {
         for (key, metric, want) in [
             ("last_loss", "loss", e.get("last_loss").map(printed)),
             ("last_grad_norm", "grad_norm", e.get("last_grad_norm").map(printed)),
-            ("last_tps", "tokens_per_s_per_gpu", e.get("last_tps").map(printed)),
+            // Logs from 2024 print `wps` for what is now `tps`.
+            ("last_tps", "tokens_per_s_per_gpu", e.get("last_tps").or(e.get("last_wps")).map(printed)),
             ("last_tflops", "tflops_per_gpu", e.get("last_tflops").map(printed)),
             ("last_mfu", "mfu_pct", e.get("last_mfu").map(printed)),
             ("last_memory", "memory_gib", Some(gib.parse().unwrap())),
