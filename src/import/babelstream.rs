@@ -74,6 +74,7 @@ impl Format for BabelStream {
         let mut in_table = false;
         let mut implementation: Option<String> = None;
         let mut device: Option<String> = None;
+        let mut resized: Option<u64> = None;
         for &(no, line) in &all {
             let t = line.trim();
             if let Some(v) = t.strip_prefix("Version:") {
@@ -82,8 +83,18 @@ impl Format for BabelStream {
                 implementation = Some(v.trim().to_string());
                 out.backend = v.trim().to_ascii_lowercase();
             } else if let Some((_, name)) = t.strip_prefix("Using ").and_then(|v| v.split_once(" device ")) {
-                // `Using HIP device AMD Instinct MI300A`: the device's own name.
+                // `Using HIP device AMD Instinct MI300A`: the device's own
+                // name, without GPU-STREAM's `(compute_units=24)`.
+                let name = name.trim();
+                let name = match name.rsplit_once(" (compute_units=") {
+                    Some((n, rest)) if rest.ends_with(')') => n,
+                    _ => name,
+                };
                 device = Some(name.trim().to_string()).filter(|n| !n.is_empty());
+            } else if let Some((_, to)) = t.strip_prefix("Resizing array from ").and_then(|v| v.split_once(" to ")) {
+                // GPU-STREAM 0.0: `Resizing array from 50000000 to 49999872`,
+                // the exact element count (its `Array size` is rounded).
+                resized = to.trim().parse::<u64>().ok();
             } else if let Some(v) = t.strip_prefix("Precision:") {
                 precision = if v.trim() == "float" { "f32".into() } else { "f64".into() };
             } else if let Some(v) = t.strip_prefix("Array size:") {
@@ -105,7 +116,11 @@ impl Format for BabelStream {
                 // What the rate and min time say the array is, to tell MB
                 // from MiB (GPU-STREAM 1.0 prints MiB as `MB`).
                 let arith = mbs * 1e6 * min / weight as f64;
-                let (array, how) = match array_mb.and_then(|mb| array_bytes_checked(mb, elem, arith)) {
+                let exact = resized
+                    .and_then(|n| n.checked_mul(elem))
+                    .map(|b| (b, format!("{} elements × {elem} B, from the `Resizing array` line", b / elem)));
+                let (array, how) = match exact.or_else(|| array_mb.and_then(|mb| array_bytes_checked(mb, elem, arith)))
+                {
                     Some(found) => found,
                     None => {
                         let a = (mbs * 1e6 * min / weight as f64).round() as u64;
