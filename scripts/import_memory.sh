@@ -4,10 +4,11 @@
 # published log in the corpus: its header, then its result lines repeated
 # until it is SIZE_MB large (nccl: one table of that many rows, the
 # hardest case, since a table is held until its end decides its collective;
-# megatron: that many iteration lines). Prints the log's size, its lines,
+# megatron: that many iteration lines; imb: one PingPong table of that
+# many rows). Prints the log's size, its lines,
 # the import's wall time and its peak RSS as /usr/bin/time -v measures it.
 #
-#   scripts/import_memory.sh [SIZE_MB] [BINARY] [nccl|megatron]
+#   scripts/import_memory.sh [SIZE_MB] [BINARY] [nccl|megatron|imb]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb="${1:-50}"
@@ -23,7 +24,11 @@ case "$kind" in
     src=tests/fixtures/import/real/megatron/megatron_core_r0.8.0_gpt3_7b_8gpu_tflops_skipped_iters_fixstars_mdk.txt
     header() { grep -v 'elapsed time per iteration' "$1" | head -n 40; }
     body() { grep 'elapsed time per iteration' "$1"; } ;;
-  *) echo "unknown kind $kind: nccl or megatron" >&2; exit 2 ;;
+  imb)
+    src=tests/fixtures/import/real/imb/pingpong_imb2021.2_2ranks_azurehpc_lustre_srun_prompts_no_trailing_spaces.txt
+    header() { awk '{print} /#bytes/ {exit}' "$1"; }
+    body() { awk 'f && /^ *[0-9]/ {print} /#bytes/ {f=1}' "$1"; } ;;
+  *) echo "unknown kind $kind: nccl, megatron or imb" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -22,7 +22,7 @@
 //! printed rate), and the note says which. Other blocks (the `Multi-`
 //! forms, IO and RMA parts) are left out with a warning naming the line.
 
-use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
@@ -102,8 +102,14 @@ impl Format for Imb {
         blocks || text.lines().any(|l| l.contains("#bytes") && l.contains("#repetitions") && l.contains("[usec]"))
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per row as it is read (a 50 MiB log is never held as records).
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: "mpi".into(), ..Parsed::default() };
+        let mut count = 0usize;
         let all = lines(text);
         let truncated = last_line_incomplete(text);
         let mut block: Option<Block> = None;
@@ -239,9 +245,10 @@ impl Format for Imb {
                 format!("{what}{counted}{spread}{rate_note}"),
             );
             r.iterations = reps;
-            out.records.push(r);
+            count += 1;
+            each(r);
         }
-        if out.records.is_empty() {
+        if count == 0 {
             return Err(ParseError::new(
                 all.len().max(1),
                 "no IMB result rows (a `# Benchmarking <name>` block with its `#bytes #repetitions ...` table)",
