@@ -27,6 +27,7 @@ pub mod nvbandwidth;
 pub mod osu;
 pub mod perftest;
 pub mod rccl_json;
+pub mod rocm_bandwidth;
 pub mod seed_json;
 mod source;
 #[cfg(test)]
@@ -152,6 +153,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(nccl_tests::NcclTests),
         Box::new(perftest::Perftest),
         Box::new(osu::Osu),
+        Box::new(rocm_bandwidth::RocmBandwidth),
         Box::new(nvbandwidth::Nvbandwidth),
         Box::new(babelstream::BabelStreamCsv),
         Box::new(babelstream::BabelStream),

@@ -399,7 +399,7 @@ fn all_logs() -> Vec<(String, String)> {
         })
         .collect();
     // The formats of round four, whose expected values have their own shape.
-    for tool in ["imb"] {
+    for tool in ["imb", "rocm-bandwidth-test"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(real().join(tool))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -554,6 +554,73 @@ fn every_real_imb_log_imports_with_its_hand_read_values() {
         }
         if !why.is_empty() {
             failures.push(format!("{} {}: {}", b.file, b.benchmark, why.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A real rocm-bandwidth-test log and its hand-read values.
+#[derive(Debug, Deserialize)]
+struct RocmLog {
+    file: String,
+    source: String,
+    commit: Option<String>,
+    max_gbps: f64,
+    min_gbps: f64,
+    uni_max_gbps: Option<f64>,
+    bidir_max_gbps: Option<f64>,
+}
+
+#[test]
+fn every_real_rocm_bandwidth_test_log_imports_with_its_hand_read_values() {
+    #[derive(Deserialize)]
+    struct Logs {
+        log: Vec<RocmLog>,
+    }
+    let dir = real().join("rocm-bandwidth-test");
+    let e: Logs = toml::from_str(&std::fs::read_to_string(dir.join("expected.toml")).unwrap()).unwrap();
+    assert!(e.log.len() >= 4, "{} logs", e.log.len());
+    let mut failures = Vec::new();
+    for l in &e.log {
+        assert!(l.source.starts_with("https://"), "{}", l.file);
+        assert!(l.commit.as_ref().is_some_and(|c| c.len() == 40) || l.source.contains("/issues/"), "{}", l.file);
+        let text = std::fs::read_to_string(dir.join(&l.file)).unwrap();
+        let p = match import::parse(Path::new(&l.file), &text, None) {
+            Ok(p) if p.tool == "rocm-bandwidth-test" => p,
+            Ok(p) => {
+                failures.push(format!("{}: read as {}", l.file, p.tool));
+                continue;
+            }
+            Err(err) => {
+                failures.push(format!("{}: {err}", l.file));
+                continue;
+            }
+        };
+        let gbps = |r: &&Record| r.params.bytes_copied.unwrap() as f64 / r.seconds_per_op / 1e9;
+        let of = |bidir: Option<bool>| -> Vec<f64> {
+            p.records
+                .iter()
+                .filter(|r| bidir.is_none_or(|b| r.params.op.ends_with("_bidir") == b))
+                .map(|r| gbps(&r))
+                .collect()
+        };
+        let max = |v: Vec<f64>| v.into_iter().fold(f64::NAN, f64::max);
+        let near = |a: f64, b: f64| (a / b - 1.0).abs() <= 0.01;
+        let mut why = Vec::new();
+        for (what, got, want) in [
+            ("max", max(of(None)), Some(l.max_gbps)),
+            ("min", of(None).into_iter().fold(f64::NAN, f64::min), Some(l.min_gbps)),
+            ("unidirectional max", max(of(Some(false))), l.uni_max_gbps),
+            ("bidirectional max", max(of(Some(true))), l.bidir_max_gbps),
+        ] {
+            if let Some(want) = want {
+                if !near(got, want) {
+                    why.push(format!("{what} {got:.3} GB/s, published {want}"));
+                }
+            }
+        }
+        if !why.is_empty() {
+            failures.push(format!("{}: {}", l.file, why.join("; ")));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

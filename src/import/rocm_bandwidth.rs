@@ -1,0 +1,190 @@
+//! rocm-bandwidth-test: its `Device: N, <name>` list and its
+//! `Unidirectional` / `Bidirectional copy peak bandwidth GB/s` matrices
+//! (`D/D` header, a row per source device, `N/A` where a pair was not run).
+//!
+//! Cells are GB/s (10^9 bytes/s). A cell between two GPUs becomes a
+//! `memcpy-peer` row (op `copy`, or `copy_bidir` whose rate already sums
+//! both directions), a CPU → GPU cell an `h2d` row and a GPU → CPU cell a
+//! `d2h` row, with `peer` `<src>-><dst>` in the tool's device numbering
+//! (CPU NUMA agents first). The buffer size is not printed, so one
+//! operation is normalized to 10^9 bytes (time = 1 / rate), as for
+//! nvbandwidth. The diagonal (a device's copy within itself, which the
+//! tool counts as read plus written) and CPU ↔ CPU cells are left out, with
+//! a warning saying how many.
+
+use std::collections::BTreeMap;
+
+use super::{lines, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::{Bench, Family};
+use crate::vocab::rows::Point;
+
+pub struct RocmBandwidth;
+
+const NORMALIZED_BYTES: u64 = 1_000_000_000;
+
+/// One device of the list: its name and whether it is a GPU.
+#[derive(Debug, Clone)]
+struct Device {
+    name: String,
+    gpu: bool,
+}
+
+/// `Device: 2,  AMD Instinct MI100,  GPU-4a6f…,  23:0.0` → (2, MI100, GPU).
+fn device_line(t: &str) -> Option<(u32, Device)> {
+    let rest = t.strip_prefix("Device:")?;
+    let (index, rest) = rest.split_once(',')?;
+    let fields: Vec<&str> = rest.split(',').map(str::trim).collect();
+    let name = fields.first()?.to_string();
+    // GPUs carry a UUID (`GPU-…`) and a PCI address; CPU agents only a name.
+    let gpu = fields.len() > 1 && fields[1..].iter().any(|f| f.starts_with("GPU-") || f.contains(':'));
+    Some((index.trim().parse().ok()?, Device { name, gpu }))
+}
+
+impl Format for RocmBandwidth {
+    fn name(&self) -> &'static str {
+        "rocm-bandwidth-test"
+    }
+
+    fn describe(&self) -> &'static str {
+        "rocm-bandwidth-test: unidirectional and bidirectional copy peak bandwidth matrices (GB/s)"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Peer)
+    }
+
+    fn sniff(&self, text: &str) -> bool {
+        text.contains("copy peak bandwidth GB/s") && text.contains("D/D")
+    }
+
+    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+        let mut out = Parsed { tool: self.name().into(), backend: "hip".into(), ..Parsed::default() };
+        let mut devices: BTreeMap<u32, Device> = BTreeMap::new();
+        // The matrix being read: bidirectional or not, and its columns.
+        let mut matrix: Option<(bool, Vec<u32>)> = None;
+        let (mut diagonal, mut cpu_cpu) = (0usize, 0usize);
+        // (line, bidirectional, source, destination, GB/s or none).
+        let mut cells: Vec<(usize, bool, u32, u32, Option<f64>)> = Vec::new();
+        for (no, line) in lines(text) {
+            let t = line.trim();
+            if let Some(v) = t.strip_prefix("RocmBandwidthTest Version:") {
+                out.tool_version = Some(format!("rocm-bandwidth-test {}", v.trim()));
+                continue;
+            }
+            if let Some((i, d)) = device_line(t) {
+                devices.insert(i, d);
+                continue;
+            }
+            if t.ends_with("copy peak bandwidth GB/s") {
+                matrix = Some((t.starts_with("Bidirectional"), Vec::new()));
+                continue;
+            }
+            if t.starts_with("Inter-Device") {
+                // A topology table (access, NUMA distance), not bandwidth.
+                matrix = None;
+                continue;
+            }
+            let Some((bidir, columns)) = matrix.as_mut() else { continue };
+            if let Some(head) = t.strip_prefix("D/D") {
+                *columns = head.split_whitespace().filter_map(|c| c.parse().ok()).collect();
+                continue;
+            }
+            let toks: Vec<&str> = t.split_whitespace().collect();
+            let Some(src) = toks.first().and_then(|v| v.parse::<u32>().ok()) else { continue };
+            if columns.is_empty() || toks.len() != columns.len() + 1 {
+                if columns.is_empty() {
+                    continue;
+                }
+                return Err(ParseError::new(
+                    no,
+                    format!("a matrix row of {} cells where the `D/D` header has {}", toks.len() - 1, columns.len()),
+                ));
+            }
+            for (&dst, cell) in columns.iter().zip(&toks[1..]) {
+                // N/A (never run), PASS/FAIL (validation): not a rate.
+                cells.push((no, *bidir, src, dst, num(cell).filter(|g| *g > 0.0)));
+            }
+        }
+        // Without the device list (an excerpt), the CPU agents are the
+        // leading devices whose copies among themselves are all N/A: the
+        // tool lists CPU agents first and never copies between them.
+        let inferred = devices.is_empty();
+        let cpus = if inferred {
+            let na = |a: u32, b: u32| cells.iter().all(|c| !(c.2 == a && c.3 == b) || c.4.is_none());
+            let mut k = 1u32;
+            while cells.iter().any(|c| c.2 == k) && (0..k).all(|i| na(i, k) && na(k, i)) {
+                k += 1;
+            }
+            out.warnings.push(format!(
+                "no `Device:` list in the file: device{} taken as CPU agent{} (the tool lists CPU agents first, and their copies among themselves are N/A), the rest as GPUs",
+                if k == 1 { " 0".to_string() } else { format!("s 0–{}", k - 1) },
+                if k == 1 { "" } else { "s" }
+            ));
+            k
+        } else {
+            0
+        };
+        let gpu = |i: u32| if inferred { i >= cpus } else { devices.get(&i).is_some_and(|d| d.gpu) };
+        for (no, bidir, src, dst, gbps) in cells {
+            let Some(gbps) = gbps else { continue };
+            if src == dst {
+                diagonal += 1;
+                continue;
+            }
+            let op = if bidir { "copy_bidir" } else { "copy" };
+            let bench = match (gpu(src), gpu(dst)) {
+                (true, true) => Bench::MemcpyPeer,
+                (false, true) => Bench::H2d,
+                (true, false) => Bench::D2h,
+                (false, false) => {
+                    cpu_cpu += 1;
+                    continue;
+                }
+            };
+            let both = if bidir { "; both directions at once, their bytes summed (as the tool counts)" } else { "" };
+            let mut r = record(
+                Point {
+                    bench: bench.name().into(),
+                    op: op.into(),
+                    variant: Some(if bidir { "bidirectional" } else { "unidirectional" }.into()),
+                    peer: Some(format!("{src}->{dst}")),
+                    bytes_copied: Some(NORMALIZED_BYTES),
+                    ..Point::default()
+                },
+                NORMALIZED_BYTES as f64 / (gbps * 1e9),
+                no,
+                format!(
+                    "rocm-bandwidth-test {gbps} GB/s (10^9 bytes/s), device {src} to device {dst}{both}; buffer size not printed, so one operation is normalized to 10^9 bytes and time = 1 / rate"
+                ),
+            );
+            let gpu_end = if gpu(src) { src } else { dst };
+            r.device = devices.get(&gpu_end).map(|d| d.name.clone());
+            out.records.push(r);
+        }
+        if diagonal > 0 {
+            out.warnings.push(format!(
+                "{diagonal} diagonal cells (a device's copy within itself, counted read + written) are not imported"
+            ));
+        }
+        if cpu_cpu > 0 {
+            out.warnings.push(format!("{cpu_cpu} CPU ↔ CPU cells are not imported (no GPU in the copy)"));
+        }
+        if out.records.is_empty() {
+            return Err(ParseError::new(1, "no bandwidth matrix cell between a GPU and another device"));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_say_whether_they_are_gpus() {
+        let (i, d) = device_line("Device: 2,  AMD Instinct MI100,  GPU-4a6fa69c0466a0f6,  23:0.0").unwrap();
+        assert_eq!((i, d.name.as_str(), d.gpu), (2, "AMD Instinct MI100", true));
+        let (_, cpu) = device_line("Device: 0,  AMD EPYC 7763 64-Core Processor").unwrap();
+        assert!(!cpu.gpu);
+    }
+}
