@@ -33,6 +33,7 @@ mod source;
 #[cfg(test)]
 mod test_format;
 pub mod torchtitan;
+pub mod transferbench;
 pub mod vllm;
 pub mod vllm_throughput;
 
@@ -154,6 +155,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(perftest::Perftest),
         Box::new(osu::Osu),
         Box::new(rocm_bandwidth::RocmBandwidth),
+        Box::new(transferbench::TransferBench),
         Box::new(nvbandwidth::Nvbandwidth),
         Box::new(babelstream::BabelStreamCsv),
         Box::new(babelstream::BabelStream),

@@ -399,7 +399,7 @@ fn all_logs() -> Vec<(String, String)> {
         })
         .collect();
     // The formats of round four, whose expected values have their own shape.
-    for tool in ["imb", "rocm-bandwidth-test"] {
+    for tool in ["imb", "rocm-bandwidth-test", "transferbench"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(real().join(tool))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -621,6 +621,68 @@ fn every_real_rocm_bandwidth_test_log_imports_with_its_hand_read_values() {
         }
         if !why.is_empty() {
             failures.push(format!("{}: {}", l.file, why.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A real TransferBench log and its hand-read values.
+#[derive(Debug, Deserialize)]
+struct TransferBenchLog {
+    file: String,
+    source: String,
+    commit: Option<String>,
+    preset: String,
+    max_gbps: f64,
+    min_gbps: f64,
+    max_gpu_gpu_gbps: Option<f64>,
+    min_gpu_gpu_gbps: Option<f64>,
+}
+
+#[test]
+fn every_real_transferbench_table_imports_and_config_runs_are_refused_by_name() {
+    #[derive(Deserialize)]
+    struct Logs {
+        log: Vec<TransferBenchLog>,
+    }
+    let dir = real().join("transferbench");
+    let e: Logs = toml::from_str(&std::fs::read_to_string(dir.join("expected.toml")).unwrap()).unwrap();
+    assert!(e.log.len() >= 6, "{} logs", e.log.len());
+    let mut failures = Vec::new();
+    for l in &e.log {
+        assert!(l.source.starts_with("https://"), "{}", l.file);
+        assert!(l.commit.as_ref().is_some_and(|c| c.len() == 40) || l.source.contains("/issues/"), "{}", l.file);
+        let text = std::fs::read_to_string(dir.join(&l.file)).unwrap();
+        let parsed = import::parse(Path::new(&l.file), &text, None);
+        if l.preset.starts_with("config") {
+            // No table: refused, naming the tool and the line.
+            match parsed {
+                Err(err) if err.to_string().contains("TransferBench config-file run") => {}
+                other => failures.push(format!("{}: expected a refusal by name, got {other:?}", l.file)),
+            }
+            continue;
+        }
+        let p = match parsed {
+            Ok(p) if p.tool == "transferbench" => p,
+            other => {
+                failures.push(format!("{}: {:?}", l.file, other.map(|p| p.tool)));
+                continue;
+            }
+        };
+        // p2p: the unidirectional GPU → GPU block; a2a: its table.
+        let want = if l.preset == "a2a" { "all-to-all" } else { "unidirectional" };
+        let rates: Vec<f64> = p
+            .records
+            .iter()
+            .filter(|r| r.params.bench == "memcpy-peer" && r.params.variant.as_deref() == Some(want))
+            .map(|r| r.params.bytes_copied.unwrap() as f64 / r.seconds_per_op / 1e9)
+            .collect();
+        let (max, min) =
+            (rates.iter().copied().fold(f64::NAN, f64::max), rates.iter().copied().fold(f64::NAN, f64::min));
+        let (want_max, want_min) = (l.max_gpu_gpu_gbps.unwrap_or(l.max_gbps), l.min_gpu_gpu_gbps.unwrap_or(l.min_gbps));
+        let near = |a: f64, b: f64| (a / b - 1.0).abs() <= 0.01;
+        if !near(max, want_max) || !near(min, want_min) {
+            failures.push(format!("{}: GPU → GPU {min:.3}–{max:.3} GB/s, published {want_min}–{want_max}", l.file));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -1,0 +1,223 @@
+//! AMD TransferBench: the `p2p` preset's matrices (`Unidirectional copy peak
+//! bandwidth GB/s`, a row `SRC ->` per source; `Bidirectional …`, rows `->`,
+//! `<-` and `<->` per source) and the `a2a` preset's `SRC\DST` table (every
+//! GPU sending to every other at once; `STotal`/`Actual` columns and the
+//! `RTotal` row are sums, not transfers).
+//!
+//! Cells are GB/s (10^9 bytes/s) of one transfer. A GPU → GPU cell is a
+//! `memcpy-peer` row, CPU → GPU `h2d`, GPU → CPU `d2h`; `peer` names the
+//! printed endpoints (`GPU 01->GPU 00`). Unidirectional cells are op `copy`
+//! of `Bytes Per Direction`; a bidirectional pair's `<->` sum is op
+//! `copy_bidir` of 2 × that; its `->` and `<-` lines (each direction while
+//! the other ran) are in the note only. a2a cells are op `copy`, variant
+//! `all-to-all` (all pairs at once). The diagonal (a copy within one
+//! device), CPU ↔ CPU cells and `N/A` are left out. Where the file gives no
+//! byte count, one operation is normalized to 10^9 bytes. Config-file runs
+//! (`Test N:` / `Transfer NN` lines) have no matrix and are refused by name.
+
+use super::{lines, num, record, Format, ParseError, Parsed};
+use crate::vocab::benches::{Bench, Family};
+use crate::vocab::rows::Point;
+
+pub struct TransferBench;
+
+const NORMALIZED_BYTES: u64 = 1_000_000_000;
+
+/// What the table being read is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Table {
+    Unidirectional,
+    Bidirectional,
+    AllToAll,
+}
+
+/// The endpoint labels of a header (`CPU 00`, `GPU 07`, or `GPU07`), in
+/// order; other columns (`STotal`, `Actual`) end the list.
+fn labels(toks: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let t = toks[i];
+        if (t == "CPU" || t == "GPU") && toks.get(i + 1).is_some_and(|n| n.parse::<u32>().is_ok()) {
+            out.push(format!("{t} {}", toks[i + 1]));
+            i += 2;
+        } else if let Some(n) =
+            t.strip_prefix("GPU").or_else(|| t.strip_prefix("CPU")).filter(|n| n.parse::<u32>().is_ok())
+        {
+            out.push(format!("{} {n}", &t[..3]));
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// A row's source label and the rest of its tokens (`CPU 00  ->  92.21 …`).
+fn row_label<'a>(toks: &'a [&'a str]) -> Option<(String, &'a [&'a str])> {
+    let first = *toks.first()?;
+    if (first == "CPU" || first == "GPU") && toks.get(1).is_some_and(|n| n.parse::<u32>().is_ok()) {
+        return Some((format!("{first} {}", toks[1]), &toks[2..]));
+    }
+    let n = first.strip_prefix("GPU").or_else(|| first.strip_prefix("CPU"))?;
+    n.parse::<u32>().ok()?;
+    Some((format!("{} {n}", &first[..3]), &toks[1..]))
+}
+
+/// The number after `marker` on a line (`Bytes Per Direction 268435456`,
+/// `[268435456 bytes per Transfer]`).
+fn bytes_in(text: &str) -> Option<u64> {
+    for l in text.lines() {
+        if let Some(v) = l.trim().strip_prefix("Bytes Per Direction") {
+            return v.split_whitespace().next()?.parse().ok();
+        }
+        if let Some(at) = l.find(" bytes per Transfer") {
+            return l[..at].rsplit(['[', ' ']).next()?.parse().ok();
+        }
+    }
+    None
+}
+
+impl Format for TransferBench {
+    fn name(&self) -> &'static str {
+        "transferbench"
+    }
+
+    fn describe(&self) -> &'static str {
+        "AMD TransferBench p2p and a2a presets: unidirectional, bidirectional and all-to-all tables (GB/s)"
+    }
+
+    fn family(&self) -> Option<Family> {
+        Some(Family::Peer)
+    }
+
+    fn sniff(&self, text: &str) -> bool {
+        // Documentation copies escape the backslash (`SRC\\DST`).
+        let table = |l: &str| {
+            let l = l.replace("\\\\", "\\");
+            l.contains("SRC+EXE\\DST") || (l.contains("SRC\\DST") && l.contains("STotal"))
+        };
+        let config = text.contains("Executor:") && text.lines().any(|l| l.trim_start().starts_with("Transfer 00"));
+        text.contains("TransferBench") || config || text.lines().any(table)
+    }
+
+    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+        let mut out = Parsed { tool: self.name().into(), backend: "hip".into(), ..Parsed::default() };
+        let size = bytes_in(text);
+        let mut table: Option<(Table, Vec<String>)> = None;
+        let mut pending: Option<Table> = None;
+        let mut config_line = None;
+        for (no, line) in lines(text) {
+            let t = line.trim();
+            if t.starts_with("Unidirectional copy peak bandwidth") {
+                pending = Some(Table::Unidirectional);
+                continue;
+            }
+            if t.starts_with("Bidirectional copy peak bandwidth") {
+                pending = Some(Table::Bidirectional);
+                continue;
+            }
+            if config_line.is_none() && (t.starts_with("Test 1:") || t.starts_with("Transfer 00")) {
+                config_line = Some(no);
+            }
+            let toks: Vec<&str> = t.split_whitespace().collect();
+            if let Some(first) = toks.first() {
+                let head = first.replace("\\\\", "\\");
+                if head == "SRC+EXE\\DST" || head == "SRC\\DST" {
+                    let kind = match pending.take() {
+                        Some(k) => k,
+                        None if head == "SRC\\DST" => Table::AllToAll,
+                        None => Table::Unidirectional,
+                    };
+                    table = Some((kind, labels(&toks[1..])));
+                    continue;
+                }
+            }
+            let Some((kind, columns)) = &table else { continue };
+            let Some((src, rest)) = row_label(&toks) else {
+                if toks.first().is_some_and(|f| f.starts_with("Averages") || f.starts_with("RTotal")) {
+                    continue;
+                }
+                continue;
+            };
+            let (direction, values) = match rest.first() {
+                Some(&a) if a == "->" || a == "<-" || a == "<->" => (a, &rest[1..]),
+                _ => ("->", rest),
+            };
+            // Bidirectional: only the `<->` sum is a row of its own.
+            if *kind == Table::Bidirectional && direction != "<->" {
+                continue;
+            }
+            if values.len() < columns.len() {
+                return Err(ParseError::new(
+                    no,
+                    format!("a TransferBench row of {} cells where its header has {}", values.len(), columns.len()),
+                ));
+            }
+            for (dst, cell) in columns.iter().zip(values) {
+                let Some(gbps) = num(cell).filter(|g| *g > 0.0) else { continue };
+                if *dst == src {
+                    continue;
+                }
+                let gpu = |l: &str| l.starts_with("GPU");
+                let bench = match (gpu(&src), gpu(dst)) {
+                    (true, true) => Bench::MemcpyPeer,
+                    (false, true) => Bench::H2d,
+                    (true, false) => Bench::D2h,
+                    (false, false) => continue,
+                };
+                let (op, variant, per) = match kind {
+                    Table::Unidirectional => ("copy", "unidirectional", 1),
+                    Table::Bidirectional => ("copy_bidir", "bidirectional", 2),
+                    Table::AllToAll => ("copy", "all-to-all", 1),
+                };
+                let bytes = size.map_or(NORMALIZED_BYTES, |s| s.saturating_mul(per));
+                let how = match size {
+                    Some(s) => {
+                        format!("{s} bytes per transfer{}", if per == 2 { ", both directions summed" } else { "" })
+                    }
+                    None => "byte count not in the file, so one operation is normalized to 10^9 bytes".into(),
+                };
+                out.records.push(record(
+                    Point {
+                        bench: bench.name().into(),
+                        op: op.into(),
+                        variant: Some(variant.into()),
+                        size_bytes: size,
+                        peer: Some(format!("{src}->{dst}")),
+                        bytes_copied: Some(bytes),
+                        ..Point::default()
+                    },
+                    bytes as f64 / (gbps * 1e9),
+                    no,
+                    format!(
+                        "TransferBench {gbps} GB/s (10^9 bytes/s), {src} {direction} {dst}; {how}; time = bytes / rate"
+                    ),
+                ));
+            }
+        }
+        if out.records.is_empty() {
+            let why = match config_line {
+                Some(n) => return Err(ParseError::new(n, "a TransferBench config-file run (`Test N:` / `Transfer NN` lines): only the p2p and a2a tables are imported")),
+                None => "no TransferBench p2p or a2a table (`SRC+EXE\\DST` or `SRC\\DST` header)",
+            };
+            return Err(ParseError::new(1, why));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_labels_and_row_labels_read_both_spacings() {
+        let toks: Vec<&str> = "CPU 00 CPU 01 GPU 00 GPU07 STotal Actual".split_whitespace().collect();
+        assert_eq!(labels(&toks), ["CPU 00", "CPU 01", "GPU 00", "GPU 07"]);
+        let row: Vec<&str> = "GPU 01 <-> 1.0".split_whitespace().collect();
+        assert_eq!(row_label(&row).map(|(l, r)| (l, r.len())), Some(("GPU 01".into(), 2)));
+        assert_eq!(bytes_in("Summary: [268435456 bytes per Transfer] [GFX:8]"), Some(268435456));
+        assert_eq!(bytes_in("Bytes Per Direction 4194304\n"), Some(4194304));
+    }
+}
