@@ -22,6 +22,7 @@ mod gate;
 pub mod imb;
 mod launcher;
 pub mod megatron;
+pub mod nccl_json;
 pub mod nccl_tests;
 pub mod nvbandwidth;
 pub mod osu;
@@ -150,6 +151,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(rccl_json::NcclTestsJson),
         Box::new(nvbandwidth::NvbandwidthJson),
         Box::new(seed_json::SeedJson),
+        Box::new(nccl_json::NcclTestsJson3),
         Box::new(imb::Imb),
         Box::new(nccl_tests::NcclTests),
         Box::new(perftest::Perftest),

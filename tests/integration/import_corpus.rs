@@ -399,11 +399,11 @@ fn all_logs() -> Vec<(String, String)> {
         })
         .collect();
     // The formats of round four, whose expected values have their own shape.
-    for tool in ["imb", "rocm-bandwidth-test", "transferbench"] {
+    for tool in ["imb", "rocm-bandwidth-test", "transferbench", "nccl-tests-json"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(real().join(tool))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "txt" || e == "log"))
+            .filter(|p| p.extension().is_some_and(|e| e == "txt" || e == "log" || e == "json"))
             .collect();
         files.sort();
         for f in files {
@@ -686,4 +686,40 @@ fn every_real_transferbench_table_imports_and_config_runs_are_refused_by_name() 
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn real_nccl_tests_json_imports_as_the_text_table_would_and_a_failed_run_is_refused() {
+    #[derive(Deserialize)]
+    struct Logs {
+        log: Vec<toml::Table>,
+    }
+    let dir = real().join("nccl-tests-json");
+    let e: Logs = toml::from_str(&std::fs::read_to_string(dir.join("expected.toml")).unwrap()).unwrap();
+    assert!(e.log.len() >= 2);
+    for l in &e.log {
+        let file = l["file"].as_str().unwrap();
+        assert!(l["source"].as_str().unwrap().starts_with("https://") && l["commit"].as_str().unwrap().len() == 40);
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let parsed = import::parse(Path::new(file), &text, None);
+        if l.get("refuse").and_then(|r| r.as_bool()) == Some(true) {
+            let err = parsed.expect_err(file).to_string();
+            assert!(err.contains("nccl-tests JSON with no `results`"), "{file}: {err}");
+            continue;
+        }
+        let p = parsed.unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(p.tool, "nccl-tests-json");
+        let oop: Vec<&Record> =
+            p.records.iter().filter(|r| r.params.variant.as_deref() == Some("out-of-place")).collect();
+        assert_eq!(oop.len() as i64, l["points"].as_integer().unwrap(), "{file}");
+        let r = oop.iter().max_by(|a, b| (a.params.size_bytes).cmp(&b.params.size_bytes)).unwrap();
+        assert_eq!(r.params.op, l["collective"].as_str().unwrap(), "{file}");
+        assert_eq!(r.params.ranks.map(i64::from), l["ranks"].as_integer(), "{file}");
+        let algbw = r.params.bytes_copied.unwrap() as f64 / r.seconds_per_op / 1e9;
+        let busbw = algbw * r.params.bw_factor.unwrap();
+        for (got, key) in [(algbw, "max_algbw_gbps"), (busbw, "max_busbw_gbps")] {
+            let want = l[key].as_float().unwrap();
+            assert!((got / want - 1.0).abs() < 0.01, "{file}: {key} {got}, published {want}");
+        }
+    }
 }
