@@ -33,6 +33,7 @@ pub mod seed_json;
 mod source;
 #[cfg(test)]
 mod test_format;
+pub mod torch_allreduce;
 pub mod torchtitan;
 pub mod transferbench;
 pub mod vllm;
@@ -165,6 +166,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(vllm::SglangServe),
         Box::new(vllm::VllmServe),
         Box::new(vllm_throughput::VllmThroughput),
+        Box::new(torch_allreduce::TorchAllReduce),
         Box::new(megatron::Megatron),
         Box::new(torchtitan::Torchtitan),
         #[cfg(test)]

@@ -399,7 +399,7 @@ fn all_logs() -> Vec<(String, String)> {
         })
         .collect();
     // The formats of round four, whose expected values have their own shape.
-    for tool in ["imb", "rocm-bandwidth-test", "transferbench", "nccl-tests-json"] {
+    for tool in ["imb", "rocm-bandwidth-test", "transferbench", "nccl-tests-json", "torch-allreduce"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(real().join(tool))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -722,4 +722,65 @@ fn real_nccl_tests_json_imports_as_the_text_table_would_and_a_failed_run_is_refu
             assert!((got / want - 1.0).abs() < 0.01, "{file}: {key} {got}, published {want}");
         }
     }
+}
+
+#[test]
+fn real_all_reduce_bench_logs_import_with_their_printed_bandwidths() {
+    #[derive(Deserialize)]
+    struct Logs {
+        log: Vec<toml::Table>,
+    }
+    let dir = real().join("torch-allreduce");
+    let e: Logs = toml::from_str(&std::fs::read_to_string(dir.join("expected.toml")).unwrap()).unwrap();
+    let ours: Vec<&toml::Table> = e
+        .log
+        .iter()
+        .filter(|l| matches!(l.get("tool").and_then(|t| t.as_str()), Some("all_reduce_bench" | "torch-dist-bench")))
+        .collect();
+    assert!(ours.len() >= 6, "{} logs", ours.len());
+    let mut failures = Vec::new();
+    for l in ours {
+        let file = l["file"].as_str().unwrap();
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let p = match import::parse(Path::new(file), &text, None) {
+            Ok(p) => p,
+            Err(err) => {
+                failures.push(format!("{file}: {err}"));
+                continue;
+            }
+        };
+        let rate = |r: &Record| r.params.bytes_copied.unwrap() as f64 / r.seconds_per_op / 1e9;
+        let best = p
+            .records
+            .iter()
+            .max_by(|a, b| (rate(a) * a.params.bw_factor.unwrap()).total_cmp(&(rate(b) * b.params.bw_factor.unwrap())))
+            .unwrap();
+        let (alg, bus) =
+            (p.records.iter().map(rate).fold(f64::NAN, f64::max), rate(best) * best.params.bw_factor.unwrap());
+        let near = |a: f64, b: f64| (a / b - 1.0).abs() <= 0.01;
+        let mut why = Vec::new();
+        if p.records.len() as i64 != l["points"].as_integer().unwrap() {
+            why.push(format!("{} points, published {:?}", p.records.len(), l["points"]));
+        }
+        if !near(bus, l["max_busbw_gbps"].as_float().unwrap()) {
+            why.push(format!("busbw {bus:.3}, published {:?}", l["max_busbw_gbps"]));
+        }
+        if !near(alg, l["max_algbw_gbps"].as_float().unwrap()) {
+            why.push(format!("algbw {alg:.3}, published {:?}", l["max_algbw_gbps"]));
+        }
+        if best.params.size_bytes.map(|s| s as i64) != l["at_bytes"].as_integer() {
+            why.push(format!("peak at {:?} bytes, published {:?}", best.params.size_bytes, l["at_bytes"]));
+        }
+        if l.get("ranks_in_log").and_then(|v| v.as_bool()) != Some(false) {
+            if let Some(n) = l.get("ranks").and_then(|r| r.as_integer()) {
+                if best.params.ranks.map(i64::from) != Some(n) {
+                    why.push(format!("ranks {:?}, published {n}", best.params.ranks));
+                }
+            }
+        }
+        if !why.is_empty() {
+            failures.push(format!("{file}: {}", why.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
