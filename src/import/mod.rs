@@ -36,6 +36,7 @@ mod test_format;
 pub mod torch_allreduce;
 pub mod torchtitan;
 pub mod transferbench;
+pub mod trtllm;
 pub mod vllm;
 pub mod vllm_throughput;
 
@@ -166,6 +167,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(vllm::SglangServe),
         Box::new(vllm::VllmServe),
         Box::new(vllm_throughput::VllmThroughput),
+        Box::new(trtllm::TrtllmBench),
         Box::new(torch_allreduce::TorchAllReduce),
         Box::new(megatron::Megatron),
         Box::new(torchtitan::Torchtitan),

@@ -10,7 +10,7 @@
 //! value.
 
 /// The folders of this test, one per tool.
-const TOOLS: [&str; 5] = ["vllm", "vllm-throughput", "megatron", "torchtitan", "sglang"];
+const TOOLS: [&str; 6] = ["vllm", "vllm-throughput", "megatron", "torchtitan", "sglang", "trtllm-bench"];
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -364,7 +364,9 @@ fn documentation_templates_are_refused_as_templates() {
         let path = real(&tool).join(&file);
         let text = std::fs::read_to_string(&path).unwrap();
         let err = import::parse(&path, &text, None).map(|p| p.records.len()).expect_err(&file);
-        assert!(err.to_string().contains("placeholder"), "{file}: {err}");
+        // A template says so; a run that never printed its report says that.
+        let err = err.to_string();
+        assert!(err.contains("placeholder") || err.contains("ended before its report"), "{file}: {err}");
     }
 }
 
@@ -412,5 +414,39 @@ proptest! {
                 prop_assert!(v <= import::metric_bound(unit), "{name} ({value}): line {} has {v:e} {unit}", r.line);
             }
         }
+    }
+}
+
+#[test]
+fn trtllm_bench_reports_import_every_published_value_and_templates_are_refused() {
+    let all = entries("trtllm-bench");
+    assert!(all.len() >= 6, "{} reports", all.len());
+    let keys = [
+        ("request_throughput_req_per_s", "requests_per_s"),
+        ("output_tokens_per_s", "output_tokens_per_s"),
+        ("total_token_throughput_tokens_per_s", "total_tokens_per_s"),
+        ("mean_ttft_ms", "ttft_ms_mean"),
+        ("mean_tpot_ms", "tpot_ms_mean"),
+        ("total_latency_ms", "total_latency_ms"),
+    ];
+    for (file, e) in all {
+        let path = real("trtllm-bench").join(&file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let parsed = benchbook::import::parse(&path, &text, None);
+        if e.get("refuse").and_then(|r| r.as_bool()) == Some(true) {
+            let err = parsed.expect_err(&file).to_string();
+            assert!(err.contains("template") || err.contains("before its report"), "{file}: {err}");
+            continue;
+        }
+        let p = parsed.unwrap_or_else(|err| panic!("{file}: {err}"));
+        assert_eq!(p.tool, "trtllm-bench", "{file}");
+        let mut checked = 0;
+        for (key, metric) in keys {
+            let Some(want) = e.get(key) else { continue };
+            let got = of(&p, metric).first().and_then(|r| r.value);
+            assert_eq!(got, Some(num(want)), "{file}: {key} → {metric}");
+            checked += 1;
+        }
+        assert!(checked >= 2, "{file}: only {checked} values checked");
     }
 }
