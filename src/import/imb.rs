@@ -315,6 +315,7 @@ mod tests {
         assert_eq!(shape("PingPong"), Some(Shape::Pair { op: "pingpong" }));
         assert_eq!(shape("Exchange"), Some(Shape::Multi { op: "exchange", per: 4 }));
         assert_eq!(shape("Allreduce"), Some(Shape::Collective { op: "all_reduce" }));
-        assert_eq!(shape("Biband"), None);
+        assert_eq!(shape("Biband"), Some(Shape::Band { op: "biband" }));
+        assert_eq!(shape("Multi-PingPong"), None);
     }
 }

@@ -98,6 +98,22 @@ pub(crate) fn strip_task_labels(text: &str) -> (Cow<'_, str>, Option<usize>) {
     (Cow::Owned(out), Some(labelled))
 }
 
+/// `text` without a markdown fence glued to the end of its last non-empty
+/// line (a log pasted into an issue or a README: `mfu: 23.46%```), and
+/// that line's number when there was one. A line that is only a fence is
+/// left as it is: the formats skip lines they do not know.
+pub(crate) fn unglue_fence(text: &str) -> (std::borrow::Cow<'_, str>, Option<usize>) {
+    let trimmed = text.trim_end();
+    let Some(start) = trimmed.rfind('\n').map_or(Some(0), |i| Some(i + 1)) else { return (text.into(), None) };
+    let last = &trimmed[start..];
+    let body = last.trim_end_matches('`');
+    if last.len() - body.len() < 3 || body.trim().is_empty() {
+        return (text.into(), None);
+    }
+    let line = trimmed[..start].matches('\n').count() + 1;
+    (format!("{}{}\n", &trimmed[..start], body.trim_end()).into(), Some(line))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +141,18 @@ mod tests {
         // Times of day are not labels.
         assert_eq!(task_label_len("12:34:56 step 1"), None);
         assert_eq!(task_label_len("  3: x"), Some(5));
+    }
+}
+
+#[cfg(test)]
+mod fence_tests {
+    #[test]
+    fn a_fence_glued_to_the_last_line_is_cut_and_its_line_named() {
+        let (t, line) = super::unglue_fence("step: 1  loss: 9.1\nstep: 2  mfu: 23.46%```\n");
+        assert_eq!((t.as_ref(), line), ("step: 1  loss: 9.1\nstep: 2  mfu: 23.46%\n", Some(2)));
+        // A fence on a line of its own, or no fence: unchanged.
+        for text in ["step: 1  loss: 9.1\n```\n", "step: 1  loss: 9.1\n", "", "```"] {
+            assert_eq!(super::unglue_fence(text), (text.into(), None), "{text:?}");
+        }
     }
 }

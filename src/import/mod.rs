@@ -18,6 +18,7 @@
 
 pub mod babelstream;
 mod command;
+pub mod deepspeed_comm;
 mod gate;
 pub mod imb;
 mod launcher;
@@ -30,6 +31,7 @@ pub mod perftest;
 pub mod rccl_json;
 pub mod rocm_bandwidth;
 pub mod seed_json;
+pub mod sglang;
 mod source;
 #[cfg(test)]
 mod test_format;
@@ -164,11 +166,12 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(babelstream::BabelStreamCsv),
         Box::new(babelstream::BabelStream),
         Box::new(vllm::VllmServeJson),
-        Box::new(vllm::SglangServe),
+        Box::new(sglang::SglangServe),
         Box::new(vllm::VllmServe),
         Box::new(vllm_throughput::VllmThroughput),
         Box::new(trtllm::TrtllmBench),
         Box::new(torch_allreduce::TorchAllReduce),
+        Box::new(deepspeed_comm::DeepspeedComm),
         Box::new(megatron::Megatron),
         Box::new(torchtitan::Torchtitan),
         #[cfg(test)]
@@ -241,7 +244,7 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
     let (text, labels) = launcher::strip_task_labels(text);
     // A log pasted into an issue may end in a markdown fence glued to its
     // last line (`mfu: 23.46%```): that is not part of the log.
-    let (text, glued) = unglue_fence(text.as_ref());
+    let (text, glued) = launcher::unglue_fence(text.as_ref());
     let text = text.as_ref();
     let all = formats();
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -289,22 +292,6 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
 }
 
 // ---- helpers shared by the formats ----
-
-/// `text` without a markdown fence glued to the end of its last non-empty
-/// line (a log pasted into an issue or a README: `mfu: 23.46%```), and
-/// that line's number when there was one. A line that is only a fence is
-/// left as it is: the formats skip lines they do not know.
-pub(crate) fn unglue_fence(text: &str) -> (std::borrow::Cow<'_, str>, Option<usize>) {
-    let trimmed = text.trim_end();
-    let Some(start) = trimmed.rfind('\n').map_or(Some(0), |i| Some(i + 1)) else { return (text.into(), None) };
-    let last = &trimmed[start..];
-    let body = last.trim_end_matches('`');
-    if last.len() - body.len() < 3 || body.trim().is_empty() {
-        return (text.into(), None);
-    }
-    let line = trimmed[..start].matches('\n').count() + 1;
-    (format!("{}{}\n", &trimmed[..start], body.trim_end()).into(), Some(line))
-}
 
 /// Whether the final line of `text` was cut off (no trailing newline).
 pub(crate) fn last_line_incomplete(text: &str) -> bool {
@@ -387,17 +374,4 @@ pub(crate) fn metric_record(
         ..Point::default()
     };
     Record { value: Some(m.value), ..record(point, f64::NAN, line, note) }
-}
-
-#[cfg(test)]
-mod fence_tests {
-    #[test]
-    fn a_fence_glued_to_the_last_line_is_cut_and_its_line_named() {
-        let (t, line) = super::unglue_fence("step: 1  loss: 9.1\nstep: 2  mfu: 23.46%```\n");
-        assert_eq!((t.as_ref(), line), ("step: 1  loss: 9.1\nstep: 2  mfu: 23.46%\n", Some(2)));
-        // A fence on a line of its own, or no fence: unchanged.
-        for text in ["step: 1  loss: 9.1\n```\n", "step: 1  loss: 9.1\n", "", "```"] {
-            assert_eq!(super::unglue_fence(text), (text.into(), None), "{text:?}");
-        }
-    }
 }

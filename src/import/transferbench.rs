@@ -13,7 +13,10 @@
 //! `all-to-all` (all pairs at once). The diagonal (a copy within one
 //! device), CPU ↔ CPU cells and `N/A` are left out. Where the file gives no
 //! byte count, one operation is normalized to 10^9 bytes. Config-file runs
-//! (`Test N:` / `Transfer NN` lines) have no matrix and are refused by name.
+//! (`Test N:` / `Transfer NN | … | SRC -> EXE -> DST` lines) give a row per
+//! transfer: GPU → GPU, CPU → GPU and GPU → CPU as above, and the rest
+//! (memset, read-only, a copy within one device, a broadcast) as
+//! `transferbench` rows named so.
 
 use super::{lines, num, record, Format, ParseError, Parsed};
 use crate::vocab::benches::{Bench, Family};
@@ -196,15 +199,89 @@ impl Format for TransferBench {
                 ));
             }
         }
+        if out.records.is_empty() && config_line.is_some() {
+            config_runs(text, &mut out)?;
+        }
         if out.records.is_empty() {
-            let why = match config_line {
-                Some(n) => return Err(ParseError::new(n, "a TransferBench config-file run (`Test N:` / `Transfer NN` lines): only the p2p and a2a tables are imported")),
-                None => "no TransferBench p2p or a2a table (`SRC+EXE\\DST` or `SRC\\DST` header)",
-            };
-            return Err(ParseError::new(1, why));
+            return Err(ParseError::new(
+                config_line.unwrap_or(1),
+                "no TransferBench p2p or a2a table (`SRC+EXE\\DST` or `SRC\\DST` header) and no `Transfer NN | … GB/s | … bytes | SRC -> EXE -> DST` line",
+            ));
         }
         Ok(out)
     }
+}
+
+/// The kind of a config-file endpoint list: `G1` (a GPU), `C0` (a CPU),
+/// `N` (none: a memset source or a read-only destination), or several
+/// (`G0G1`, a broadcast).
+fn endpoint(e: &str) -> (&'static str, usize) {
+    let n = e.chars().filter(|c| c.is_ascii_uppercase()).count();
+    let kind = match e.chars().next() {
+        Some('G') => "GPU",
+        Some('C') => "CPU",
+        _ => "none",
+    };
+    (kind, n)
+}
+
+/// A config-file run: each `Transfer NN | r GB/s | t ms | b bytes | SRC ->
+/// EXE:CUs -> DST` line of each `Test N:` is a row, its time from the
+/// printed rate (three decimals, more precise than the printed ms).
+fn config_runs(text: &str, out: &mut Parsed) -> Result<(), ParseError> {
+    let mut test = 0u32;
+    for (no, line) in lines(text) {
+        let t = line.replace("\\|", "|");
+        let t = t.trim();
+        if let Some(n) = t.strip_prefix("Test ").and_then(|r| r.trim_end_matches(':').parse().ok()) {
+            test = n;
+            continue;
+        }
+        if !t.starts_with("Transfer ") {
+            continue;
+        }
+        let cells: Vec<&str> = t.split('|').map(str::trim).collect();
+        let (Some(rate), Some(bytes), Some(route)) = (
+            cells.get(1).and_then(|c| num(c.trim_end_matches("GB/s").trim())),
+            cells.get(3).and_then(|c| c.trim_end_matches("bytes").trim().parse::<u64>().ok()),
+            cells.get(4),
+        ) else {
+            return Err(ParseError::new(
+                no,
+                format!("expected `Transfer NN | r GB/s | t ms | b bytes | SRC -> EXE -> DST`, found `{t}`"),
+            ));
+        };
+        if rate <= 0.0 || bytes == 0 {
+            continue;
+        }
+        let parts: Vec<&str> = route.split("->").map(str::trim).collect();
+        let (src, dst) = (parts.first().copied().unwrap_or(""), parts.last().copied().unwrap_or(""));
+        let ((sk, sn), (dk, dn)) = (endpoint(src), endpoint(dst));
+        let (bench, op) = match (sk, dk) {
+            ("GPU", "GPU") if sn == 1 && dn == 1 && src != dst => (Bench::MemcpyPeer.name(), "copy"),
+            ("CPU", "GPU") if dn == 1 => (Bench::H2d.name(), "copy"),
+            ("GPU", "CPU") if sn == 1 => (Bench::D2h.name(), "copy"),
+            ("none", _) => ("transferbench", "memset"),
+            (_, "none") => ("transferbench", "read"),
+            _ if dn > 1 => ("transferbench", "broadcast"),
+            _ => ("transferbench", "copy"),
+        };
+        out.records.push(record(
+            Point {
+                bench: bench.into(),
+                op: op.into(),
+                variant: Some(format!("config test {test}")),
+                size_bytes: Some(bytes),
+                peer: Some(route.to_string()),
+                bytes_copied: Some(bytes),
+                ..Point::default()
+            },
+            bytes as f64 / (rate * 1e9),
+            no,
+            format!("TransferBench config test {test}: {rate} GB/s (10^9 bytes/s) for {bytes} bytes, {route}; time = bytes / rate"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -16,6 +16,10 @@
 //! when nothing else tells them apart. A block in which no request
 //! succeeded prints zeros: they are recorded as skipped, never as a 0 ms
 //! latency. Token totals and other lines are kept as the file's settings.
+//!
+//! The file is longer than 400 lines because the text summary (also
+//! SGLang's, [`super::sglang`]) and the JSON share one metric table and one
+//! record builder, here.
 
 use crate::vocab::benches::Family;
 use serde_json::Value;
@@ -192,38 +196,8 @@ impl Format for VllmServe {
     }
 }
 
-/// SGLang's serving benchmark (`python -m sglang.bench_serving`): a summary
-/// shaped like vLLM's, read the same way, under its own name.
-pub struct SglangServe;
-
-const SGLANG_TOOL: &str = "sglang-serve";
-
-impl Format for SglangServe {
-    fn name(&self) -> &'static str {
-        SGLANG_TOOL
-    }
-    fn describe(&self) -> &'static str {
-        "SGLang serving benchmark summary (python -m sglang.bench_serving): throughput, TTFT/ITL/E2E latency"
-    }
-    fn family(&self) -> Option<Family> {
-        None
-    }
-    /// vLLM's summary has no `Backend:` line, no retokenized token count
-    /// and no `E2E Latency`; SGLang's has them.
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("Serving Benchmark Result")
-            && (text.contains("sglang.bench_serving")
-                || text.contains("(retokenized)")
-                || text.contains("E2E Latency (ms)")
-                || text.lines().any(|l| l.trim_start().starts_with("Backend:")))
-    }
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        summary(text, SGLANG_TOOL, "sglang", |t| t.contains("sglang"))
-    }
-}
-
 /// The summary blocks of a serving benchmark, as `tool`.
-fn summary(text: &str, tool: &str, backend: &str, command: fn(&str) -> bool) -> Result<Parsed, ParseError> {
+pub(super) fn summary(text: &str, tool: &str, backend: &str, command: fn(&str) -> bool) -> Result<Parsed, ParseError> {
     {
         let all = lines(text);
         let mut blocks = Vec::new();

@@ -1,0 +1,37 @@
+//! SGLang's serving benchmark (`python -m sglang.bench_serving`): a summary
+//! shaped like vLLM's (`==== Serving Benchmark Result ====`), read by the
+//! same code ([`super::vllm`]) under its own name, `sglang-serve`. Its
+//! block adds a `Backend:` line (the client backend it drove, a parameter),
+//! `Traffic request rate` and `Max request concurrency` inside the block,
+//! `E2E Latency` and retokenized token counts.
+
+use super::{Format, ParseError, Parsed};
+use crate::vocab::benches::Family;
+
+pub struct SglangServe;
+
+const SGLANG_TOOL: &str = "sglang-serve";
+
+impl Format for SglangServe {
+    fn name(&self) -> &'static str {
+        SGLANG_TOOL
+    }
+    fn describe(&self) -> &'static str {
+        "SGLang serving benchmark summary (python -m sglang.bench_serving): throughput, TTFT/ITL/E2E latency"
+    }
+    fn family(&self) -> Option<Family> {
+        None
+    }
+    /// vLLM's summary has no `Backend:` line, no retokenized token count
+    /// and no `E2E Latency`; SGLang's has them.
+    fn sniff(&self, text: &str) -> bool {
+        text.contains("Serving Benchmark Result")
+            && (text.contains("sglang.bench_serving")
+                || text.contains("(retokenized)")
+                || text.contains("E2E Latency (ms)")
+                || text.lines().any(|l| l.trim_start().starts_with("Backend:")))
+    }
+    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+        super::vllm::summary(text, SGLANG_TOOL, "sglang", |t| t.contains("sglang"))
+    }
+}
