@@ -8,7 +8,7 @@
 # many rows). Prints the log's size, its lines,
 # the import's wall time and its peak RSS as /usr/bin/time -v measures it.
 #
-#   scripts/import_memory.sh [SIZE_MB] [BINARY] [nccl|megatron|imb]
+#   scripts/import_memory.sh [SIZE_MB] [BINARY] [nccl|megatron|imb|allreduce|deepspeed]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb="${1:-50}"
@@ -28,7 +28,15 @@ case "$kind" in
     src=tests/fixtures/import/real/imb/pingpong_imb2021.2_2ranks_azurehpc_lustre_srun_prompts_no_trailing_spaces.txt
     header() { awk '{print} /#bytes/ {exit}' "$1"; }
     body() { awk 'f && /^ *[0-9]/ {print} /#bytes/ {f=1}' "$1"; } ;;
-  *) echo "unknown kind $kind: nccl, megatron or imb" >&2; exit 2 ;;
+  allreduce)
+    src=tests/fixtures/import/real/torch-allreduce/all_reduce_bench_table_4xH100_lambda_environment_header_dudeperf3ct_blog.txt
+    header() { awk '{print} /^\| ---/ {exit}' "$1"; }
+    body() { grep -E '^\| +[0-9]' "$1"; } ;;
+  deepspeed)
+    src=tests/fixtures/import/real/torch-allreduce/eleutherai_cookbook_ds_comm_all_reduce_8x_trn2_raw_GBps_two_runs_64B_first_row_outlier_nrt_warnings.txt
+    header() { awk '{print} /^-+$/ {exit}' "$1"; }
+    body() { grep -E '^[0-9]+ +[0-9]+x[0-9]+ ' "$1"; } ;;
+  *) echo "unknown kind $kind: nccl, megatron, imb, allreduce or deepspeed" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

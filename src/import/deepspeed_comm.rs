@@ -14,7 +14,7 @@
 //! rows (launcher prefixes, runtime warnings) are read through; a file with
 //! several blocks numbers them in the variant.
 
-use super::{lines, num, record, Format, ParseError, Parsed};
+use super::{lines, num, record, Format, ParseError, Parsed, Record};
 use crate::vocab::accounting::bus_factor;
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
@@ -55,8 +55,14 @@ impl Format for DeepspeedComm {
         text.contains("---- Performance of ") && text.contains("Size (Bytes)")
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per row as it is read.
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: "torch".into(), ..Parsed::default() };
+        let mut count = 0usize;
         // The block being read: op, ranks, duration unit, bytes/s per rate unit.
         let mut block: Option<(String, u32, Option<f64>, f64)> = None;
         let mut blocks = 0u32;
@@ -122,7 +128,8 @@ impl Format for DeepspeedComm {
                 }
             }
             let variant = if blocks > 1 { format!("deepspeed.comm, block {k}") } else { "deepspeed.comm".to_string() };
-            out.records.push(record(
+            count += 1;
+            each(record(
                 Point {
                     bench: Bench::Collective.name().into(),
                     op: op.clone(),
@@ -141,7 +148,7 @@ impl Format for DeepspeedComm {
                 ),
             ));
         }
-        if out.records.is_empty() {
+        if count == 0 {
             return Err(ParseError::new(
                 1,
                 "no DeepSpeed communication benchmark rows (`<size> <elements>x<bytes> <duration> …`)",

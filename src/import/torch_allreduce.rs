@@ -15,7 +15,7 @@
 //! busbw / algbw, or that ratio where the log does not give the ranks.
 //! Launcher prefixes (`[host:0]:`) are read through.
 
-use super::{lines, num, record, Format, ParseError, Parsed};
+use super::{lines, num, record, Format, ParseError, Parsed, Record};
 use crate::vocab::accounting::bus_factor;
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
@@ -67,20 +67,26 @@ impl Format for TorchAllReduce {
             || text.lines().any(|l| l.contains("| payload |") && l.contains("busbw") && l.contains("algbw"))
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per row as it is read (a sweep of any length is never held).
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: "torch".into(), ..Parsed::default() };
+        let mut count = 0usize;
         let mut ranks: Option<u32> = None;
         // The single-payload form: the payload, then its algbw and busbw.
         let mut single: Option<(u64, usize, Option<f64>)> = None;
         // The table's columns: (busbw, algbw) positions.
         let mut columns: Option<(usize, usize)> = None;
-        let push = |out: &mut Parsed,
-                    size: u64,
-                    alg: f64,
-                    bus: Option<f64>,
-                    ranks: Option<u32>,
-                    no: usize,
-                    how: &str| {
+        let mut push = |out: &mut Parsed,
+                        size: u64,
+                        alg: f64,
+                        bus: Option<f64>,
+                        ranks: Option<u32>,
+                        no: usize,
+                        how: &str| {
             let own = bus.filter(|_| alg > 0.0).map(|b| b / alg);
             let mut factor = ranks.and_then(|n| bus_factor("all_reduce", n));
             if let (Some(f), Some(o)) = (factor, own) {
@@ -93,7 +99,8 @@ impl Format for TorchAllReduce {
                     factor = Some(o);
                 }
             }
-            out.records.push(record(
+            count += 1;
+            each(record(
                 Point {
                     bench: Bench::Collective.name().into(),
                     op: "all_reduce".into(),
@@ -151,7 +158,8 @@ impl Format for TorchAllReduce {
                 push(&mut out, size, alg, bus, ranks, no, "in binary units (KiB = 2^10 bytes), as the table prints it");
             }
         }
-        if out.records.is_empty() {
+        drop(push);
+        if count == 0 {
             return Err(ParseError::new(1, "no all_reduce_bench result (an `algbw:` line or a `| payload |` table)"));
         }
         if ranks.is_none() {
