@@ -158,7 +158,6 @@ impl Format for TorchAllReduce {
                 push(&mut out, size, alg, bus, ranks, no, "in binary units (KiB = 2^10 bytes), as the table prints it");
             }
         }
-        drop(push);
         if count == 0 {
             return Err(ParseError::new(1, "no all_reduce_bench result (an `algbw:` line or a `| payload |` table)"));
         }
