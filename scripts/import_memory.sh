@@ -9,6 +9,8 @@
 # the import's wall time and its peak RSS as /usr/bin/time -v measures it.
 #
 #   scripts/import_memory.sh [SIZE_MB] [BINARY] [nccl|megatron|imb|allreduce|deepspeed]
+#   scripts/import_memory.sh [SIZE_MB] [BINARY] whole FILE   (FILE repeated whole: matrix and summary
+#                                                             formats, many runs in one log)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb="${1:-50}"
@@ -36,7 +38,11 @@ case "$kind" in
     src=tests/fixtures/import/real/torch-allreduce/eleutherai_cookbook_ds_comm_all_reduce_8x_trn2_raw_GBps_two_runs_64B_first_row_outlier_nrt_warnings.txt
     header() { awk '{print} /^-+$/ {exit}' "$1"; }
     body() { grep -E '^[0-9]+ +[0-9]+x[0-9]+ ' "$1"; } ;;
-  *) echo "unknown kind $kind: nccl, megatron, imb, allreduce or deepspeed" >&2; exit 2 ;;
+  whole)
+    src="${4:?whole needs a FILE}"
+    header() { :; }
+    body() { cat "$1"; } ;;
+  *) echo "unknown kind $kind: nccl, megatron, imb, allreduce, deepspeed or whole FILE" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -20,6 +20,52 @@ use crate::vocab::rows::{Point, Status};
 
 pub struct NcclTestsJson3;
 
+/// The fields read; everything else (per-iteration times, env) is skipped.
+#[derive(serde::Deserialize)]
+struct Doc {
+    nccl_version: Option<u64>,
+    #[serde(default)]
+    args: Vec<Value>,
+    #[serde(default)]
+    config: Config,
+    #[serde(default)]
+    results: Vec<Res>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct Config {
+    nthreads: Option<Value>,
+    ngpus: Option<Value>,
+    #[serde(default)]
+    devices: Vec<Dev>,
+}
+
+#[derive(serde::Deserialize)]
+struct Dev {
+    hostname: Option<Value>,
+    pid: Option<Value>,
+    device_info: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Res {
+    size: Option<u64>,
+    #[serde(rename = "type")]
+    dtype: Option<String>,
+    experiment_name: Option<String>,
+    out_of_place: Option<Cell>,
+    in_place: Option<Cell>,
+}
+
+#[derive(serde::Deserialize)]
+struct Cell {
+    time: Option<Value>,
+    cpu_time: Option<Value>,
+    alg_bw: Option<Value>,
+    bus_bw: Option<Value>,
+    nwrong: Option<Value>,
+}
+
 fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
@@ -50,63 +96,49 @@ impl Format for NcclTestsJson3 {
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        let doc: Value =
-            serde_json::from_str(text).map_err(|e| ParseError::new(e.line().max(1), format!("not valid JSON: {e}")))?;
+        // Typed, so that the per-iteration arrays (`*_per_iter`) are
+        // skipped while reading, never held.
+        let doc: Doc = serde_json::from_str(text)
+            .map_err(|e| ParseError::new(e.line().max(1), format!("not valid nccl-tests JSON: {e}")))?;
         let mut out = Parsed { tool: self.name().into(), backend: "nccl".into(), ..Parsed::default() };
-        if let Some(v) = doc.get("nccl_version").and_then(Value::as_u64) {
+        if let Some(v) = doc.nccl_version {
             out.tool_version = Some(format!("NCCL {}.{}.{}", v / 10000, (v / 100) % 100, v % 100));
         }
-        let args: Vec<&str> = doc
-            .get("args")
-            .and_then(Value::as_array)
-            .map_or(Vec::new(), |a| a.iter().filter_map(Value::as_str).collect());
+        let args: Vec<&str> = doc.args.iter().filter_map(Value::as_str).collect();
         out.command = (!args.is_empty()).then(|| args.join(" "));
         let binary = args.first().and_then(|a| a.rsplit('/').next()).and_then(|b| b.strip_suffix("_perf"));
-        let config = doc.get("config").cloned().unwrap_or(Value::Null);
-        let count = |k: &str| config.get(k).and_then(number).map(|v| v as u32);
-        let processes = config
-            .get("devices")
-            .and_then(Value::as_array)
-            .map(|d| {
-                let pids: std::collections::BTreeSet<String> = d
-                    .iter()
-                    .map(|e| {
-                        format!(
-                            "{}:{}",
-                            e.get("hostname").unwrap_or(&Value::Null),
-                            e.get("pid").unwrap_or(&Value::Null)
-                        )
-                    })
-                    .collect();
-                pids.len().max(1) as u32
-            })
-            .unwrap_or(1);
-        let ranks = count("nthreads").zip(count("ngpus")).map(|(t, g)| t * g * processes);
-        let results = doc.get("results").and_then(Value::as_array).filter(|r| !r.is_empty()).ok_or_else(|| {
-            ParseError::new(1, "nccl-tests JSON with no `results`: the run wrote none (it failed before measuring)")
-        })?;
-        let device: Option<String> =
-            config.get("devices").and_then(Value::as_array).and_then(|d| d.first()).and_then(|d| {
-                let name = d.get("device_info").or_else(|| d.get("device")).and_then(Value::as_str)?.trim();
-                (!name.is_empty()).then(|| name.to_string())
-            });
+        let count = |v: &Option<Value>| v.as_ref().and_then(number).map(|v| v as u32);
+        let processes = {
+            let pids: std::collections::BTreeSet<String> =
+                doc.config.devices.iter().map(|e| format!("{:?}:{:?}", e.hostname, e.pid)).collect();
+            pids.len().max(1) as u32
+        };
+        let ranks = count(&doc.config.nthreads).zip(count(&doc.config.ngpus)).map(|(t, g)| t * g * processes);
+        if doc.results.is_empty() {
+            return Err(ParseError::new(
+                1,
+                "nccl-tests JSON with no `results`: the run wrote none (it failed before measuring)",
+            ));
+        }
+        let results = &doc.results;
+        let device: Option<String> = doc.config.devices.first().and_then(|d| {
+            let name = d.device_info.as_deref()?.trim();
+            (!name.is_empty()).then(|| name.to_string())
+        });
         for (i, r) in results.iter().enumerate() {
-            let size = r
-                .get("size")
-                .and_then(Value::as_u64)
-                .ok_or_else(|| ParseError::new(1, format!("results[{i}]: no integer `size`")))?;
+            let size = r.size.ok_or_else(|| ParseError::new(1, format!("results[{i}]: no integer `size`")))?;
             let op = binary
                 .map(str::to_string)
-                .or_else(|| {
-                    r.get("experiment_name").and_then(Value::as_str).filter(|s| !s.is_empty()).map(String::from)
-                })
+                .or_else(|| r.experiment_name.clone().filter(|s| !s.is_empty()))
                 .unwrap_or_else(|| "unknown_collective".into());
-            for (key, variant) in [("out_of_place", "out-of-place"), ("in_place", "in-place")] {
-                let Some(cell) = r.get(key) else { continue };
-                let Some(time_us) = cell.get("time").or_else(|| cell.get("cpu_time")).and_then(number) else {
+            for (key, variant, cell) in
+                [("out_of_place", "out-of-place", &r.out_of_place), ("in_place", "in-place", &r.in_place)]
+            {
+                let Some(cell) = cell else { continue };
+                let Some(time_us) = cell.time.as_ref().or(cell.cpu_time.as_ref()).and_then(number) else {
                     continue;
                 };
-                let (alg, bus) = (cell.get("alg_bw").and_then(number), cell.get("bus_bw").and_then(number));
+                let (alg, bus) = (cell.alg_bw.as_ref().and_then(number), cell.bus_bw.as_ref().and_then(number));
                 let own = alg.zip(bus).filter(|(a, _)| *a > 0.0).map(|(a, b)| b / a);
                 let factor = ranks.and_then(|n| bus_factor(&op, n));
                 let factor = match (factor, own) {
@@ -119,13 +151,13 @@ impl Format for NcclTestsJson3 {
                     }
                     (f, o) => f.or(o),
                 };
-                let wrong = cell.get("nwrong").and_then(number).unwrap_or(0.0);
+                let wrong = cell.nwrong.as_ref().and_then(number).unwrap_or(0.0);
                 let mut rec = record(
                     Point {
                         bench: Bench::Collective.name().into(),
                         op: op.clone(),
                         variant: Some(variant.into()),
-                        dtype: r.get("type").and_then(Value::as_str).map(super::dtype),
+                        dtype: r.dtype.as_deref().map(super::dtype),
                         size_bytes: Some(size),
                         ranks,
                         bytes_copied: Some(size),

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{lines, num, record, Format, ParseError, Parsed};
+use super::{lines, num, record, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
@@ -57,8 +57,14 @@ impl Format for RocmBandwidth {
         text.contains("copy peak bandwidth GB/s") && text.contains("D/D")
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per cell, once the device kinds are known.
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: "hip".into(), ..Parsed::default() };
+        let mut count = 0usize;
         let mut devices: BTreeMap<u32, Device> = BTreeMap::new();
         // The matrix being read: bidirectional or not, and its columns.
         let mut matrix: Option<(bool, Vec<u32>)> = None;
@@ -159,7 +165,8 @@ impl Format for RocmBandwidth {
             );
             let gpu_end = if gpu(src) { src } else { dst };
             r.device = devices.get(&gpu_end).map(|d| d.name.clone());
-            out.records.push(r);
+            count += 1;
+            each(r);
         }
         if diagonal > 0 {
             out.warnings.push(format!(
@@ -169,7 +176,7 @@ impl Format for RocmBandwidth {
         if cpu_cpu > 0 {
             out.warnings.push(format!("{cpu_cpu} CPU ↔ CPU cells are not imported (no GPU in the copy)"));
         }
-        if out.records.is_empty() {
+        if count == 0 {
             return Err(ParseError::new(1, "no bandwidth matrix cell between a GPU and another device"));
         }
         Ok(out)

@@ -5,7 +5,7 @@
 //! `Traffic request rate` and `Max request concurrency` inside the block,
 //! `E2E Latency` and retokenized token counts.
 
-use super::{Format, ParseError, Parsed};
+use super::{Format, ParseError, Parsed, Record};
 use crate::vocab::benches::Family;
 
 pub struct SglangServe;
@@ -31,7 +31,10 @@ impl Format for SglangServe {
                 || text.contains("E2E Latency (ms)")
                 || text.lines().any(|l| l.trim_start().starts_with("Backend:")))
     }
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        super::vllm::summary(text, SGLANG_TOOL, "sglang", |t| t.contains("sglang"))
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
+        super::vllm::summary(text, SGLANG_TOOL, "sglang", |t| t.contains("sglang"), each)
     }
 }

@@ -18,7 +18,7 @@
 //! (memset, read-only, a copy within one device, a broadcast) as
 //! `transferbench` rows named so.
 
-use super::{lines, num, record, Format, ParseError, Parsed};
+use super::{lines, num, record, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
@@ -104,8 +104,14 @@ impl Format for TransferBench {
         text.contains("TransferBench") || config || text.lines().any(table)
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        let mut out = Parsed { tool: self.name().into(), backend: "hip".into(), ..Parsed::default() };
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per cell as it is read.
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
+        let out = Parsed { tool: self.name().into(), backend: "hip".into(), ..Parsed::default() };
+        let mut count = 0usize;
         let size = bytes_in(text);
         let mut table: Option<(Table, Vec<String>)> = None;
         let mut pending: Option<Table> = None;
@@ -181,7 +187,8 @@ impl Format for TransferBench {
                     }
                     None => "byte count not in the file, so one operation is normalized to 10^9 bytes".into(),
                 };
-                out.records.push(record(
+                count += 1;
+                each(record(
                     Point {
                         bench: bench.name().into(),
                         op: op.into(),
@@ -199,10 +206,10 @@ impl Format for TransferBench {
                 ));
             }
         }
-        if out.records.is_empty() && config_line.is_some() {
-            config_runs(text, &mut out)?;
+        if count == 0 && config_line.is_some() {
+            count += config_runs(text, each)?;
         }
-        if out.records.is_empty() {
+        if count == 0 {
             return Err(ParseError::new(
                 config_line.unwrap_or(1),
                 "no TransferBench p2p or a2a table (`SRC+EXE\\DST` or `SRC\\DST` header) and no `Transfer NN | … GB/s | … bytes | SRC -> EXE -> DST` line",
@@ -228,8 +235,9 @@ fn endpoint(e: &str) -> (&'static str, usize) {
 /// A config-file run: each `Transfer NN | r GB/s | t ms | b bytes | SRC ->
 /// EXE:CUs -> DST` line of each `Test N:` is a row, its time from the
 /// printed rate (three decimals, more precise than the printed ms).
-fn config_runs(text: &str, out: &mut Parsed) -> Result<(), ParseError> {
+fn config_runs(text: &str, each: &mut dyn FnMut(Record)) -> Result<usize, ParseError> {
     let mut test = 0u32;
+    let mut count = 0usize;
     for (no, line) in lines(text) {
         let t = line.replace("\\|", "|");
         let t = t.trim();
@@ -266,7 +274,8 @@ fn config_runs(text: &str, out: &mut Parsed) -> Result<(), ParseError> {
             _ if dn > 1 => ("transferbench", "broadcast"),
             _ => ("transferbench", "copy"),
         };
-        out.records.push(record(
+        count += 1;
+        each(record(
             Point {
                 bench: bench.into(),
                 op: op.into(),
@@ -281,7 +290,7 @@ fn config_runs(text: &str, out: &mut Parsed) -> Result<(), ParseError> {
             format!("TransferBench config test {test}: {rate} GB/s (10^9 bytes/s) for {bytes} bytes, {route}; time = bytes / rate"),
         ));
     }
-    Ok(())
+    Ok(count)
 }
 
 #[cfg(test)]

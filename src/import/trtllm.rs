@@ -142,10 +142,12 @@ impl Format for TrtllmBench {
             ));
         }
         let mut seen = std::collections::BTreeSet::new();
+        let mut again = None;
         for (name, unit, better, value, no) in values {
-            // A breakdown repeated in a second report of the file is a new block;
-            // one file here holds one report, so the first value is kept.
+            // A second report in the file: the first is imported, and the
+            // warning names where the next began.
             if !seen.insert(name.clone()) {
+                again.get_or_insert(no);
                 continue;
             }
             out.records.push(metric_record(
@@ -154,6 +156,11 @@ impl Format for TrtllmBench {
                 &params,
                 no,
                 format!("trtllm-bench `{name}` as printed ({unit})"),
+            ));
+        }
+        if let Some(no) = again {
+            out.warnings.push(format!(
+                "line {no}: a second report in the file; only the first is imported (split the file to import each)"
             ));
         }
         Ok(out)

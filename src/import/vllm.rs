@@ -136,7 +136,8 @@ struct Block {
     settings: Vec<String>,
 }
 
-fn records_of(tool: &str, blocks: Vec<Block>, warnings: &mut Vec<String>) -> Vec<Record> {
+/// Each block's records, handed to `each` as they are made.
+fn records_of(tool: &str, blocks: Vec<Block>, warnings: &mut Vec<String>, each: &mut dyn FnMut(Record)) {
     // Blocks nothing else tells apart get a number.
     let distinct = {
         let mut seen: Vec<Option<String>> =
@@ -145,36 +146,46 @@ fn records_of(tool: &str, blocks: Vec<Block>, warnings: &mut Vec<String>) -> Vec
         seen.dedup();
         seen.len() == blocks.len()
     };
-    let mut out = Vec::new();
     for (i, b) in blocks.into_iter().enumerate() {
-        let mut params = b.params;
-        if !distinct {
-            params.insert("block".into(), Value::from(i as u64 + 1));
-        }
-        let none_succeeded = b.values.iter().any(|v| v.0 == "successful_requests" && v.3 == 0.0);
-        if none_succeeded {
-            warnings.push(format!(
-                "result {}: no request succeeded; its throughputs and latencies (printed as 0) are recorded as skipped",
-                i + 1
-            ));
-        }
-        for (metric, unit, better, value, line) in b.values {
-            let counts = matches!(metric.as_str(), "successful_requests" | "failed_requests" | "duration_s");
-            let mut r = metric_record(
-                tool,
-                MetricValue { name: &metric, value, unit, better },
-                &params,
-                line,
-                "vLLM's own figure, as printed",
-            );
-            if none_succeeded && !counts {
-                r.status = Status::Skipped;
-                r.note = "no request succeeded: the tool printed 0, which is not a measurement".into();
-            }
-            out.push(r);
-        }
+        block_records(tool, i, b, distinct, warnings, each);
     }
-    out
+}
+
+/// The records of block `i` (numbered unless `distinct`).
+fn block_records(
+    tool: &str,
+    i: usize,
+    b: Block,
+    distinct: bool,
+    warnings: &mut Vec<String>,
+    each: &mut dyn FnMut(Record),
+) {
+    let mut params = b.params;
+    if !distinct {
+        params.insert("block".into(), Value::from(i as u64 + 1));
+    }
+    let none_succeeded = b.values.iter().any(|v| v.0 == "successful_requests" && v.3 == 0.0);
+    if none_succeeded {
+        warnings.push(format!(
+            "result {}: no request succeeded; its throughputs and latencies (printed as 0) are recorded as skipped",
+            i + 1
+        ));
+    }
+    for (metric, unit, better, value, line) in b.values {
+        let counts = matches!(metric.as_str(), "successful_requests" | "failed_requests" | "duration_s");
+        let mut r = metric_record(
+            tool,
+            MetricValue { name: &metric, value, unit, better },
+            &params,
+            line,
+            "vLLM's own figure, as printed",
+        );
+        if none_succeeded && !counts {
+            r.status = Status::Skipped;
+            r.note = "no request succeeded: the tool printed 0, which is not a measurement".into();
+        }
+        each(r);
+    }
 }
 
 impl Format for VllmServe {
@@ -191,108 +202,147 @@ impl Format for VllmServe {
     fn sniff(&self, text: &str) -> bool {
         text.contains("Serving Benchmark Result")
     }
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        summary(text, TOOL, "vllm", |t| t.ends_with("benchmark_serving.py") || t == "vllm")
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
+        summary(text, TOOL, "vllm", |t| t.ends_with("benchmark_serving.py") || t == "vllm", each)
     }
 }
 
-/// The summary blocks of a serving benchmark, as `tool`.
-pub(super) fn summary(text: &str, tool: &str, backend: &str, command: fn(&str) -> bool) -> Result<Parsed, ParseError> {
-    {
-        let all = lines(text);
-        let mut blocks = Vec::new();
-        let mut settings = Vec::new();
-        let mut context_start = 0;
-        let mut i = 0;
+/// Every summary block of `text`, in order, to `on_block`.
+fn blocks_of(all: &[(usize, &str)], on_block: &mut dyn FnMut(Block)) -> Result<(), ParseError> {
+    let mut context_start = 0;
+    let mut i = 0;
+    while i < all.len() {
+        if !all[i].1.contains("Serving Benchmark Result") {
+            i += 1;
+            continue;
+        }
+        let before: Vec<&str> = all[context_start..i].iter().map(|(_, l)| *l).collect();
+        let mut block = Block { params: context_params(&before), values: Vec::new(), settings: Vec::new() };
+        i += 1;
         while i < all.len() {
-            if !all[i].1.contains("Serving Benchmark Result") {
-                i += 1;
+            let (n, line) = all[i];
+            let t = line.trim();
+            if t.contains("Serving Benchmark Result") {
+                break;
+            }
+            i += 1;
+            if t.len() >= 10 && t.chars().all(|c| c == '=') {
+                break;
+            }
+            if t.starts_with('-') {
+                continue; // a section rule: `----Time to First Token----`
+            }
+            let Some((label, rest)) = t.rsplit_once(':') else { continue };
+            let token = rest.split_whitespace().next().unwrap_or("");
+            if token.is_empty() {
                 continue;
             }
-            let before: Vec<&str> = all[context_start..i].iter().map(|(_, l)| *l).collect();
-            let mut block = Block { params: context_params(&before), values: Vec::new(), settings: Vec::new() };
-            i += 1;
-            while i < all.len() {
-                let (n, line) = all[i];
-                let t = line.trim();
-                if t.contains("Serving Benchmark Result") {
-                    break;
-                }
-                i += 1;
-                if t.len() >= 10 && t.chars().all(|c| c == '=') {
-                    break;
-                }
-                if t.starts_with('-') {
-                    continue; // a section rule: `----Time to First Token----`
-                }
-                let Some((label, rest)) = t.rsplit_once(':') else { continue };
-                let token = rest.split_whitespace().next().unwrap_or("");
-                if token.is_empty() {
-                    continue;
-                }
-                let key = label.trim().to_ascii_lowercase();
-                if key.starts_with("request rate configured") {
-                    block.params.insert("request_rate".into(), scalar(token));
-                    continue;
-                }
-                // SGLang 2024-25 printed `Max reqeuest concurrency` (sic).
-                if key.starts_with("maximum request concurrency")
-                    || key == "max request concurrency"
-                    || key == "max reqeuest concurrency"
-                {
-                    if token != "None" && token != "not" {
-                        block.params.insert("max_concurrency".into(), scalar(token));
-                    }
-                    continue;
-                }
-                // SGLang's block names its rate and the backend it drove.
-                if key == "traffic request rate" {
-                    block.params.insert("request_rate".into(), scalar(token));
-                    continue;
-                }
-                if key == "backend" {
-                    block.params.insert("backend".into(), scalar(token));
-                    continue;
-                }
-                match (metric_of(label), num(token)) {
-                    (Some((m, unit, better)), Some(v)) => {
-                        block.values.push((m, unit, better, v, n));
-                    }
-                    (Some((m, ..)), None) => {
-                        let hint = super::placeholder_hint(token);
-                        return Err(ParseError::new(
-                            n,
-                            format!("`{}` ({m}) is not a number: `{token}`{hint}", label.trim()),
-                        ));
-                    }
-                    (None, _) => block.settings.push(format!("{}: {token}", label.trim())),
-                }
+            let key = label.trim().to_ascii_lowercase();
+            if key.starts_with("request rate configured") {
+                block.params.insert("request_rate".into(), scalar(token));
+                continue;
             }
-            context_start = i;
-            settings.append(&mut block.settings);
-            blocks.push(block);
+            // SGLang 2024-25 printed `Max reqeuest concurrency` (sic).
+            if key.starts_with("maximum request concurrency")
+                || key == "max request concurrency"
+                || key == "max reqeuest concurrency"
+            {
+                if token != "None" && token != "not" {
+                    block.params.insert("max_concurrency".into(), scalar(token));
+                }
+                continue;
+            }
+            // SGLang's block names its rate and the backend it drove.
+            if key == "traffic request rate" {
+                block.params.insert("request_rate".into(), scalar(token));
+                continue;
+            }
+            if key == "backend" {
+                block.params.insert("backend".into(), scalar(token));
+                continue;
+            }
+            match (metric_of(label), num(token)) {
+                (Some((m, unit, better)), Some(v)) => {
+                    block.values.push((m, unit, better, v, n));
+                }
+                (Some((m, ..)), None) => {
+                    let hint = super::placeholder_hint(token);
+                    return Err(ParseError::new(
+                        n,
+                        format!("`{}` ({m}) is not a number: `{token}`{hint}", label.trim()),
+                    ));
+                }
+                (None, _) => block.settings.push(format!("{}: {token}", label.trim())),
+            }
         }
-        if blocks.iter().all(|b| b.values.is_empty()) {
-            return Err(ParseError::new(
-                all.len().max(1),
-                "a `Serving Benchmark Result` header with no numbers after it",
-            ));
-        }
-        let mut warnings = Vec::new();
-        let mut records = records_of(tool, blocks, &mut warnings);
-        // An offline `Throughput:` line in the same file.
-        records.extend(super::vllm_throughput::records(text)?);
-        Ok(Parsed {
-            tool: tool.into(),
-            record_count: 0,
-            backend: backend.into(),
-            command: text.lines().find_map(|l| super::command_line(l, command).map(|c| c.text())),
-            settings: (!settings.is_empty()).then(|| settings.join("; ")),
-            records,
-            warnings,
-            ..Parsed::default()
-        })
+        context_start = i;
+        on_block(block);
     }
+    Ok(())
+}
+
+/// Settings lines kept for the manifest: the first blocks' (a log of
+/// thousands of blocks would otherwise carry them all).
+const MAX_SETTINGS: usize = 64;
+
+/// The summary blocks of a serving benchmark, as `tool`, read twice: once
+/// for the blocks' parameters (whether they tell the blocks apart), once to
+/// hand each block's records to `each` as it ends, so no file is held as
+/// records.
+pub(super) fn summary(
+    text: &str,
+    tool: &str,
+    backend: &str,
+    command: fn(&str) -> bool,
+    each: &mut dyn FnMut(Record),
+) -> Result<Parsed, ParseError> {
+    let all = lines(text);
+    let mut keys: Vec<Option<String>> = Vec::new();
+    let mut any_values = false;
+    blocks_of(&all, &mut |b| {
+        any_values |= !b.values.is_empty();
+        keys.push(crate::vocab::metrics::params_text(&b.params));
+    })?;
+    if !any_values {
+        return Err(ParseError::new(all.len().max(1), "a `Serving Benchmark Result` header with no numbers after it"));
+    }
+    let n = keys.len();
+    keys.sort();
+    keys.dedup();
+    let distinct = keys.len() == n;
+    drop(keys);
+    let mut warnings = Vec::new();
+    let mut settings: Vec<String> = Vec::new();
+    let mut more = 0usize;
+    let mut k = 0usize;
+    blocks_of(&all, &mut |mut b| {
+        for s in b.settings.drain(..) {
+            if settings.len() < MAX_SETTINGS {
+                settings.push(s);
+            } else {
+                more += 1;
+            }
+        }
+        block_records(tool, k, b, distinct, &mut warnings, &mut *each);
+        k += 1;
+    })?;
+    if more > 0 {
+        settings.push(format!("… and {more} more settings lines"));
+    }
+    // An offline `Throughput:` line in the same file.
+    super::vllm_throughput::records(text)?.into_iter().for_each(&mut *each);
+    Ok(Parsed {
+        tool: tool.into(),
+        record_count: 0,
+        backend: backend.into(),
+        command: text.lines().find_map(|l| super::command_line(l, command).map(|c| c.text())),
+        settings: (!settings.is_empty()).then(|| settings.join("; ")),
+        warnings,
+        ..Parsed::default()
+    })
 }
 
 impl Format for VllmServeJson {
@@ -387,10 +437,11 @@ impl Format for VllmServeJson {
             blocks.push(block);
         }
         let mut warnings = Vec::new();
-        let mut records = records_of(TOOL, blocks, &mut warnings);
-        for r in &mut records {
+        let mut records = Vec::new();
+        records_of(TOOL, blocks, &mut warnings, &mut |mut r| {
             r.device.clone_from(&device);
-        }
+            records.push(r);
+        });
         Ok(Parsed {
             tool: JSON_TOOL.into(),
             record_count: 0,
