@@ -52,7 +52,11 @@ fn settings(m: &Manifest) -> BTreeMap<String, String> {
 
 /// Every setting that differs between runs `a` and `b`, sorted by name.
 pub fn environment_diff(a: &Manifest, b: &Manifest) -> Vec<EnvDifference> {
-    let (sa, sb) = (settings(a), settings(b));
+    differences(&settings(a), &settings(b))
+}
+
+/// The settings whose values differ between two sets, sorted by name.
+fn differences(sa: &BTreeMap<String, String>, sb: &BTreeMap<String, String>) -> Vec<EnvDifference> {
     let keys: BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
     keys.into_iter()
         .filter(|k| sa.get(*k) != sb.get(*k))
@@ -86,7 +90,7 @@ fn telemetry_settings(rows: &[crate::vocab::rows::Row]) -> BTreeMap<String, Stri
             out.insert(key("temperature_c (max)"), format!("{t:.0}"));
         }
         let mask = ts.iter().filter_map(|t| t.throttle).fold(0, |a, b| a | b);
-        let reasons: Vec<&str> = crate::vocab::telemetry::decode(mask).into_iter().filter(|r| *r != "idle").collect();
+        let reasons = crate::vocab::telemetry::reported(mask);
         out.insert(key("throttle reasons"), if reasons.is_empty() { "none".into() } else { reasons.join(", ") });
     }
     out
@@ -95,12 +99,7 @@ fn telemetry_settings(rows: &[crate::vocab::rows::Row]) -> BTreeMap<String, Stri
 /// The clock, power, temperature and throttle differences between the
 /// rows of runs `a` and `b`, as [`environment_diff`] lists settings.
 pub fn telemetry_diff(a: &[crate::vocab::rows::Row], b: &[crate::vocab::rows::Row]) -> Vec<EnvDifference> {
-    let (sa, sb) = (telemetry_settings(a), telemetry_settings(b));
-    let keys: BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
-    keys.into_iter()
-        .filter(|k| sa.get(*k) != sb.get(*k))
-        .map(|k| EnvDifference { what: k.clone(), a: sa.get(k).cloned(), b: sb.get(k).cloned() })
-        .collect()
+    differences(&telemetry_settings(a), &telemetry_settings(b))
 }
 
 #[cfg(test)]

@@ -56,9 +56,10 @@ pub struct PointTelemetry {
 }
 
 impl PointTelemetry {
-    /// The reasons in words (`software power cap, hardware slowdown`).
+    /// The reasons in words (`software power cap, hardware slowdown`),
+    /// without `idle` ([`crate::vocab::telemetry::reported`]).
     pub fn reasons(&self) -> Vec<&'static str> {
-        self.throttle.map(crate::vocab::telemetry::decode).unwrap_or_default()
+        self.throttle.map(crate::vocab::telemetry::reported).unwrap_or_default()
     }
 }
 

@@ -46,6 +46,14 @@ struct Shared {
     fresh: Condvar,
 }
 
+impl Shared {
+    /// Ask the sampler for a reading now, without waiting for it.
+    fn ask_now(&self) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).asked += 1;
+        self.ask.notify_all();
+    }
+}
+
 /// A running sampler for one device.
 pub struct Monitor {
     shared: Arc<Shared>,
@@ -101,20 +109,14 @@ impl Monitor {
     /// sampler calls it when its timed samples start and end).
     pub fn mark(&self) -> crate::bench::sampler::Mark {
         let shared = self.shared.clone();
-        crate::bench::sampler::Mark(Arc::new(move || {
-            shared.state.lock().unwrap_or_else(|p| p.into_inner()).asked += 1;
-            shared.ask.notify_all();
-        }))
+        crate::bench::sampler::Mark(Arc::new(move || shared.ask_now()))
     }
 
     /// A step starts: ask for a reading now (without waiting for it), and
     /// return the step's start time.
     pub fn begin(&self) -> f64 {
         let t = self.now();
-        let mut st = self.lock();
-        st.asked += 1;
-        drop(st);
-        self.shared.ask.notify_all();
+        self.shared.ask_now();
         t
     }
 

@@ -293,6 +293,23 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
 
 // ---- helpers shared by the formats ----
 
+/// Bytes one operation is normalized to where a matrix tool does not print
+/// its buffer size (nvbandwidth, rocm-bandwidth-test, TransferBench): time
+/// = 1 / rate, so the derived rate is the printed one.
+pub(crate) const NORMALIZED_BYTES: u64 = 1_000_000_000;
+
+/// The benchmark of a copy between two endpoints of one node: GPU → GPU a
+/// peer copy, CPU → GPU `h2d`, GPU → CPU `d2h`; none between CPUs.
+pub(crate) fn copy_bench(src_gpu: bool, dst_gpu: bool) -> Option<crate::vocab::benches::Bench> {
+    use crate::vocab::benches::Bench;
+    match (src_gpu, dst_gpu) {
+        (true, true) => Some(Bench::MemcpyPeer),
+        (false, true) => Some(Bench::H2d),
+        (true, false) => Some(Bench::D2h),
+        (false, false) => None,
+    }
+}
+
 /// Whether the final line of `text` was cut off (no trailing newline).
 pub(crate) fn last_line_incomplete(text: &str) -> bool {
     !text.is_empty() && !text.ends_with('\n')

@@ -13,15 +13,13 @@
 //! printed as `0.00` (a GPU to itself, in some versions) is kept as a
 //! skipped point; `N/A` cells are not points.
 
-use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed, NORMALIZED_BYTES};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
 
 pub struct Nvbandwidth;
 pub struct NvbandwidthJson;
-
-const NORMALIZED_BYTES: u64 = 1_000_000_000;
 
 fn buffer_bytes(text: &str) -> Option<u64> {
     // A command line such as "nvbandwidth -b 512" or "--bufferSize 512" (MiB).

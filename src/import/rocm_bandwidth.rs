@@ -14,13 +14,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{lines, num, record, Format, ParseError, Parsed, Record};
-use crate::vocab::benches::{Bench, Family};
+use super::{lines, num, record, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
+use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
 
 pub struct RocmBandwidth;
-
-const NORMALIZED_BYTES: u64 = 1_000_000_000;
 
 /// One device of the list: its name and whether it is a GPU.
 #[derive(Debug, Clone)]
@@ -138,14 +136,9 @@ impl Format for RocmBandwidth {
                 continue;
             }
             let op = if bidir { "copy_bidir" } else { "copy" };
-            let bench = match (gpu(src), gpu(dst)) {
-                (true, true) => Bench::MemcpyPeer,
-                (false, true) => Bench::H2d,
-                (true, false) => Bench::D2h,
-                (false, false) => {
-                    cpu_cpu += 1;
-                    continue;
-                }
+            let Some(bench) = super::copy_bench(gpu(src), gpu(dst)) else {
+                cpu_cpu += 1;
+                continue;
             };
             let both = if bidir { "; both directions at once, their bytes summed (as the tool counts)" } else { "" };
             let mut r = record(

@@ -18,13 +18,11 @@
 //! (memset, read-only, a copy within one device, a broadcast) as
 //! `transferbench` rows named so.
 
-use super::{lines, num, record, Format, ParseError, Parsed, Record};
+use super::{lines, num, record, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
 pub struct TransferBench;
-
-const NORMALIZED_BYTES: u64 = 1_000_000_000;
 
 /// What the table being read is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -143,12 +141,8 @@ impl Format for TransferBench {
                 }
             }
             let Some((kind, columns)) = &table else { continue };
-            let Some((src, rest)) = row_label(&toks) else {
-                if toks.first().is_some_and(|f| f.starts_with("Averages") || f.starts_with("RTotal")) {
-                    continue;
-                }
-                continue;
-            };
+            // Other lines (`Averages`, `RTotal`, elisions) are not cells.
+            let Some((src, rest)) = row_label(&toks) else { continue };
             let (direction, values) = match rest.first() {
                 Some(&a) if a == "->" || a == "<-" || a == "<->" => (a, &rest[1..]),
                 _ => ("->", rest),
@@ -169,12 +163,7 @@ impl Format for TransferBench {
                     continue;
                 }
                 let gpu = |l: &str| l.starts_with("GPU");
-                let bench = match (gpu(&src), gpu(dst)) {
-                    (true, true) => Bench::MemcpyPeer,
-                    (false, true) => Bench::H2d,
-                    (true, false) => Bench::D2h,
-                    (false, false) => continue,
-                };
+                let Some(bench) = super::copy_bench(gpu(&src), gpu(dst)) else { continue };
                 let (op, variant, per) = match kind {
                     Table::Unidirectional => ("copy", "unidirectional", 1),
                     Table::Bidirectional => ("copy_bidir", "bidirectional", 2),

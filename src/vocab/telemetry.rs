@@ -89,6 +89,16 @@ pub const MIN_POWER_READINGS: u32 = 25;
 /// nvbench's default throttle threshold: 75 % of the reference clock.
 pub const SLOW_FRACTION: f64 = 0.75;
 
+/// NVML's `idle` bit: it says nothing about a measured point (a reading
+/// between two kernels sets it), so reports leave it out.
+pub const IDLE: u64 = 0x1;
+
+/// The reasons set in `mask` that a report names: [`decode`] without
+/// [`IDLE`].
+pub fn reported(mask: u64) -> Vec<&'static str> {
+    decode(mask & !IDLE)
+}
+
 /// The reasons set in `mask`, in words.
 pub fn decode(mask: u64) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = REASONS.iter().filter(|(bit, ..)| mask & bit != 0).map(|r| r.1).collect();

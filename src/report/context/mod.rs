@@ -33,7 +33,7 @@ pub mod said;
 mod telemetry;
 mod workload;
 
-pub use telemetry::Conditions;
+pub use telemetry::{nominal_clock, Conditions};
 pub use workload::{workload_section, WorkloadChart, WorkloadSection};
 
 pub use crate::vocab::units::shell_join;

@@ -81,7 +81,7 @@ fn row(subject: String, run: String, points: &[&PointStat], nominal: bool) -> Op
     let pick = |f: Of| -> Vec<f64> { with.iter().filter_map(|t| f(t)).flat_map(|(a, b)| [a, b]).collect() };
     let mut reasons: Vec<&str> = Vec::new();
     for r in with.iter().flat_map(|t| t.reasons()) {
-        if r != "idle" && !reasons.contains(&r) {
+        if !reasons.contains(&r) {
             reasons.push(r);
         }
     }
@@ -123,6 +123,16 @@ fn row(subject: String, run: String, points: &[&PointStat], nominal: bool) -> Op
     })
 }
 
+/// Whether `p`'s clock readings are a constant figure (not a reading) in
+/// its run, as its manifest's telemetry says.
+pub fn nominal_clock(manifests: &[Manifest], p: &PointStat) -> bool {
+    manifests
+        .iter()
+        .filter(|m| m.run_id == p.run_id)
+        .flat_map(|m| &m.telemetry)
+        .any(|t| t.device == p.device && t.clock_constant_mhz.is_some())
+}
+
 /// The section, when any point carries readings or any run sampled (or
 /// tried to sample) a sensor.
 pub fn telemetry_section(manifests: &[Manifest], stats: &[PointStat]) -> Option<TelemetrySection> {
@@ -130,13 +140,7 @@ pub fn telemetry_section(manifests: &[Manifest], stats: &[PointStat]) -> Option<
         let m = manifests.iter().find(|m| m.run_id == run);
         m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
     };
-    let nominal = |p: &PointStat| {
-        manifests
-            .iter()
-            .filter(|m| m.run_id == p.run_id)
-            .flat_map(|m| &m.telemetry)
-            .any(|t| t.device == p.device && t.clock_constant_mhz.is_some())
-    };
+    let nominal = |p: &PointStat| nominal_clock(manifests, p);
     let mut rows = Vec::new();
     for c in curves(stats) {
         let pts: Vec<&PointStat> = c.points.iter().collect();
@@ -196,7 +200,7 @@ impl Conditions {
             (None, Some(g)) => Some(format!("{} GFLOP/J", format_sig3(g))),
             _ => None,
         };
-        let reasons: Vec<&str> = t.reasons().into_iter().filter(|r| *r != "idle").collect();
+        let reasons = t.reasons();
         let clock = t.clock_mhz.filter(|_| !nominal_clock).map(|c| format!("{c:.0} MHz"));
         let power = t.power_w.map(|w| format!("{} W", format_sig3(w)));
         if clock.is_none() && power.is_none() {

@@ -316,14 +316,7 @@ fn of_curves(input: &Input, cs: &[Curve], stats: &[PointStat]) -> Option<KeyResu
         let m = input.manifests.iter().find(|m| m.run_id == run);
         m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
     };
-    let nominal_clock = |p: &PointStat| {
-        input
-            .manifests
-            .iter()
-            .filter(|m| m.run_id == p.run_id)
-            .flat_map(|m| &m.telemetry)
-            .any(|t| t.device == p.device && t.clock_constant_mhz.is_some())
-    };
+    let nominal_clock = |p: &PointStat| crate::report::context::nominal_clock(input.manifests, p);
     let facts = Facts {
         spec_of: &spec_of,
         link: input.link.map(|l| l.line()),
