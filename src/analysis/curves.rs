@@ -215,8 +215,11 @@ pub const TRUSTED_HALF_WIDTH: f64 = 0.25;
 pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
     let pts = curve.rate();
     // A point may set the level unless its interval is too wide, or it had
-    // one round where the run measured others in several.
-    let most_rounds = curve.points.iter().map(|p| p.rounds).max().unwrap_or(1);
+    // one round where most of its curve had several (a curve measured in
+    // one round throughout, as under a tight --budget, is judged as it is).
+    let mut rounds: Vec<u32> = curve.points.iter().map(|p| p.rounds).collect();
+    rounds.sort_unstable();
+    let most_rounds = rounds.get(rounds.len() / 2).copied().unwrap_or(1);
     let trusted: Vec<(u64, f64, bool)> = curve
         .rate_with_ci()
         .into_iter()

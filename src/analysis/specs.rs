@@ -72,6 +72,14 @@ impl LinkSpec {
     }
 }
 
+/// A GPU's host interface: an interconnect id (`pcie-gen5-x16`) and the
+/// datasheet line that names it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostSpec {
+    pub link: String,
+    pub source: String,
+}
+
 /// A link or network port drawn as a dashed line on a bandwidth chart.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LinkLine {
@@ -120,6 +128,12 @@ pub struct Spec {
     pub patterns: Vec<String>,
     pub memory: Option<MemorySpec>,
     pub link: Option<LinkSpec>,
+    /// The GPU's link to its host (what h2d/d2h copies cross).
+    #[serde(default)]
+    pub host: Option<HostSpec>,
+    /// [`Self::host`]'s interconnect, resolved when the book is loaded.
+    #[serde(skip)]
+    pub host_line: Option<LinkLine>,
     /// Dense peak TFLOP/s per dtype, plus a `source` entry.
     #[serde(default)]
     pub peak_tflops: BTreeMap<String, toml::Value>,
@@ -185,7 +199,19 @@ impl SpecBook {
         }
         let file: InterconnectFile = toml::from_str(INTERCONNECTS).expect("built-in interconnects parse (tested)");
         book.interconnects = file.interconnect;
+        book.resolve_host_links();
         book
+    }
+
+    /// Each spec's host link, looked up among the interconnects (a spec
+    /// naming an unknown one keeps none).
+    fn resolve_host_links(&mut self) {
+        for spec in self.specs.values_mut() {
+            spec.host_line = spec.host.as_ref().and_then(|h| {
+                let i = self.interconnects.iter().find(|i| i.id == h.link)?;
+                Some(LinkLine { source: format!("{}; {}", h.source, i.source), ..i.line() })
+            });
+        }
     }
 
     /// The interconnect lines that bound measurements of kind `applies`.
@@ -218,6 +244,7 @@ impl SpecBook {
                 book.specs.insert(spec.id.clone(), spec);
             }
         }
+        book.resolve_host_links();
         Ok(book)
     }
 
@@ -273,7 +300,10 @@ mod tests {
         }
         let qdr = book.interconnects.iter().find(|i| i.id == "ib-qdr").unwrap();
         assert_eq!(qdr.gbps, 4.0, "QDR: 40 Gb/s signalling, 32 Gb/s of data");
-        assert_eq!(book.interconnect_lines("host").len(), 1, "PCIe Gen5 x16");
+        assert_eq!(book.interconnect_lines("host").len(), 2, "PCIe Gen5 and Gen4 x16");
+        // A GPU's own host link, from its datasheet.
+        assert_eq!(book.find("NVIDIA H200").unwrap().host_line.as_ref().unwrap().gbps, 63.0);
+        assert_eq!(book.find("a100-sxm").unwrap().host_line.as_ref().unwrap().gbps, 31.5);
     }
 
     #[test]

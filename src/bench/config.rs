@@ -46,16 +46,12 @@ fn not_one_of<K: Display>(flag: &str, what: &'static str, allowed: &[K], value: 
     Error::config(flag, UnknownName { what, value: value.to_string(), choices }.to_string())
 }
 
-/// The seed `002_*` Llama-70B training GEMM shapes (m × n × k).
-pub const LLAMA70B_SHAPES: [[u64; 3]; 7] = [
-    [8192, 8192, 8192],
-    [16384, 8192, 7168],
-    [16384, 16384, 16384],
-    [16384, 1024, 8192],
-    [16384, 3584, 8192],
-    [4096, 4096, 4096],
-    [16384, 8192, 1280],
-];
+/// The seed `002_*` Llama-70B training GEMM shapes (m × n × k), in the
+/// order of [`crate::vocab::gemm::LLAMA70B_ROLES`], which names them.
+pub const LLAMA70B_SHAPES: [[u64; 3]; 7] = {
+    let r = crate::vocab::gemm::LLAMA70B_ROLES;
+    [r[0].0, r[1].0, r[2].0, r[3].0, r[4].0, r[5].0, r[6].0]
+};
 
 fn default_threads(all: bool) -> Vec<u32> {
     let n = crate::host::usable_cpus().max(1) as u32;

@@ -18,6 +18,7 @@
 
 pub mod babelstream;
 mod command;
+pub mod cuda_copy_csv;
 pub mod deepspeed_comm;
 mod gate;
 pub mod imb;
@@ -155,6 +156,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(rccl_json::NcclTestsJson),
         Box::new(nvbandwidth::NvbandwidthJson),
         Box::new(seed_json::SeedJson),
+        Box::new(cuda_copy_csv::CudaCopyCsv),
         Box::new(nccl_json::NcclTestsJson3),
         Box::new(imb::Imb),
         Box::new(nccl_tests::NcclTests),

@@ -1,5 +1,8 @@
 //! Log-log rate-vs-size chart with an optional dashed roofline, the chart
 //! of the seed memcpy write-ups.
+//!
+//! The file is longer than 400 lines because panels, error bars, links,
+//! size marks and the legend that names them all are drawn here.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -60,6 +63,9 @@ pub struct BandwidthChart {
     /// Link or port figures (label, value in the y unit), drawn dashed
     /// with a pattern of their own: a peer copy against its link.
     pub links: Vec<(String, f64)>,
+    /// Sizes marked by a dotted vertical line (label, size in bytes): a
+    /// cache capacity.
+    pub marks: Vec<(String, f64)>,
     /// The report's palette (else one of this chart's own keys).
     pub palette: Option<Palette>,
 }
@@ -92,9 +98,13 @@ pub fn bandwidth_chart(
         lines,
         roofline: roofline.filter(|(_, v)| *v > 0.0),
         links: Vec::new(),
+        marks: Vec::new(),
         palette: None,
     }
 }
+
+/// The colour of size marks (a dark grey).
+const MARK_COLOR: RGBColor = RGBColor(90, 90, 90);
 
 /// The most curves one panel holds; past that, small multiples.
 pub const MAX_CURVES: usize = 8;
@@ -106,6 +116,12 @@ impl BandwidthChart {
     /// Add link lines (label, value in the chart's y unit).
     pub fn with_links(mut self, links: Vec<(String, f64)>) -> Self {
         self.links.extend(links.into_iter().filter(|(_, v)| *v > 0.0 && v.is_finite()));
+        self
+    }
+
+    /// Add size marks (label, size in bytes), drawn dotted and vertical.
+    pub fn with_marks(mut self, marks: Vec<(String, f64)>) -> Self {
+        self.marks.extend(marks.into_iter().filter(|(_, v)| *v > 0.0 && v.is_finite()));
         self
     }
 
@@ -314,6 +330,15 @@ impl BandwidthChart {
             let style = LINK_COLORS[i % LINK_COLORS.len()].stroke_width(2);
             chart.draw_series(super::log_x_dashes(xlo, xhi, *r, style))?;
         }
+        // A mark inside the x range: dots from the bottom to the top.
+        for (_, x) in self.marks.iter().filter(|(_, x)| *x > xlo && *x < xhi) {
+            let style = MARK_COLOR.stroke_width(1);
+            let steps = 80;
+            chart.draw_series((0..steps).step_by(2).map(|s| {
+                let y = |s: i32| ylo * (yhi / ylo).powf(s as f64 / steps as f64);
+                PathElement::new(vec![(*x, y(s)), (*x, y(s + 1))], style)
+            }))?;
+        }
         // Legend: one entry per line (its colour and marker), then the
         // roofline and links.
         let text = (FONT, 12).into_font();
@@ -335,6 +360,16 @@ impl BandwidthChart {
         for (label, color) in dashed {
             for x0 in (6..30).step_by(8) {
                 legend_area.draw(&PathElement::new(vec![(x0, y), (x0 + 4, y)], color.stroke_width(2)))?;
+            }
+            for part in super::wrap_label(label) {
+                legend_area.draw(&Text::new(part, (36, y - 7), text.clone()))?;
+                y += 15;
+            }
+            y += 5;
+        }
+        for (label, _) in &self.marks {
+            for y0 in (y - 8..y + 8).step_by(4) {
+                legend_area.draw(&PathElement::new(vec![(18, y0), (18, y0 + 2)], MARK_COLOR.stroke_width(1)))?;
             }
             for part in super::wrap_label(label) {
                 legend_area.draw(&Text::new(part, (36, y - 7), text.clone()))?;

@@ -22,6 +22,7 @@ pub(crate) use impl_chart;
 
 pub mod bandwidth;
 pub mod bars;
+pub mod grouped;
 pub mod heatmap;
 pub mod metric;
 pub mod ratio;
@@ -29,6 +30,7 @@ mod style;
 
 pub use bandwidth::{bandwidth_chart, Line};
 pub use bars::bar_chart;
+pub use grouped::{BarPanel, BarSeries, GroupedBars};
 pub use heatmap::HeatmapChart;
 pub use metric::MetricChart;
 pub use ratio::{RatioChart, RatioSeries};

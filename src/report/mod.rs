@@ -3,6 +3,10 @@
 //! Templates are embedded from `templates/`; a same-named file in a user's
 //! template folder overrides one (mdBook's model). In `.md` templates every
 //! `{{ value }}` is escaped for Markdown unless a template says `| safe`.
+//!
+//! The file is longer than 400 lines because it holds the one path from runs
+//! to a report (rows, statistics, sections, every chart with its marks and
+//! lines, the GPU GEMM panels) that every report kind shares.
 
 mod charts;
 pub mod compare;
@@ -196,6 +200,11 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     }
     crate::analysis::telemetry::keep_throttled(&mut stats, opts.keep_throttled);
     let kind = opts.kind.unwrap_or_else(|| Kind::detect(&stats, &metrics, &manifests));
+    // A GEMM write-up holds the GPUs' GEMMs: the copies of a run that also
+    // measured them (a PyTorch reference's `copy_`) belong to the memcpy one.
+    if kind == Kind::Gemm {
+        stats.retain(|p| !context::is_gpu(p) || p.bench == crate::vocab::benches::Bench::Gemm);
+    }
     let notes = opts.notes.as_deref().map(sections::notes::Notes::read).transpose()?.unwrap_or_default();
     let all = stats;
     let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
@@ -267,34 +276,58 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
                     .of(c.system(), c.op.as_str())
             })
             .collect();
-        if !lines.is_empty() {
-            charts.push(Box::new(bandwidth_chart(
-                name,
-                &chart_title(title, of.iter().map(|c| c.device.as_str())),
-                benches[0].info().axis,
-                lines,
-                roof,
-            )));
+        if lines.is_empty() {
+            continue;
         }
+        let chart = bandwidth_chart(
+            name,
+            &chart_title(title, of.iter().map(|c| c.device.as_str())),
+            benches[0].info().axis,
+            lines,
+            roof,
+        );
+        // The GPU copy's L2: a copy's working set (source + destination)
+        // fits it up to half its size. The host copies' link line.
+        let chart = match name {
+            "gpu-memcpy" => chart.with_marks(
+                of.iter()
+                    .find_map(|c| context::l2_of(&manifests, c.points.first()?))
+                    .map(|l2| {
+                        let label = format!(
+                            "L2 {}: source + destination fit up to {}",
+                            crate::vocab::units::format_bytes(l2),
+                            crate::vocab::units::format_bytes(l2 / 2)
+                        );
+                        (label, (l2 / 2) as f64)
+                    })
+                    .into_iter()
+                    .collect(),
+            ),
+            "h2d-d2h" => chart.with_links(
+                gpu_spec.and_then(|s| s.host_line.clone()).map(|l| (l.label, l.gbps)).into_iter().collect(),
+            ),
+            _ => chart,
+        };
+        charts.push(Box::new(chart));
     }
-    for (name, pts, title, unit, per) in [
-        (crate::vocab::benches::Bench::Gemm.name(), &cpu_stats, "GEMM throughput", "GFLOP/s", 1.0),
-        ("gpu-gemm", &gpu_stats, "GPU GEMM throughput", "TFLOP/s", 1e3),
-    ] {
-        let gemm: Vec<(String, f64)> = pts
-            .iter()
-            .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
-            .filter_map(|p| {
-                let by = match p.threads {
-                    Some(t) => format!("{t}T"),
-                    None => crate::vocab::rows::short_device(&p.device).to_string(),
-                };
-                Some((format!("{} {}×{}×{} {by}", p.dtype.as_deref()?, p.m?, p.n?, p.k?), p.gflops? / per))
-            })
-            .collect();
-        if !gemm.is_empty() {
-            charts.push(Box::new(bar_chart(name, title, unit, gemm)));
-        }
+    if let Some(chart) = gpu_gemm_chart(&gpu_stats, gpu_spec, &manifests) {
+        charts.push(Box::new(chart));
+    }
+    // The CPU GEMM chart: one bar per dtype, shape and thread count.
+    let gemm: Vec<(String, f64)> = cpu_stats
+        .iter()
+        .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
+        .filter_map(|p| {
+            let by = match p.threads {
+                Some(t) => format!("{t}T"),
+                None => crate::vocab::rows::short_device(&p.device).to_string(),
+            };
+            Some((format!("{} {}×{}×{} {by}", p.dtype.as_deref()?, p.m?, p.n?, p.k?), p.gflops?))
+        })
+        .collect();
+    if !gemm.is_empty() {
+        let name = crate::vocab::benches::Bench::Gemm.name();
+        charts.push(Box::new(bar_chart(name, "GEMM throughput", "GFLOP/s", gemm)));
     }
     if let Some(w) = &context.workload {
         let label = |_: &str| manifest.label.clone().unwrap_or_else(|| manifest.run_id.clone());
@@ -304,6 +337,86 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     }
     plot::share_palette(&mut charts);
     Ok(Report { context, writeup, charts, kind })
+}
+
+/// The GPU GEMM chart: one group of bars per shape (smallest to largest
+/// work), one bar per dtype (and run, when several ran GEMMs) in its own
+/// colour, each dtype's dense peak marked. benchbook's own points only;
+/// other libraries' are compared in the section's table.
+fn gpu_gemm_chart(
+    stats: &[PointStat],
+    spec: Option<&crate::analysis::Spec>,
+    manifests: &[crate::archive::manifest::Manifest],
+) -> Option<plot::GroupedBars> {
+    use crate::vocab::source::RowOrigin;
+    let pts: Vec<&PointStat> = stats
+        .iter()
+        .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
+        .filter(|p| RowOrigin::parse(p.source.as_deref()) == RowOrigin::Native && p.gflops.is_some())
+        .collect();
+    if pts.is_empty() {
+        return None;
+    }
+    let name = |run: &str| context::run_name(manifests, run);
+    const ORDER: [&str; 6] = ["f64", "f32", "tf32", "f16", "bf16", "fp8"];
+    let mut runs: Vec<&str> = pts.iter().map(|p| p.run_id.as_str()).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    let panels = runs
+        .iter()
+        .map(|run| {
+            let of: Vec<&&PointStat> = pts.iter().filter(|p| p.run_id == *run).collect();
+            let mut shapes: Vec<(u64, u64, u64)> = of.iter().filter_map(|p| Some((p.m?, p.n?, p.k?))).collect();
+            shapes.sort_by_key(|(m, n, k)| (m * n * k, *m, *n, *k));
+            shapes.dedup();
+            let mut dtypes: Vec<(usize, String)> = of
+                .iter()
+                .filter_map(|p| {
+                    let d = p.dtype.clone()?;
+                    Some((ORDER.iter().position(|o| *o == d).unwrap_or(ORDER.len()), d))
+                })
+                .collect();
+            dtypes.sort();
+            dtypes.dedup();
+            let series = dtypes
+                .iter()
+                .map(|(_, dtype)| plot::BarSeries {
+                    name: dtype.clone(),
+                    values: shapes
+                        .iter()
+                        .map(|&(m, n, k)| {
+                            of.iter()
+                                .find(|p| {
+                                    p.dtype.as_ref() == Some(dtype) && (p.m, p.n, p.k) == (Some(m), Some(n), Some(k))
+                                })
+                                .and_then(|p| p.gflops)
+                                .map(|g| g / 1e3)
+                        })
+                        .collect(),
+                    peak: spec.and_then(|s| s.peak_tflops(dtype)),
+                })
+                .collect();
+            let groups = shapes
+                .iter()
+                .map(|&(m, n, k)| match crate::vocab::gemm::shape_role(m, n, k) {
+                    Some(r) if !r.starts_with("square") => format!("{m}×{n}×{k} {r}"),
+                    _ => format!("{m}×{n}×{k}"),
+                })
+                .collect();
+            plot::BarPanel { caption: format!("run {}", name(run)), groups, series }
+        })
+        .collect();
+    let devices: Vec<&str> = pts.iter().map(|p| p.device.as_str()).collect();
+    Some(plot::GroupedBars {
+        name: "gpu-gemm".into(),
+        title: chart_title("GPU GEMM throughput", devices.into_iter()),
+        x_label: "TFLOP/s (2·m·n·k per median time)".into(),
+        panels,
+        peak_label: match spec {
+            Some(s) => format!("dense peak of the dtype ({})", s.name),
+            None => "dense peak of the dtype".into(),
+        },
+    })
 }
 
 /// Drop from "Other measurements" the rows a write-up section shows.
@@ -324,6 +437,13 @@ pub fn chart_title<'a>(title: &str, devices: impl Iterator<Item = &'a str>) -> S
     let mut known: Vec<&str> = devices.filter(|d| !d.is_empty() && *d != "unknown").collect();
     known.sort_unstable();
     known.dedup();
+    // One GPU measured by benchbook (`GPU 0: NVIDIA H200`) and another
+    // tool's log naming its model (`NVIDIA H200`) are one device.
+    let model = |d: &str| d.split_once(": ").map_or(d.to_string(), |(_, m)| m.trim().to_string());
+    let ordinals = known.iter().filter(|d| d.contains(": ")).count();
+    if known.len() > 1 && ordinals <= 1 && known.iter().all(|d| model(d) == model(known[0])) {
+        return format!("{title} on {}", model(known[0]));
+    }
     match known.len() {
         0 => title.to_string(),
         1 => format!("{title} on {}", crate::vocab::rows::short_device(known[0])),

@@ -11,6 +11,33 @@ use crate::vocab::kinds::{Dtype, Fp8Accum, GemmLayout};
 use crate::vocab::metrics::{self, Params};
 use crate::vocab::rows::Point;
 
+/// The seed `002_*` Llama-70B training GEMM shapes (m, n, k) and what each
+/// is in the model, as the seed's tables name them.
+pub const LLAMA70B_ROLES: [([u64; 3], &str); 7] = [
+    ([8192, 8192, 8192], "standard square (8K)"),
+    ([16384, 8192, 7168], "FFN GEMM 1"),
+    ([16384, 16384, 16384], "large square (16K)"),
+    ([16384, 1024, 8192], "attention output"),
+    ([16384, 3584, 8192], "FFN GEMM 2"),
+    ([4096, 4096, 4096], "standard square (4K)"),
+    ([16384, 8192, 1280], "fused QKV projection"),
+];
+
+/// What a GEMM shape is: its Llama-70B role, else `square (NK)` for a
+/// square, else nothing.
+pub fn shape_role(m: u64, n: u64, k: u64) -> Option<String> {
+    if let Some((_, role)) = LLAMA70B_ROLES.iter().find(|(s, _)| *s == [m, n, k]) {
+        return Some(role.to_string());
+    }
+    (m == n && n == k).then(|| {
+        if m >= 1024 && m.is_multiple_of(1024) {
+            format!("square ({}K)", m / 1024)
+        } else {
+            format!("square ({m})")
+        }
+    })
+}
+
 /// The layout and accumulation of one GPU GEMM point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GemmSetting {

@@ -5,6 +5,7 @@
 //! list of them, are [`crate::report::sections`].)
 
 use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
+use crate::archive::manifest::Manifest;
 use crate::vocab::benches::{Bench, RateUnit};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
@@ -12,7 +13,10 @@ use super::prose::{
     bandwidth_observations, gemm_observations, link_observations, median_with_ci, opt_size, pct, stream_observations,
     FlopUnit,
 };
-use super::{BandwidthSection, BwRow, GemmRow, GemmSection, LatencyRow, OtherRow, RooflineRef, SatRow};
+use super::{
+    BandwidthSection, BwRow, DtypeRow, DtypeTable, GemmRow, GemmSection, LatencyRow, LibraryRow, OtherRow, RooflineRef,
+    SatRow,
+};
 use crate::vocab::gemm::GemmSetting;
 
 /// The memory roofline of a spec, as shown and as a number (GB/s).
@@ -115,6 +119,8 @@ pub(super) fn bandwidth_section(
         observations,
         saturation: sats.iter().map(sat_row).collect(),
         table: bw_rows(&cs),
+        peers: super::peers::peer_pairs(&cs),
+        contrasts: super::peers::contrasts(&cs),
     })
 }
 
@@ -124,7 +130,10 @@ pub(super) fn gemm_section(
     spec: Option<&Spec>,
     chart: &str,
     unit: FlopUnit,
+    manifests: &[Manifest],
 ) -> Option<GemmSection> {
+    let run_name = |run: &str| super::run::run_name(manifests, run);
+    let started = |run: &str| manifests.iter().find(|m| m.run_id == run).map(|m| m.started_at.clone());
     let pts: Vec<&PointStat> = stats.iter().filter(|p| p.bench == Bench::Gemm).collect();
     if pts.is_empty() {
         return None;
@@ -156,8 +165,149 @@ pub(super) fn gemm_section(
             }
         })
         .collect();
-    let observations = gemm_observations(&pts, unit);
-    Some(GemmSection { chart: chart.into(), observations, table })
+    let native: Vec<&PointStat> = pts.iter().copied().filter(|p| is_native(p)).collect();
+    // benchbook's own points are described; another library's are
+    // compared with them below (unless there are no others).
+    let observations = gemm_observations(if native.is_empty() { &pts } else { &native }, unit);
+    Some(GemmSection {
+        chart: chart.into(),
+        observations,
+        table,
+        by_dtype: dtype_tables(&native, spec, unit, &run_name),
+        libraries: library_rows(&pts, unit, &run_name, &started),
+    })
+}
+
+fn is_native(p: &PointStat) -> bool {
+    crate::vocab::source::RowOrigin::parse(p.source.as_deref()) == crate::vocab::source::RowOrigin::Native
+}
+
+/// A rate with its 95 % interval: `746 (743–751)`, or why there is none.
+fn rate_with_ci(p: &PointStat, g: f64, unit: FlopUnit) -> String {
+    match p.rate_interval(g) {
+        Some((lo, hi)) => format!("{} ({}–{})", unit.show(g), unit.show(lo), unit.show(hi)),
+        None if p.samples < 2 => format!("{} (one sample)", unit.show(g)),
+        None => format!("{} (no interval)", unit.show(g)),
+    }
+}
+
+/// The dtypes in the order of their precision (wider first), then any
+/// other by name.
+fn dtype_rank(d: &str) -> (usize, String) {
+    const ORDER: [&str; 6] = ["f64", "f32", "tf32", "f16", "bf16", "fp8"];
+    (ORDER.iter().position(|o| *o == d).unwrap_or(ORDER.len()), d.to_string())
+}
+
+/// One table per run and dtype, as seed 002 gives its GEMMs: each shape
+/// with what it is, its time and rate with their intervals and its share
+/// of the dtype's dense peak, fastest first; the dtype's average and peak.
+fn dtype_tables(
+    pts: &[&PointStat],
+    spec: Option<&Spec>,
+    unit: FlopUnit,
+    run_name: &dyn Fn(&str) -> String,
+) -> Vec<DtypeTable> {
+    let mut keys: Vec<(String, String)> =
+        pts.iter().filter_map(|p| Some((p.run_id.clone(), p.dtype.clone()?))).collect();
+    keys.sort_by_key(|(run, d)| (run.clone(), dtype_rank(d)));
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|(run, dtype)| {
+            let mut of: Vec<(&PointStat, f64)> = pts
+                .iter()
+                .filter(|p| p.run_id == run && p.dtype.as_deref() == Some(dtype.as_str()))
+                .filter_map(|p| Some((*p, p.gflops?)))
+                .collect();
+            if of.is_empty() {
+                return None;
+            }
+            of.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let peak = spec.and_then(|s| Some((s.name.clone(), s.peak_tflops(&dtype)?)));
+            let share = |g: f64| peak.as_ref().map(|(_, t)| pct(g / (t * 1e3))).unwrap_or_else(|| "no spec".into());
+            let rows = of
+                .iter()
+                .map(|(p, g)| {
+                    let (m, n, k) = (p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
+                    DtypeRow {
+                        shape: format!("{m}×{n}×{k}"),
+                        role: crate::vocab::gemm::shape_role(m, n, k).unwrap_or_default(),
+                        median_time: median_with_ci(p),
+                        rate: rate_with_ci(p, *g, unit),
+                        peak_pct: share(*g),
+                        rounds: p.rounds,
+                        samples: p.samples,
+                    }
+                })
+                .collect();
+            let mean = of.iter().map(|(_, g)| g).sum::<f64>() / of.len() as f64;
+            let (best_p, best) = of[0];
+            Some(DtypeTable {
+                run: run_name(&run),
+                peak: peak.as_ref().map(|(_, t)| format_sig3(*t)),
+                peak_of: peak.as_ref().map(|(name, _)| name.clone()),
+                average: unit.show(mean),
+                average_pct: share(mean),
+                best: unit.show(best),
+                best_at: format!("{}×{}×{}", best_p.m.unwrap_or(0), best_p.n.unwrap_or(0), best_p.k.unwrap_or(0)),
+                best_pct: share(best),
+                one_round: of.iter().filter(|(p, _)| p.rounds < 2).count(),
+                shapes: of.len(),
+                dtype,
+                rows,
+            })
+        })
+        .collect()
+}
+
+/// benchbook's GEMMs beside another library's (imported `torch.matmul`,
+/// `F.linear`, `_scaled_mm`) of the same dtype and shape, each with its
+/// operand layout. Each imported run is paired with the benchbook run
+/// that started nearest to it (the one measured in the same session).
+fn library_rows(
+    pts: &[&PointStat],
+    unit: FlopUnit,
+    run_name: &dyn Fn(&str) -> String,
+    started: &dyn Fn(&str) -> Option<String>,
+) -> Vec<LibraryRow> {
+    let seconds =
+        |run: &str| started(run).and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok()).map(|t| t.timestamp());
+    let mut native_runs: Vec<&str> = pts.iter().filter(|p| is_native(p)).map(|p| p.run_id.as_str()).collect();
+    native_runs.sort_unstable();
+    native_runs.dedup();
+    let nearest = |theirs: &str| -> Option<&str> {
+        let t = seconds(theirs)?;
+        native_runs.iter().copied().min_by_key(|r| seconds(r).map_or(i64::MAX, |s| (s - t).abs()))
+    };
+    let layout = |p: &PointStat| {
+        let lib = p.method.clone().or_else(|| p.variant.clone()).unwrap_or_default();
+        match GemmSetting::recorded(&p.params()) {
+            Some(s) => format!("{lib}, {}", s.label()),
+            None => lib,
+        }
+    };
+    let same = |a: &PointStat, b: &PointStat| (a.dtype.as_ref(), a.m, a.n, a.k) == (b.dtype.as_ref(), b.m, b.n, b.k);
+    let mut rows: Vec<LibraryRow> = Vec::new();
+    for ours in pts.iter().filter(|p| is_native(p)) {
+        let Some(g) = ours.gflops else { continue };
+        for theirs in pts.iter().filter(|p| !is_native(p) && same(ours, p)) {
+            if nearest(&theirs.run_id) != Some(ours.run_id.as_str()) {
+                continue;
+            }
+            let Some(t) = theirs.gflops else { continue };
+            rows.push(LibraryRow {
+                dtype: ours.dtype.clone().unwrap_or_default(),
+                shape: format!("{}×{}×{}", ours.m.unwrap_or(0), ours.n.unwrap_or(0), ours.k.unwrap_or(0)),
+                run: run_name(&ours.run_id),
+                ours: rate_with_ci(ours, g, unit),
+                ours_call: layout(ours),
+                theirs: unit.show(t),
+                theirs_call: layout(theirs),
+                ratio: format!("{:.2}×", g / t),
+            });
+        }
+    }
+    rows.sort_by_key(|r| (dtype_rank(&r.dtype), r.shape.clone(), r.run.clone(), r.theirs_call.clone()));
+    rows
 }
 
 /// A point's CV, or `n/a` where one sample (an imported figure) has no

@@ -7,7 +7,7 @@ use crate::archive::manifest::Manifest;
 use crate::vocab::benches::Bench;
 use crate::vocab::facts::{GpuBackendFacts, GpuFacts, PeerAccess};
 use crate::vocab::source::RowOrigin;
-use crate::vocab::units::format_bytes;
+use crate::vocab::units::{format_bytes, format_sig3};
 
 use super::blocks::{bandwidth_section, gemm_section, roofline_of};
 use super::prose::{kv, FlopUnit};
@@ -15,7 +15,12 @@ use super::{GpuDeviceRow, GpuSection, KeyValue};
 
 /// The GPU section, or `None` when the run has neither GPU points nor GPU
 /// devices in its manifest.
-pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&Spec>) -> Option<GpuSection> {
+pub(super) fn gpu_section(
+    manifest: &Manifest,
+    gpu: &[PointStat],
+    spec: Option<&Spec>,
+    manifests: &[Manifest],
+) -> Option<GpuSection> {
     let mut devices = Vec::new();
     let mut versions = Vec::new();
     for b in &manifest.backends {
@@ -33,8 +38,9 @@ pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&
         memcpy: bandwidth_section(gpu, &[Bench::Memcpy], "gpu-memcpy", roof.as_ref()),
         peer: bandwidth_section(gpu, &[Bench::MemcpyPeer], Bench::MemcpyPeer.name(), None),
         host: bandwidth_section(gpu, &[Bench::H2d, Bench::D2h], "h2d-d2h", None),
-        gemm: gemm_section(gpu, spec, "gpu-gemm", FlopUnit::Tera),
+        gemm: gemm_section(gpu, spec, "gpu-gemm", FlopUnit::Tera, manifests),
         roofline: roof.map(|r| r.0),
+        host_link: host_link(gpu, spec),
         native: gpu.iter().any(|p| RowOrigin::parse(p.source.as_deref()) == RowOrigin::Native),
         imported_from: {
             let mut tools: Vec<String> =
@@ -43,6 +49,45 @@ pub(super) fn gpu_section(manifest: &Manifest, gpu: &[PointStat], spec: Option<&
             tools.dedup();
             tools
         },
+    })
+}
+
+/// A host link and the host copies' plateaus against it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HostLink {
+    pub label: String,
+    pub gbps: String,
+    pub source: String,
+    /// (curve, plateau GB/s, share of the link) per settled curve.
+    pub rows: Vec<(String, String, String)>,
+}
+
+fn host_link(gpu: &[PointStat], spec: Option<&Spec>) -> Option<HostLink> {
+    let line = spec?.host_line.as_ref()?;
+    let rows = crate::analysis::curves(gpu)
+        .iter()
+        .filter(|c| matches!(Bench::of(&c.bench), Some(Bench::H2d | Bench::D2h)))
+        .filter_map(|c| {
+            let s = crate::analysis::saturation(c, Some(line.gbps)).filter(|s| s.settled())?;
+            let pct = format!("{:.1} %", s.plateau_fraction? * 100.0);
+            Some((c.label.clone(), format_sig3(s.plateau_gbps), pct))
+        })
+        .collect::<Vec<_>>();
+    (!rows.is_empty()).then(|| HostLink {
+        label: line.label.clone(),
+        gbps: format_sig3(line.gbps),
+        source: line.source.clone(),
+        rows,
+    })
+}
+
+/// The L2 cache of point `p`'s GPU, as its run's manifest recorded it
+/// (devices are named `GPU <ordinal>: <name>` in rows).
+pub fn l2_of(manifests: &[Manifest], p: &PointStat) -> Option<u64> {
+    let m = manifests.iter().find(|m| m.run_id == p.run_id)?;
+    m.backends.iter().filter_map(|b| b.gpu_facts()).flat_map(|f| f.devices).find_map(|d| {
+        let ours = p.device == d.name || p.device.starts_with(&format!("GPU {}:", d.ordinal));
+        ours.then_some(d.l2_bytes).flatten()
     })
 }
 

@@ -15,6 +15,9 @@
 //!   parameters, samples, stopping rule, byte convention, build and command;
 //! - `workload`: named metrics (tokens/s, latencies, loss), scaling
 //!   efficiency and metric-vs-parameter charts.
+//!
+//! The file is longer than 400 lines because it declares every typed row the
+//! run template renders (bandwidth, GEMM per dtype, libraries, GPU, host).
 
 use serde::Serialize;
 
@@ -26,6 +29,7 @@ use crate::vocab::rows::Row;
 mod blocks;
 mod gpu;
 mod methodology;
+mod peers;
 pub(crate) mod prose;
 mod provenance;
 mod run;
@@ -33,6 +37,8 @@ pub mod said;
 mod telemetry;
 mod workload;
 
+pub use gpu::l2_of;
+pub use run::run_name;
 pub use telemetry::{nominal_clock, Conditions};
 pub use workload::{workload_section, WorkloadChart, WorkloadSection};
 
@@ -125,6 +131,10 @@ pub struct BandwidthSection {
     pub observations: Vec<said::Said>,
     pub saturation: Vec<SatRow>,
     pub table: Vec<BwRow>,
+    /// benchbook's curves beside other tools' on the same device.
+    pub peers: Vec<peers::PeerPair>,
+    /// benchbook's curves that differ in one setting, against each other.
+    pub contrasts: Vec<peers::Contrast>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -147,6 +157,58 @@ pub struct GemmSection {
     pub chart: String,
     pub observations: Vec<said::Said>,
     pub table: Vec<GemmRow>,
+    /// benchbook's GEMMs, one table per run and dtype.
+    pub by_dtype: Vec<DtypeTable>,
+    /// benchbook against other libraries' GEMMs of the same dtype and shape.
+    pub libraries: Vec<LibraryRow>,
+}
+
+/// One run's GEMMs of one dtype, as seed 002 tabulates them.
+#[derive(Debug, Clone, Serialize)]
+pub struct DtypeTable {
+    pub dtype: String,
+    pub run: String,
+    /// The dtype's dense peak (in the section's unit), and whose it is.
+    pub peak: Option<String>,
+    pub peak_of: Option<String>,
+    pub rows: Vec<DtypeRow>,
+    /// The mean of the shapes' medians, and its share of the peak.
+    pub average: String,
+    pub average_pct: String,
+    /// The fastest shape's median rate, the shape, and its share.
+    pub best: String,
+    pub best_at: String,
+    pub best_pct: String,
+    pub shapes: usize,
+    /// How many of its shapes rest on a single round.
+    pub one_round: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DtypeRow {
+    pub shape: String,
+    /// What the shape is (`FFN GEMM 1`), where known.
+    pub role: String,
+    pub median_time: String,
+    pub rate: String,
+    pub peak_pct: String,
+    pub rounds: u32,
+    pub samples: u32,
+}
+
+/// One shape and dtype measured by benchbook and by another library.
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryRow {
+    pub dtype: String,
+    pub shape: String,
+    pub run: String,
+    pub ours: String,
+    /// The library call and its operand layout (`cublaslt, tn`).
+    pub ours_call: String,
+    pub theirs: String,
+    pub theirs_call: String,
+    /// ours / theirs.
+    pub ratio: String,
 }
 
 /// One ping-pong latency point.
@@ -252,6 +314,9 @@ pub struct GpuSection {
     pub host: Option<BandwidthSection>,
     pub gemm: Option<GemmSection>,
     pub roofline: Option<RooflineRef>,
+    /// The GPU's host link (its spec's), which h2d/d2h copies cross, and
+    /// each host curve's plateau as a share of it.
+    pub host_link: Option<gpu::HostLink>,
     /// Whether benchbook measured any of these points itself (the timing
     /// and validation text applies only then).
     pub native: bool,
@@ -345,9 +410,9 @@ pub fn build(
         run: run::run_section(manifest),
         system,
         memcpy: bandwidth_section(stats, &[Bench::Memcpy], Bench::Memcpy.name(), roof.as_ref()),
-        gpu: gpu::gpu_section(manifest, &gpu_stats, gpu_spec),
+        gpu: gpu::gpu_section(manifest, &gpu_stats, gpu_spec, manifests),
         stream: bandwidth_section(stats, &[Bench::Stream], Bench::Stream.name(), roof.as_ref()),
-        gemm: gemm_section(stats, spec, Bench::Gemm.name(), FlopUnit::Giga),
+        gemm: gemm_section(stats, spec, Bench::Gemm.name(), FlopUnit::Giga, manifests),
         collective: bandwidth_section(stats, &[Bench::Collective], Bench::Collective.name(), None),
         p2p: bandwidth_section(stats, &[Bench::P2p], Bench::P2p.name(), None),
         latency: blocks::latency_rows(stats),

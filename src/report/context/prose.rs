@@ -92,10 +92,17 @@ pub(super) fn bandwidth_observations(
     what: &str,
 ) -> Vec<Said> {
     let mut obs = Vec::new();
-    // The curve with the highest plateau, a settled one before any that is not.
+    // The curve with the highest plateau, a settled one before any that is
+    // not, and one benchbook measured before another tool's (a reference
+    // on the same chart is compared in its own table, not described here).
+    let native = |i: usize| {
+        curves[i].points.first().is_some_and(|p| {
+            crate::vocab::source::RowOrigin::parse(p.source.as_deref()) == crate::vocab::source::RowOrigin::Native
+        })
+    };
     let Some((best_i, best)) = sats.iter().enumerate().max_by(|a, b| {
-        (a.1.settled(), a.1.plateau_gbps)
-            .partial_cmp(&(b.1.settled(), b.1.plateau_gbps))
+        (native(a.0), a.1.settled(), a.1.plateau_gbps)
+            .partial_cmp(&(native(b.0), b.1.settled(), b.1.plateau_gbps))
             .unwrap_or(std::cmp::Ordering::Equal)
     }) else {
         return obs;
@@ -178,17 +185,18 @@ pub(super) fn bandwidth_observations(
 pub(super) fn convergence_sentence<'a>(points: impl Iterator<Item = &'a PointStat>) -> Option<Said> {
     use crate::vocab::kinds::StopReason;
     let points: Vec<&PointStat> = points.collect();
-    let rounds: Vec<f64> = points
-        .iter()
-        .filter(|p| p.ci_basis == Some(crate::vocab::interval::Basis::Rounds))
-        .filter_map(|p| p.ci_relative())
-        .collect();
-    if !rounds.is_empty() {
-        let wide: Vec<f64> = rounds.iter().copied().filter(|w| *w > 0.01).collect();
+    let rounds = |p: &&PointStat| p.ci_basis == Some(crate::vocab::interval::Basis::Rounds);
+    if points.iter().any(rounds) {
+        // Every point with an interval counts, whatever its basis; those
+        // resting on one round are named, as their interval is narrower
+        // than a rerun's.
+        let all: Vec<(f64, bool)> = points.iter().filter_map(|p| Some((p.ci_relative()?, rounds(p)))).collect();
+        let wide: Vec<f64> = all.iter().map(|(w, _)| *w).filter(|w| *w > 0.01).collect();
         return (!wide.is_empty()).then(|| Said::WideIntervals {
             wide: wide.len(),
-            of: rounds.len(),
+            of: all.len(),
             widest: wide.iter().copied().fold(0.0, f64::max),
+            one_round: all.iter().filter(|(_, r)| !r).count(),
         });
     }
     let stops: Vec<StopReason> = points.iter().filter_map(|p| p.stop).collect();

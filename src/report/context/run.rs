@@ -149,3 +149,9 @@ fn run_system(manifest: &Manifest, stats: &[&PointStat]) -> Vec<KeyValue> {
     }
     system
 }
+
+/// A run's name as reports show it: its label, else its id.
+pub fn run_name(manifests: &[Manifest], run: &str) -> String {
+    let m = manifests.iter().find(|m| m.run_id == run);
+    m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
+}

@@ -51,7 +51,8 @@ pub enum Said {
     /// The smallest size below half the plateau: a fixed cost.
     FixedCost { size_bytes: u64, time_s: f64 },
     /// Points measured in rounds whose interval is wider than ±1 %.
-    WideIntervals { wide: usize, of: usize, widest: f64 },
+    /// `one_round`: how many of the `of` points rest on a single round.
+    WideIntervals { wide: usize, of: usize, widest: f64, one_round: usize },
     /// Points that stopped before the noise target, and why.
     NoiseTarget { met: usize, of: usize, reasons: Vec<String> },
     /// The plateau with the most threads against one thread.
@@ -289,7 +290,7 @@ mod tests {
             Said::AboveRamp { smallest: None, cached: true },
             Said::Saturation { p50: start, p80: at, p90: never },
             Said::FixedCost { size_bytes: 8, time_s: 1.5e-6 },
-            Said::WideIntervals { wide: 2, of: 9, widest: 0.0312 },
+            Said::WideIntervals { wide: 2, of: 9, widest: 0.0312, one_round: 3 },
             Said::NoiseTarget { met: 1, of: 3, reasons: vec!["stopped at max time".into()] },
             Said::Threads { threads: 8, most_gbps: 40.0, one_gbps: 9.0 },
             Said::Roofline { fraction: 0.5, name: "x".into(), roofline_gbps: "100".into(), reach_90: None },

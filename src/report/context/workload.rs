@@ -4,6 +4,9 @@
 //! worker axis, a metric-vs-parameter chart per metric that varies along a
 //! numeric parameter (the loss against the step is one), and sentences on
 //! peaks and averages computed from the table.
+//!
+//! The file is longer than 400 lines because the section's tables (every
+//! point, levels, scaling, by configuration) and their tests stay together.
 
 use serde::Serialize;
 
@@ -58,6 +61,64 @@ pub struct WorkloadSection {
     pub charts: Vec<WorkloadChart>,
     /// Per metric and source: best point and level.
     pub levels: Vec<LevelRow>,
+    /// One row per configuration (a model size, a batch), one column per
+    /// metric it reported, as the seeds' results tables are.
+    pub by_config: Option<ConfigTable>,
+}
+
+/// Metrics side by side per configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigTable {
+    /// `tokens_per_s (tokens/s)`.
+    pub columns: Vec<String>,
+    /// (configuration, one cell per column: `median (n samples)` or `-`).
+    pub rows: Vec<(String, Vec<String>)>,
+}
+
+/// The configuration table of the metrics reported once per configuration
+/// (not per step), when at least two configurations share two metrics.
+fn config_table(stats: &[MetricStat]) -> Option<ConfigTable> {
+    let once: Vec<&MetricStat> =
+        stats.iter().filter(|s| !s.params.is_empty() && !s.params.contains_key("step")).collect();
+    let mut configs: Vec<(String, &crate::vocab::metrics::Params)> = Vec::new();
+    for s in &once {
+        if !configs.iter().any(|(r, p)| *r == s.run_id && *p == &s.params) {
+            configs.push((s.run_id.clone(), &s.params));
+        }
+    }
+    let mut columns: Vec<(String, String)> = once.iter().map(|s| (s.metric.clone(), s.unit.clone())).collect();
+    columns.sort();
+    columns.dedup();
+    if configs.len() < 2 || columns.len() < 2 {
+        return None;
+    }
+    // Smallest first by the first numeric parameter all of them have.
+    let numeric = |p: &crate::vocab::metrics::Params, k: &str| match p.get(k) {
+        Some(serde_json::Value::Number(n)) => n.as_f64(),
+        _ => None,
+    };
+    let keys: Vec<String> = configs[0].1.keys().cloned().collect();
+    let axis = keys.into_iter().find(|k| configs.iter().all(|(_, p)| numeric(p, k).is_some()));
+    if let Some(k) = &axis {
+        configs.sort_by(|a, b| numeric(a.1, k).unwrap_or(0.0).total_cmp(&numeric(b.1, k).unwrap_or(0.0)));
+    }
+    let rows = configs
+        .iter()
+        .map(|(run, params)| {
+            let cells = columns
+                .iter()
+                .map(|(m, _)| match once.iter().find(|s| s.run_id == *run && &s.params == *params && s.metric == *m) {
+                    Some(s) if s.samples > 1 => format!("{} ({} samples)", format_sig3(s.median), s.samples),
+                    Some(s) => format!("{} (one sample)", format_sig3(s.median)),
+                    None => "-".into(),
+                })
+                .collect();
+            (params_label(params), cells)
+        })
+        .collect();
+    let columns =
+        columns.into_iter().map(|(m, u)| if u.is_empty() || u == "1" { m } else { format!("{m} ({u})") }).collect();
+    Some(ConfigTable { columns, rows })
 }
 
 /// Parameters that count workers of a data-parallel job, in the order a
@@ -121,7 +182,7 @@ pub fn workload_section(stats: &[MetricStat]) -> Option<WorkloadSection> {
         }
     }
     let (observations, levels) = observations(stats, &metrics);
-    Some(WorkloadSection { observations, levels, table, scaling: scaling_rows, charts })
+    Some(WorkloadSection { observations, levels, table, scaling: scaling_rows, charts, by_config: config_table(stats) })
 }
 
 /// A value and its unit; a dimensionless unit (`1`) is not printed.

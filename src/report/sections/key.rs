@@ -5,6 +5,10 @@
 //! figure, or why no share is given. Below half of that figure the block
 //! warns. The values are typed; the sentences are in
 //! `templates/sections/key-results.md`.
+//!
+//! The file is longer than 400 lines because each kind of headline (a
+//! sweep's plateau against memory, a GPU link or the host link, a cache
+//! peak, a GEMM against its dtype's peak) keeps its rule and its tests here.
 
 use serde::Serialize;
 
@@ -59,6 +63,9 @@ pub struct KeyResult {
     /// The clock and power it was measured at, when its rows carry
     /// telemetry.
     pub conditions: Option<Conditions>,
+    /// A memcpy peak above the memory roofline, and the cache that holds
+    /// its working set.
+    pub from_cache: Option<FromCache>,
 }
 
 /// Why a headline number has no share of a published figure.
@@ -80,6 +87,10 @@ pub enum NoShare {
     OneHost,
     /// No `--link` given.
     NoLinkNamed,
+    /// A host↔GPU copy whose GPU's spec names no host link.
+    NoHostLink {
+        device: String,
+    },
     /// A benchmark no one published figure bounds.
     NoSingleFigure,
     /// No peak for this GEMM dtype.
@@ -109,6 +120,8 @@ pub struct Facts<'a> {
     /// Whether a point's clock readings are a constant figure (not a
     /// reading) in its run: its key result then states no clock.
     pub nominal_clock: &'a dyn Fn(&PointStat) -> bool,
+    /// The L2 cache of a point's GPU, as its run recorded it (bytes).
+    pub l2_of: &'a dyn Fn(&PointStat) -> Option<u64>,
 }
 
 /// The highest median among a curve's trusted points (interval within
@@ -128,7 +141,8 @@ fn best(c: &Curve) -> Option<Best<'_>> {
 
 fn share(value: f64, of: f64, label: String) -> Share {
     let f = value / of;
-    Share { pct: format!("{:.0}", f * 100.0), of: label, below_half: f < 0.5 }
+    // One decimal, as the tables that give the same share print it.
+    Share { pct: format!("{:.1}", f * 100.0), of: label, below_half: f < 0.5 }
 }
 
 /// The share of a curve's best rate, or why none is given.
@@ -168,8 +182,39 @@ fn curve_share(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Sh
                 }
             }
         }
+        // A copy between host and GPU crosses the GPU's host link.
+        Some(Bench::H2d | Bench::D2h) => match (facts.spec_of)(p).and_then(|s| s.host_line.as_ref()) {
+            Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),
+            None => (None, Some(NoShare::NoHostLink { device: p.device.clone() })),
+        },
         _ => (None, Some(NoShare::NoSingleFigure)),
     }
+}
+
+/// Why a memcpy peak above its device's memory roofline is possible: its
+/// working set (the bytes one copy reads and writes) fits a cache.
+#[derive(Debug, Clone, Serialize)]
+pub struct FromCache {
+    /// The memory roofline it exceeds, GB/s.
+    pub roofline: String,
+    pub working_set: String,
+    /// The GPU's L2, where its run recorded it.
+    pub l2: Option<String>,
+}
+
+fn from_cache(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> Option<FromCache> {
+    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.rate_axis().contains("read + written") {
+        return None;
+    }
+    let roof = (facts.spec_of)(p)?.memory.as_ref()?.bandwidth_gbps;
+    (rate > roof).then(|| FromCache {
+        roofline: format_sig3(roof),
+        working_set: p
+            .gbps_moved
+            .map(|g| format_bytes((g * 1e9 * p.summary.median).round() as u64))
+            .unwrap_or_else(|| "?".into()),
+        l2: (facts.l2_of)(p).map(format_bytes),
+    })
 }
 
 /// The key results of a report's curves and GEMM points.
@@ -215,6 +260,7 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 share,
                 no_share,
                 conditions: Conditions::of(p, (facts.nominal_clock)(p)),
+                from_cache: from_cache(c, p, rate, facts),
             },
         ));
     }
@@ -266,6 +312,7 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 share,
                 no_share,
                 conditions: Conditions::of(p, (facts.nominal_clock)(p)),
+                from_cache: None,
             },
         ));
     }
@@ -317,7 +364,9 @@ fn of_curves(input: &Input, cs: &[Curve], stats: &[PointStat]) -> Option<KeyResu
         m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
     };
     let nominal_clock = |p: &PointStat| crate::report::context::nominal_clock(input.manifests, p);
+    let l2_of = |p: &PointStat| crate::report::context::l2_of(input.manifests, p);
     let facts = Facts {
+        l2_of: &l2_of,
         spec_of: &spec_of,
         link: input.link.map(|l| l.line()),
         one_host: &one_host,
@@ -350,7 +399,7 @@ mod tests {
     }
 
     fn facts<'a>(spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>, name: &'a dyn Fn(&str) -> String) -> Facts<'a> {
-        Facts { spec_of, link: None, one_host: &|_| false, run_name: name, nominal_clock: &|_| false }
+        Facts { spec_of, link: None, one_host: &|_| false, run_name: name, nominal_clock: &|_| false, l2_of: &|_| None }
     }
 
     #[test]

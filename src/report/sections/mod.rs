@@ -195,7 +195,11 @@ fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Bo
         .filter(|c| (c.bench == Bench::MemcpyPeer || c.bench == Bench::P2p) && c.op != "latency" && c.op != "lat")
         .collect();
     let pair = input.spec.and_then(|s| s.link.as_ref()).and_then(|l| l.pair_line());
-    let host = input.book.interconnect_lines("host").into_iter().next();
+    // The GPU's own host link where its spec names one.
+    let host = input
+        .spec
+        .and_then(|s| s.host_line.clone())
+        .or_else(|| input.book.interconnect_lines("host").into_iter().next());
     // Only transfers between GPU buffers cross a GPU link; MPI between
     // host buffers is drawn beside them but not held against it. A copy
     // between GPUs without peer access is staged through the host: PCIe.
