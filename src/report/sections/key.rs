@@ -407,7 +407,7 @@ mod tests {
         let book = crate::analysis::SpecBook::builtin();
         let spec_of = |p: &PointStat| book.find(&p.device);
         let name = |r: &str| r.to_string();
-        // An MI300X sweep that settles at 2000 GB/s: 38 % of 5300 GB/s.
+        // An MI300X sweep that settles at 2000 GB/s: 37.7 % of 5300 GB/s.
         let c = curve(
             "AMD Instinct MI300X",
             "hip",
@@ -415,13 +415,13 @@ mod tests {
         );
         let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
         let s = k.items[0].share.as_ref().unwrap();
-        assert_eq!((s.pct.as_str(), k.items[0].share_of), ("38", "plateau"));
+        assert_eq!((s.pct.as_str(), k.items[0].share_of), ("37.7", "plateau"));
         assert!(s.of.contains("5300 GB/s") && s.below_half, "{s:?}");
         assert_eq!(k.below_half, vec![k.items[0].subject.clone()]);
-        // At 3000 GB/s it is 57 %: no warning.
+        // At 3000 GB/s it is 56.6 %: no warning.
         let c = curve("AMD Instinct MI300X", "hip", &[(1 << 26, 3000.0), (1 << 27, 3010.0), (1 << 28, 2990.0)]);
         let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
-        assert!(k.below_half.is_empty() && k.items[0].share.as_ref().unwrap().pct == "57");
+        assert!(k.below_half.is_empty() && k.items[0].share.as_ref().unwrap().pct == "56.6");
         // A device with no published peak: no share, and the reason says how to give one.
         let c = curve("Some CPU", "cpu", &[(1 << 26, 20.0), (1 << 27, 20.0)]);
         let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();

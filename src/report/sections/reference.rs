@@ -130,7 +130,14 @@ pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Op
         .filter(|r| r.quantity == "gemm_throughput" && r.unit == "TFLOP/s")
         .filter_map(|r| {
             let published = r.value?;
-            let p = stats.iter().find(|p| {
+            // benchbook's own measurement first, another tool's only where
+            // benchbook has none.
+            let native = |p: &&PointStat| {
+                crate::vocab::source::RowOrigin::parse(p.source.as_deref()) == crate::vocab::source::RowOrigin::Native
+            };
+            let mut ordered: Vec<&PointStat> = stats.iter().filter(native).collect();
+            ordered.extend(stats.iter().filter(|p| !native(p)));
+            let p = ordered.into_iter().find(|p| {
                 p.bench == Bench::Gemm
                     && p.gflops.is_some()
                     && (p.m, p.n, p.k) == (r.m, r.n, r.k)
@@ -146,7 +153,10 @@ pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Op
                 published: format!("{} TFLOP/s", r.value_text),
                 published_device: r.device.clone(),
                 measured: format!("{} TFLOP/s", format_sig3(measured)),
-                measured_device: crate::vocab::rows::short_device(&p.device).to_string(),
+                measured_device: match p.device.as_str() {
+                    "" | "unknown" => "device not named in the log".to_string(),
+                    d => d.to_string(),
+                },
                 ratio: format!("{:.2}×", measured / published),
             })
         })
