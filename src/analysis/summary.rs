@@ -157,6 +157,11 @@ impl PointStat {
 
     /// Whether it is kept out of plateaus and headlines: measured while
     /// throttled ([`super::telemetry::PointTelemetry::held_out`]).
+    /// Whether benchbook measured it (not an imported tool's figure).
+    pub fn native(&self) -> bool {
+        crate::vocab::source::RowOrigin::parse(self.source.as_deref()) == crate::vocab::source::RowOrigin::Native
+    }
+
     pub fn held_out(&self) -> bool {
         self.telemetry.as_ref().is_some_and(|t| t.held_out)
     }

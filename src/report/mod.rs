@@ -348,17 +348,15 @@ fn gpu_gemm_chart(
     spec: Option<&crate::analysis::Spec>,
     manifests: &[crate::archive::manifest::Manifest],
 ) -> Option<plot::GroupedBars> {
-    use crate::vocab::source::RowOrigin;
     let pts: Vec<&PointStat> = stats
         .iter()
         .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
-        .filter(|p| RowOrigin::parse(p.source.as_deref()) == RowOrigin::Native && p.gflops.is_some())
+        .filter(|p| p.native() && p.gflops.is_some())
         .collect();
     if pts.is_empty() {
         return None;
     }
     let name = |run: &str| context::run_name(manifests, run);
-    const ORDER: [&str; 6] = ["f64", "f32", "tf32", "f16", "bf16", "fp8"];
     let mut runs: Vec<&str> = pts.iter().map(|p| p.run_id.as_str()).collect();
     runs.sort_unstable();
     runs.dedup();
@@ -373,7 +371,7 @@ fn gpu_gemm_chart(
                 .iter()
                 .filter_map(|p| {
                     let d = p.dtype.clone()?;
-                    Some((ORDER.iter().position(|o| *o == d).unwrap_or(ORDER.len()), d))
+                    Some((crate::vocab::gemm::dtype_rank(&d), d))
                 })
                 .collect();
             dtypes.sort();

@@ -23,6 +23,13 @@ pub const LLAMA70B_ROLES: [([u64; 3], &str); 7] = [
     ([16384, 8192, 1280], "fused QKV projection"),
 ];
 
+/// A dtype's place in tables and charts: wider precision first, then any
+/// other dtype.
+pub fn dtype_rank(d: &str) -> usize {
+    const ORDER: [&str; 6] = ["f64", "f32", "tf32", "f16", "bf16", "fp8"];
+    ORDER.iter().position(|o| *o == d).unwrap_or(ORDER.len())
+}
+
 /// What a GEMM shape is: its Llama-70B role, else `square (NK)` for a
 /// square, else nothing.
 pub fn shape_role(m: u64, n: u64, k: u64) -> Option<String> {

@@ -165,7 +165,7 @@ pub(super) fn gemm_section(
             }
         })
         .collect();
-    let native: Vec<&PointStat> = pts.iter().copied().filter(|p| is_native(p)).collect();
+    let native: Vec<&PointStat> = pts.iter().copied().filter(|p| p.native()).collect();
     // benchbook's own points are described; another library's are
     // compared with them below (unless there are no others).
     let observations = gemm_observations(if native.is_empty() { &pts } else { &native }, unit);
@@ -178,10 +178,6 @@ pub(super) fn gemm_section(
     })
 }
 
-fn is_native(p: &PointStat) -> bool {
-    crate::vocab::source::RowOrigin::parse(p.source.as_deref()) == crate::vocab::source::RowOrigin::Native
-}
-
 /// A rate with its 95 % interval: `746 (743–751)`, or why there is none.
 fn rate_with_ci(p: &PointStat, g: f64, unit: FlopUnit) -> String {
     match p.rate_interval(g) {
@@ -191,11 +187,8 @@ fn rate_with_ci(p: &PointStat, g: f64, unit: FlopUnit) -> String {
     }
 }
 
-/// The dtypes in the order of their precision (wider first), then any
-/// other by name.
 fn dtype_rank(d: &str) -> (usize, String) {
-    const ORDER: [&str; 6] = ["f64", "f32", "tf32", "f16", "bf16", "fp8"];
-    (ORDER.iter().position(|o| *o == d).unwrap_or(ORDER.len()), d.to_string())
+    (crate::vocab::gemm::dtype_rank(d), d.to_string())
 }
 
 /// One table per run and dtype, as seed 002 gives its GEMMs: each shape
@@ -271,7 +264,7 @@ fn library_rows(
 ) -> Vec<LibraryRow> {
     let seconds =
         |run: &str| started(run).and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok()).map(|t| t.timestamp());
-    let mut native_runs: Vec<&str> = pts.iter().filter(|p| is_native(p)).map(|p| p.run_id.as_str()).collect();
+    let mut native_runs: Vec<&str> = pts.iter().filter(|p| p.native()).map(|p| p.run_id.as_str()).collect();
     native_runs.sort_unstable();
     native_runs.dedup();
     let nearest = |theirs: &str| -> Option<&str> {
@@ -287,9 +280,9 @@ fn library_rows(
     };
     let same = |a: &PointStat, b: &PointStat| (a.dtype.as_ref(), a.m, a.n, a.k) == (b.dtype.as_ref(), b.m, b.n, b.k);
     let mut rows: Vec<LibraryRow> = Vec::new();
-    for ours in pts.iter().filter(|p| is_native(p)) {
+    for ours in pts.iter().filter(|p| p.native()) {
         let Some(g) = ours.gflops else { continue };
-        for theirs in pts.iter().filter(|p| !is_native(p) && same(ours, p)) {
+        for theirs in pts.iter().filter(|p| !p.native() && same(ours, p)) {
             if nearest(&theirs.run_id) != Some(ours.run_id.as_str()) {
                 continue;
             }

@@ -64,7 +64,7 @@ pub struct Contrast {
 }
 
 fn native(c: &Curve) -> bool {
-    c.points.first().is_some_and(|p| RowOrigin::parse(p.source.as_deref()) == RowOrigin::Native)
+    c.points.first().is_some_and(PointStat::native)
 }
 
 fn first(c: &Curve) -> Option<&PointStat> {

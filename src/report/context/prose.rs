@@ -95,11 +95,7 @@ pub(super) fn bandwidth_observations(
     // The curve with the highest plateau, a settled one before any that is
     // not, and one benchbook measured before another tool's (a reference
     // on the same chart is compared in its own table, not described here).
-    let native = |i: usize| {
-        curves[i].points.first().is_some_and(|p| {
-            crate::vocab::source::RowOrigin::parse(p.source.as_deref()) == crate::vocab::source::RowOrigin::Native
-        })
-    };
+    let native = |i: usize| curves[i].points.first().is_some_and(PointStat::native);
     let Some((best_i, best)) = sats.iter().enumerate().max_by(|a, b| {
         (native(a.0), a.1.settled(), a.1.plateau_gbps)
             .partial_cmp(&(native(b.0), b.1.settled(), b.1.plateau_gbps))

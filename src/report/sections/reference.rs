@@ -132,9 +132,7 @@ pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Op
             let published = r.value?;
             // benchbook's own measurement first, another tool's only where
             // benchbook has none.
-            let native = |p: &&PointStat| {
-                crate::vocab::source::RowOrigin::parse(p.source.as_deref()) == crate::vocab::source::RowOrigin::Native
-            };
+            let native = |p: &&PointStat| p.native();
             let mut ordered: Vec<&PointStat> = stats.iter().filter(native).collect();
             ordered.extend(stats.iter().filter(|p| !native(p)));
             let p = ordered.into_iter().find(|p| {
