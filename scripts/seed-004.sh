@@ -66,4 +66,4 @@ for r in $(seq 1 "$rounds"); do
     run_bare partitions-2 "${part_serve[@]}"
 done
 "$B" --archive "$archive" report label:bare label:container label:partitions-2 --kind compare \
-    --out reports/seed-004-container-and-partitions
+    --notes reports/notes/seed-004.md --out reports/seed-004-container-and-partitions

@@ -167,7 +167,7 @@ pub fn chart(title: &str, y_label: &str, curves: &[Curve], roofline_gbps: Option
         .map(|c| {
             Line::with_errors(
                 if several { format!("{}: {}", short_id(&c.run_id), c.label) } else { c.label.clone() },
-                c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)),
+                c.rate_with_bars(),
             )
         })
         .collect();

@@ -1,7 +1,7 @@
 //! Curves (points that differ only by size) and where they saturate.
 
 use crate::vocab::benches::Bench;
-use crate::vocab::interval::Interval;
+use crate::vocab::interval::{Interval, RateInterval};
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -52,12 +52,18 @@ impl Curve {
     }
 
     /// The series a chart and the saturation analysis use ([`Self::rate_of`]).
+    /// [`Self::rate_with_ci`] as a chart draws it: error bars only where
+    /// both bounds exist.
+    pub fn rate_with_bars(&self) -> Vec<(f64, f64, Option<Interval>)> {
+        self.rate_with_ci().into_iter().map(|(s, r, ci)| (s as f64, r, ci.bounded())).collect()
+    }
+
     pub fn rate(&self) -> Vec<(u64, f64)> {
         self.rate_with_ci().into_iter().map(|(s, r, _)| (s, r)).collect()
     }
 
     /// [`Self::rate`] with each point's 95 % interval in GB/s.
-    pub fn rate_with_ci(&self) -> Vec<(u64, f64, Option<Interval>)> {
+    pub fn rate_with_ci(&self) -> Vec<(u64, f64, RateInterval)> {
         let of = self.rate_of();
         self.points
             .iter()
@@ -66,6 +72,23 @@ impl Curve {
                 Some((p.size_bytes?, r, p.rate_interval(r)))
             })
             .collect()
+    }
+
+    /// Its peak, the one definition every report uses: the highest median
+    /// rate among the points that may set a level (an interval no wider
+    /// than ±[`TRUSTED_HALF_WIDTH`], not measured while throttled); the
+    /// highest of all points when none may. (size, rate, interval, point).
+    pub fn peak(&self) -> Option<(u64, f64, RateInterval, &PointStat)> {
+        let all: Vec<(u64, f64, RateInterval, &PointStat)> = self
+            .rate_with_ci()
+            .into_iter()
+            .filter_map(|(s, r, ci)| Some((s, r, ci, self.points.iter().find(|p| p.size_bytes == Some(s))?)))
+            .collect();
+        let trusted =
+            |(_, r, ci, p): &&(u64, f64, RateInterval, &PointStat)| ci.within(*r, TRUSTED_HALF_WIDTH) && !p.held_out();
+        let by_rate =
+            |a: &&(u64, f64, RateInterval, &PointStat), b: &&(u64, f64, RateInterval, &PointStat)| a.1.total_cmp(&b.1);
+        all.iter().filter(trusted).max_by(by_rate).or_else(|| all.iter().max_by(by_rate)).copied()
     }
 
     /// The y axis of [`Self::rate`], naming the bytes it counts.
@@ -114,24 +137,10 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
     }
     let mut out = map
         .into_iter()
-        .map(|((run_id, bench, op, device, threads, dtype, variant, method, peer), mut pts)| {
+        .map(|((run_id, bench, op, _, threads, dtype, ..), mut pts)| {
             pts.sort_by_key(|p| p.size_bytes);
-            let mut label = format!("{bench} {op}");
-            if let Some(v) = variant.as_deref().filter(|v| *v != "warm") {
-                label += &format!(" {v}");
-            }
-            if let Some(t) = threads {
-                label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
-            }
-            if let Some(m) = &method {
-                label += &format!(", {m}");
-            }
-            match (peer, &method) {
-                (Some(p), _) => label += &format!(", GPU {}", p.replace("->", "→")),
-                // A GPU curve without a pair runs on one device: "GPU 0".
-                (None, Some(_)) => label += &format!(", {}", crate::vocab::rows::short_device(&device)),
-                (None, None) => {}
-            }
+            // The catalog's name where it named the points; else the base name.
+            let label = pts[0].series.clone().unwrap_or_else(|| super::catalog::series_name(&pts[0]));
             Curve { label, device: pts[0].device.clone(), run_id, bench, op, threads, dtype, points: pts }
         })
         .collect::<Vec<_>>();
@@ -159,7 +168,7 @@ fn distinct_labels(cs: &mut [Curve]) {
 #[derive(Debug, Clone, Serialize)]
 pub struct Saturation {
     pub label: String,
-    /// Highest median rate ([`Curve::rate`]), and the size it happened at.
+    /// The curve's peak ([`Curve::peak`]), and the size it happened at.
     pub peak_gbps: f64,
     pub peak_size_bytes: u64,
     /// The level of the flat region at the largest trusted sizes
@@ -176,8 +185,8 @@ pub struct Saturation {
     /// Sizes held out of the plateau as measured while throttled
     /// ([`PointStat::held_out`]).
     pub plateau_held_out: Vec<u64>,
-    /// How far the plateau's sizes may differ from its level: 10 %, or
-    /// twice the CV of the largest sizes when that is wider.
+    /// How far the plateau's sizes may differ from its level
+    /// ([`stats::PLATEAU_TOLERANCE`]).
     pub plateau_tolerance: f64,
     /// How many sizes the curve has (one: nothing saturates).
     pub sizes: usize,
@@ -199,11 +208,59 @@ pub struct Saturation {
 }
 
 impl Saturation {
-    /// Whether the plateau rests on two sizes or more that agree within
-    /// the tolerance; `false`: the curve had not settled by its largest size.
+    /// Whether the plateau rests on [`stats::PLATEAU_MIN_SIZES`] sizes or
+    /// more that agree within the tolerance; `false`: the curve had not
+    /// settled by its largest size.
     pub fn settled(&self) -> bool {
-        self.plateau_sizes.len() > 1
+        self.plateau_sizes.len() >= stats::PLATEAU_MIN_SIZES
     }
+
+    /// The level the curve holds, as every table and sentence states it.
+    pub fn level(&self) -> Level {
+        if self.sizes < 2 {
+            return Level::Single {
+                size: self.plateau_sizes.last().copied().unwrap_or(self.peak_size_bytes),
+                gbps: self.plateau_gbps,
+            };
+        }
+        if self.settled() {
+            return Level::Plateau {
+                gbps: self.plateau_gbps,
+                sizes: self.plateau_sizes.clone(),
+                tolerance: self.plateau_tolerance,
+                jump: self.plateau_jump,
+                left_out: self.plateau_left_out.clone(),
+                held_out: self.plateau_held_out.clone(),
+            };
+        }
+        Level::NotSettled {
+            largest: self.plateau_sizes.clone(),
+            gbps: self.plateau_gbps,
+            tolerance: self.plateau_tolerance,
+        }
+    }
+}
+
+/// What level a curve holds ([`Saturation::level`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Level {
+    /// One size measured: its rate; nothing saturates.
+    Single { size: u64, gbps: f64 },
+    /// [`stats::PLATEAU_MIN_SIZES`] sizes or more within ±`tolerance` of
+    /// `gbps`, with a largest size that jumps off it, and the sizes left out
+    /// (too uncertain) or held out (throttled), each named.
+    Plateau {
+        gbps: f64,
+        sizes: Vec<u64>,
+        tolerance: f64,
+        jump: Option<(u64, f64)>,
+        left_out: Vec<u64>,
+        held_out: Vec<u64>,
+    },
+    /// Fewer sizes than a plateau needs agree at its largest sizes (still
+    /// rising, falling out of a cache, or noisy): the largest size's level.
+    NotSettled { largest: Vec<u64>, gbps: f64, tolerance: f64 },
 }
 
 /// The widest interval (relative half-width) a point may have and still
@@ -226,17 +283,14 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
         .map(|(size, r, ci)| {
             let point = curve.points.iter().find(|p| p.size_bytes == Some(size));
             let rounds = point.map_or(1, |p| p.rounds);
-            let narrow = ci.is_none_or(|(lo, hi)| (hi - lo) / 2.0 <= TRUSTED_HALF_WIDTH * r);
+            let narrow = ci.within(r, TRUSTED_HALF_WIDTH);
             // A point measured while throttled never sets the level.
             let held_out = point.is_some_and(PointStat::held_out);
             (size, r, narrow && !(rounds == 1 && most_rounds > 1) && !held_out)
         })
         .collect();
-    let (peak_size, peak) = pts.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    // Flat within its noise: two sizes agree when they differ by less than
-    // 10 % or twice the largest size's CV, whichever is wider (at most 50 %).
-    let noise = curve.points.iter().rev().take(2).map(|p| p.summary.cv).filter(|c| c.is_finite()).fold(0.0, f64::max);
-    let tolerance = (2.0 * noise).clamp(0.1, 0.5);
+    let (peak_size, peak, ..) = curve.peak()?;
+    let tolerance = stats::PLATEAU_TOLERANCE;
     let level = stats::plateau_of(&trusted, tolerance)?;
     let held_out: Vec<u64> = curve.points.iter().filter(|p| p.held_out()).filter_map(|p| p.size_bytes).collect();
     let plateau = level.level;

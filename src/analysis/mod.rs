@@ -7,6 +7,7 @@
 //! `gbps_*` = bytes / median seconds per operation / 10^9. Named metrics
 //! (tokens/s, TTFT, loss) are summarized by [`workload`].
 
+pub mod catalog;
 pub mod changepoints;
 pub mod compare;
 pub mod curves;
@@ -23,6 +24,7 @@ pub mod summary;
 pub mod telemetry;
 pub mod workload;
 
-pub use curves::{curves, saturation, Curve, Saturation};
+pub use catalog::{Catalog, System};
+pub use curves::{curves, saturation, Curve, Level, Saturation};
 pub use specs::{Spec, SpecBook};
 pub use summary::{point_stats, run_stats, samples_lazy, PointStat, WideWhy};

@@ -132,6 +132,10 @@ pub struct PointStat {
     /// What the sensors read while it was measured (schema v7 rows that
     /// carry readings).
     pub telemetry: Option<super::telemetry::PointTelemetry>,
+    /// Its series' name, unique across a report, where a
+    /// [`super::Catalog`] named it ([`super::Catalog::name_points`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
 }
 
 impl PointStat {
@@ -210,9 +214,8 @@ impl PointStat {
 
     /// The interval of a rate computed as work / median seconds (GB/s,
     /// GFLOP/s), given the rate at the median: (low, high) in its unit.
-    pub fn rate_interval(&self, rate: f64) -> Option<(f64, f64)> {
-        let ci = self.interval()?;
-        (ci.low > 0.0 && ci.high > 0.0).then(|| (rate * ci.median / ci.high, rate * ci.median / ci.low))
+    pub fn rate_interval(&self, rate: f64) -> crate::vocab::interval::RateInterval {
+        crate::vocab::interval::RateInterval::of(rate, self.interval().as_ref())
     }
 }
 
@@ -359,6 +362,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             }),
             summary,
             ci_wide_why: None,
+            series: None,
         });
         samples.push((values, rounds));
     }

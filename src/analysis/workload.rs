@@ -237,15 +237,28 @@ pub fn numeric_axes(stats: &[MetricStat], metric: &str) -> Vec<String> {
 }
 
 /// `metric` against parameter `x`: one series per run (named by
-/// `run_label`) and combination of the other parameters.
+/// `run_label`), file (where the run imported several) and combination of
+/// the other parameters.
 pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&str) -> String) -> Vec<MetricSeries> {
     let mut groups: BTreeMap<String, Vec<(f64, f64, Option<Interval>)>> = BTreeMap::new();
+    let mut files: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    for s in stats.iter().filter(|s| s.metric == metric) {
+        files.entry(s.run_id.as_str()).or_default().insert(s.source.as_str());
+    }
     for s in stats.iter().filter(|s| s.metric == metric) {
         let Some(xv) = s.param_f64(x) else { continue };
         let mut others = s.params.clone();
         others.remove(x);
+        let mut name = run_label(&s.run_id);
+        if files.get(s.run_id.as_str()).is_some_and(|f| f.len() > 1) {
+            if let crate::vocab::source::RowOrigin::Import { file, .. } =
+                crate::vocab::source::RowOrigin::parse(Some(&s.source))
+            {
+                name = format!("{name}: {file}");
+            }
+        }
         let rest = metrics::params_label(&others);
-        let label = if rest.is_empty() { run_label(&s.run_id) } else { format!("{} {rest}", run_label(&s.run_id)) };
+        let label = if rest.is_empty() { name } else { format!("{name} {rest}") };
         groups.entry(label).or_default().push((xv, s.median, s.ci));
     }
     groups

@@ -66,7 +66,7 @@ impl Format for BabelStream {
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        let mut out = Parsed { tool: self.name().into(), backend: "stream".into(), ..Parsed::default() };
+        let mut out = Parsed { tool: self.name().into(), backend: Bench::Stream.name().into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
         let mut precision = "f64".to_string();
@@ -219,7 +219,7 @@ impl Format for BabelStreamCsv {
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        let mut out = Parsed { tool: self.name().into(), backend: "stream".into(), ..Parsed::default() };
+        let mut out = Parsed { tool: self.name().into(), backend: Bench::Stream.name().into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
         let mut header: Vec<String> = Vec::new();

@@ -98,9 +98,8 @@ impl Format for CudaCopyCsv {
                     let Some((dir, mem)) = t.split_once('_') else {
                         return Err(ParseError::new(line, format!("unknown test `{t}`")));
                     };
-                    let bench = match dir {
-                        "h2d" => Bench::H2d,
-                        "d2h" => Bench::D2h,
+                    let bench = match Bench::of(dir) {
+                        Some(b @ (Bench::H2d | Bench::D2h)) => b,
                         _ => return Err(ParseError::new(line, format!("unknown test `{t}`"))),
                     };
                     Point {

@@ -53,7 +53,7 @@ impl Format for Perftest {
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        let mut out = Parsed { tool: self.name().into(), backend: "rdma".into(), ..Parsed::default() };
+        let mut out = Parsed { tool: self.name().into(), backend: Bench::Rdma.name().into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
         let mut op = "unknown".to_string();

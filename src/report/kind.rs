@@ -102,10 +102,26 @@ impl Kind {
     }
 
     /// What the report's title says it is about.
+    /// What a report of this kind over `stats` is about, from what its
+    /// rows are: a memcpy write-up of host copies is not "device memcpy".
+    pub fn subject_of(self, stats: &[crate::analysis::PointStat]) -> String {
+        if self == Kind::Memcpy {
+            let gpu = stats.iter().any(crate::report::context::is_gpu);
+            let host = stats.iter().any(|p| !crate::report::context::is_gpu(p));
+            return match (host, gpu) {
+                (true, true) => "host and GPU memcpy bandwidth",
+                (false, true) => "GPU memcpy bandwidth",
+                _ => "host memcpy bandwidth",
+            }
+            .into();
+        }
+        self.subject().into()
+    }
+
     pub fn subject(self) -> &'static str {
         match self {
             Kind::Run => "run report",
-            Kind::Memcpy => "device memcpy bandwidth",
+            Kind::Memcpy => "memcpy bandwidth",
             Kind::MemcpyPeer => "GPU peer memcpy and MPI point-to-point",
             Kind::Gemm => "GEMM, training throughput and scaling",
             Kind::Network => "network bandwidth and latency",

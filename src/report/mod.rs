@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::analysis::{curves, point_stats, Curve, PointStat, SpecBook};
+use crate::analysis::{curves, point_stats, Catalog, Curve, PointStat, SpecBook};
 use crate::archive::schema::from_dataframe;
 use crate::archive::store::write_atomic;
 use crate::archive::RunDir;
@@ -206,8 +206,6 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         stats.retain(|p| !context::is_gpu(p) || p.bench == crate::vocab::benches::Bench::Gemm);
     }
     let notes = opts.notes.as_deref().map(sections::notes::Notes::read).transpose()?.unwrap_or_default();
-    let all = stats;
-    let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
     let book = SpecBook::load(archive_root)?;
     let explicit = match &opts.spec {
         Some(id) => Some(book.specs.get(id).ok_or_else(|| {
@@ -218,6 +216,12 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         })?),
         None => None,
     };
+    // Whose rows each curve holds and what it is called: once, for the
+    // whole report (every section, chart and sentence reads the names).
+    let catalog = Catalog::build(&stats, &manifests, &book, explicit);
+    catalog.name_points(&mut stats);
+    let all = stats;
+    let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
     let link = opts.link.as_deref().map(|id| book.interconnect("--link", id)).transpose()?;
     let (gpu_stats, cpu_stats): (Vec<PointStat>, Vec<PointStat>) = stats.iter().cloned().partition(context::is_gpu);
     // An explicit --spec describes the GPU when there is one, else the host.
@@ -227,7 +231,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         Some(e) => (Some(e), None),
         None => (detect(&cpu_stats), detect(&gpu_stats)),
     };
-    let mut context = context::build(&manifests, &stats, &metrics, &not_measured, spec, gpu_spec);
+    let mut context = context::build(&manifests, &stats, &metrics, &not_measured, spec, gpu_spec, &catalog);
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let writeup = if kind != Kind::Run {
         let input = sections::Input {
@@ -238,18 +242,18 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
             book: &book,
             spec: gpu_spec.or(spec),
             link,
+            catalog: &catalog,
         };
         let (writeup, more) = sections::build(&input, notes, pairs_note)?;
         trim_other(kind, &writeup, &mut context.other);
         let names: Vec<String> =
             manifests.iter().map(|m| m.label.clone().unwrap_or_else(|| m.run_id.clone())).collect();
-        context.title = format!("benchbook report: {} — {}", names.join(" + "), kind.subject());
+        context.title = format!("benchbook report: {} — {}", names.join(" + "), kind.subject_of(&stats));
         charts.extend(more);
         writeup
     } else {
         sections::Sections { notes, pairs_note, ..sections::Sections::default() }
     };
-    let manifest = &manifests[0];
     let roof_of = |s: Option<&crate::analysis::Spec>| {
         s.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps))
     };
@@ -271,17 +275,14 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
             all.iter().filter(|c| benches.iter().any(|b| c.bench == *b) && c.op != "latency").collect();
         let lines: Vec<Line> = of
             .iter()
-            .map(|c| {
-                Line::with_errors(c.label.clone(), c.rate_with_ci().into_iter().map(|(s, g, e)| (s as f64, g, e)))
-                    .of(c.system(), c.op.as_str())
-            })
+            .map(|c| Line::with_errors(c.label.clone(), c.rate_with_bars()).of(c.system(), c.op.as_str()))
             .collect();
         if lines.is_empty() {
             continue;
         }
         let chart = bandwidth_chart(
             name,
-            &chart_title(title, of.iter().map(|c| c.device.as_str())),
+            &catalog.title(title, of.iter().map(|c| (c.run_id.as_str(), c.device.as_str()))),
             benches[0].info().axis,
             lines,
             roof,
@@ -310,7 +311,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         };
         charts.push(Box::new(chart));
     }
-    if let Some(chart) = gpu_gemm_chart(&gpu_stats, gpu_spec, &manifests) {
+    if let Some(chart) = gpu_gemm_chart(&catalog, &gpu_stats, gpu_spec, &manifests) {
         charts.push(Box::new(chart));
     }
     // The CPU GEMM chart: one bar per dtype, shape and thread count.
@@ -330,7 +331,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         charts.push(Box::new(bar_chart(name, "GEMM throughput", "GFLOP/s", gemm)));
     }
     if let Some(w) = &context.workload {
-        let label = |_: &str| manifest.label.clone().unwrap_or_else(|| manifest.run_id.clone());
+        let label = |run: &str| context::run_name(&manifests, run);
         for c in &w.charts {
             charts.push(Box::new(crate::plot::MetricChart::of(&c.name, &c.title, &metrics, &c.metric, &c.x, &label)));
         }
@@ -344,6 +345,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
 /// colour, each dtype's dense peak marked. benchbook's own points only;
 /// other libraries' are compared in the section's table.
 fn gpu_gemm_chart(
+    catalog: &Catalog,
     stats: &[PointStat],
     spec: Option<&crate::analysis::Spec>,
     manifests: &[crate::archive::manifest::Manifest],
@@ -404,10 +406,9 @@ fn gpu_gemm_chart(
             plot::BarPanel { caption: format!("run {}", name(run)), groups, series }
         })
         .collect();
-    let devices: Vec<&str> = pts.iter().map(|p| p.device.as_str()).collect();
     Some(plot::GroupedBars {
         name: "gpu-gemm".into(),
-        title: chart_title("GPU GEMM throughput", devices.into_iter()),
+        title: catalog.title("GPU GEMM throughput", pts.iter().map(|p| (p.run_id.as_str(), p.device.as_str()))),
         x_label: "TFLOP/s (2·m·n·k per median time)".into(),
         panels,
         peak_label: match spec {
@@ -425,30 +426,6 @@ fn trim_other(kind: Kind, s: &sections::Sections, other: &mut Vec<context::Other
     }
     if matches!(kind, Kind::MemcpyPeer | Kind::Network) {
         other.retain(|o| !(o.bench == Bench::Nvbandwidth && s.matrices.iter().any(|m| m.title == o.op)));
-    }
-}
-
-/// A chart title naming every device its curves come from: `memcpy
-/// bandwidth on GPU 0`, `... on 2 devices: A, B`, or the title alone when no
-/// device is known (an import that did not say; see `import --device`).
-pub fn chart_title<'a>(title: &str, devices: impl Iterator<Item = &'a str>) -> String {
-    let mut known: Vec<&str> = devices.filter(|d| !d.is_empty() && *d != "unknown").collect();
-    known.sort_unstable();
-    known.dedup();
-    // One GPU measured by benchbook (`GPU 0: NVIDIA H200`) and another
-    // tool's log naming its model (`NVIDIA H200`) are one device.
-    let model = |d: &str| d.split_once(": ").map_or(d.to_string(), |(_, m)| m.trim().to_string());
-    let ordinals = known.iter().filter(|d| d.contains(": ")).count();
-    if known.len() > 1 && ordinals <= 1 && known.iter().all(|d| model(d) == model(known[0])) {
-        return format!("{title} on {}", model(known[0]));
-    }
-    match known.len() {
-        0 => title.to_string(),
-        1 => format!("{title} on {}", crate::vocab::rows::short_device(known[0])),
-        n => format!(
-            "{title} on {n} devices: {}",
-            known.iter().map(|d| crate::vocab::rows::short_device(d)).collect::<Vec<_>>().join(", ")
-        ),
     }
 }
 

@@ -78,6 +78,95 @@ impl MedianInterval {
     }
 }
 
+/// How far a rate's interval may reach above its median before it is
+/// stated as unbounded: 10×.
+pub const RATE_BOUND: f64 = 10.0;
+
+/// The 95 % interval of a rate computed as work / time (GB/s, GFLOP/s,
+/// Gb/s): the time interval inverted, computed once per point
+/// ([`RateInterval::of`]) and printed one way everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RateInterval {
+    /// Both bounds, in the rate's unit.
+    Bounded { low: f64, high: f64 },
+    /// The time interval reaches zero (or so near it that the rate's upper
+    /// bound would exceed [`RATE_BOUND`] × the rate): only a lower bound.
+    Unbounded { low: f64 },
+    /// The point has no interval (one sample, an imported figure).
+    None,
+}
+
+impl RateInterval {
+    /// The interval of `rate`, measured at `time` (its median) with the
+    /// time interval `ci`.
+    pub fn of(rate: f64, ci: Option<&MedianInterval>) -> RateInterval {
+        let Some(ci) = ci else { return RateInterval::None };
+        if !(rate.is_finite() && ci.median > 0.0 && ci.high > 0.0) {
+            return RateInterval::None;
+        }
+        let low = rate * ci.median / ci.high;
+        if ci.low <= 0.0 || rate * ci.median / ci.low > RATE_BOUND * rate {
+            return RateInterval::Unbounded { low };
+        }
+        RateInterval::Bounded { low, high: rate * ci.median / ci.low }
+    }
+
+    /// (low, high) when both bounds exist.
+    pub fn bounded(&self) -> Option<Interval> {
+        match *self {
+            RateInterval::Bounded { low, high } => Some((low, high)),
+            _ => None,
+        }
+    }
+
+    /// (low, high), with an unbounded interval's high at infinity.
+    pub fn range(&self) -> Option<Interval> {
+        match *self {
+            RateInterval::Bounded { low, high } => Some((low, high)),
+            RateInterval::Unbounded { low } => Some((low, f64::INFINITY)),
+            RateInterval::None => None,
+        }
+    }
+
+    /// Scaled by `k` (GB/s to Gb/s: 8).
+    pub fn scaled(&self, k: f64) -> RateInterval {
+        match *self {
+            RateInterval::Bounded { low, high } => RateInterval::Bounded { low: low * k, high: high * k },
+            RateInterval::Unbounded { low } => RateInterval::Unbounded { low: low * k },
+            RateInterval::None => RateInterval::None,
+        }
+    }
+
+    /// Whether it is no wider than `half` (relative) around `rate`; an
+    /// unbounded interval never is, a missing one always is.
+    pub fn within(&self, rate: f64, half: f64) -> bool {
+        match *self {
+            RateInterval::Bounded { low, high } => (high - low) / 2.0 <= half * rate,
+            RateInterval::Unbounded { .. } => false,
+            RateInterval::None => true,
+        }
+    }
+
+    /// `(743–751)`, `(≥ 35.9, no upper bound: the time interval reaches
+    /// zero)`, or `None`, each number through `show`.
+    pub fn show(&self, show: impl Fn(f64) -> String) -> Option<String> {
+        self.bounds(show).map(|b| format!("({b})"))
+    }
+
+    /// The bounds alone: `743–751`, or `≥ 35.9, no upper bound: the time
+    /// interval reaches zero`.
+    pub fn bounds(&self, show: impl Fn(f64) -> String) -> Option<String> {
+        match *self {
+            RateInterval::Bounded { low, high } => Some(format!("{}–{}", show(low), show(high))),
+            RateInterval::Unbounded { low } => {
+                Some(format!("≥ {}, no upper bound: the time interval reaches zero", show(low)))
+            }
+            RateInterval::None => None,
+        }
+    }
+}
+
 /// Student's t quantile at 0.975 for `df` degrees of freedom (tabulated to
 /// 30, then the Cornish–Fisher expansion, which is within 1e-4 there).
 pub fn t975(df: u32) -> f64 {

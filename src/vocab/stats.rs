@@ -453,10 +453,22 @@ pub struct Plateau {
     pub left_out: Vec<u64>,
 }
 
+/// The fewest sizes a plateau spans: two sizes that agree are a pair, not
+/// a level.
+pub const PLATEAU_MIN_SIZES: usize = 3;
+
+/// How far each size of a plateau may differ from its level: ±10 %.
+pub const PLATEAU_TOLERANCE: f64 = 0.10;
+
+/// What a plateau needs, as reports state it: `3 sizes within ±10 %`.
+pub fn plateau_rule() -> String {
+    format!("{PLATEAU_MIN_SIZES} sizes within ±{} %", crate::vocab::units::format_sig3(PLATEAU_TOLERANCE * 100.0))
+}
+
 impl Plateau {
-    /// Whether two sizes or more hold the level.
+    /// Whether [`PLATEAU_MIN_SIZES`] sizes or more hold the level.
     pub fn settled(&self) -> bool {
-        self.sizes.len() > 1
+        self.sizes.len() >= PLATEAU_MIN_SIZES
     }
 }
 
@@ -464,9 +476,9 @@ impl Plateau {
 /// its largest sizes, each size within `tolerance` of the median of the
 /// sizes above it in the region, and that median as the level. Going down
 /// from the largest size, a trusted size that disagrees ends the region;
-/// an untrusted one (an interval too wide, a single round) that disagrees
-/// is left out and passed over, so one noisy size neither ends a level nor
-/// sets it. A largest size that agrees with nothing below it, while the
+/// an untrusted one (an interval too wide, a single round) is left out and
+/// passed over, so one noisy size neither ends a level nor sets it (the
+/// level is never above the highest trusted size). A largest size that agrees with nothing below it, while the
 /// sizes below hold a level, is left out too: flagged as a jump when it is
 /// trusted and above that level; a trusted one below it means the curve is
 /// still falling (not settled). A cache-resident peak at middle sizes is
@@ -478,6 +490,10 @@ pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau>
         return None;
     }
     points.sort_by_key(|(s, _, _)| *s);
+    // Nothing trusted: every point counts rather than none.
+    if !points.iter().any(|p| p.2) {
+        points.iter_mut().for_each(|p| p.2 = true);
+    }
     let median = |region: &[(u64, f64, bool)]| {
         let mut r: Vec<f64> = region.iter().map(|p| p.1).collect();
         r.sort_by(f64::total_cmp);
@@ -485,11 +501,21 @@ pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau>
     };
     // The flat region ending at `end` (exclusive), and the untrusted sizes
     // it passed over.
+    // The level: the median of the region's trusted sizes (an untrusted
+    // size that agrees shows the curve is flat, but never sets the level,
+    // so the level is never above the curve's peak).
+    let level_of = |region: &[(u64, f64, bool)]| {
+        let trusted: Vec<(u64, f64, bool)> = region.iter().copied().filter(|p| p.2).collect();
+        median(if trusted.is_empty() { region } else { &trusted })
+    };
+    // The flat region ending at `end` (exclusive), and the untrusted sizes
+    // it passed over. Sizes are dropped from its small end until every
+    // size is within `tolerance` of the final level.
     let flat = |end: usize| -> (Vec<(u64, f64, bool)>, Vec<u64>) {
         let mut region = vec![points[end - 1]];
         let mut passed = Vec::new();
         for &p in points[..end - 1].iter().rev() {
-            let level = median(&region);
+            let level = level_of(&region);
             if (p.1 - level).abs() <= tolerance * level.abs() {
                 region.push(p);
             } else if !p.2 {
@@ -498,6 +524,15 @@ pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau>
                 break;
             }
         }
+        while region.len() > 1 {
+            let level = level_of(&region);
+            if region.iter().all(|p| (p.1 - level).abs() <= tolerance * level.abs()) {
+                break;
+            }
+            region.pop();
+        }
+        let bottom = region.last().map_or(0, |p| p.0);
+        passed.retain(|s| *s > bottom);
         region.reverse();
         passed.reverse();
         (region, passed)
@@ -505,12 +540,12 @@ pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau>
     let n = points.len();
     let (mut region, mut left_out) = flat(n);
     let mut jump = None;
-    if region.len() == 1 && n >= 3 {
+    if region.len() < PLATEAU_MIN_SIZES && n > PLATEAU_MIN_SIZES {
         let (below, passed) = flat(n - 1);
         let last = points[n - 1];
         // An untrusted largest size is left out; a trusted one only when it
         // rises above the level (falling: the curve has not settled).
-        if below.len() >= 2 && (!last.2 || last.1 > median(&below)) {
+        if below.len() >= PLATEAU_MIN_SIZES && (!last.2 || last.1 > level_of(&below)) {
             if last.2 {
                 jump = Some((last.0, last.1));
                 left_out = passed;
@@ -520,7 +555,13 @@ pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau>
             region = below;
         }
     }
-    Some(Plateau { level: median(&region), sizes: region.iter().map(|p| p.0).collect(), jump, left_out })
+    // A level below two or more larger sizes too uncertain to judge is not
+    // one "at the largest sizes": the curve has not shown where it settles.
+    let top = region.last().map_or(0, |p| p.0);
+    if region.len() > 1 && left_out.iter().filter(|s| **s > top).count() > 1 {
+        region = vec![*region.last().expect("not empty")];
+    }
+    Some(Plateau { level: level_of(&region), sizes: region.iter().map(|p| p.0).collect(), jump, left_out })
 }
 
 #[cfg(test)]
@@ -596,17 +637,28 @@ mod tests {
         let p = plateau_of(&jump, 0.1).unwrap();
         assert_eq!((p.level, p.sizes.clone(), p.jump), (14.0, vec![2, 4, 8], Some((16, 30.0))));
         // A wide interval or a single round at the largest size is left out.
-        let mut wide = t(&[(1, 5.0), (2, 14.0), (4, 14.2), (8, 23.0)]);
-        wide[3].2 = false;
+        let mut wide = t(&[(1, 5.0), (2, 14.0), (3, 14.1), (4, 14.2), (8, 23.0)]);
+        wide[4].2 = false;
         let p = plateau_of(&wide, 0.1).unwrap();
-        assert_eq!((p.level, p.sizes.clone(), p.left_out.clone(), p.jump), (14.1, vec![2, 4], vec![8], None));
+        assert_eq!((p.level, p.sizes.clone(), p.left_out.clone(), p.jump), (14.1, vec![2, 3, 4], vec![8], None));
+        // Two sizes that agree are not a plateau: the jump over a pair is
+        // not flagged, and the curve has not settled.
+        let pair = t(&[(1, 5.0), (2, 14.0), (4, 14.2), (8, 30.0)]);
+        let p = plateau_of(&pair, 0.1).unwrap();
+        assert!(!p.settled() && p.jump.is_none() && p.level == 30.0, "{p:?}");
         // One noisy size inside a level is passed over, neither ending nor
         // setting it; a cache hump below the level ends it.
-        let mut noisy = t(&[(1, 220.0), (2, 224.0), (4, 160.0), (8, 84.0), (16, 83.4), (32, 85.6), (64, 71.7)]);
-        noisy[2].2 = false;
+        let mut noisy = t(&[(1, 220.0), (2, 224.0), (4, 160.0), (8, 84.0), (16, 120.0), (32, 85.6), (64, 71.7)]);
+        noisy[4].2 = false;
         let p = plateau_of(&noisy, 0.3).unwrap();
-        assert_eq!((p.sizes.clone(), p.left_out.clone()), (vec![8, 16, 32, 64], vec![4]));
-        assert!((p.level - 83.7).abs() < 1e-9);
+        assert_eq!((p.sizes.clone(), p.left_out.clone()), (vec![8, 32, 64], vec![16]));
+        assert!((p.level - 84.0).abs() < 1e-9);
+        // An untrusted size that agrees shows the curve flat but does not
+        // set the level: the level is never above the highest trusted size.
+        let mut above = t(&[(1, 10.0), (2, 20.0), (4, 20.5), (8, 21.0), (16, 22.0)]);
+        above[4].2 = false;
+        let p = plateau_of(&above, 0.1).unwrap();
+        assert_eq!((p.sizes.clone(), p.level), (vec![2, 4, 8, 16], 20.5));
         // Falling at the largest size (out of a cache): not settled, no jump.
         let falling = t(&[(1, 10.0), (2, 30.0), (4, 31.0), (8, 12.0)]);
         let p = plateau_of(&falling, 0.1).unwrap();

@@ -256,10 +256,14 @@ fn the_compare_report_holds_overlay_ratio_band_verdicts_environment_and_variabil
         assert!(out.join(f).exists(), "{f}");
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("# benchbook comparison: bare &lt;metal&gt; (2 runs) vs container (2 runs)"), "{md}");
-    assert!(md.contains("container (2 runs) is 9.") && md.contains("% slower from 1 MiB to 16 MiB"), "{md}");
+    // Each group is named with the runs each point rests on.
+    assert!(
+        md.contains("# benchbook comparison: bare &lt;metal&gt; (2 runs per point) vs container (2 runs per point)"),
+        "{md}"
+    );
+    assert!(md.contains("container (2 runs per point) is 9.") && md.contains("% slower from 1 MiB to 16 MiB"), "{md}");
     assert!(md.contains("6 points: 3 same, 0 faster, 3 slower, 0 inconclusive"), "{md}");
-    assert!(md.contains("| container (2 runs) | 2 |"), "variability row: {md}");
+    assert!(md.contains("| container (2 runs per point) | 2 |"), "variability row: {md}");
     assert!(md.contains("every interval above resamples runs, then samples"), "{md}");
     assert!(md.contains("![ratio of medians"), "{md}");
     let Some(probe) = crate::common::chromium_probe(&out.join("report.html"), 1280) else { return };

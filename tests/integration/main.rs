@@ -28,6 +28,7 @@ mod interrupted_run;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod partitions;
+mod report_model;
 mod report_numbers;
 mod report_safety;
 mod slurm;

@@ -119,7 +119,8 @@ fn unbacked(md: &str, charts: &str, exempt: &BTreeSet<(String, String)>) -> Vec<
     missing
 }
 
-fn reports() -> Vec<(PathBuf, String)> {
+/// Every golden report and every example (path, its charts' text).
+pub(crate) fn reports() -> Vec<(PathBuf, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
     for e in std::fs::read_dir(root.join("tests/golden")).unwrap().flatten() {

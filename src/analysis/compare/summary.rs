@@ -45,6 +45,8 @@ impl CurveVerdict {
 pub struct CurveSummary {
     pub curve: String,
     pub bench: String,
+    /// How its changes read (faster, or a metric higher or lower).
+    pub reading: Reading,
     pub points: usize,
     pub same: usize,
     pub faster: usize,
@@ -69,6 +71,51 @@ pub struct CurveSummary {
     /// intervals.
     pub within: Option<f64>,
     pub verdict: CurveVerdict,
+}
+
+/// How a change of a point reads: a time per operation gets faster or
+/// slower (by the speed-up, ratio − 1); a named metric gets higher or lower
+/// (by its own change), whichever way it improves, never "faster".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    Time,
+    HigherBetter,
+    LowerBetter,
+}
+
+impl Reading {
+    /// The reading of a compared point: its metric's direction, from which
+    /// way its ratio (above 1: better) runs against its medians.
+    pub fn of(p: &PointComparison) -> Reading {
+        if p.metric.is_none() {
+            return Reading::Time;
+        }
+        if (p.median_b < p.median_a) == (p.ratio > 1.0) && p.median_a != p.median_b {
+            Reading::LowerBetter
+        } else {
+            Reading::HigherBetter
+        }
+    }
+
+    /// The words for (better, worse).
+    pub fn words(self) -> (&'static str, &'static str) {
+        match self {
+            Reading::Time => ("faster", "slower"),
+            Reading::HigherBetter => ("higher", "lower"),
+            Reading::LowerBetter => ("lower", "higher"),
+        }
+    }
+
+    /// The change a ratio (above 1: better) means, as a share: the
+    /// speed-up of a time, the metric's own change otherwise (a latency at
+    /// ratio 1.74 is 42.5 % lower, not 74 % "faster").
+    pub fn change(self, ratio: f64) -> f64 {
+        match self {
+            Reading::Time | Reading::HigherBetter => (ratio - 1.0).abs(),
+            Reading::LowerBetter => (1.0 - 1.0 / ratio).abs(),
+        }
+    }
 }
 
 impl CurveSummary {
@@ -123,6 +170,7 @@ pub fn summarize(points: &[PointComparison]) -> Vec<CurveSummary> {
             CurveSummary {
                 curve: curve.to_string(),
                 bench: ps[0].bench.clone(),
+                reading: Reading::of(ps[0]),
                 points: ps.len(),
                 same,
                 faster,

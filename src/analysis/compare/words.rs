@@ -43,7 +43,9 @@ pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
             };
             // How much, as the range of the points' own changes (each is
             // in the point table), not a figure no table holds.
-            let changes: Vec<f64> = band.iter().map(|p| 100.0 * (p.ratio - 1.0).abs()).collect();
+            let reading = super::summary::Reading::of(band[0]);
+            let (better, worse) = reading.words();
+            let changes: Vec<f64> = band.iter().map(|p| 100.0 * reading.change(p.ratio)).collect();
             let (cmin, cmax) =
                 changes.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| (a.min(*c), b.max(*c)));
             let by = if format!("{cmin:.1}") == format!("{cmax:.1}") {
@@ -60,8 +62,8 @@ pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
             };
             let n = band.len();
             let text = match v {
-                Verdict::Slower => format!("{b} is {by} slower {span}{ci}"),
-                Verdict::Faster => format!("{b} is {by} faster {span}{ci}"),
+                Verdict::Slower => format!("{b} is {by} {worse} {span}{ci}"),
+                Verdict::Faster => format!("{b} is {by} {better} {span}{ci}"),
                 Verdict::Same => format!("no significant difference {span}"),
                 Verdict::Inconclusive => format!("inconclusive {span}: the interval straddles the threshold"),
             };

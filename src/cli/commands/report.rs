@@ -110,9 +110,25 @@ fn report_all(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result
         o.notes = ex.notes.clone().or_else(|| opts.notes.clone());
         o.pairs = ex.pairs.clone().or_else(|| opts.pairs.clone());
         o.link = ex.link.clone().or_else(|| opts.link.clone());
+        // A write-up (an example that names its kind) mirrors a published
+        // one, prose included: without notes it is not an example.
+        if ex.kind.is_some_and(|k| k != Kind::Run) && o.notes.is_none() {
+            out.failed.push(NotReported {
+                run: ex.out.clone(),
+                error: format!(
+                    "{}: example `{}` is a {} write-up without notes; add `notes = \"reports/notes/<name>.md\"` \
+                     (## Introduction, ## Setup, ## Limitations)",
+                    path.display(),
+                    ex.out,
+                    ex.kind.map_or("", |k| k.name())
+                ),
+            });
+            continue;
+        }
         let made = if o.kind == Some(Kind::Compare) {
             resolve_groups(archive, &ex.runs).and_then(|groups| {
-                let r = crate::report::build_compare(&groups, ex.threshold.unwrap_or(a.threshold))?;
+                let r = crate::report::build_compare(&groups, ex.threshold.unwrap_or(a.threshold))?
+                    .with_notes(o.notes.as_deref())?;
                 crate::report::write_compare(&r, &dir, &o)
             })
         } else {
@@ -163,7 +179,7 @@ fn report_compare(
         let ids: Vec<&str> = groups.iter().filter_map(|g| g.first()).map(|r| r.id.as_str()).collect();
         PathBuf::from("reports").join(format!("compare-{}", ids.join("-vs-")))
     });
-    let r = crate::report::build_compare(&groups, a.threshold)?;
+    let r = crate::report::build_compare(&groups, a.threshold)?.with_notes(opts.notes.as_deref())?;
     Ok(ReportOutput { files: crate::report::write_compare(&r, &out, opts)?, failed: Vec::new() })
 }
 

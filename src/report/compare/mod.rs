@@ -54,7 +54,7 @@ pub struct VerdictRow {
     pub base: String,
     pub new: String,
     pub ratio: String,
-    /// The ratio as a change: "+4.1 %" better, "−4.1 %" worse.
+    /// The ratio as a change in words: "4.1 % faster", "42.5 % lower".
     pub change: String,
     pub ci: String,
     pub verdict: String,
@@ -112,6 +112,12 @@ pub struct CompareContext {
     /// Groups of partitions measuring at once, against the baseline.
     pub partitions: Vec<PartitionSection>,
     pub pairs: Vec<PairSection>,
+    /// The system of each group (its first run's), a column per group, as
+    /// every report kind's System table.
+    pub system: crate::report::context::SystemTable,
+    /// A write-up's prose (`--notes`): introduction, setup, discussion and
+    /// limitations, as every report kind takes them.
+    pub notes: crate::report::sections::notes::Notes,
 }
 
 /// A compare report before it is written.
@@ -122,16 +128,45 @@ pub struct CompareReport {
     pub comparisons: Vec<RunComparison>,
 }
 
-/// Each group's name: its first run's label (or id), with the count of
-/// repeats; made unique by the run id where two groups share a label.
+/// How many of a group's runs measured each of its points (the repeats a
+/// point's verdict rests on), fewest and most: a group of 9 runs of 3
+/// benchmarks holds each point 3 times.
+fn repeats_per_point(g: &[LoadedRun]) -> (usize, usize) {
+    let mut count: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for r in g {
+        let mut mine: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        for row in &r.rows {
+            mine.insert(row.params.label());
+        }
+        for l in mine {
+            *count.entry(l).or_default() += 1;
+        }
+    }
+    let lo = count.values().copied().min().unwrap_or(0);
+    (lo, count.values().copied().max().unwrap_or(0))
+}
+
+impl CompareReport {
+    /// With the write-up's notes from `path` (none: no prose sections).
+    pub fn with_notes(mut self, path: Option<&std::path::Path>) -> Result<CompareReport> {
+        if let Some(p) = path {
+            self.context.notes = crate::report::sections::notes::Notes::read(p)?;
+        }
+        Ok(self)
+    }
+}
+
+/// Each group's name: its first run's label (or id), with the repeats each
+/// point rests on; made unique by the run id where two groups share a label.
 fn group_names(groups: &[Vec<LoadedRun>]) -> Vec<String> {
     let base = |g: &Vec<LoadedRun>| {
         let m = &g[0].manifest;
         let name = m.label.clone().unwrap_or_else(|| m.run_id.clone());
-        if g.len() > 1 {
-            format!("{name} ({} runs)", g.len())
-        } else {
-            name
+        match repeats_per_point(g) {
+            _ if g.len() < 2 => name,
+            (_, 1) => name,
+            (lo, hi) if lo == hi => format!("{name} ({lo} runs per point)"),
+            (lo, hi) => format!("{name} ({lo}–{hi} runs per point)"),
         }
     };
     let names: Vec<String> = groups.iter().map(base).collect();
@@ -152,7 +187,11 @@ fn verdict_row(p: &PointComparison) -> VerdictRow {
         base: p.median_text(p.median_a),
         new: p.median_text(p.median_b),
         ratio: format!("{:.3}", p.ratio),
-        change: format!("{}{:.1} %", if p.ratio < 1.0 { "−" } else { "+" }, 100.0 * (p.ratio - 1.0).abs()),
+        change: {
+            let reading = crate::analysis::compare::summary::Reading::of(p);
+            let (better, worse) = reading.words();
+            format!("{:.1} % {}", 100.0 * reading.change(p.ratio), if p.ratio < 1.0 { worse } else { better })
+        },
         ci: p.ci_text(),
         verdict: p.verdict.as_str().into(),
         runs: format!("{} / {}", p.runs_a, p.runs_b),
@@ -192,6 +231,9 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
     let groups: Vec<Vec<LoadedRun>> =
         groups.iter().map(|g| g.iter().map(LoadedRun::read).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
     let names = group_names(&groups);
+    let firsts: Vec<crate::archive::manifest::Manifest> = groups.iter().map(|g| g[0].manifest.clone()).collect();
+    let mut system = crate::report::context::system(&firsts, &[], &crate::analysis::Catalog::default());
+    system.runs = names.clone();
     let mut runs = Vec::new();
     for (i, g) in groups.iter().enumerate() {
         for m in g.iter().map(|r| &r.manifest) {
@@ -305,6 +347,8 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
             families,
             partitions,
             pairs,
+            system,
+            notes: Default::default(),
         },
         charts,
         comparisons,

@@ -130,7 +130,10 @@ pub fn overlay_charts(
                 for label in these {
                     let Some(cs) = g.get(&(bench.to_string(), label.to_string())) else { continue };
                     axis = cs[0].rate_axis();
-                    let runs: Vec<_> = cs.iter().map(Curve::rate_with_ci).collect();
+                    let runs: Vec<_> = cs
+                        .iter()
+                        .map(|c| c.rate_with_ci().into_iter().map(|(s, r, ci)| (s, r, ci.bounded())).collect())
+                        .collect();
                     let name = if these.len() > 1 { format!("{}: {label}", names[gi]) } else { names[gi].clone() };
                     lines.push(Line::with_errors(name, combine(&runs)).of(names[gi].as_str(), *label));
                     if !drawn.contains(&names[gi].as_str()) {

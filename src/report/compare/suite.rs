@@ -86,6 +86,10 @@ pub struct SummaryRow {
     pub verdict_ratio: String,
     /// "7 points", "1 point".
     pub points_text: String,
+    /// The words its verdicts read as: `faster`/`slower` for times,
+    /// `higher`/`lower` for a metric, in the direction it improves.
+    pub better: String,
+    pub worse: String,
 }
 
 /// A family section: its charts, and its curves' verdicts per pair.
@@ -94,6 +98,16 @@ pub struct FamilySection {
     pub title: String,
     pub charts: Vec<ChartRef>,
     pub rows: Vec<SummaryRow>,
+}
+
+/// The word a change at `ratio` (above 1: better) reads as.
+fn change_word(reading: crate::analysis::compare::summary::Reading, ratio: f64) -> &'static str {
+    let (better, worse) = reading.words();
+    if ratio >= 1.0 {
+        better
+    } else {
+        worse
+    }
 }
 
 fn row(base: &str, new: &str, c: &CurveSummary) -> SummaryRow {
@@ -117,9 +131,13 @@ fn row(base: &str, new: &str, c: &CurveSummary) -> SummaryRow {
         within: c.within.map_or("-".into(), |w| format!("±{:.1} %", 100.0 * w)),
         one_sample: c.ci_low.is_none(),
         change: match (c.verdict, c.verdict_ratio) {
-            (CurveVerdict::Slower | CurveVerdict::Faster, Some(r)) => format!("{:.1} %", 100.0 * (r - 1.0).abs()),
+            (CurveVerdict::Slower | CurveVerdict::Faster, Some(r)) => {
+                format!("{:.1} % {}", 100.0 * c.reading.change(r), change_word(c.reading, r))
+            }
             _ => "-".into(),
         },
+        better: c.reading.words().0.into(),
+        worse: c.reading.words().1.into(),
         verdict_ratio: c.verdict_ratio.map_or("-".into(), |r| format!("{r:.3}")),
         points_text: if c.points == 1 { "1 point".into() } else { format!("{} points", c.points) },
     }

@@ -4,7 +4,7 @@
 //! without a section of their own. (The sections themselves, and the one
 //! list of them, are [`crate::report::sections`].)
 
-use crate::analysis::{curves, saturation, Curve, PointStat, Saturation, Spec};
+use crate::analysis::{curves, saturation, Curve, Level, PointStat, Saturation, Spec};
 use crate::archive::manifest::Manifest;
 use crate::vocab::benches::{Bench, RateUnit};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
@@ -55,25 +55,7 @@ fn sat_row(s: &Saturation) -> SatRow {
         (_, false) => "not settled".to_string(),
         _ => c.to_string(),
     };
-    // The level with the sizes it spans, or where the curve ended.
-    let sizes: Vec<String> = s.plateau_sizes.iter().map(|b| format_bytes(*b)).collect();
-    let plateau = if s.settled() {
-        format!(
-            "{} ({}, ±{})",
-            format_sig3(s.plateau_gbps),
-            super::prose::span(&sizes),
-            super::prose::pct(s.plateau_tolerance)
-        )
-    } else if s.sizes < 2 {
-        format_sig3(s.plateau_gbps)
-    } else {
-        format!(
-            "not settled ({} at {}; the size below differs by more than ±{})",
-            format_sig3(s.plateau_gbps),
-            sizes.join(", "),
-            super::prose::pct(s.plateau_tolerance)
-        )
-    };
+    let plateau = level_cell(&s.level(), format_sig3);
     SatRow {
         label: s.label.clone(),
         peak_gbps: format_sig3(s.peak_gbps),
@@ -89,6 +71,44 @@ fn sat_row(s: &Saturation) -> SatRow {
         p90: cell(s.plateau_90),
         roofline_pct: s.plateau_fraction.map(pct).unwrap_or_else(|| "no roofline".into()),
         roofline_90: s.roofline_90.map(cell).unwrap_or_else(|| "no roofline".into()),
+    }
+}
+
+/// A curve's level as every table states it ([`Level`]): the plateau with
+/// the sizes it spans and its tolerance, and the largest size whenever it is
+/// not part of it (a jump, too uncertain, throttled), so that no size is left
+/// out silently; or why the curve has not settled. `show` prints a rate in
+/// the table's unit.
+pub(crate) fn level_cell(level: &Level, show: impl Fn(f64) -> String) -> String {
+    let sizes = |v: &[u64]| v.iter().map(|b| format_bytes(*b)).collect::<Vec<_>>();
+    match level {
+        Level::Single { gbps, .. } => show(*gbps),
+        Level::Plateau { gbps, sizes: on, tolerance, jump, left_out, held_out } => {
+            let mut cell = format!(
+                "{} ({}, {} sizes within ±{})",
+                show(*gbps),
+                super::prose::span(&sizes(on)),
+                on.len(),
+                pct(*tolerance)
+            );
+            if let Some((size, rate)) = jump {
+                cell += &format!("; {} jumps to {}, left out", format_bytes(*size), show(*rate));
+            }
+            if !left_out.is_empty() {
+                cell += &format!("; {} left out as too uncertain", sizes(left_out).join(", "));
+            }
+            if !held_out.is_empty() {
+                cell += &format!("; {} held out as throttled", sizes(held_out).join(", "));
+            }
+            cell
+        }
+        Level::NotSettled { largest, gbps, tolerance } => format!(
+            "not settled ({} at {}; fewer than {} sizes agree within ±{})",
+            show(*gbps),
+            sizes(largest).join(", "),
+            crate::vocab::stats::PLATEAU_MIN_SIZES,
+            pct(*tolerance)
+        ),
     }
 }
 
@@ -180,8 +200,8 @@ pub(super) fn gemm_section(
 
 /// A rate with its 95 % interval: `746 (743–751)`, or why there is none.
 fn rate_with_ci(p: &PointStat, g: f64, unit: FlopUnit) -> String {
-    match p.rate_interval(g) {
-        Some((lo, hi)) => format!("{} ({}–{})", unit.show(g), unit.show(lo), unit.show(hi)),
+    match p.rate_interval(g).show(|x| unit.show(x)) {
+        Some(ci) => format!("{} {ci}", unit.show(g)),
         None if p.samples < 2 => format!("{} (one sample)", unit.show(g)),
         None => format!("{} (no interval)", unit.show(g)),
     }

@@ -39,6 +39,7 @@ mod workload;
 
 pub use gpu::l2_of;
 pub use run::run_name;
+pub(crate) use run::system;
 pub use telemetry::{nominal_clock, Conditions};
 pub use workload::{workload_section, WorkloadChart, WorkloadSection};
 
@@ -389,13 +390,14 @@ pub fn build(
     not_measured: &[Row],
     spec: Option<&Spec>,
     gpu_spec: Option<&Spec>,
+    catalog: &crate::analysis::Catalog,
 ) -> ReportContext {
     let manifest = &manifests[0];
     let (gpu_stats, stats): (Vec<PointStat>, Vec<PointStat>) = all_stats.iter().cloned().partition(is_gpu);
     let stats = &stats[..];
     let roof = roofline_of(spec);
     let imported: Vec<ImportInfo> = manifests.iter().flat_map(run::imported).collect();
-    let system = run::system(manifests, all_stats, spec, gpu_spec);
+    let system = run::system(manifests, all_stats, catalog);
     let several = manifests.len() > 1;
     let of_run =
         |m: &Manifest| -> Vec<PointStat> { all_stats.iter().filter(|p| p.run_id == m.run_id).cloned().collect() };

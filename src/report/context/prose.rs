@@ -122,15 +122,21 @@ pub(super) fn bandwidth_observations(
         above_roof,
     });
     let flags = PlateauFlags::of(best);
-    if best.settled() || best.sizes < 2 {
+    // One size is no plateau: the saturation sentence says so.
+    if best.settled() {
         obs.push(Said::Plateau {
             plateau_gbps: best.plateau_gbps,
             sizes: best.plateau_sizes.clone(),
-            noisy: best.plateau_tolerance > 0.1,
+            tolerance: best.plateau_tolerance,
             flags,
         });
-    } else {
-        obs.push(Said::Unsettled { largest: best.plateau_sizes.clone(), level_gbps: best.plateau_gbps, flags });
+    } else if best.sizes > 1 {
+        obs.push(Said::Unsettled {
+            largest: best.plateau_sizes.clone(),
+            level_gbps: best.plateau_gbps,
+            rule: crate::vocab::stats::plateau_rule(),
+            flags,
+        });
     }
     // A cache peak above the level, unless the peak is a flagged jump.
     let peak_is_jump = best.plateau_jump.is_some_and(|(size, _)| size == best.peak_size_bytes);
@@ -152,8 +158,13 @@ pub(super) fn bandwidth_observations(
         }
     }
     obs.extend(convergence_sentence(curves.iter().flat_map(|c| &c.points)));
-    let by_threads: Vec<(u32, f64)> =
-        curves.iter().zip(sats).filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps))).collect();
+    // Thread counts of the best curve's run and benchmark, each on its plateau.
+    let by_threads: Vec<(u32, f64)> = curves
+        .iter()
+        .zip(sats)
+        .filter(|(c, s)| s.settled() && c.run_id == curve.run_id && c.bench == curve.bench)
+        .filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps)))
+        .collect();
     if let (Some(one), Some(most)) =
         (by_threads.iter().find(|(t, _)| *t == 1), by_threads.iter().max_by_key(|(t, _)| *t))
     {
@@ -349,12 +360,13 @@ mod tests {
     #[test]
     fn a_cache_hump_is_never_called_a_saturation() {
         // This machine's shape: 2700 % of the plateau at 4 KiB.
-        let o = observations(&[(4096, 190.0), (1 << 20, 95.0), (1 << 28, 22.0), (1 << 29, 21.0)], false);
+        let o =
+            observations(&[(4096, 190.0), (1 << 20, 95.0), (1 << 27, 22.5), (1 << 28, 22.0), (1 << 29, 21.0)], false);
         assert!(has(&o, |s| *s == Said::AboveRamp { smallest: Some(4096), cached: true }), "{o:?}");
         assert!(!has(&o, |s| matches!(s, Said::Saturation { .. })), "{o:?}");
         assert!(has(&o, |s| matches!(s, Said::CachePeak { size_bytes: 4096, .. })), "{o:?}");
         assert!(!has(&o, |s| matches!(s, Said::FixedCost { .. })), "no '905 % of the plateau': {o:?}");
-        assert!(has(&o, |s| matches!(s, Said::NoiseTarget { met: 0, of: 4, .. })), "{o:?}");
+        assert!(has(&o, |s| matches!(s, Said::NoiseTarget { met: 0, of: 5, .. })), "{o:?}");
     }
 
     #[test]
@@ -386,16 +398,23 @@ mod tests {
             let c = curve(&points, converged);
             let sat = saturation(&c, None).unwrap();
             let o = observations(&points, converged);
-            // Exactly one plateau sentence: settled (or one size) or not.
+            // Exactly one plateau sentence, settled or not; none for one size.
             let plateau = o.iter().filter(|s| matches!(s, Said::Plateau { .. } | Said::Unsettled { .. })).count();
-            prop_assert_eq!(plateau, 1, "{:?}", o);
+            prop_assert_eq!(plateau, usize::from(sat.sizes > 1), "{:?}", o);
             for s in &o {
                 match s {
                     Said::Saturation { .. } => prop_assert!(sat.settled(), "{:?}", s),
                     Said::CachePeak { ratio, .. } => prop_assert!(sat.settled() && *ratio > 1.25, "{:?}", s),
-                    Said::Plateau { plateau_gbps, .. } | Said::Unsettled { level_gbps: plateau_gbps, .. } => {
-                        prop_assert_eq!(*plateau_gbps, sat.plateau_gbps)
+                    Said::Plateau { plateau_gbps, sizes, tolerance, .. } => {
+                        prop_assert_eq!(*plateau_gbps, sat.plateau_gbps);
+                        // The rule: 3 sizes or more, each within ±10 % of the level.
+                        prop_assert!(sizes.len() >= 3 && *tolerance <= 0.1 + 1e-12, "{:?}", s);
+                        for size in sizes {
+                            let r = points.iter().find(|p| p.0 == *size).unwrap().1;
+                            prop_assert!((r - plateau_gbps).abs() <= 0.1 * plateau_gbps + 1e-9, "{} at {}", r, size);
+                        }
                     }
+                    Said::Unsettled { level_gbps, .. } => prop_assert_eq!(*level_gbps, sat.plateau_gbps),
                     Said::FixedCost { size_bytes, .. } => prop_assert_eq!(*size_bytes, 4096),
                     _ => {}
                 }

@@ -1,7 +1,7 @@
 //! The parts of a report about the run itself: title, commit, counts, the
 //! system it ran on and, for imported runs, where the numbers came from.
 
-use crate::analysis::{PointStat, Spec};
+use crate::analysis::PointStat;
 use crate::archive::manifest::Manifest;
 use crate::vocab::facts::Probe;
 use crate::vocab::units::format_bytes;
@@ -66,13 +66,9 @@ pub(super) fn imported(manifest: &Manifest) -> Vec<ImportInfo> {
 
 /// The system table: per run, the host and its backends for a measured
 /// run, the tools and devices for an imported one, a column per run; then
-/// the roofline specs used, which hold for every run.
-pub(super) fn system(
-    manifests: &[Manifest],
-    stats: &[PointStat],
-    spec: Option<&Spec>,
-    gpu_spec: Option<&Spec>,
-) -> SystemTable {
+/// the published spec each run's devices are held against
+/// ([`crate::analysis::Catalog`]: a device's own, never another's).
+pub(crate) fn system(manifests: &[Manifest], stats: &[PointStat], catalog: &crate::analysis::Catalog) -> SystemTable {
     let mut table = SystemTable::default();
     for (i, manifest) in manifests.iter().enumerate() {
         let of_run: Vec<&PointStat> = stats.iter().filter(|p| p.run_id == manifest.run_id).collect();
@@ -88,10 +84,13 @@ pub(super) fn system(
             row.values[i] = kv.value;
         }
     }
-    for (key, s) in [("Roofline spec", spec), ("GPU roofline spec", gpu_spec)] {
-        if let Some(s) = s {
-            table.rows.push(SystemRow { key: key.into(), values: vec![s.name.clone(); manifests.len()] });
-        }
+    let specs: Vec<Vec<String>> = manifests.iter().map(|m| catalog.specs_of_run(&m.run_id)).collect();
+    if specs.iter().any(|s| !s.is_empty()) {
+        let values = specs
+            .iter()
+            .map(|s| if s.is_empty() { "none known for its devices".to_string() } else { s.join("; ") })
+            .collect();
+        table.rows.push(SystemRow { key: "Published spec".into(), values });
     }
     // A row every run shares (one host measured twice) reads once.
     table.same = table.runs.len() > 1 && table.rows.iter().all(|r| r.values.windows(2).all(|w| w[0] == w[1]));

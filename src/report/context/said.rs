@@ -33,11 +33,11 @@ pub enum Said {
         #[serde(skip_serializing_if = "Option::is_none")]
         above_roof: Option<(f64, u64)>,
     },
-    /// Its plateau and the sizes it spans; `noisy`: the tolerance is twice
-    /// the sizes' CV, not 10 %.
-    Plateau { plateau_gbps: f64, sizes: Vec<u64>, noisy: bool, flags: PlateauFlags },
-    /// No two largest sizes agree: the largest size's rate stands in.
-    Unsettled { largest: Vec<u64>, level_gbps: f64, flags: PlateauFlags },
+    /// Its plateau, the sizes it spans and how far they may differ from it.
+    Plateau { plateau_gbps: f64, sizes: Vec<u64>, tolerance: f64, flags: PlateauFlags },
+    /// Too few largest sizes agree: the largest size's rate stands in.
+    /// `rule`: what a plateau needs ([`crate::vocab::stats::plateau_rule`]).
+    Unsettled { largest: Vec<u64>, level_gbps: f64, rule: String, flags: PlateauFlags },
     /// A peak above the plateau from a cache-resident working set.
     CachePeak { size_bytes: u64, ratio: f64, working_set_bytes: u64 },
     /// One size: no saturation.
@@ -161,6 +161,10 @@ pub struct Missed {
 pub enum Level {
     /// Along a step axis: the median after the warm-up steps.
     Steady { axis: String, first: String, last: String, points: usize, warmup: usize, median: f64 },
+    /// Along a step axis, still moving after the warm-up: the median of
+    /// its first and last halves differ by more than the plateau tolerance,
+    /// so no steady state is claimed (a loss that still falls).
+    Moving { axis: String, first: String, last: String, early: f64, late: f64, direction: String },
     /// Without one: the median of the points' medians.
     Points { points: usize, median: f64 },
 }
@@ -280,10 +284,15 @@ mod tests {
             Said::Plateau {
                 plateau_gbps: 10.0,
                 sizes: vec![1 << 20, 1 << 21, 1 << 22],
-                noisy: true,
+                tolerance: 0.1,
                 flags: flags.clone(),
             },
-            Said::Unsettled { largest: vec![1 << 22], level_gbps: 3.0, flags: PlateauFlags::default() },
+            Said::Unsettled {
+                largest: vec![1 << 22],
+                level_gbps: 3.0,
+                rule: crate::vocab::stats::plateau_rule(),
+                flags: PlateauFlags::default(),
+            },
             Said::CachePeak { size_bytes: 4096, ratio: 2.5, working_set_bytes: 8192 },
             Said::OneSize,
             Said::NoLevel,

@@ -269,19 +269,47 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<Level
                         pts.iter().map(|p| (p.param_f64(axis).unwrap_or(0.0), p.median)).collect();
                     by_step.sort_by(|a, b| a.0.total_cmp(&b.0));
                     let warm = (by_step.len() / 10).max(1);
-                    let mut steady: Vec<f64> = by_step[warm..].iter().map(|(_, v)| *v).collect();
+                    let after: Vec<f64> = by_step[warm..].iter().map(|(_, v)| *v).collect();
+                    let mut steady = after.clone();
                     steady.sort_by(f64::total_cmp);
                     let median = with_unit(crate::vocab::stats::quantile_sorted(&steady, 0.5), unit);
                     let (a, b) = (step(by_step[warm].0), step(by_step[by_step.len() - 1].0));
-                    let level = Level::Steady {
-                        axis: axis.to_string(),
-                        first: a.clone(),
-                        last: b.clone(),
-                        points: steady.len(),
-                        warmup: warm,
-                        median: crate::vocab::stats::quantile_sorted(&steady, 0.5),
+                    // A steady state holds the plateau rule: its first and
+                    // last halves agree within the tolerance.
+                    let half = |v: &[f64]| {
+                        let mut v = v.to_vec();
+                        v.sort_by(f64::total_cmp);
+                        crate::vocab::stats::quantile_sorted(&v, 0.5)
                     };
-                    (level, format!("steady-state median {median}, {axis} {a} to {b} ({warm} warm-up left out)"))
+                    let (early, late) = (half(&after[..after.len() / 2]), half(&after[after.len() / 2..]));
+                    let tolerance = crate::vocab::stats::PLATEAU_TOLERANCE;
+                    if after.len() >= 2 && (late - early).abs() > tolerance * early.abs().max(late.abs()) {
+                        let direction = if late < early { "falling" } else { "rising" };
+                        let cell = format!(
+                            "still {direction} after the warm-up: median {} over the first half of {axis} {a} to {b}, {} over the second",
+                            with_unit(early, unit),
+                            with_unit(late, unit)
+                        );
+                        let level = Level::Moving {
+                            axis: axis.to_string(),
+                            first: a,
+                            last: b,
+                            early,
+                            late,
+                            direction: direction.into(),
+                        };
+                        (level, cell)
+                    } else {
+                        let level = Level::Steady {
+                            axis: axis.to_string(),
+                            first: a.clone(),
+                            last: b.clone(),
+                            points: steady.len(),
+                            warmup: warm,
+                            median: crate::vocab::stats::quantile_sorted(&steady, 0.5),
+                        };
+                        (level, format!("steady-state median {median}, {axis} {a} to {b} ({warm} warm-up left out)"))
+                    }
                 }
                 _ => {
                     let mut medians: Vec<f64> = pts.iter().map(|p| p.median).collect();

@@ -40,6 +40,8 @@ pub struct KeyResult {
     pub subject: String,
     /// The run's label (or id).
     pub run: String,
+    /// Whether the subject (its catalog name) already names the run.
+    pub names_run: bool,
     /// Whether another tool measured it (imported) rather than benchbook.
     pub imported: bool,
     pub value: String,
@@ -49,8 +51,8 @@ pub struct KeyResult {
     pub short_unit: String,
     /// The size it was reached at, for a sweep.
     pub at: Option<String>,
-    /// The 95 % interval (low, high), in the value's unit.
-    pub ci: Option<(String, String)>,
+    /// The 95 % interval's bounds in the value's unit ([`crate::vocab::interval::RateInterval::bounds`]).
+    pub ci: Option<String>,
     /// The level a sweep holds at its largest sizes, and those sizes, when
     /// it settled ([`crate::analysis::Saturation`]).
     pub plateau: Option<(String, String)>,
@@ -122,21 +124,6 @@ pub struct Facts<'a> {
     pub nominal_clock: &'a dyn Fn(&PointStat) -> bool,
     /// The L2 cache of a point's GPU, as its run recorded it (bytes).
     pub l2_of: &'a dyn Fn(&PointStat) -> Option<u64>,
-}
-
-/// The highest median among a curve's trusted points (interval within
-/// ±[`TRUSTED_HALF_WIDTH`], or none at all: a tool's one printed number),
-/// with its point.
-/// (size, rate, its 95 % interval, the point).
-type Best<'a> = (u64, f64, Option<(f64, f64)>, &'a PointStat);
-
-fn best(c: &Curve) -> Option<Best<'_>> {
-    c.rate_with_ci()
-        .into_iter()
-        .filter(|(_, r, ci)| ci.is_none_or(|(lo, hi)| (hi - lo) / 2.0 <= TRUSTED_HALF_WIDTH * r))
-        .filter_map(|(s, r, ci)| Some((s, r, ci, c.points.iter().find(|p| p.size_bytes == Some(s))?)))
-        .filter(|(.., p)| !p.held_out())
-        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 fn share(value: f64, of: f64, label: String) -> Share {
@@ -222,13 +209,13 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
     let mut items: Vec<(String, f64, KeyResult)> = Vec::new();
     // Per run and benchmark, the curve with the highest trusted median.
     for c in cs.iter().filter(|c| !super::network::is_latency(c) && !c.op.ends_with("_lat")) {
-        let Some((size, rate, ci, p)) = best(c) else { continue };
+        let Some((size, rate, ci, p)) = c.peak() else { continue };
         let key = format!("{} {}", c.run_id, c.bench);
         if items.iter().any(|(k, r, _)| *k == key && *r >= rate) {
             continue;
         }
         items.retain(|(k, ..)| *k != key);
-        let sat = crate::analysis::saturation(c, None).filter(|s| s.settled() && s.sizes > 1);
+        let sat = crate::analysis::saturation(c, None).filter(|s| s.settled());
         let level = sat.as_ref().map_or(rate, |s| s.plateau_gbps);
         let (share, no_share) = curve_share(c, p, level, facts);
         // RDMA curves appear in the network section only, in Gb/s as
@@ -249,12 +236,13 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
             KeyResult {
                 subject: c.label.clone(),
                 run: (facts.run_name)(&c.run_id),
+                names_run: c.label.contains(&format!("{})", (facts.run_name)(&c.run_id))),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(rate * k),
                 unit: c.rate_axis().replacen("GB/s", short_unit, 1),
                 short_unit: short_unit.into(),
                 at: Some(format_bytes(size)),
-                ci: ci.map(|(lo, hi)| (format_sig3(lo * k), format_sig3(hi * k))),
+                ci: ci.bounds(|x| format_sig3(x * k)),
                 share_of: if plateau.is_some() { "plateau" } else { "peak" },
                 plateau,
                 share,
@@ -271,7 +259,7 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
             continue;
         }
         let ci = p.rate_interval(g);
-        if ci.is_some_and(|(lo, hi)| (hi - lo) / 2.0 > TRUSTED_HALF_WIDTH * g) {
+        if !ci.within(g, TRUSTED_HALF_WIDTH) {
             continue;
         }
         let key = format!("{} gemm {dtype}", p.run_id);
@@ -301,12 +289,13 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
             KeyResult {
                 subject: shape,
                 run: (facts.run_name)(&p.run_id),
+                names_run: false,
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(g / per),
                 unit: flop_unit.into(),
                 short_unit: flop_unit.into(),
                 at: None,
-                ci: ci.map(|(lo, hi)| (format_sig3(lo / per), format_sig3(hi / per))),
+                ci: ci.bounds(|x| format_sig3(x / per)),
                 plateau: None,
                 share_of: "peak",
                 share,

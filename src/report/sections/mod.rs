@@ -147,6 +147,8 @@ pub struct Input<'a> {
     pub spec: Option<&'a Spec>,
     /// The link the network transfers crossed (`--link`).
     pub link: Option<&'a crate::analysis::specs::Interconnect>,
+    /// Whose rows each curve holds, and each system's spec.
+    pub catalog: &'a crate::analysis::Catalog,
 }
 
 /// Build the write-up sections the kind lists, in its order, and their
@@ -157,7 +159,7 @@ pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Re
     let cs = curves(input.stats);
     let mut s = Sections {
         kind: kind.name().into(),
-        subject: kind.subject().into(),
+        subject: kind.subject_of(input.stats),
         runs: runs::rows(input.manifests),
         notes,
         pairs_note,
@@ -230,7 +232,7 @@ fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Bo
         charts.push(Box::new(
             bandwidth_chart(
                 ID,
-                &title("peer copy and MPI bandwidth", &of),
+                &title(input, "peer copy and MPI bandwidth", &of),
                 Bench::MemcpyPeer.info().axis,
                 of.iter().map(|c| line_of(c, 1.0)).collect(),
                 None,
@@ -277,7 +279,7 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
         charts.push(Box::new(
             bandwidth_chart(
                 ID,
-                &title("network bandwidth", &of),
+                &title(input, "network bandwidth", &of),
                 "Gb/s (10^9 bits/s)",
                 of.iter().map(|c| line_of(c, 8.0)).collect(),
                 None,
@@ -311,8 +313,8 @@ fn unnamed_link(input: &Input, crossed: &[&Curve]) -> Said {
     Said::UnnamedLink { named, known }
 }
 
-fn title(t: &str, of: &[&Curve]) -> String {
-    crate::report::chart_title(t, of.iter().map(|c| c.device.as_str()))
+fn title(input: &Input, t: &str, of: &[&Curve]) -> String {
+    input.catalog.title(t, of.iter().map(|c| (c.run_id.as_str(), c.device.as_str())))
 }
 
 /// Whether a curve moved GPU memory: a GPU backend's copy, or an MPI
@@ -334,7 +336,7 @@ pub(super) fn one_host(m: &Manifest) -> bool {
 fn line_of(c: &crate::analysis::Curve, scale: f64) -> Line {
     Line::with_errors(
         c.label.clone(),
-        c.rate_with_ci().into_iter().map(|(x, g, e)| (x as f64, g * scale, e.map(|(l, h)| (l * scale, h * scale)))),
+        c.rate_with_bars().into_iter().map(|(x, g, e)| (x, g * scale, e.map(|(l, h)| (l * scale, h * scale)))),
     )
     .of(c.system(), c.op.as_str())
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::network::{one_sided_params, semantics, source, ChannelRow, TransferRow};
 use crate::analysis::{saturation, Curve, PointStat};
 use crate::report::context::said::Said;
+use crate::vocab::interval::RateInterval;
 use crate::vocab::units::{format_bytes, format_sig3};
 
 /// A flush after every operation against the least frequent flush, at the
@@ -48,16 +49,14 @@ pub struct LikeForLike {
 }
 
 /// The rate interval of a point in Gb/s (the time interval inverted).
-fn gbits_interval(p: &PointStat) -> Option<(f64, f64)> {
-    let g = p.gbps_copied? * 8.0;
-    let ci = p.interval()?;
-    (ci.low > 0.0 && ci.high > 0.0).then(|| (g * p.median_seconds / ci.high, g * p.median_seconds / ci.low))
+fn gbits_interval(p: &PointStat) -> RateInterval {
+    p.gbps_copied.map_or(RateInterval::None, |g| p.rate_interval(g).scaled(8.0))
 }
 
 fn with_interval(p: &PointStat) -> String {
     let g = p.gbps_copied.unwrap_or(0.0) * 8.0;
-    match gbits_interval(p) {
-        Some((lo, hi)) => format!("{} ({}–{})", format_sig3(g), format_sig3(lo), format_sig3(hi)),
+    match gbits_interval(p).show(format_sig3) {
+        Some(ci) => format!("{} {ci}", format_sig3(g)),
         None => format!("{} (no interval)", format_sig3(g)),
     }
 }
@@ -100,7 +99,7 @@ pub fn channels_and_flushes(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<FlushRow
         if gb <= 0.0 {
             continue;
         }
-        let (resolved, verdict) = flush_verdict(gbits_interval(&a), gbits_interval(&b), ga, gb);
+        let (resolved, verdict) = flush_verdict(gbits_interval(&a).range(), gbits_interval(&b).range(), ga, gb);
         flushes.push(FlushRow {
             op,
             size: format_bytes(size),

@@ -1,0 +1,276 @@
+//! The catalog of a report: built once over every point the report holds,
+//! it owns **whose** rows a curve holds (its [`System`]: the run, native or
+//! imported and by which tool, the device or "not named in the log", and
+//! the spec that applies to that device) and **what it is called** (one
+//! name per series, unique across the whole report).
+//!
+//! Charts, tables, sentences, Key results and notebooks take names from
+//! it: [`Catalog::name_points`] writes each point's series name
+//! ([`PointStat::series`]), so every [`super::curves`] call on any slice of
+//! the report names a curve the same way, and [`Catalog::title`] computes a
+//! chart's title from the systems its curves hold. Nothing parses a label.
+//!
+//! To rename a curve everywhere, change [`series_name`] (the base name) or
+//! [`Catalog::name_points`] (how a name carries its system).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::specs::{Spec, SpecBook};
+use super::summary::PointStat;
+use crate::archive::manifest::Manifest;
+use crate::vocab::source::RowOrigin;
+
+/// What a report says for a device its rows do not name.
+pub const UNNAMED_DEVICE: &str = "device not named in the log";
+
+/// Where a curve's rows come from: a run on one device.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct System {
+    pub run_id: String,
+    /// The run's label, else its id.
+    pub run_name: String,
+    /// `None`: benchbook measured it; else the tool whose output was read.
+    pub tool: Option<String>,
+    /// The device as the rows name it (`unknown` when the log did not).
+    pub device: String,
+    /// The published spec that applies to this device, when one does.
+    pub spec: Option<String>,
+}
+
+impl System {
+    /// The device as a reader sees it: [`UNNAMED_DEVICE`] for a log that
+    /// did not name it, `GPU 0` for `GPU 0: NVIDIA H200`.
+    pub fn device_shown(&self) -> String {
+        if unnamed(&self.device) {
+            UNNAMED_DEVICE.to_string()
+        } else {
+            crate::vocab::rows::short_device(&self.device).to_string()
+        }
+    }
+
+    /// The device's model: `NVIDIA H200` for `GPU 0: NVIDIA H200`.
+    fn model(&self) -> Option<&str> {
+        (!unnamed(&self.device)).then(|| self.device.split_once(": ").map_or(self.device.as_str(), |(_, m)| m.trim()))
+    }
+}
+
+fn unnamed(device: &str) -> bool {
+    device.is_empty() || device == "unknown"
+}
+
+/// The catalog of one report ([`Catalog::build`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Catalog {
+    /// Every system, by run then device.
+    pub systems: Vec<System>,
+}
+
+/// The base name of a point's series: what sets it apart within one
+/// system (benchmark, op, variant, threads, GPU copy method and pair).
+/// The one place a curve's name is spelled.
+pub fn series_name(p: &PointStat) -> String {
+    let gpu = crate::vocab::kinds::backend_is_gpu(&p.backend);
+    let mut label = format!("{} {}", p.bench, p.op);
+    if let Some(v) = p.variant.as_deref().filter(|v| *v != "warm") {
+        label += &format!(" {v}");
+    }
+    if let Some(t) = p.threads {
+        label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
+    }
+    let method = if gpu { p.method.as_deref() } else { None };
+    if let Some(m) = method {
+        label += &format!(", {m}");
+    }
+    match (if gpu { p.peer.as_deref() } else { None }, method) {
+        (Some(pair), _) => label += &format!(", GPU {}", pair.replace("->", "→")),
+        // A GPU curve without a pair runs on one device: "GPU 0".
+        (None, Some(_)) => label += &format!(", {}", crate::vocab::rows::short_device(&p.device)),
+        (None, None) => {}
+    }
+    label
+}
+
+impl Catalog {
+    /// The catalog of `stats`: one system per (run, device), with the spec
+    /// of that device (`explicit`, from --spec, applies to GPUs only, as a
+    /// GPU report's roofline; a host is matched by its name).
+    pub fn build(stats: &[PointStat], manifests: &[Manifest], book: &SpecBook, explicit: Option<&Spec>) -> Catalog {
+        let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut systems = Vec::new();
+        for p in stats {
+            if !seen.insert((p.run_id.clone(), p.device.clone())) {
+                continue;
+            }
+            let m = manifests.iter().find(|m| m.run_id == p.run_id);
+            let tool = match RowOrigin::parse(p.source.as_deref()) {
+                RowOrigin::Native => None,
+                RowOrigin::Import { tool, .. } => Some(tool.to_string()),
+            };
+            let spec = Self::spec_for(p, book, explicit).map(|s| s.name.clone());
+            systems.push(System {
+                run_id: p.run_id.clone(),
+                run_name: m.and_then(|m| m.label.clone()).unwrap_or_else(|| p.run_id.clone()),
+                tool,
+                device: p.device.clone(),
+                spec,
+            });
+        }
+        systems.sort();
+        Catalog { systems }
+    }
+
+    /// The spec that applies to point `p`'s device: its own by name, else
+    /// an explicit GPU spec for a GPU point; never a GPU's for a host.
+    pub fn spec_for<'a>(p: &PointStat, book: &'a SpecBook, explicit: Option<&'a Spec>) -> Option<&'a Spec> {
+        if unnamed(&p.device) {
+            return explicit.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend));
+        }
+        book.find(&p.device).or(explicit.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend)))
+    }
+
+    /// The system of a run and device.
+    pub fn system(&self, run_id: &str, device: &str) -> Option<&System> {
+        self.systems.iter().find(|s| s.run_id == run_id && s.device == device)
+    }
+
+    /// Name every point's series, unique across the report, and naming
+    /// its system wherever the report holds more than one: the base name
+    /// ([`series_name`]), then, in parentheses, its device (where the
+    /// report holds several device models, or a device not named) and its
+    /// run's name (where it holds several runs; the id where two runs share
+    /// a name).
+    pub fn name_points(&self, stats: &mut [PointStat]) {
+        let models: BTreeSet<Option<&str>> = self.systems.iter().map(System::model).collect();
+        let runs: BTreeSet<&str> = self.systems.iter().map(|s| s.run_id.as_str()).collect();
+        let mut run_names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for s in &self.systems {
+            run_names.entry(s.run_name.as_str()).or_default().insert(s.run_id.as_str());
+        }
+        let qualifier = |s: &System| {
+            let mut q = Vec::new();
+            if models.len() > 1 {
+                q.push(s.device_shown());
+            }
+            if runs.len() > 1 {
+                let shared = run_names.get(s.run_name.as_str()).is_some_and(|ids| ids.len() > 1);
+                q.push(if shared { s.run_id.clone() } else { s.run_name.clone() });
+            }
+            q
+        };
+        for p in stats.iter_mut() {
+            let base = series_name(p);
+            let q = self.system(&p.run_id, &p.device).map(qualifier).unwrap_or_default();
+            p.series = Some(if q.is_empty() { base } else { format!("{base} ({})", q.join(", ")) });
+        }
+    }
+
+    /// A chart's title: `what` and the devices its curves hold, each
+    /// unnamed device with its run (so no curve's system goes unsaid).
+    pub fn title<'a>(&self, what: &str, curves: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+        let mut shown: Vec<String> = Vec::new();
+        let mut models: BTreeSet<Option<String>> = BTreeSet::new();
+        let mut ordinals: BTreeSet<&str> = BTreeSet::new();
+        for (run, device) in curves {
+            let Some(s) = self.system(run, device) else { continue };
+            models.insert(s.model().map(str::to_string));
+            if device.contains(": ") {
+                ordinals.insert(device);
+            }
+            let d = match s.model() {
+                Some(_) => s.device_shown(),
+                None => format!("a {UNNAMED_DEVICE} ({})", s.run_name),
+            };
+            if !shown.contains(&d) {
+                shown.push(d);
+            }
+        }
+        // One GPU measured by benchbook (`GPU 0: NVIDIA H200`) and another
+        // tool's log naming its model (`NVIDIA H200`) are one device.
+        if let [Some(model)] = models.iter().collect::<Vec<_>>().as_slice() {
+            if ordinals.len() <= 1 {
+                return format!("{what} on {model}");
+            }
+        }
+        match shown.as_slice() {
+            [] => what.to_string(),
+            [one] => format!("{what} on {one}"),
+            [rest @ .., last] => format!("{what} on {} and {last}", rest.join(", ")),
+        }
+    }
+
+    /// The spec names that apply to a run's devices, one per device.
+    pub fn specs_of_run(&self, run_id: &str) -> Vec<String> {
+        let mut v: Vec<String> =
+            self.systems.iter().filter(|s| s.run_id == run_id).filter_map(|s| s.spec.clone()).collect();
+        v.dedup();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(run: &str, device: &str, op: &str, source: Option<&str>) -> PointStat {
+        PointStat {
+            run_id: run.into(),
+            bench: "p2p".into(),
+            backend: "mpi".into(),
+            device: device.into(),
+            op: op.into(),
+            size_bytes: Some(1 << 20),
+            source: source.map(str::to_string),
+            ..PointStat::default()
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_name_their_system_only_where_needed() {
+        let mut stats = vec![
+            point("a", "AMD EPYC", "send_recv", None),
+            point("b", "unknown", "send_recv", Some("import:osu")),
+            point("a", "AMD EPYC", "bidirectional", None),
+        ];
+        let cat = Catalog::build(&stats, &[], &SpecBook::builtin(), None);
+        cat.name_points(&mut stats);
+        let names: Vec<&str> = stats.iter().map(|p| p.series.as_deref().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "p2p send_recv (AMD EPYC, a)",
+                &format!("p2p send_recv ({UNNAMED_DEVICE}, b)"),
+                "p2p bidirectional (AMD EPYC, a)"
+            ]
+        );
+        // One system: the base name alone (the title names the device).
+        let mut one = vec![point("a", "AMD EPYC", "send_recv", None)];
+        Catalog::build(&one, &[], &SpecBook::builtin(), None).name_points(&mut one);
+        assert_eq!(one[0].series.as_deref(), Some("p2p send_recv"));
+        // The title names every system, the unnamed device with its run.
+        let title = cat.title("p2p bandwidth", stats.iter().map(|p| (p.run_id.as_str(), p.device.as_str())));
+        assert_eq!(title, format!("p2p bandwidth on AMD EPYC and a {UNNAMED_DEVICE} (b)"));
+        // The imported system records its tool.
+        assert_eq!(cat.system("b", "unknown").unwrap().tool.as_deref(), Some("osu"));
+    }
+
+    #[test]
+    fn a_host_never_gets_a_gpu_spec() {
+        let book = SpecBook::builtin();
+        let h100 = book.find("NVIDIA H100 80GB HBM3").unwrap();
+        let host = point("a", "AMD EPYC", "send_recv", None);
+        assert!(Catalog::spec_for(&host, &book, Some(h100)).is_none());
+        let mut gpu = point("a", "GPU 0: NVIDIA H100 80GB HBM3", "copy", None);
+        gpu.backend = "cuda".into();
+        assert_eq!(Catalog::spec_for(&gpu, &book, None).map(|s| s.name.as_str()), Some(h100.name.as_str()));
+    }
+
+    #[test]
+    fn one_model_is_one_device_in_a_title() {
+        let stats = [point("a", "GPU 0: NVIDIA H200", "copy", None), point("b", "NVIDIA H200", "copy", None)];
+        let cat = Catalog::build(&stats, &[], &SpecBook::builtin(), None);
+        let t = cat.title("GPU memcpy bandwidth", stats.iter().map(|p| (p.run_id.as_str(), p.device.as_str())));
+        assert_eq!(t, "GPU memcpy bandwidth on NVIDIA H200");
+    }
+}

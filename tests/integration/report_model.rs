@@ -1,0 +1,177 @@
+//! What every report says about a curve agrees with the one model that owns
+//! it ([`benchbook::analysis::Catalog`], [`benchbook::analysis::Level`],
+//! [`benchbook::vocab::interval::RateInterval`]), checked over every golden
+//! report and every example under `reports/`:
+//! - every plateau spans at least 3 sizes within ±10 % (the library's own
+//!   constants), and a curve's
+//!   largest size is never left out without saying so;
+//! - no printed rate interval reaches past 10× its value, and one that
+//!   would says it has no upper bound;
+//! - a curve's peak is the same number in Key results and in the
+//!   observations;
+//! - a chart title names no device count it cannot back, and a run's spec
+//!   applies to that run's devices.
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+
+use super::report_numbers::reports;
+
+use benchbook::analysis::stats::{PLATEAU_MIN_SIZES, PLATEAU_TOLERANCE};
+
+/// The rule's bounds as reports print them (sizes, per cent).
+fn rule() -> (f64, f64) {
+    (PLATEAU_MIN_SIZES as f64, PLATEAU_TOLERANCE * 100.0 + 1e-9)
+}
+
+fn num(s: &str) -> f64 {
+    s.replace(',', "").parse().unwrap()
+}
+
+/// Findings of the plateau rule in one report.
+fn plateau_findings(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    // Tables: `26.1 (32 MiB to 256 MiB, 4 sizes within ±10.0 %)`.
+    let cell = Regex::new(r"\(([^(),]+?) (?:to|and) ([^(),]+?), (\d+) sizes within ±([\d.]+) %\)").unwrap();
+    let (min_sizes, tolerance) = rule();
+    for c in cell.captures_iter(md) {
+        if num(&c[3]) < min_sizes || num(&c[4]) > tolerance {
+            out.push(format!("plateau cell {}", &c[0]));
+        }
+    }
+    // Sentences: `the median of A to B: N sizes that each agree ... within ±T %`.
+    let sentence =
+        Regex::new(r"plateau of [\d.,]+ GB/s[^:]*: (\d+) sizes that each agree with that level within ±([\d.]+) %")
+            .unwrap();
+    for c in sentence.captures_iter(md) {
+        if num(&c[1]) < min_sizes || num(&c[2]) > tolerance {
+            out.push(format!("plateau sentence {}", &c[0]));
+        }
+    }
+    // The old forms: a tolerance from the noise, or a pair called a plateau.
+    let old = Regex::new(r"\([^()]+ and [^()]+, ±[\d.]+ %\)|twice their noise").unwrap();
+    out.extend(old.find_iter(md).map(|m| format!("old plateau form {}", m.as_str())));
+    // A plateau cell whose curve has larger sizes in the point table than
+    // the plateau's largest must say what happened to them.
+    let row = Regex::new(r"(?m)^\| ([^|]+) \| [^|]+ \| [^|]+ \| ([\d.,]+) \(([^(),]+?) to ([^(),]+?), \d+ sizes within ±[\d.]+ %\)([^|]*)\|").unwrap();
+    for c in row.captures_iter(md) {
+        let (curve, top, flags) = (c[1].trim(), c[4].trim(), &c[5]);
+        let sizes = Regex::new(&format!(r"(?m)^\| {} \| ([^|]+) \|", regex::escape(curve))).unwrap();
+        let largest = sizes.captures_iter(md).map(|s| s[1].trim().to_string()).last();
+        if let Some(l) = largest.filter(|l| l != top && l.ends_with('B')) {
+            if !flags.contains(&l) {
+                out.push(format!("{curve}: largest size {l} left out of the plateau ending at {top} without a word"));
+            }
+        }
+    }
+    out
+}
+
+/// Printed rate intervals `X (lo–hi)` whose high end passes 10× X.
+fn interval_findings(md: &str) -> Vec<String> {
+    let ci = Regex::new(r"(?:^|[^\w.])(\d[\d,]*(?:\.\d+)?) \((?:95 % CI )?(\d[\d,]*(?:\.\d+)?)–(\d[\d,]*(?:\.\d+)?)\)")
+        .unwrap();
+    ci.captures_iter(md)
+        .filter(|c| {
+            let (v, lo, hi) = (num(&c[1]), num(&c[2]), num(&c[3]));
+            v > 0.0 && lo <= v && hi > 10.0 * v
+        })
+        .map(|c| format!("interval {}", c[0].trim()))
+        .collect()
+}
+
+/// A curve's peak, as Key results and the observations state it.
+fn peak_findings(md: &str) -> Vec<String> {
+    let key =
+        Regex::new(r"(?m)^- \*\*(.+?)\*\*(?: \([^)]*\))?: best median ([\d.,]+) [^ ]+ .*? at (\d+ [KMG]?i?B)").unwrap();
+    let obs = Regex::new(r"(?m)^- (.+?) over \d+ ranks: (?:bus )?bandwidth peaks at ([\d.,]+) GB/s at (\d+ [KMG]?i?B)")
+        .unwrap();
+    let mut said: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for c in key.captures_iter(md) {
+        said.insert(c[1].replace('\\', ""), (c[2].to_string(), c[3].to_string()));
+    }
+    let mut out = Vec::new();
+    for c in obs.captures_iter(md) {
+        let name = c[1].replace('\\', "");
+        if let Some((v, at)) = said.get(&name) {
+            if *v != c[2] || *at != c[3] {
+                out.push(format!(
+                    "{name}: peak {v} at {at} in Key results, {} at {} in the observations",
+                    &c[2], &c[3]
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A chart title that counts devices, or a host run given a GPU's spec.
+fn system_findings(md: &str, charts: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(m) = Regex::new(r"on \d+ devices").unwrap().find(charts) {
+        out.push(format!("chart title counts devices: {}", m.as_str()));
+    }
+    // The System table: a run column with a CPU and no GPU backend holds
+    // no GPU's spec.
+    let rows: Vec<Vec<String>> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("## System"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("|---"))
+        .map(|l| l.split(" | ").map(|c| c.trim_matches(|x| x == '|' || x == ' ').to_string()).collect())
+        .collect();
+    let get = |key: &str| rows.iter().find(|r| r[0].starts_with(key));
+    if let (Some(specs), Some(cpu)) = (get("Published spec"), get("CPU")) {
+        for (i, s) in specs.iter().enumerate().skip(1) {
+            let gpu = rows.iter().any(|r| {
+                (r[0] == "Backend cuda" || r[0] == "Backend hip")
+                    && r.get(i).is_some_and(|v| v.starts_with("available"))
+            });
+            let host = cpu.get(i).is_some_and(|v| !v.is_empty() && v != "-");
+            if host && !gpu && ["H100", "H200", "MI300", "MI350", "A100", "B200"].iter().any(|g| s.contains(g)) {
+                out.push(format!("a host run's column names a GPU spec: {s}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_report_states_curves_as_the_model_has_them() {
+    let all = reports();
+    assert!(all.len() >= 15, "goldens and examples found: {}", all.len());
+    let mut findings = Vec::new();
+    for (path, charts) in &all {
+        let md = std::fs::read_to_string(path).unwrap();
+        for f in plateau_findings(&md)
+            .into_iter()
+            .chain(interval_findings(&md))
+            .chain(peak_findings(&md))
+            .chain(system_findings(&md, charts))
+        {
+            findings.push(format!("{}: {f}", path.display()));
+        }
+    }
+    assert!(findings.is_empty(), "{} findings:\n{}", findings.len(), findings.join("\n"));
+}
+
+/// Each check finds what it is for, on the defects the reports once had.
+#[test]
+fn the_checks_catch_the_defects_they_are_for() {
+    assert_eq!(plateau_findings("| a | 1 | 2 KiB | 17.1 (32 MiB to 128 MiB, 2 sizes within ±10.0 %) |").len(), 1);
+    assert_eq!(plateau_findings("| a | 1 | 2 KiB | 8.89 (16 MiB to 64 MiB, 3 sizes within ±38.1 %) |").len(), 1);
+    assert_eq!(plateau_findings("2.98 (32 MiB and 64 MiB, ±22.3 %)").len(), 1);
+    let silent = "| c | 1 | 4 KiB | 17.1 (32 MiB to 128 MiB, 3 sizes within ±10.0 %) | x |\n| c | 256 MiB | 1 ns |";
+    assert_eq!(plateau_findings(silent).len(), 1, "{:?}", plateau_findings(silent));
+    let flagged = "| c | 1 | 4 KiB | 17.1 (32 MiB to 128 MiB, 3 sizes within ±10.0 %); 256 MiB jumps to 26.9, left out | x |\n| c | 256 MiB | 1 ns |";
+    assert!(plateau_findings(flagged).is_empty());
+    assert_eq!(interval_findings("| 71.7 (35.9–83045) |").len(), 1);
+    assert!(interval_findings("| 71.7 (≥ 35.9, no upper bound: the time interval reaches zero) |").is_empty());
+    let peaks = "- **p2p bi**: best median 40.7 GB/s (bytes copied once) at 256 KiB (95 % CI 40.4–41.1)\n- p2p bi over 2 ranks: bandwidth peaks at 48.1 GB/s at 512 KiB";
+    assert_eq!(peak_findings(peaks).len(), 1);
+    assert_eq!(system_findings("", "network bandwidth on 3 devices: A, B, C").len(), 1);
+    let spec = "## System\n\n| property | mpi |\n|---|---|\n| CPU | AMD EPYC |\n| Backend cpu | available |\n| Published spec | NVIDIA H100 SXM5 80GB |\n";
+    assert_eq!(system_findings(spec, "").len(), 1);
+}
