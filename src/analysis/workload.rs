@@ -242,7 +242,7 @@ pub fn numeric_axes(stats: &[MetricStat], metric: &str) -> Vec<String> {
 pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&str) -> String) -> Vec<MetricSeries> {
     let mut groups: BTreeMap<String, Vec<(f64, f64, Option<Interval>)>> = BTreeMap::new();
     let mut files: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
-    for s in stats.iter().filter(|s| s.metric == metric) {
+    for s in stats {
         files.entry(s.run_id.as_str()).or_default().insert(s.source.as_str());
     }
     for s in stats.iter().filter(|s| s.metric == metric) {

@@ -273,9 +273,16 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     for (name, all, benches, roof, title) in plans {
         let of: Vec<&Curve> =
             all.iter().filter(|c| benches.iter().any(|b| c.bench == *b) && c.op != "latency").collect();
+        // A curve that counts other bytes than the chart's axis (an OSU
+        // collective without a bus factor) says which in its legend entry.
+        let axis = benches[0].info().axis;
         let lines: Vec<Line> = of
             .iter()
-            .map(|c| Line::with_errors(c.label.clone(), c.rate_with_bars()).of(c.system(), c.op.as_str()))
+            .map(|c| {
+                let label =
+                    if c.rate_axis() == axis { c.label.clone() } else { format!("{} [{}]", c.label, c.rate_axis()) };
+                Line::with_errors(label, c.rate_with_bars()).of(c.system(), c.op.as_str())
+            })
             .collect();
         if lines.is_empty() {
             continue;
@@ -283,7 +290,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         let chart = bandwidth_chart(
             name,
             &catalog.title(title, of.iter().map(|c| (c.run_id.as_str(), c.device.as_str()))),
-            benches[0].info().axis,
+            axis,
             lines,
             roof,
         );

@@ -561,6 +561,11 @@ pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau>
     if region.len() > 1 && left_out.iter().filter(|s| **s > top).count() > 1 {
         region = vec![*region.last().expect("not empty")];
     }
+    // Not settled: the largest size it has is the level that stands in,
+    // at that size (never a median of sizes that do not make a plateau).
+    if region.len() < PLATEAU_MIN_SIZES {
+        region = vec![*region.last().expect("not empty")];
+    }
     Some(Plateau { level: level_of(&region), sizes: region.iter().map(|p| p.0).collect(), jump, left_out })
 }
 

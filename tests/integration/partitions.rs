@@ -86,7 +86,8 @@ fn partitions_compare_folded_against_one_instance() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     let row = md.lines().find(|l| l.starts_with("| parts |") && l.contains(r"| items\_per\_s |"));
     let row = row.unwrap_or_else(|| panic!("no summary row:\n{md}"));
-    assert!(row.contains("slower (1 slower)") && row.contains("0.833"), "{row}");
+    // A throughput that fell reads "lower, worse", never "slower".
+    assert!(row.contains("lower, worse (1 lower)") && row.contains("16.7 % lower") && row.contains("0.833"), "{row}");
     assert!(md.contains("## Partitions: parts against whole"), "{md}");
     assert!(md.contains("P0 100 items/s · P1 150 items/s"), "{md}");
     // Unknown labels name the ones there are.

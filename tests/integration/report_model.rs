@@ -106,6 +106,44 @@ fn peak_findings(md: &str) -> Vec<String> {
     out
 }
 
+/// In a report of several runs, each curve a saturation table names must
+/// name its run (its label, or its id where labels repeat).
+fn naming_findings(md: &str) -> Vec<String> {
+    let runs: Vec<(String, String)> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("## Runs"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| run |") && !l.starts_with("|---"))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            Some((cells.first()?.trim_start_matches("| ").replace('\\', ""), cells.get(1)?.replace('\\', "")))
+        })
+        .collect();
+    if runs.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut in_table = false;
+    for line in md.lines() {
+        if line.starts_with("### Saturation") {
+            in_table = true;
+            continue;
+        }
+        if line.starts_with('#') {
+            in_table = false;
+        }
+        if !in_table || !line.starts_with("| ") || line.starts_with("| curve") || line.starts_with("|---") {
+            continue;
+        }
+        let curve = line.split(" | ").next().unwrap_or("").trim_start_matches("| ").replace('\\', "");
+        if !runs.iter().any(|(id, label)| curve.contains(id.as_str()) || curve.contains(label.as_str())) {
+            out.push(format!("curve `{curve}` does not name its run"));
+        }
+    }
+    out
+}
+
 /// A chart title that counts devices, or a host run given a GPU's spec.
 fn system_findings(md: &str, charts: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -150,6 +188,7 @@ fn every_report_states_curves_as_the_model_has_them() {
             .chain(interval_findings(&md))
             .chain(peak_findings(&md))
             .chain(system_findings(&md, charts))
+            .chain(naming_findings(&md))
         {
             findings.push(format!("{}: {f}", path.display()));
         }
@@ -174,4 +213,6 @@ fn the_checks_catch_the_defects_they_are_for() {
     assert_eq!(system_findings("", "network bandwidth on 3 devices: A, B, C").len(), 1);
     let spec = "## System\n\n| property | mpi |\n|---|---|\n| CPU | AMD EPYC |\n| Backend cpu | available |\n| Published spec | NVIDIA H100 SXM5 80GB |\n";
     assert_eq!(system_findings(spec, "").len(), 1);
+    let runs = "## Runs\n\n| run | label | source |\n|---|---|---|\n| r1 | a | native |\n| r2 | b | native |\n\n## X\n\n### Saturation\n\n| curve | peak |\n|---|---:|\n| memcpy copy (a) | 1 |\n| memcpy copy | 2 |\n";
+    assert_eq!(naming_findings(runs), vec!["curve `memcpy copy` does not name its run".to_string()]);
 }

@@ -98,6 +98,20 @@ impl Reading {
         }
     }
 
+    /// A point verdict in words: `faster`, or `lower` for a latency that
+    /// improved.
+    pub fn verdict_word(self, v: Verdict) -> &'static str {
+        match (self, v) {
+            (Reading::Time, Verdict::Faster) => "faster",
+            (Reading::Time, Verdict::Slower) => "slower",
+            (Reading::HigherBetter, Verdict::Faster) => "higher, better",
+            (Reading::HigherBetter, Verdict::Slower) => "lower, worse",
+            (Reading::LowerBetter, Verdict::Faster) => "lower, better",
+            (Reading::LowerBetter, Verdict::Slower) => "higher, worse",
+            (_, other) => other.as_str(),
+        }
+    }
+
     /// The words for (better, worse).
     pub fn words(self) -> (&'static str, &'static str) {
         match self {
@@ -124,8 +138,8 @@ impl CurveSummary {
         let of = |n: usize, w: &str| (n > 0).then(|| format!("{n} {w}"));
         [
             of(self.same, "same"),
-            of(self.faster, "faster"),
-            of(self.slower, "slower"),
+            of(self.faster, self.reading.words().0),
+            of(self.slower, self.reading.words().1),
             of(self.inconclusive, "inconclusive"),
         ]
         .into_iter()

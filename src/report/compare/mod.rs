@@ -281,14 +281,43 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
                     100.0 * threshold
                 ),
             },
-            counts: format!(
-                "{} points: {} same, {} faster, {} slower, {} inconclusive",
-                c.points.len(),
-                count(V::Same),
-                count(V::Faster),
-                count(V::Slower),
-                count(V::Inconclusive)
-            ),
+            counts: {
+                // Each point's verdict in its own words: a latency that
+                // improved is lower, not faster.
+                use crate::analysis::compare::summary::Reading;
+                let mut words: Vec<(String, usize)> = vec![("same".into(), count(V::Same))];
+                for p in c.points.iter().filter(|p| matches!(p.verdict, V::Faster | V::Slower)) {
+                    let reading = Reading::of(p);
+                    let (better, worse) = reading.words();
+                    let w = match (reading, p.verdict) {
+                        (Reading::Time, V::Faster) => better.to_string(),
+                        (Reading::Time, _) => worse.to_string(),
+                        (_, V::Faster) => format!("better ({better})"),
+                        _ => format!("worse ({worse})"),
+                    };
+                    match words.iter_mut().find(|(x, _)| *x == w) {
+                        Some(e) => e.1 += 1,
+                        None => words.push((w, 1)),
+                    }
+                }
+                for w in ["faster", "slower"] {
+                    if !words.iter().any(|(x, _)| x == w) {
+                        words.push((w.into(), 0));
+                    }
+                }
+                // Better before worse, times before metrics.
+                let rank = |w: &str| match w {
+                    "same" => 0,
+                    "faster" => 1,
+                    w if w.starts_with("better") => 2,
+                    "slower" => 3,
+                    _ => 4,
+                };
+                words.sort_by_key(|(w, _)| rank(w));
+                words.push(("inconclusive".into(), count(V::Inconclusive)));
+                let text: Vec<String> = words.iter().map(|(w, n)| format!("{n} {w}")).collect();
+                format!("{} points: {}", c.points.len(), text.join(", "))
+            },
             verdicts: c.verdicts.clone(),
             table: c.points.iter().map(verdict_row).collect(),
             one_sample: c.points.iter().any(|p| p.ci_low.is_none()),

@@ -66,6 +66,9 @@ pub struct SummaryRow {
     pub points: usize,
     /// `same`, `faster`, `slower`, `mixed`, `inconclusive`.
     pub verdict: String,
+    /// The verdict as it reads for this curve: `faster`/`slower` for
+    /// times, `higher`/`lower` for a metric.
+    pub verdict_shown: String,
     /// "3 slower, 5 same".
     pub counts: String,
     pub same: usize,
@@ -118,6 +121,11 @@ fn row(base: &str, new: &str, c: &CurveSummary) -> SummaryRow {
         curve: c.curve.clone(),
         points: c.points,
         verdict: c.verdict.as_str().into(),
+        verdict_shown: match c.verdict {
+            CurveVerdict::Faster => c.reading.verdict_word(crate::analysis::compare::Verdict::Faster).into(),
+            CurveVerdict::Slower => c.reading.verdict_word(crate::analysis::compare::Verdict::Slower).into(),
+            v => v.as_str().into(),
+        },
         counts: c.counts_text(),
         same: c.same,
         faster: c.faster,

@@ -339,7 +339,8 @@ pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
         .iter()
         .filter(|p| p.bench == Bench::P2p && p.op == "latency")
         .map(|p| LatencyRow {
-            peer: p.peer.clone().unwrap_or_default(),
+            curve: p.series.clone().unwrap_or_else(|| crate::analysis::catalog::series_name(p)),
+            peer: p.peer.clone().unwrap_or_else(|| "-".into()),
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
             median: format_seconds(p.summary.median),
             p20: if p.samples < 2 { "n/a".into() } else { format_seconds(p.summary.p20) },

@@ -215,6 +215,8 @@ pub struct LibraryRow {
 /// One ping-pong latency point.
 #[derive(Debug, Clone, Serialize)]
 pub struct LatencyRow {
+    /// The curve it belongs to, as the catalog names it (its system).
+    pub curve: String,
     pub peer: String,
     pub size: String,
     pub median: String,

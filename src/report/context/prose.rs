@@ -227,13 +227,21 @@ pub(super) fn stream_observations(curves: &[Curve], sats: &[Saturation]) -> Vec<
     let mut observations = Vec::new();
     for (op, _) in crate::vocab::accounting::STREAM_KERNELS {
         let s: Vec<&Saturation> = curves.iter().zip(sats).filter(|(c, _)| c.op == op).map(|(_, s)| s).collect();
-        if let Some(best) = s.iter().max_by(|a, b| a.plateau_gbps.total_cmp(&b.plateau_gbps)) {
+        // A settled curve before one that is not, then the higher level.
+        let best = s.iter().max_by(|a, b| {
+            (a.settled(), a.plateau_gbps)
+                .partial_cmp(&(b.settled(), b.plateau_gbps))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        if let Some(best) = best {
             observations.push(Said::StreamKernel {
                 op: op.to_string(),
                 plateau_gbps: best.plateau_gbps,
                 peak_gbps: best.peak_gbps,
                 size_bytes: best.peak_size_bytes,
                 label: best.label.clone(),
+                sizes: best.sizes,
+                settled: best.settled(),
             });
         }
     }

@@ -63,7 +63,17 @@ pub enum Said {
     /// No roofline for the device, and how to give one.
     NoRoofline { device: String },
     /// A STREAM kernel's best curve.
-    StreamKernel { op: String, plateau_gbps: f64, peak_gbps: f64, size_bytes: u64, label: String },
+    /// `sizes`: how many sizes the curve has; `settled`: whether it holds a
+    /// plateau ([`crate::analysis::Level`]).
+    StreamKernel {
+        op: String,
+        plateau_gbps: f64,
+        peak_gbps: f64,
+        size_bytes: u64,
+        label: String,
+        sizes: usize,
+        settled: bool,
+    },
     /// A link curve (collective, p2p, peer or host↔device copy): its peak,
     /// its plateau when it settled, and where it ramps to it.
     Link {
@@ -310,6 +320,8 @@ mod tests {
                 peak_gbps: 2.0,
                 size_bytes: 1024,
                 label: "l".into(),
+                sizes: 4,
+                settled: true,
             },
             Said::Link {
                 label: "l".into(),

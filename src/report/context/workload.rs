@@ -228,6 +228,11 @@ fn origin(s: &MetricStat) -> String {
 fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<LevelRow>) {
     let mut out = Vec::new();
     let mut rows = Vec::new();
+    // Every file (or run) of the report: a metric only one of them logged
+    // still names it where there are several.
+    let mut every: Vec<String> = stats.iter().map(origin).collect();
+    every.sort();
+    every.dedup();
     for metric in metrics {
         let all: Vec<&MetricStat> = stats.iter().filter(|s| s.metric == *metric).collect();
         let mut origins: Vec<String> = all.iter().map(|s| origin(s)).collect();
@@ -237,7 +242,7 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<Level
             let pts: Vec<&MetricStat> = all.iter().copied().filter(|s| origin(s) == *from).collect();
             let Some(first) = pts.first() else { continue };
             let unit = first.unit.as_str();
-            let whose = (origins.len() > 1).then(|| from.clone());
+            let whose = (every.len() > 1).then(|| from.clone());
             if pts.len() == 1 {
                 let s = first;
                 rows.push(LevelRow {
@@ -275,7 +280,10 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<Level
                     let median = with_unit(crate::vocab::stats::quantile_sorted(&steady, 0.5), unit);
                     let (a, b) = (step(by_step[warm].0), step(by_step[by_step.len() - 1].0));
                     // A steady state holds the plateau rule: its first and
-                    // last halves agree within the tolerance.
+                    // last halves agree within the tolerance, and it does
+                    // not move one way at every logged step (a loss that
+                    // falls at each of 4 steps by more than half the
+                    // tolerance in all is still falling).
                     let half = |v: &[f64]| {
                         let mut v = v.to_vec();
                         v.sort_by(f64::total_cmp);
@@ -283,7 +291,11 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<Level
                     };
                     let (early, late) = (half(&after[..after.len() / 2]), half(&after[after.len() / 2..]));
                     let tolerance = crate::vocab::stats::PLATEAU_TOLERANCE;
-                    if after.len() >= 2 && (late - early).abs() > tolerance * early.abs().max(late.abs()) {
+                    let monotone = after.len() >= 4
+                        && (after.windows(2).all(|w| w[1] < w[0]) || after.windows(2).all(|w| w[1] > w[0]))
+                        && (after[after.len() - 1] - after[0]).abs() > tolerance / 2.0 * after[0].abs();
+                    if after.len() >= 2 && ((late - early).abs() > tolerance * early.abs().max(late.abs()) || monotone)
+                    {
                         let direction = if late < early { "falling" } else { "rising" };
                         let cell = format!(
                             "still {direction} after the warm-up: median {} over the first half of {axis} {a} to {b}, {} over the second",

@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use crate::analysis::{saturation, Curve, PointStat};
 use crate::vocab::benches::{Bench, Family};
-use crate::vocab::stats::sustained_crossing;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 /// One transfer curve: its semantics, peak and plateau in Gb/s.
@@ -142,17 +141,16 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
         .iter()
         .filter_map(|c| {
             let s = saturation(c, None)?;
-            let rate = c.rate();
             Some(TransferRow {
                 curve: c.label.clone(),
                 semantics: semantics(c).into(),
                 peak_gbits: format_sig3(s.peak_gbps * 8.0),
                 peak_size: format_bytes(s.peak_size_bytes),
                 plateau_gbits: if s.settled() { format_sig3(s.plateau_gbps * 8.0) } else { "not settled".into() },
-                p90: if s.sizes < 2 {
-                    "one size".into()
-                } else {
-                    sustained_crossing(&rate, s.plateau_gbps, 0.9).to_string()
+                p90: match (s.sizes, s.settled()) {
+                    (0 | 1, _) => "one size".into(),
+                    (_, false) => "not settled".into(),
+                    _ => s.plateau_90.to_string(),
                 },
                 source: source(c),
             })
