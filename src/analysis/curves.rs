@@ -237,6 +237,7 @@ impl Saturation {
             largest: self.plateau_sizes.clone(),
             gbps: self.plateau_gbps,
             tolerance: self.plateau_tolerance,
+            left_out: self.plateau_left_out.clone(),
         }
     }
 }
@@ -260,7 +261,8 @@ pub enum Level {
     },
     /// Fewer sizes than a plateau needs agree at its largest sizes (still
     /// rising, falling out of a cache, or noisy): the largest size's level.
-    NotSettled { largest: Vec<u64>, gbps: f64, tolerance: f64 },
+    /// `left_out`: larger sizes too uncertain to judge, named.
+    NotSettled { largest: Vec<u64>, gbps: f64, tolerance: f64, left_out: Vec<u64> },
 }
 
 /// The widest interval (relative half-width) a point may have and still

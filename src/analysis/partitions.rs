@@ -32,7 +32,8 @@ pub struct Aggregate {
     pub total: f64,
     pub total_low: f64,
     pub total_high: f64,
-    /// Bytes one operation counts (the rows' `bytes_copied`), to turn
+    /// Bytes one operation counts (`bytes_moved` for memory benchmarks,
+    /// `bytes_copied` for transfers, as their charts count them), to turn
     /// operations per second into GB/s; `None` for points without bytes.
     pub bytes_per_op: Option<u64>,
     /// Fastest over slowest partition.
@@ -66,7 +67,11 @@ pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
         p.variant = untagged_variant(p.variant.as_deref(), p.axes.as_deref());
         p.axes = without_partition(p.axes.as_deref());
         let e = by_point.entry(p.label()).or_default();
-        e.0 = r.params.bytes_copied;
+        // The bytes the overlays of the same point count: read + written
+        // for memory benchmarks (memcpy, STREAM), copied once for transfers.
+        let transfer = crate::vocab::benches::Bench::of(&r.params.bench)
+            .is_some_and(|b| b.is_transfer() || b == crate::vocab::benches::Bench::Collective);
+        e.0 = if transfer { r.params.bytes_copied } else { r.params.bytes_moved.or(r.params.bytes_copied) };
         e.1.entry(k).or_default().entry(r.round).or_default().push(speed);
     }
     let mut rng = resampling_rng(seed);

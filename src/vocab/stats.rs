@@ -538,14 +538,37 @@ pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau>
         (region, passed)
     };
     let n = points.len();
-    let (mut region, mut left_out) = flat(n);
+    // The region's sizes that set the level: its trusted ones; the
+    // untrusted ones inside it are named as left out.
+    // A region of untrusted sizes only leaves the largest trusted size below
+    // it standing in (not settled), with those sizes named.
+    let split = |region: Vec<(u64, f64, bool)>, mut left: Vec<u64>| {
+        let top = region.last().map_or(0, |p| p.0);
+        let (mut kept, out): (Vec<_>, Vec<_>) = region.into_iter().partition(|p| p.2);
+        left.extend(out.iter().map(|p| p.0));
+        if kept.is_empty() {
+            if let Some(&below) = points.iter().rev().find(|p| p.2 && p.0 < top) {
+                kept.push(below);
+            }
+        }
+        left.sort_unstable();
+        left.dedup();
+        (kept, left)
+    };
+    let (region, left_out) = flat(n);
+    let (mut region, mut left_out) = split(region, left_out);
+    if region.is_empty() {
+        region.push(points[n - 1]);
+    }
     let mut jump = None;
     if region.len() < PLATEAU_MIN_SIZES && n > PLATEAU_MIN_SIZES {
         let (below, passed) = flat(n - 1);
+        let (below, passed) = split(below, passed);
         let last = points[n - 1];
         // An untrusted largest size is left out; a trusted one only when it
         // rises above the level (falling: the curve has not settled).
         if below.len() >= PLATEAU_MIN_SIZES && (!last.2 || last.1 > level_of(&below)) {
+            // (`below` is never empty here: it holds PLATEAU_MIN_SIZES sizes.)
             if last.2 {
                 jump = Some((last.0, last.1));
                 left_out = passed;
@@ -658,12 +681,13 @@ mod tests {
         let p = plateau_of(&noisy, 0.3).unwrap();
         assert_eq!((p.sizes.clone(), p.left_out.clone()), (vec![8, 32, 64], vec![16]));
         assert!((p.level - 84.0).abs() < 1e-9);
-        // An untrusted size that agrees shows the curve flat but does not
-        // set the level: the level is never above the highest trusted size.
+        // An untrusted size that agrees does not end the region, but it
+        // neither sets the level nor counts as one of its sizes: it is named
+        // as left out, and the level is never above the highest trusted size.
         let mut above = t(&[(1, 10.0), (2, 20.0), (4, 20.5), (8, 21.0), (16, 22.0)]);
         above[4].2 = false;
         let p = plateau_of(&above, 0.1).unwrap();
-        assert_eq!((p.sizes.clone(), p.level), (vec![2, 4, 8, 16], 20.5));
+        assert_eq!((p.sizes.clone(), p.left_out.clone(), p.level), (vec![2, 4, 8], vec![16], 20.5));
         // Falling at the largest size (out of a cache): not settled, no jump.
         let falling = t(&[(1, 10.0), (2, 30.0), (4, 31.0), (8, 12.0)]);
         let p = plateau_of(&falling, 0.1).unwrap();

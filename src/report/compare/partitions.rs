@@ -44,7 +44,7 @@ pub struct PartitionSection {
 }
 
 /// A partition's speed (or metric) as a table prints it: GB/s of the
-/// bytes each row counts once, operations per second, or the metric.
+/// bytes its charts count (read + written for memory benchmarks, copied once for transfers), operations per second, or the metric.
 fn rate(a: &Aggregate, v: f64, unit: &str) -> String {
     match a.bytes_per_op {
         Some(b) => format!("{} GB/s", format_sig3(v * b as f64 / 1e9)),
@@ -116,7 +116,7 @@ pub fn section(
             id,
             alt: format!("each partition's median rate, {name}"),
             caption: format!(
-                "Each partition's median rate at {shown}, GB/s of the bytes a row counts once; the partitions ran at once."
+                "Each partition's median rate at {shown}, GB/s counting bytes as the overlays above do (read + written for memcpy and STREAM, copied once for transfers); the partitions ran at once."
             ),
         }
     });

@@ -102,13 +102,19 @@ pub(crate) fn level_cell(level: &Level, show: impl Fn(f64) -> String) -> String 
             }
             cell
         }
-        Level::NotSettled { largest, gbps, tolerance } => format!(
-            "not settled ({} at {}; fewer than {} sizes agree within ±{})",
-            show(*gbps),
-            sizes(largest).join(", "),
-            crate::vocab::stats::PLATEAU_MIN_SIZES,
-            pct(*tolerance)
-        ),
+        Level::NotSettled { largest, gbps, tolerance, left_out } => {
+            let mut cell = format!(
+                "not settled ({} at {}; fewer than {} sizes agree within ±{})",
+                show(*gbps),
+                sizes(largest).join(", "),
+                crate::vocab::stats::PLATEAU_MIN_SIZES,
+                pct(*tolerance)
+            );
+            if !left_out.is_empty() {
+                cell += &format!("; {} left out as too uncertain", sizes(left_out).join(", "));
+            }
+            cell
+        }
     }
 }
 
@@ -241,9 +247,13 @@ fn dtype_tables(
                 .iter()
                 .map(|(p, g)| {
                     let (m, n, k) = (p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
+                    let mut role = crate::vocab::gemm::shape_role(m, n, k).unwrap_or_default().to_string();
+                    if p.held_out() {
+                        role += if role.is_empty() { "measured throttled" } else { "; measured throttled" };
+                    }
                     DtypeRow {
                         shape: format!("{m}×{n}×{k}"),
-                        role: crate::vocab::gemm::shape_role(m, n, k).unwrap_or_default(),
+                        role,
                         median_time: median_with_ci(p),
                         rate: rate_with_ci(p, *g, unit),
                         peak_pct: share(*g),
@@ -252,8 +262,12 @@ fn dtype_tables(
                     }
                 })
                 .collect();
-            let mean = of.iter().map(|(_, g)| g).sum::<f64>() / of.len() as f64;
-            let (best_p, best) = of[0];
+            // The average and peak leave out points measured throttled, as
+            // plateaus and key results do (all of them, if all were).
+            let steady: Vec<&(&PointStat, f64)> = of.iter().filter(|(p, _)| !p.held_out()).collect();
+            let counted: Vec<&(&PointStat, f64)> = if steady.is_empty() { of.iter().collect() } else { steady };
+            let mean = counted.iter().map(|(_, g)| g).sum::<f64>() / counted.len() as f64;
+            let (best_p, best) = *counted[0];
             Some(DtypeTable {
                 run: run_name(&run),
                 peak: peak.as_ref().map(|(_, t)| format_sig3(*t)),

@@ -162,7 +162,7 @@ pub(super) fn bandwidth_observations(
     let by_threads: Vec<(u32, f64)> = curves
         .iter()
         .zip(sats)
-        .filter(|(c, s)| s.settled() && c.run_id == curve.run_id && c.bench == curve.bench)
+        .filter(|(c, s)| s.settled() && s.plateau_jump.is_none() && c.run_id == curve.run_id && c.bench == curve.bench)
         .filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps)))
         .collect();
     if let (Some(one), Some(most)) =
@@ -225,7 +225,15 @@ pub(super) fn convergence_sentence<'a>(points: impl Iterator<Item = &'a PointSta
 /// the best curve's plateau and peak.
 pub(super) fn stream_observations(curves: &[Curve], sats: &[Saturation]) -> Vec<Said> {
     let mut observations = Vec::new();
-    for (op, _) in crate::vocab::accounting::STREAM_KERNELS {
+    // The four STREAM kernels in their order, then any other a tool ran
+    // (BabelStream's dot), so that no curve of the table goes unsaid.
+    let mut ops: Vec<&str> = crate::vocab::accounting::STREAM_KERNELS.iter().map(|(op, _)| *op).collect();
+    for c in curves {
+        if !ops.contains(&c.op.as_str()) {
+            ops.push(c.op.as_str());
+        }
+    }
+    for op in ops {
         let s: Vec<&Saturation> = curves.iter().zip(sats).filter(|(c, _)| c.op == op).map(|(_, s)| s).collect();
         // A settled curve before one that is not, then the higher level.
         let best = s.iter().max_by(|a, b| {

@@ -42,6 +42,9 @@ pub struct KeyResult {
     pub run: String,
     /// Whether the subject (its catalog name) already names the run.
     pub names_run: bool,
+    /// A higher median the curve has but its peak passed over (its interval
+    /// wider than the trusted half-width, or throttled): (value, size).
+    pub passed_over: Option<(String, String)>,
     /// Whether another tool measured it (imported) rather than benchbook.
     pub imported: bool,
     pub value: String,
@@ -237,6 +240,12 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 subject: c.label.clone(),
                 run: (facts.run_name)(&c.run_id),
                 names_run: c.label.contains(&format!("{})", (facts.run_name)(&c.run_id))),
+                passed_over: c
+                    .rate()
+                    .into_iter()
+                    .filter(|(_, r)| *r > rate)
+                    .max_by(|a, b| a.1.total_cmp(&b.1))
+                    .map(|(s, r)| (format_sig3(r * k), format_bytes(s))),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(rate * k),
                 unit: c.rate_axis().replacen("GB/s", short_unit, 1),
@@ -290,6 +299,7 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
                 subject: shape,
                 run: (facts.run_name)(&p.run_id),
                 names_run: false,
+                passed_over: None,
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(g / per),
                 unit: flop_unit.into(),

@@ -156,10 +156,13 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
             })
         })
         .collect();
-    // Collectives: at each (op, ranks), the largest message size measured.
+    // Collectives: per curve (the catalog's name: op, variant, system) and
+    // rank count, the largest message size measured; one without a bus
+    // factor (OSU's) with its algorithm bandwidth only.
     let mut by: BTreeMap<(String, u32, String), &PointStat> = BTreeMap::new();
-    for p in stats.iter().filter(|p| p.bench == Bench::Collective && p.busbw_gbps.is_some()) {
-        let key = (p.op.clone(), p.ranks.unwrap_or(0), p.source.clone().unwrap_or_default());
+    for p in stats.iter().filter(|p| p.bench == Bench::Collective && (p.busbw_gbps.or(p.gbps_copied)).is_some()) {
+        let name = p.series.clone().unwrap_or_else(|| crate::analysis::catalog::series_name(p));
+        let key = (name, p.ranks.unwrap_or(0), p.source.clone().unwrap_or_default());
         let e = by.entry(key).or_insert(p);
         if p.size_bytes > e.size_bytes {
             *e = p;
@@ -171,7 +174,7 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
             op,
             ranks: if ranks == 0 { "not stated".into() } else { ranks.to_string() },
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
-            busbw_gbps: p.busbw_gbps.map(format_sig3).unwrap_or_default(),
+            busbw_gbps: p.busbw_gbps.map(format_sig3).unwrap_or_else(|| "no bus factor".into()),
             algbw_gbps: p.gbps_copied.map(format_sig3).unwrap_or_default(),
             source: if src.is_empty() { "measured by benchbook".into() } else { src },
         })

@@ -68,9 +68,8 @@ pub fn channels_and_flushes(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<FlushRow
     let mut by_op: BTreeMap<(String, String), Vec<(u32, &Curve)>> = BTreeMap::new();
     for c in curves {
         let Some(os) = one_sided_params(c) else { continue };
-        let best =
-            c.points.iter().filter_map(|p| Some((p.gbps_copied?, p.size_bytes?))).max_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((gbps, size)) = best {
+        // The curve's one peak (Curve::peak), as every other table states it.
+        if let Some((size, gbps, ..)) = c.peak() {
             rows.push(ChannelRow {
                 curve: c.label.clone(),
                 channels: os.channels,
