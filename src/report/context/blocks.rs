@@ -170,6 +170,7 @@ pub(super) fn gemm_section(
         .map(|p| {
             let dtype = p.dtype.clone().unwrap_or_default();
             GemmRow {
+                run: run_name(&p.run_id),
                 shape: shape(p),
                 threads: p.threads.map(|t| t.to_string()).unwrap_or_default(),
                 // The library, and the operand layout (and FP8 accumulation)

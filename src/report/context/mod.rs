@@ -140,6 +140,8 @@ pub struct BandwidthSection {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GemmRow {
+    /// The run it belongs to (its label, else its id).
+    pub run: String,
     pub dtype: String,
     pub shape: String,
     pub threads: String,
