@@ -56,7 +56,8 @@ impl System {
     }
 }
 
-fn unnamed(device: &str) -> bool {
+/// Whether the rows name no device (`unknown`, or empty).
+pub fn unnamed(device: &str) -> bool {
     device.is_empty() || device == "unknown"
 }
 
@@ -143,7 +144,7 @@ impl Catalog {
     /// a name).
     pub fn name_points(&self, stats: &mut [PointStat]) {
         let models: BTreeSet<Option<&str>> = self.systems.iter().map(System::model).collect();
-        let runs: BTreeSet<&str> = self.systems.iter().map(|s| s.run_id.as_str()).collect();
+        let several_runs = self.names_runs();
         let mut run_names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         for s in &self.systems {
             run_names.entry(s.run_name.as_str()).or_default().insert(s.run_id.as_str());
@@ -153,7 +154,7 @@ impl Catalog {
             if models.len() > 1 {
                 q.push(s.device_shown());
             }
-            if runs.len() > 1 {
+            if several_runs {
                 let shared = run_names.get(s.run_name.as_str()).is_some_and(|ids| ids.len() > 1);
                 q.push(if shared { s.run_id.clone() } else { s.run_name.clone() });
             }
@@ -200,10 +201,17 @@ impl Catalog {
         }
     }
 
-    /// The spec names that apply to a run's devices, one per device.
+    /// Whether the report's curve names carry their run ([`Self::name_points`]):
+    /// it holds more than one run.
+    pub fn names_runs(&self) -> bool {
+        self.systems.iter().any(|s| s.run_id != self.systems[0].run_id)
+    }
+
+    /// The spec names that apply to a run's devices, each once.
     pub fn specs_of_run(&self, run_id: &str) -> Vec<String> {
         let mut v: Vec<String> =
             self.systems.iter().filter(|s| s.run_id == run_id).filter_map(|s| s.spec.clone()).collect();
+        v.sort();
         v.dedup();
         v
     }

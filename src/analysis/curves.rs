@@ -91,6 +91,13 @@ impl Curve {
         all.iter().filter(trusted).max_by(by_rate).or_else(|| all.iter().max_by(by_rate)).copied()
     }
 
+    /// The highest median above [`Self::peak`], when the peak passed one
+    /// over (an interval too wide, or throttled): (size, rate).
+    pub fn passed_over(&self) -> Option<(u64, f64)> {
+        let (_, peak, ..) = self.peak()?;
+        self.rate().into_iter().filter(|(_, r)| *r > peak).max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
     /// The y axis of [`Self::rate`], naming the bytes it counts.
     pub fn rate_axis(&self) -> &'static str {
         if Bench::of(&self.bench).is_some_and(Bench::is_transfer) {

@@ -18,6 +18,19 @@ use crate::vocab::interval::Interval;
 use crate::vocab::metrics::{self, Better, Params};
 use crate::vocab::stats;
 
+impl MetricStat {
+    /// The file another tool wrote it to, as a reader knows it (without
+    /// the archive's stored-name prefix); `None` for benchbook's own.
+    pub fn file_name(&self) -> Option<&str> {
+        match crate::vocab::source::RowOrigin::parse(Some(&self.source)) {
+            crate::vocab::source::RowOrigin::Import { file, .. } => {
+                Some(crate::vocab::source::stored_file_parts(file).map_or(file, |(_, name)| name))
+            }
+            crate::vocab::source::RowOrigin::Native => None,
+        }
+    }
+}
+
 /// One metric point of one run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MetricStat {
@@ -251,9 +264,7 @@ pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&s
         others.remove(x);
         let mut name = run_label(&s.run_id);
         if files.get(s.run_id.as_str()).is_some_and(|f| f.len() > 1) {
-            if let crate::vocab::source::RowOrigin::Import { file, .. } =
-                crate::vocab::source::RowOrigin::parse(Some(&s.source))
-            {
+            if let Some(file) = s.file_name() {
                 name = format!("{name}: {file}");
             }
         }

@@ -112,6 +112,19 @@ impl Reading {
         }
     }
 
+    /// A point verdict as a count of many points of mixed kinds names it:
+    /// `faster`, `slower`, or for a metric `better (lower)`, `worse (higher)`.
+    pub fn count_word(self, v: Verdict) -> String {
+        let (better, worse) = self.words();
+        match (self, v) {
+            (Reading::Time, Verdict::Faster) => better.into(),
+            (Reading::Time, Verdict::Slower) => worse.into(),
+            (_, Verdict::Faster) => format!("better ({better})"),
+            (_, Verdict::Slower) => format!("worse ({worse})"),
+            (_, other) => other.as_str().into(),
+        }
+    }
+
     /// The words for (better, worse).
     pub fn words(self) -> (&'static str, &'static str) {
         match self {

@@ -287,14 +287,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
                 use crate::analysis::compare::summary::Reading;
                 let mut words: Vec<(String, usize)> = vec![("same".into(), count(V::Same))];
                 for p in c.points.iter().filter(|p| matches!(p.verdict, V::Faster | V::Slower)) {
-                    let reading = Reading::of(p);
-                    let (better, worse) = reading.words();
-                    let w = match (reading, p.verdict) {
-                        (Reading::Time, V::Faster) => better.to_string(),
-                        (Reading::Time, _) => worse.to_string(),
-                        (_, V::Faster) => format!("better ({better})"),
-                        _ => format!("worse ({worse})"),
-                    };
+                    let w = Reading::of(p).count_word(p.verdict);
                     match words.iter_mut().find(|(x, _)| *x == w) {
                         Some(e) => e.1 += 1,
                         None => words.push((w, 1)),

@@ -104,7 +104,7 @@ const GENERIC_DEVICE_NAMES: [&str; 2] = ["AMD Radeon Graphics", "AMD Radeon Grap
 /// A device name as the logs print it, with what a reader needs to know
 /// when that name does not identify the part.
 fn device_as_logged(name: &str) -> String {
-    if name == "unknown" || name.is_empty() {
+    if crate::analysis::catalog::unnamed(name) {
         "not named in the log".into()
     } else if GENERIC_DEVICE_NAMES.iter().any(|g| g.eq_ignore_ascii_case(name)) {
         format!("{name} (the generic name ROCm prints for a GPU it has no product name for; the log does not say which model)")

@@ -213,12 +213,7 @@ fn step(v: f64) -> String {
 /// Where a metric's points came from: the imported file (without its
 /// `import:tool:source-N-` prefix) or the run.
 fn origin(s: &MetricStat) -> String {
-    match crate::vocab::source::RowOrigin::parse(Some(&s.source)) {
-        crate::vocab::source::RowOrigin::Import { file, .. } => {
-            crate::vocab::source::stored_file_parts(file).map_or(file, |(_, name)| name).to_string()
-        }
-        crate::vocab::source::RowOrigin::Native => s.run_id.clone(),
-    }
+    s.file_name().map_or_else(|| s.run_id.clone(), str::to_string)
 }
 
 /// Per metric and per file or run (never averaged across systems): with a

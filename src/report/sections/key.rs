@@ -122,6 +122,8 @@ pub struct Facts<'a> {
     pub one_host: &'a dyn Fn(&str) -> bool,
     /// A run's name.
     pub run_name: &'a dyn Fn(&str) -> String,
+    /// Whether curve names carry their run ([`crate::analysis::Catalog::names_runs`]).
+    pub names_runs: bool,
     /// Whether a point's clock readings are a constant figure (not a
     /// reading) in its run: its key result then states no clock.
     pub nominal_clock: &'a dyn Fn(&PointStat) -> bool,
@@ -239,13 +241,8 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
             KeyResult {
                 subject: c.label.clone(),
                 run: (facts.run_name)(&c.run_id),
-                names_run: c.label.contains(&format!("{})", (facts.run_name)(&c.run_id))),
-                passed_over: c
-                    .rate()
-                    .into_iter()
-                    .filter(|(_, r)| *r > rate)
-                    .max_by(|a, b| a.1.total_cmp(&b.1))
-                    .map(|(s, r)| (format_sig3(r * k), format_bytes(s))),
+                names_run: facts.names_runs,
+                passed_over: c.passed_over().map(|(s, r)| (format_sig3(r * k), format_bytes(s))),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(rate * k),
                 unit: c.rate_axis().replacen("GB/s", short_unit, 1),
@@ -353,15 +350,10 @@ fn tabulated(sections: &[Section], p: &PointStat) -> bool {
 /// The key results of the report's curves and GEMM points, against the
 /// specs and link the report knows.
 fn of_curves(input: &Input, cs: &[Curve], stats: &[PointStat]) -> Option<KeyResults> {
-    // An explicit --spec (input.spec) describes a GPU; a host is matched by name.
-    let spec_of = |p: &PointStat| -> Option<&Spec> {
-        input.book.find(&p.device).or(input.spec.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend)))
-    };
+    // The spec that applies to the point's device: the catalog's rule.
+    let spec_of = |p: &PointStat| -> Option<&Spec> { crate::analysis::Catalog::spec_for(p, input.book, input.spec) };
     let one_host = |run: &str| input.manifests.iter().any(|m| m.run_id == run && super::one_host(m));
-    let run_name = |run: &str| {
-        let m = input.manifests.iter().find(|m| m.run_id == run);
-        m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
-    };
+    let run_name = |run: &str| crate::report::context::run_name(input.manifests, run);
     let nominal_clock = |p: &PointStat| crate::report::context::nominal_clock(input.manifests, p);
     let l2_of = |p: &PointStat| crate::report::context::l2_of(input.manifests, p);
     let facts = Facts {
@@ -370,6 +362,7 @@ fn of_curves(input: &Input, cs: &[Curve], stats: &[PointStat]) -> Option<KeyResu
         link: input.link.map(|l| l.line()),
         one_host: &one_host,
         run_name: &run_name,
+        names_runs: input.catalog.names_runs(),
         nominal_clock: &nominal_clock,
     };
     key_results(cs, stats, &facts)
@@ -398,7 +391,15 @@ mod tests {
     }
 
     fn facts<'a>(spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>, name: &'a dyn Fn(&str) -> String) -> Facts<'a> {
-        Facts { spec_of, link: None, one_host: &|_| false, run_name: name, nominal_clock: &|_| false, l2_of: &|_| None }
+        Facts {
+            spec_of,
+            link: None,
+            one_host: &|_| false,
+            run_name: name,
+            names_runs: false,
+            nominal_clock: &|_| false,
+            l2_of: &|_| None,
+        }
     }
 
     #[test]
