@@ -7,6 +7,10 @@
 //! it does not use, nor holds every decoded column at once. The
 //! estimators (quantiles, the interval of the median) are the ones in
 //! [`crate::vocab`], shared with the scheduler that decided when to stop.
+//!
+//! The file is longer than 400 lines because `PointStat`'s fields, the
+//! accessors of its two intervals and the one pass that fills them are
+//! one unit: splitting them would scatter what an interval means.
 
 use std::collections::HashMap;
 
@@ -107,10 +111,16 @@ pub struct PointStat {
     pub summary: stats::Summary,
     /// The estimate: the median seconds per operation (as `summary.median`).
     pub median_seconds: f64,
-    /// The 95 % interval of `median_seconds` ([`crate::vocab::interval`]);
-    /// null below six samples of one round.
+    /// The rerun interval of `median_seconds`: where a second run's median
+    /// falls 95 % of the time ([`crate::vocab::interval::Intervals`]); the
+    /// interval every table and rate states. Null below six samples of one
+    /// round.
     pub ci_low_seconds: Option<f64>,
     pub ci_high_seconds: Option<f64>,
+    /// The within-run 95 % interval of `median_seconds`: how precisely
+    /// this run pinned its own median (what `--target-ci` stops on).
+    pub within_low_seconds: Option<f64>,
+    pub within_high_seconds: Option<f64>,
     /// Rounds the point was measured in (1: older runs and imports).
     pub rounds: u32,
     /// What the interval rests on: `rounds`, or `samples` of one round only.
@@ -170,7 +180,8 @@ impl PointStat {
         self.telemetry.as_ref().is_some_and(|t| t.held_out)
     }
 
-    /// The interval of the median, when there is one.
+    /// The rerun interval of the median, when there is one: what every
+    /// table states.
     pub fn interval(&self) -> Option<MedianInterval> {
         Some(MedianInterval {
             median: self.median_seconds,
@@ -181,9 +192,26 @@ impl PointStat {
         })
     }
 
-    /// Half the interval relative to the median (0.01: ±1 %).
+    /// The within-run interval of the median, when there is one.
+    pub fn within_interval(&self) -> Option<MedianInterval> {
+        Some(MedianInterval {
+            median: self.median_seconds,
+            low: self.within_low_seconds?,
+            high: self.within_high_seconds?,
+            rounds: self.rounds,
+            basis: self.ci_basis?,
+        })
+    }
+
+    /// Half the rerun interval relative to the median (0.01: ±1 %).
     pub fn ci_relative(&self) -> Option<f64> {
         self.interval().map(|ci| ci.relative_half_width())
+    }
+
+    /// Half the within-run interval relative to the median: what
+    /// `--target-ci` is met against.
+    pub fn within_relative(&self) -> Option<f64> {
+        self.within_interval().map(|ci| ci.relative_half_width())
     }
 
     /// Why its interval is wide, when it is wider than [`WIDE`]: too few
@@ -344,6 +372,8 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             median_seconds: summary.median,
             ci_low_seconds: None,
             ci_high_seconds: None,
+            within_low_seconds: None,
+            within_high_seconds: None,
             rounds: rounds.iter().copied().max().map_or(1, |r| r + 1),
             ci_basis: None,
             round_spread: spread,
@@ -385,9 +415,10 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             let (values, rounds) = &samples[n];
             let p = &mut out[n];
             p.prior_spread = prior;
-            if let Some(ci) = interval::median_interval_sorted(values, rounds, prior) {
-                (p.ci_low_seconds, p.ci_high_seconds) = (Some(ci.low), Some(ci.high));
-                (p.rounds, p.ci_basis) = (ci.rounds, Some(ci.basis));
+            if let Some(both) = interval::intervals_sorted(values, rounds, prior) {
+                (p.ci_low_seconds, p.ci_high_seconds) = (Some(both.rerun.low), Some(both.rerun.high));
+                (p.within_low_seconds, p.within_high_seconds) = (Some(both.within.low), Some(both.within.high));
+                (p.rounds, p.ci_basis) = (both.within.rounds, Some(both.within.basis));
             }
             p.ci_wide_why = p.wide_why();
         }

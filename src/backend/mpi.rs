@@ -32,6 +32,7 @@ use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 
 use crate::bench::runner::{outcome_rows, RowMeta, Schedule, Step};
+use crate::bench::sampler::Synced;
 use crate::bench::{collective, links as link_points, p2p, BenchConfig, Outcome, Sampler};
 use crate::error::{Error, Result};
 use crate::vocab::benches::Bench;
@@ -84,15 +85,18 @@ fn max_f64(world: &SimpleCommunicator, local: f64) -> f64 {
 }
 
 /// Time `n` operations on this rank after a barrier, then `finish` (e.g. a
-/// one-sided flush, so the time covers completion); the sampler gets the
-/// slowest rank's time, and this rank's own time is kept for its rows.
+/// one-sided flush, so the time covers completion). One reduction then
+/// agrees on everything the sampler decides on: the slowest rank's time,
+/// and whether any rank was interrupted or past `deadline` (a barrier and
+/// one all-reduce per sample). This rank's own time is kept for its rows.
 fn timed_max(
     world: &SimpleCommunicator,
     local_times: &mut Vec<f64>,
     n: u64,
+    deadline: std::time::Instant,
     op: &mut dyn FnMut(u64),
     finish: &mut dyn FnMut(),
-) -> f64 {
+) -> Synced {
     world.barrier();
     let t0 = mpi::time();
     for i in 0..n {
@@ -101,7 +105,11 @@ fn timed_max(
     finish();
     let t = mpi::time() - t0;
     local_times.push(t);
-    max_f64(world, t)
+    let mine = Synced::local(t, deadline);
+    let local = [t, mine.interrupted as u8 as f64, mine.past_deadline as u8 as f64];
+    let mut all = [0.0f64; 3];
+    world.all_reduce_into(&local[..], &mut all[..], SystemOperation::max());
+    Synced { seconds: all[0], interrupted: all[1] > 0.0, past_deadline: all[2] > 0.0 }
 }
 
 /// Measure one point on every rank. Returns the outcome every rank shares
@@ -181,8 +189,8 @@ fn measure_point(
                     run_collective(c, opn, &send, &mut recv)
                 }
             };
-            let r =
-                sampler.measure_agreed(&mut |i| Ok(timed_max(world, &mut local, i, &mut op, &mut || {})), &mut agree);
+            let r = sampler
+                .measure_synced(&mut |i, d| Ok(timed_max(world, &mut local, i, d, &mut op, &mut || {})), &mut agree);
             // Validate on fresh buffers: one call with known inputs.
             let mut send = vec![0f32; sc.max(1)];
             let mut recv = vec![-1f32; rc.max(1)];

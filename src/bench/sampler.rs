@@ -85,19 +85,27 @@ impl Sampler {
     /// they took by its own clock (a CPU steady clock, or device events).
     /// An `Err` from `timed` aborts the point with that message.
     pub fn measure(&self, timed: &mut dyn FnMut(u64) -> Result<f64, String>) -> Result<Measurement, String> {
-        self.measure_agreed(timed, &mut |local| local)
+        self.measure_synced(
+            &mut |n, deadline| {
+                let seconds = timed(n)?;
+                Ok(Synced::local(seconds, deadline))
+            },
+            &mut |local| local,
+        )
     }
 
     /// [`Sampler::measure`] for several processes measuring together (MPI
-    /// ranks): every decision that depends on a local clock or signal goes
-    /// through `agree`, which must return the same answer on every rank
-    /// (e.g. a logical OR over ranks), so that all ranks take the same
-    /// number of samples. Decisions on the sample times themselves need no
-    /// agreement when `timed` returns the same value everywhere (the maximum
-    /// over ranks).
-    pub fn measure_agreed(
+    /// ranks): every decision that depends on a local clock or signal must
+    /// come out the same on every rank, so that all ranks take the same
+    /// number of samples. `timed(n, deadline)` runs `n` operations and
+    /// returns a [`Synced`]: the slowest rank's seconds, and whether any
+    /// rank was interrupted or past `deadline` when its operations ended,
+    /// agreed in the same reduction (one collective per sample, not three).
+    /// `agree` (e.g. a logical OR over ranks) settles the few decisions of
+    /// the warm-up.
+    pub fn measure_synced(
         &self,
-        timed: &mut dyn FnMut(u64) -> Result<f64, String>,
+        timed: &mut dyn FnMut(u64, Instant) -> Result<Synced, String>,
         agree: &mut dyn FnMut(bool) -> bool,
     ) -> Result<Measurement, String> {
         let r = &self.rule;
@@ -111,11 +119,12 @@ impl Sampler {
         }
         let start = Instant::now();
         let timed_from = start;
+        let after = |from: Instant, s: f64| from + std::time::Duration::from_secs_f64(s.clamp(0.0, 1e9));
         let mut iters: u64 = self.batch_hint.unwrap_or(1).clamp(1, 1 << 40);
         let mut per_op;
         let mut timed_seconds = 0.0;
         loop {
-            let t = timed(iters)?;
+            let t = timed(iters, after(start, r.max_seconds))?.seconds;
             timed_seconds += t;
             per_op = t / iters as f64;
             let calibrated = t >= r.sample_seconds || iters >= (1 << 40);
@@ -131,15 +140,19 @@ impl Sampler {
         }
         let batch = if per_op > 0.0 { ((r.sample_seconds / per_op).round() as u64).max(1) } else { iters };
 
-        let start = Instant::now();
+        let deadline = after(Instant::now(), r.max_seconds);
         let mut samples = Vec::new();
         let mut per_op_times = Vec::new();
         let mut measured = 0.0;
+        if agree(interrupt::requested()) {
+            return Ok(Measurement::interrupted(batch, timed_seconds));
+        }
         let stop = loop {
-            if agree(interrupt::requested()) {
+            let synced = timed(batch, deadline)?;
+            let t = synced.seconds;
+            if synced.interrupted {
                 break StopReason::Interrupted;
             }
-            let t = timed(batch)?;
             if !(t.is_finite() && t >= 0.0) {
                 return Err(format!("the timer returned {t} seconds"));
             }
@@ -154,9 +167,7 @@ impl Sampler {
             // Two samples at least, unless the rule asks for one (a round of
             // a point whose operations are slow: its round median is then
             // that sample, and the spread comes from the rounds).
-            if agree(start.elapsed().as_secs_f64() >= r.max_seconds)
-                && n >= r.min_samples_on_time.min(r.min_samples).max(1)
-            {
+            if synced.past_deadline && n >= r.min_samples_on_time.min(r.min_samples).max(1) {
                 break StopReason::MaxTime;
             }
             if n >= r.max_samples {
@@ -169,6 +180,42 @@ impl Sampler {
             (m.0)();
         }
         Ok(Measurement { samples, stop, rsd, batch, timed_seconds, detail: None, setup_seconds: 0.0, sampled })
+    }
+}
+
+/// One sample as every process measuring together agrees on it
+/// ([`Sampler::measure_synced`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Synced {
+    /// The slowest process's seconds for the batch.
+    pub seconds: f64,
+    /// Whether any process had an interrupt requested.
+    pub interrupted: bool,
+    /// Whether any process's clock had passed the deadline when its
+    /// operations ended.
+    pub past_deadline: bool,
+}
+
+impl Synced {
+    /// One process alone: its own seconds, signal and clock.
+    pub fn local(seconds: f64, deadline: Instant) -> Synced {
+        Synced { seconds, interrupted: interrupt::requested(), past_deadline: Instant::now() >= deadline }
+    }
+}
+
+impl Measurement {
+    /// A step interrupted before its first sample.
+    fn interrupted(batch: u64, timed_seconds: f64) -> Measurement {
+        Measurement {
+            samples: Vec::new(),
+            stop: StopReason::Interrupted,
+            rsd: rel_std_dev(&[]),
+            batch,
+            timed_seconds,
+            detail: None,
+            setup_seconds: 0.0,
+            sampled: None,
+        }
     }
 }
 

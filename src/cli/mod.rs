@@ -418,7 +418,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub min_time: Option<f64>,
 
-    /// Each point's share of time over all its rounds, in timed operations (fresh buffers and validation not counted). Every point still gets 3 rounds if its first round shows they fit, even at one sample each; a point that meets --target-ci early hands the rest to the points with the widest intervals.
+    /// Each point's share of time over all its rounds, in timed operations (fresh buffers and validation not counted; under MPI, the wall time of its sampling, barriers included). Every point still gets 3 rounds if its first round shows they fit, even at one sample each; a point that meets --target-ci early hands the rest to the points with the widest intervals.
     #[arg(long, value_name = "SECONDS")]
     pub max_time: Option<f64>,
 
@@ -434,7 +434,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub rounds: Option<u32>,
 
-    /// Stop a point once the 95 % interval of its median is within ± this fraction (0.01 = ±1 %), after 3 rounds.
+    /// Stop a point once the within-run 95 % interval of its median is within ± this fraction (0.01 = ±1 %), after 3 rounds. Reports state the wider rerun interval beside it (where a second run's median falls).
     #[arg(long, value_name = "FRACTION")]
     pub target_ci: Option<f64>,
 

@@ -70,7 +70,7 @@ fn plateau_findings(md: &str) -> Vec<String> {
 
 /// Printed rate intervals `X (lo–hi)` whose high end passes 10× X.
 fn interval_findings(md: &str) -> Vec<String> {
-    let ci = Regex::new(r"(?:^|[^\w.])(\d[\d,]*(?:\.\d+)?) \((?:95 % CI )?(\d[\d,]*(?:\.\d+)?)–(\d[\d,]*(?:\.\d+)?)\)")
+    let ci = Regex::new(r"(?:^|[^\w.])(\d[\d,]*(?:\.\d+)?) \((?:(?:rerun )?95 % (?:CI|interval) )?(\d[\d,]*(?:\.\d+)?)–(\d[\d,]*(?:\.\d+)?)\)")
         .unwrap();
     ci.captures_iter(md)
         .filter(|c| {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use mpi::topology::SimpleCommunicator;
 
-use super::{any, gather_bytes, measure_point, DeviceSide};
+use super::{any, gather_bytes, max_f64, measure_point, DeviceSide};
 use crate::bench::runner::{outcome_rows, RowMeta, Step, StepDriver};
 use crate::bench::{Outcome, Sampler};
 use crate::error::{Error, Result};
@@ -31,9 +31,23 @@ impl StepDriver for MpiDriver<'_> {
     /// The outcome every rank shares: the schedule's decisions (rounds,
     /// shares, the pool) rest on its maxima, so every rank makes them
     /// alike and calls `agree` as often as the others.
+    ///
+    /// A step's share is counted in wall seconds over its sampling, the
+    /// slowest rank's: under MPI the barrier and the reduction around each
+    /// sample are part of measuring, and on oversubscribed ranks they take
+    /// as long as the operations. Counted in timed operations alone, a
+    /// point's share let a 4-rank p2p sweep run three times its shares.
     fn measure(&mut self, _index: usize, point: &Point, sampler: &Sampler) -> Outcome {
-        let (outcome, own) = measure_point(self.world, point, sampler, self.device);
+        let (mut outcome, own) = measure_point(self.world, point, sampler, self.device);
         self.own = own;
+        let wall = match &outcome {
+            Outcome::Measured(m) => m.sampled.map_or(0.0, |(a, b)| (b - a).as_secs_f64()),
+            _ => 0.0,
+        };
+        let wall = max_f64(self.world, wall);
+        if let Outcome::Measured(m) = &mut outcome {
+            m.timed_seconds = m.timed_seconds.max(wall);
+        }
         outcome
     }
 

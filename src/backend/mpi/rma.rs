@@ -141,8 +141,8 @@ pub(super) fn measure_put_get(
                 unsafe { ffi::MPI_Win_flush(peer, w) };
             }
         };
-        let mut timed = |n: u64| Ok(super::timed_max(world, local, n, &mut op, &mut finish));
-        sampler.measure_agreed(&mut timed, agree)
+        let mut timed = |n: u64, d| Ok(super::timed_max(world, local, n, d, &mut op, &mut finish));
+        sampler.measure_synced(&mut timed, agree)
     };
     // Validate with a fresh transfer: a put must land in zeroed memory, a
     // get must overwrite a zeroed origin.
@@ -207,8 +207,8 @@ pub(super) fn measure_round_trip(
             }
             unsafe { ffi::MPI_Win_fence(0, w) };
         };
-        let mut timed = |n: u64| Ok(super::timed_max(world, local, n, &mut op, &mut || {}));
-        sampler.measure_agreed(&mut timed, agree)
+        let mut timed = |n: u64, d| Ok(super::timed_max(world, local, n, d, &mut op, &mut || {}));
+        sampler.measure_synced(&mut timed, agree)
     };
     // Validate: one message each way into zeroed windows.
     let mut win = win;

@@ -110,7 +110,7 @@ pub(super) fn measure(
             unsafe { ffi::MPI_Recv(recv, n, byte, other, 0, comm, ignore) };
         }
     };
-    let r = sampler.measure_agreed(&mut |k| Ok(timed_max(world, local, k, &mut op, &mut || {})), agree);
+    let r = sampler.measure_synced(&mut |k, d| Ok(timed_max(world, local, k, d, &mut op, &mut || {})), agree);
     // Validate: one more exchange of a fresh pattern, checked on both ends.
     let mut bad = None;
     if me_in {

@@ -106,8 +106,8 @@ impl Render for ShowOutput {
         }
         writeln!(w)?;
         let mut tab = table(
-            &["POINT", "MEDIAN", "95% CI", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N", "ROUNDS"],
-            &[1, 2, 3, 4, 5, 6, 7, 8],
+            &["POINT", "MEDIAN", "±RERUN", "±WITHIN", "GB/s moved", "GB/s once", "GFLOP/s", "CV", "N", "ROUNDS"],
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9],
         );
         let num = |v: Option<f64>| v.map(format_sig3).unwrap_or_else(|| "-".into());
         let mut one_round = false;
@@ -122,10 +122,12 @@ impl Render for ShowOutput {
                 }
                 _ => "n/a".into(),
             };
+            let within = p.within_relative().map_or("n/a".into(), |r| format!("±{:.1}%", r * 100.0));
             tab.add_row(vec![
                 cell(label),
                 format_seconds(p.summary.median),
                 ci,
+                within,
                 num(p.gbps_moved),
                 num(p.gbps_copied),
                 num(p.gflops.filter(|g| *g > 0.0)),
@@ -135,6 +137,12 @@ impl Render for ShowOutput {
             ]);
         }
         write_table(w, &tab)?;
+        writeln!(
+            w,
+            "±RERUN: 95 % of second runs' medians fall within it (rounds and the share between runs, {}); \
+             ±WITHIN: how precisely this run pinned its own median (what --target-ci stops on)",
+            crate::vocab::interval::rerun_model()
+        )?;
         if !self.partitions.is_empty() {
             writeln!(w, "\nPartitions at once, added up (95 % interval: each partition's rounds and samples resampled, its medians summed):")?;
             let mut tab = table(

@@ -112,9 +112,9 @@ pub fn overlay_charts(
     let mut out = Vec::new();
     let several_runs = groups.iter().any(|g| g.len() > 1);
     let bars = if several_runs {
-        "bars: the lowest and highest run median of a group of runs, the 95 % interval of a single run"
+        "bars: the lowest and highest run median of a group of runs, the rerun 95 % interval of a single run"
     } else {
-        "bars: 95 % intervals"
+        "bars: rerun 95 % intervals"
     };
     for bench in benches {
         let labels: Vec<&str> = shared.iter().filter(|(b, _)| b == bench).map(|(_, l)| l.as_str()).collect();

@@ -267,6 +267,8 @@ pub struct Methodology {
     /// Which points reached the interval target, which did not.
     pub precision: said::Said,
     pub median_cv_pct: String,
+    /// κ of the rerun interval ([`crate::vocab::interval::RERUN_SHARE`]).
+    pub rerun_share: f64,
 }
 
 /// Where one table or figure of the report comes from.

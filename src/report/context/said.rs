@@ -152,7 +152,10 @@ pub enum Said {
         widest_missed: Vec<Missed>,
         more: usize,
         one_round: usize,
+        /// The median within-run half-width over points.
         median_width: Option<f64>,
+        /// The median rerun half-width over points (what the tables state).
+        median_rerun: Option<f64>,
     },
 }
 
@@ -397,6 +400,7 @@ mod tests {
                 more: 1,
                 one_round: 1,
                 median_width: Some(0.004),
+                median_rerun: Some(0.009),
             },
         ]
     }
