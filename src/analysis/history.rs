@@ -67,9 +67,35 @@ pub fn history(
         None => rows,
     };
     let stats = super::point_stats(rows)?;
-    let mut series: BTreeMap<(String, String), (String, Vec<HistoryRun>)> = BTreeMap::new();
+    let mut points = Vec::new();
     for p in &stats {
         let Some((node, started_at)) = facts.get(&p.run_id) else { continue };
+        if let Some(point) = HistoryPoint::of(p, node, started_at) {
+            points.push(point);
+        }
+    }
+    Ok(series_of_points(points, rule))
+}
+
+/// One run's median of one point on one node, as a series holds it: what
+/// [`series_of_points`] groups (and a static site caches per run).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct HistoryPoint {
+    pub node: String,
+    /// The point's label ([`crate::vocab::rows::Point::label`]).
+    pub point: String,
+    pub unit: String,
+    pub run_id: String,
+    pub started_at: String,
+    pub value: f64,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+impl HistoryPoint {
+    /// A point's median as a rate: GB/s of the bytes copied once where it
+    /// counts bytes, else operations per second, with its rerun interval.
+    pub fn of(p: &super::PointStat, node: &str, started_at: &str) -> Option<HistoryPoint> {
         let (value, unit, low, high) = match (p.gbps_copied, p.params().bytes_copied) {
             (Some(g), Some(bytes)) => {
                 let rate = |s: f64| bytes as f64 / s / 1e9;
@@ -82,16 +108,33 @@ pub fn history(
                 p.ci_low_seconds.map(|s| 1.0 / s),
             ),
         };
-        if !value.is_finite() {
-            continue;
-        }
-        series
-            .entry((node.clone(), p.params().label()))
-            .or_insert_with(|| (unit.to_string(), Vec::new()))
-            .1
-            .push(HistoryRun { run_id: p.run_id.clone(), started_at: started_at.clone(), value, low, high });
+        value.is_finite().then(|| HistoryPoint {
+            node: node.into(),
+            point: p.params().label(),
+            unit: unit.into(),
+            run_id: p.run_id.clone(),
+            started_at: started_at.into(),
+            value,
+            low,
+            high,
+        })
     }
-    Ok(series
+}
+
+/// The series of every (node, point) among `points`, oldest run first,
+/// with their change points under `rule`.
+pub fn series_of_points(points: Vec<HistoryPoint>, rule: &ChangeRule) -> Vec<HistorySeries> {
+    let mut series: BTreeMap<(String, String), (String, Vec<HistoryRun>)> = BTreeMap::new();
+    for h in points {
+        series.entry((h.node, h.point)).or_insert_with(|| (h.unit, Vec::new())).1.push(HistoryRun {
+            run_id: h.run_id,
+            started_at: h.started_at,
+            value: h.value,
+            low: h.low,
+            high: h.high,
+        });
+    }
+    series
         .into_iter()
         .map(|((node, point), (unit, mut runs))| {
             runs.sort_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)));
@@ -110,5 +153,5 @@ pub fn history(
                 .collect();
             HistorySeries { node, point, unit, runs, changes }
         })
-        .collect())
+        .collect()
 }

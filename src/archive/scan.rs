@@ -20,6 +20,8 @@ pub struct ScanFilter {
     pub label: Option<String>,
     /// Runs started at or after this RFC 3339 time (string order).
     pub since: Option<String>,
+    /// Only these runs (a static site's update reads only what changed).
+    pub runs: Option<std::collections::BTreeSet<String>>,
 }
 
 impl ScanFilter {
@@ -30,6 +32,7 @@ impl ScanFilter {
             && eq(&self.fleet, &e.fleet)
             && eq(&self.label, &e.label)
             && self.since.as_ref().is_none_or(|s| e.started_at.as_ref().is_some_and(|t| t >= s))
+            && self.runs.as_ref().is_none_or(|r| r.contains(&e.run_id))
     }
 }
 
@@ -66,6 +69,16 @@ impl Archive {
     /// they never stop the scan.
     pub fn scan(&self, filter: &ScanFilter) -> Result<Scan> {
         let (good, damaged) = self.verified(filter)?;
+        let mut scan = self.scan_verified(&good)?;
+        scan.damaged = damaged;
+        Ok(scan)
+    }
+
+    /// [`Archive::scan`] of runs already verified ([`Archive::verified`]):
+    /// a caller that reads an archive a slice of runs at a time verifies
+    /// once, not once per slice.
+    pub fn scan_verified(&self, good: &[CatalogEntry]) -> Result<Scan> {
+        let damaged = LeftOut::new();
         let good: Vec<&CatalogEntry> = good.iter().collect();
         let current = super::schema::SCHEMA_VERSION;
         let path = |e: &CatalogEntry| self.runs_dir().join(&e.run_id).join(super::RESULTS_FILE);

@@ -100,6 +100,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a static site over the archive into OUT: an index of every
+    /// run (sortable, filterable), a page per run, per node (each point's
+    /// history with its change points) and per point across nodes, and the
+    /// example reports. A second build rewrites only what changed.
+    #[command(after_help = SITE_AFTER_HELP)]
+    Site {
+        /// The folder to write (created; pages already there are updated).
+        out: std::path::PathBuf,
+        #[command(flatten)]
+        filter: RunFilterArgs,
+        /// Copy the reports under this folder (each `NAME/report.html`) into
+        /// the site [default: ./reports, where it exists].
+        #[arg(long, value_name = "DIR")]
+        reports: Option<std::path::PathBuf>,
+        /// Print JSON: what the build did.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a run's manifest and per-point statistics.
     Show {
         /// Run id, a unique part of one, or `latest`.
@@ -522,9 +540,21 @@ pub struct RunFilterArgs {
 
 impl From<RunFilterArgs> for crate::archive::ScanFilter {
     fn from(a: RunFilterArgs) -> Self {
-        crate::archive::ScanFilter { node: a.node, fleet: a.fleet, label: a.label, since: a.since }
+        crate::archive::ScanFilter { node: a.node, fleet: a.fleet, label: a.label, since: a.since, runs: None }
     }
 }
+
+const SITE_AFTER_HELP: &str = "\
+Examples:
+  benchbook site site/                      every run of ./data, with ./reports
+  benchbook --archive /shared/bench site /srv/www/bench --fleet h100-prod
+  python3 -m http.server -d site/           or open site/index.html directly
+
+The pages need no server, no network and no script from elsewhere; one
+small script of our own sorts and filters the tables, and every page reads
+whole without it. site/site-state.json remembers what was built: run the
+same command after new runs and only their pages, the pages of the nodes and
+points they touch, and the index are rewritten.";
 
 const HISTORY_AFTER_HELP: &str = "\
 Each series is one node's median of one point per run, oldest first: GB/s of
@@ -783,6 +813,10 @@ pub fn main_with(cli: Cli) -> Result<u8> {
                 commands::history::write_chart(&out, &path)?;
             }
             emit(&out, Form::json(json), quiet);
+            Ok(0)
+        }
+        Command::Site { out, filter, reports, json } => {
+            emit(&commands::site::site(&archive, &filter.into(), out, reports)?, Form::json(json), quiet);
             Ok(0)
         }
         Command::Show { run, json, no_verify } => {

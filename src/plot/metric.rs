@@ -69,7 +69,9 @@ impl MetricChart {
                         .runs
                         .iter()
                         .enumerate()
-                        .map(|(i, r)| ((i + 1) as f64, r.value, r.low.zip(r.high)))
+                        .map(|(i, r)| {
+                            ((i + 1) as f64, r.value, r.low.zip(r.high).filter(|(l, h)| l.is_finite() && h.is_finite()))
+                        })
                         .collect(),
                 })
                 .collect(),

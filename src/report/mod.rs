@@ -16,6 +16,7 @@ pub mod fleet;
 pub mod kind;
 pub mod markdown;
 pub mod sections;
+pub mod site;
 
 pub use compare::{build_compare, CompareReport};
 pub use context::ReportContext;
@@ -54,6 +55,12 @@ pub fn templates() -> Vec<(String, String)> {
         .map(|k| (k.template(), sections::kind_template(&k.sections())));
     let sentences = context::said::PARTIALS.iter().map(|(n, t)| (n.to_string(), t.to_string()));
     pages.chain(partials).chain(kinds).chain(sentences).collect()
+}
+
+/// The text of built-in page template `name` (the site's pages share the
+/// reports' style).
+pub(crate) fn builtin_text(name: &str) -> &'static str {
+    builtin(name)
 }
 
 /// The text of built-in page template `name`.

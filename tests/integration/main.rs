@@ -31,4 +31,5 @@ mod partitions;
 mod report_model;
 mod report_numbers;
 mod report_safety;
+mod site;
 mod slurm;

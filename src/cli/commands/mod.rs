@@ -13,5 +13,6 @@ pub mod report;
 pub mod rerun;
 pub mod run;
 pub mod show;
+pub mod site;
 pub mod specs;
 pub mod verify;

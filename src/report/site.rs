@@ -1,0 +1,511 @@
+//! `benchbook site OUT/`: a static site over a whole archive, one folder
+//! to publish with no server: an index of every run (sortable and
+//! filterable by a small script of our own, pinned by its hash in the CSP),
+//! a page per run (its points with their rerun intervals), a page per node
+//! (each point's run medians over time, with change points and a chart),
+//! a page per benchmark point across nodes (where each node stands today,
+//! against the fleet's centre), and the example reports, copied whole.
+//!
+//! **Incremental.** `OUT/site-state.json` keeps, per run, its results'
+//! hash, its devices and its points' medians. A second build reads only
+//! the runs that are new or changed, rewrites their pages and the node and
+//! point pages they touch, and the index; a page whose text is unchanged
+//! is never written.
+//!
+//! The file is longer than 400 lines because the site's five kinds of
+//! page and the state that makes it incremental are one unit.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::changepoints::ChangeRule;
+use crate::analysis::history::{series_of_points, HistoryPoint, HistorySeries};
+use crate::analysis::PointStat;
+use crate::archive::catalog::CatalogEntry;
+use crate::archive::{Archive, ScanFilter};
+use crate::error::{Error, IoContext, Result};
+use crate::report::markdown::escape_markdown as md;
+use crate::vocab::units::{format_seconds, format_sig3};
+
+/// The layout of `site-state.json`; another version rebuilds everything.
+const STATE_VERSION: u32 = 1;
+const STATE_FILE: &str = "site-state.json";
+const SCRIPT: &str = include_str!("../../templates/site.js");
+/// Runs read at once: a 10^4-run archive of 10^7 rows read as one scan
+/// held 6 GB; in slices of this many runs, one slice's samples.
+const RUNS_PER_READ: usize = 500;
+
+/// What a build did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SiteSummary {
+    pub runs: usize,
+    /// Runs read this time (new or changed since the last build).
+    pub runs_read: usize,
+    pub nodes: usize,
+    pub points: usize,
+    pub reports: usize,
+    /// Pages written (new or changed text) and left as they were.
+    pub written: usize,
+    pub unchanged: usize,
+    /// Runs left out (damaged), with why.
+    pub left_out: Vec<(String, String)>,
+}
+
+/// One run as the site remembers it between builds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RunState {
+    sha: Option<String>,
+    devices: Vec<String>,
+    points: Vec<HistoryPoint>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct State {
+    version: u32,
+    runs: BTreeMap<String, RunState>,
+}
+
+/// Build (or update) the site of `archive`'s runs that `filter` keeps in
+/// `out`, with the example reports found under `reports` (each folder's
+/// `report.html`) copied beside them.
+pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option<&Path>) -> Result<SiteSummary> {
+    for dir in ["runs", "nodes", "points", "reports"] {
+        std::fs::create_dir_all(out.join(dir)).at(out.join(dir))?;
+    }
+    let state_path = out.join(STATE_FILE);
+    let mut state: State = std::fs::read(&state_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .filter(|s: &State| s.version == STATE_VERSION)
+        .unwrap_or_default();
+    let (entries, left_out) = archive.verified(filter)?;
+    let entries: BTreeMap<String, CatalogEntry> = entries.into_iter().map(|e| (e.run_id.clone(), e)).collect();
+    state.runs.retain(|id, _| entries.contains_key(id));
+    let changed: BTreeSet<String> = entries
+        .values()
+        .filter(|e| state.runs.get(&e.run_id).is_none_or(|r| r.sha != e.results_sha256))
+        .map(|e| e.run_id.clone())
+        .collect();
+    let mut pages = Pages::new(out)?;
+    let mut summary = SiteSummary { runs: entries.len(), runs_read: changed.len(), left_out, ..Default::default() };
+    // A slice of runs at a time: each slice's rows are read, summarised
+    // and dropped, so memory holds one slice's samples, not the archive's.
+    let ids: Vec<&String> = changed.iter().collect();
+    for chunk in ids.chunks(RUNS_PER_READ) {
+        let slice: Vec<CatalogEntry> = chunk.iter().map(|id| entries[*id].clone()).collect();
+        let scan = archive.scan_verified(&slice)?;
+        let stats = crate::analysis::point_stats(scan.rows)?;
+        let mut by_run: BTreeMap<&str, Vec<&PointStat>> = BTreeMap::new();
+        for p in &stats {
+            by_run.entry(p.run_id.as_str()).or_default().push(p);
+        }
+        for id in chunk {
+            let e = &entries[*id];
+            let points = by_run.remove(id.as_str()).unwrap_or_default();
+            let node = node_of(e);
+            let started = e.started_at.clone().unwrap_or_default();
+            let devices: BTreeSet<String> = points.iter().map(|p| p.device.clone()).collect();
+            let history: Vec<HistoryPoint> =
+                points.iter().filter_map(|p| HistoryPoint::of(p, &node, &started)).collect();
+            pages.write(&format!("runs/{}.html", file_name(id)), &run_page(e, &points, &devices))?;
+            state.runs.insert(
+                id.to_string(),
+                RunState { sha: e.results_sha256.clone(), devices: devices.into_iter().collect(), points: history },
+            );
+        }
+    }
+    // Node and point pages: all from the state, rewritten where a changed
+    // run touched them (an unchanged text is not written either way).
+    let all: Vec<HistoryPoint> = state.runs.values().flat_map(|r| r.points.iter().cloned()).collect();
+    let series = series_of_points(all, &ChangeRule::default());
+    let touched_nodes: BTreeSet<String> = changed.iter().filter_map(|id| entries.get(id)).map(node_of).collect();
+    let touched_points: BTreeSet<String> = changed
+        .iter()
+        .filter_map(|id| state.runs.get(id))
+        .flat_map(|r| r.points.iter().map(|p| p.point.clone()))
+        .collect();
+    let mut by_node: BTreeMap<&str, Vec<&HistorySeries>> = BTreeMap::new();
+    let mut by_point: BTreeMap<&str, Vec<&HistorySeries>> = BTreeMap::new();
+    for s in &series {
+        by_node.entry(s.node.as_str()).or_default().push(s);
+        by_point.entry(s.point.as_str()).or_default().push(s);
+    }
+    let runs_of_node: BTreeMap<String, Vec<&CatalogEntry>> = entries.values().fold(BTreeMap::new(), |mut m, e| {
+        m.entry(node_of(e)).or_insert_with(Vec::new).push(e);
+        m
+    });
+    for (node, runs) in &runs_of_node {
+        if touched_nodes.contains(node) || !out.join(format!("nodes/{}.html", file_name(node))).exists() {
+            let series = by_node.get(node.as_str()).map(Vec::as_slice).unwrap_or_default();
+            pages.write(&format!("nodes/{}.html", file_name(node)), &node_page(node, runs, series)?)?;
+        }
+    }
+    for (point, series) in &by_point {
+        if touched_points.contains(*point) || !out.join(format!("points/{}.html", file_name(point))).exists() {
+            pages.write(&format!("points/{}.html", file_name(point)), &point_page(point, series)?)?;
+        }
+    }
+    let copied = copy_reports(reports, &out.join("reports"), &mut pages)?;
+    pages.write("index.html", &index_page(archive, &entries, &state, &by_point, &copied, &summary.left_out))?;
+    std::fs::write(
+        &state_path,
+        serde_json::to_vec(&State { version: STATE_VERSION, ..state }).map_err(Error::analysis)?,
+    )
+    .at(&state_path)?;
+    summary.nodes = runs_of_node.len();
+    summary.points = by_point.len();
+    summary.reports = copied.len();
+    (summary.written, summary.unchanged) = (pages.written, pages.unchanged);
+    Ok(summary)
+}
+
+/// A run's node: Slurm's node name, else its host, else "unknown node".
+fn node_of(e: &CatalogEntry) -> String {
+    e.node.clone().or_else(|| e.host.clone()).unwrap_or_else(|| "unknown node".into())
+}
+
+/// A name as a file name: letters, digits, `.`, `-` and `_` kept, the rest
+/// `_`, with a short hash where anything was replaced (two names never
+/// share a file).
+pub fn file_name(name: &str) -> String {
+    let clean: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    if clean == name && !name.starts_with('.') && !name.is_empty() {
+        return clean;
+    }
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(name.as_bytes());
+    format!("{}-{:02x}{:02x}{:02x}{:02x}", clean.trim_start_matches('.'), h[0], h[1], h[2], h[3])
+}
+
+/// The pages of one build: each rendered into the site's own page and
+/// written only when its text changed.
+struct Pages<'a> {
+    out: &'a Path,
+    engine: tera::Tera,
+    written: usize,
+    unchanged: usize,
+}
+
+/// A page: its title, Markdown body and inline charts.
+struct Page {
+    title: String,
+    markdown: String,
+    svgs: BTreeMap<String, String>,
+}
+
+impl<'a> Pages<'a> {
+    fn new(out: &'a Path) -> Result<Pages<'a>> {
+        Ok(Pages { out, engine: crate::report::engine(None)?, written: 0, unchanged: 0 })
+    }
+
+    fn write(&mut self, rel: &str, page: &Page) -> Result<()> {
+        use sha2::Digest;
+        let body = crate::report::markdown::to_html(&page.markdown, &page.svgs);
+        let hash = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, sha2::Sha256::digest(SCRIPT));
+        let mut c = tera::Context::new();
+        c.insert("title", &page.title);
+        c.insert("body", &body);
+        c.insert("css", crate::report::builtin_text("style.css"));
+        c.insert("script", SCRIPT);
+        c.insert("script_hash", &format!("sha256-{hash}"));
+        let html = self
+            .engine
+            .render("page.html", &c)
+            .map_err(|e| Error::Template { name: "page.html".into(), message: e.to_string() })?;
+        self.put(rel, html.as_bytes())
+    }
+
+    /// Write `bytes` at `rel` unless the file already holds them.
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> Result<()> {
+        let path = self.out.join(rel);
+        if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+            self.unchanged += 1;
+            return Ok(());
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).at(dir)?;
+        }
+        std::fs::write(&path, bytes).at(&path)?;
+        self.written += 1;
+        Ok(())
+    }
+}
+
+/// `[text](href)` with the text escaped.
+fn link(text: &str, href: &str) -> String {
+    format!("[{}]({href})", md(text))
+}
+
+fn run_page(e: &CatalogEntry, points: &[&PointStat], devices: &BTreeSet<String>) -> Page {
+    let node = node_of(e);
+    let mut m = format!(
+        "# Run {}\n\n[All runs](../index.html) · node {}\n\n",
+        md(&e.run_id),
+        link(&node, &format!("../nodes/{}.html", file_name(&node)))
+    );
+    m.push_str("| fact | value |\n|---|---|\n");
+    let opt = |v: &Option<String>| v.as_deref().map(md).unwrap_or_else(|| "—".into());
+    for (k, v) in [
+        ("label", opt(&e.label)),
+        ("host", opt(&e.host)),
+        ("fleet", opt(&e.fleet)),
+        ("started", opt(&e.started_at)),
+        ("status", opt(&e.status)),
+        ("source", opt(&e.source)),
+        ("benchmarks", opt(&e.benches)),
+        (
+            "devices",
+            if devices.is_empty() { "—".into() } else { md(&devices.iter().cloned().collect::<Vec<_>>().join(", ")) },
+        ),
+        ("benchbook commit", opt(&e.git_commit)),
+        ("points, rows", format!("{}, {}", e.points.unwrap_or(0), e.rows.unwrap_or(0))),
+    ] {
+        m.push_str(&format!("| {k} | {v} |\n"));
+    }
+    m.push_str("\n## Points\n\nEach median with its rerun 95 % interval: where a second run's median falls 95 % of the time.\n\n");
+    m.push_str("| point | median time | ± rerun 95 % | GB/s (copied once) | GFLOP/s | rounds | samples |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for p in points {
+        let ci = p.ci_relative().map_or("—".into(), |r| format!("±{:.1} %", r * 100.0));
+        let num = |v: Option<f64>| v.filter(|x| x.is_finite() && *x > 0.0).map_or("—".into(), format_sig3);
+        let label = link(&p.params().label(), &format!("../points/{}.html", file_name(&p.params().label())));
+        m.push_str(&format!(
+            "| {label} | {} | {ci} | {} | {} | {} | {} |\n",
+            format_seconds(p.median_seconds),
+            num(p.gbps_copied),
+            num(p.gflops),
+            p.rounds,
+            p.samples
+        ));
+    }
+    if points.is_empty() {
+        m.push_str("\nNo timed point (an exec run's metrics, or every point skipped or failed): `benchbook show` lists them.\n");
+    }
+    Page { title: format!("Run {}", e.run_id), markdown: m, svgs: BTreeMap::new() }
+}
+
+/// A series' latest run, as `value (low–high) unit`.
+fn latest(s: &HistorySeries) -> String {
+    let Some(r) = s.runs.last() else { return "—".into() };
+    let ci = r.low.zip(r.high).map(|(l, h)| format!(" ({}–{})", format_sig3(l), format_sig3(h))).unwrap_or_default();
+    format!("{}{ci}", format_sig3(r.value))
+}
+
+fn changes(s: &HistorySeries) -> String {
+    if s.changes.is_empty() {
+        return "none".into();
+    }
+    s.changes
+        .iter()
+        .map(|c| {
+            format!(
+                "{} from run {} ({}→{}, p = {:.1e})",
+                signed_pct(c.change),
+                md(&c.run_id),
+                format_sig3(c.before),
+                format_sig3(c.after),
+                c.p_value
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn signed_pct(x: f64) -> String {
+    format!("{:+.1} %", x * 100.0)
+}
+
+/// The history chart of `series` that share the first series' unit (one
+/// y axis, one unit), when any has two runs or more.
+fn chart(name: &str, title: &str, series: &[&HistorySeries]) -> Result<BTreeMap<String, String>> {
+    let unit = series.iter().find(|s| s.runs.len() >= 2).map(|s| s.unit.as_str());
+    let owned: Vec<HistorySeries> = series
+        .iter()
+        .filter(|s| Some(s.unit.as_str()) == unit && s.runs.iter().all(|r| r.value.is_finite()))
+        .map(|s| (*s).clone())
+        .collect();
+    let mut svgs = BTreeMap::new();
+    if owned.iter().any(|s| s.runs.len() >= 2) {
+        let chart = crate::plot::metric::MetricChart::history(name, title, &owned);
+        svgs.insert(format!("{name}.svg"), crate::plot::to_svg(&chart)?);
+    }
+    Ok(svgs)
+}
+
+fn node_page(node: &str, runs: &[&CatalogEntry], series: &[&HistorySeries]) -> Result<Page> {
+    let mut m = format!("# Node {}\n\n[All runs](../index.html)\n\n", md(node));
+    let changed = series.iter().filter(|s| !s.changes.is_empty()).count();
+    m.push_str(&format!(
+        "{} runs, {} points; {changed} of them changed level (E-divisive means, Welch t-test, p < 0.001, at least 3 %).\n\n",
+        runs.len(),
+        series.len()
+    ));
+    let svgs = chart("history", &format!("Run medians on {node}"), series)?;
+    if !svgs.is_empty() {
+        m.push_str(&format!(
+            "![Run medians of {} on {} over time, oldest first, each with its rerun 95 % interval; series with a change first, at most 8](history.svg)\n\n",
+            if series.len() > 8 { "8 points" } else { "every point" },
+            md(node)
+        ));
+    }
+    m.push_str("## Points\n\n| point | unit | runs | latest (rerun 95 %) | changes |\n|---|---|---:|---:|---|\n");
+    for s in series {
+        m.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            link(&s.point, &format!("../points/{}.html", file_name(&s.point))),
+            md(&s.unit),
+            s.runs.len(),
+            latest(s),
+            changes(s)
+        ));
+    }
+    m.push_str("\n## Runs\n\n| run | label | started | status | points |\n|---|---|---|---|---:|\n");
+    for e in runs.iter().rev() {
+        m.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            link(&e.run_id, &format!("../runs/{}.html", file_name(&e.run_id))),
+            e.label.as_deref().map(md).unwrap_or_default(),
+            e.started_at.as_deref().map(md).unwrap_or_default(),
+            e.status.as_deref().map(md).unwrap_or_default(),
+            e.points.unwrap_or(0)
+        ));
+    }
+    Ok(Page { title: format!("Node {node}"), markdown: m, svgs })
+}
+
+fn point_page(point: &str, series: &[&HistorySeries]) -> Result<Page> {
+    let mut m = format!("# {}\n\n[All runs](../index.html)\n\n", md(point));
+    let mut latest_values: Vec<f64> = series.iter().filter_map(|s| s.runs.last().map(|r| r.value)).collect();
+    latest_values.sort_by(f64::total_cmp);
+    let centre = (!latest_values.is_empty()).then(|| crate::vocab::stats::quantile_sorted(&latest_values, 0.5));
+    let unit = series.first().map_or("", |s| s.unit.as_str());
+    if let Some(c) = centre {
+        m.push_str(&format!(
+            "{} nodes measured it. The fleet's centre today (the median of each node's latest run): {} {}.\n\n",
+            series.len(),
+            format_sig3(c),
+            md(unit)
+        ));
+    }
+    let svgs = chart("over-time", &format!("{point} over time"), series)?;
+    if !svgs.is_empty() {
+        m.push_str("![Each node's run medians over time, oldest first, with their rerun 95 % intervals; nodes with a change first, at most 8](over-time.svg)\n\n");
+    }
+    m.push_str(&format!(
+        "## Where each node stands\n\n| node | runs | latest {} (rerun 95 %) | latest / centre | changes |\n|---|---:|---:|---:|---|\n",
+        md(unit)
+    ));
+    for s in series {
+        let ratio = match (s.runs.last(), centre) {
+            (Some(r), Some(c)) if c > 0.0 => format!("{:.3}×", r.value / c),
+            _ => "—".into(),
+        };
+        m.push_str(&format!(
+            "| {} | {} | {} | {ratio} | {} |\n",
+            link(&s.node, &format!("../nodes/{}.html", file_name(&s.node))),
+            s.runs.len(),
+            latest(s),
+            changes(s)
+        ));
+    }
+    Ok(Page { title: point.to_string(), markdown: m, svgs })
+}
+
+/// Copy every `reports/NAME/report.html` into the site (only where its
+/// bytes changed); the names copied.
+fn copy_reports(from: Option<&Path>, to: &Path, pages: &mut Pages) -> Result<Vec<String>> {
+    let Some(from) = from else { return Ok(Vec::new()) };
+    let Ok(dir) = std::fs::read_dir(from) else { return Ok(Vec::new()) };
+    let mut names: Vec<(String, PathBuf)> = dir
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name().to_string_lossy().to_string(), e.path().join("report.html")))
+        .filter(|(_, p)| p.is_file())
+        .collect();
+    names.sort();
+    let _ = to;
+    for (name, path) in &names {
+        let bytes = std::fs::read(path).at(path)?;
+        pages.put(&format!("reports/{}/report.html", file_name(name)), &bytes)?;
+    }
+    Ok(names.into_iter().map(|(n, _)| n).collect())
+}
+
+fn index_page(
+    archive: &Archive,
+    entries: &BTreeMap<String, CatalogEntry>,
+    state: &State,
+    by_point: &BTreeMap<&str, Vec<&HistorySeries>>,
+    reports: &[String],
+    left_out: &[(String, String)],
+) -> Page {
+    let nodes: BTreeSet<String> = entries.values().map(node_of).collect();
+    let mut m = format!(
+        "# benchbook: {}\n\n{} runs on {} nodes, {} benchmark points. Every page is static and self-contained: it needs no server and no network.\n\n",
+        md(&archive.root.display().to_string()),
+        entries.len(),
+        nodes.len(),
+        by_point.len()
+    );
+    if !left_out.is_empty() {
+        m.push_str(&format!("{} runs are left out, damaged: ", left_out.len()));
+        m.push_str(
+            &left_out.iter().map(|(id, why)| format!("{} ({})", md(id), md(why))).collect::<Vec<_>>().join("; "),
+        );
+        m.push_str(".\n\n");
+    }
+    if !reports.is_empty() {
+        m.push_str("## Reports\n\n");
+        for r in reports {
+            m.push_str(&format!("- {}\n", link(r, &format!("reports/{}/report.html", file_name(r)))));
+        }
+        m.push('\n');
+    }
+    m.push_str("## Nodes\n\n");
+    m.push_str(&nodes.iter().map(|n| link(n, &format!("nodes/{}.html", file_name(n)))).collect::<Vec<_>>().join(" · "));
+    m.push_str("\n\n## Benchmark points across nodes\n\n");
+    m.push_str(
+        &by_point.keys().map(|p| link(p, &format!("points/{}.html", file_name(p)))).collect::<Vec<_>>().join(" · "),
+    );
+    m.push_str("\n\n## Runs\n\nNewest first. Click a column's title to sort by it; type to filter.\n\n");
+    m.push_str(
+        "| run | label | node | fleet | device | source | status | started |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut rows: Vec<&CatalogEntry> = entries.values().collect();
+    rows.sort_by(|a, b| (&b.started_at, &b.run_id).cmp(&(&a.started_at, &a.run_id)));
+    for e in rows {
+        let node = node_of(e);
+        let devices = state.runs.get(&e.run_id).map(|r| r.devices.join(", ")).unwrap_or_default();
+        m.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            link(&e.run_id, &format!("runs/{}.html", file_name(&e.run_id))),
+            e.label.as_deref().map(md).unwrap_or_default(),
+            link(&node, &format!("nodes/{}.html", file_name(&node))),
+            e.fleet.as_deref().map(md).unwrap_or_default(),
+            md(&devices),
+            e.source.as_deref().map(md).unwrap_or_default(),
+            e.status.as_deref().map(md).unwrap_or_default(),
+            e.started_at.as_deref().map(md).unwrap_or_default()
+        ));
+    }
+    Page { title: "benchbook site".into(), markdown: m, svgs: BTreeMap::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_name;
+
+    #[test]
+    fn file_names_are_safe_and_never_shared() {
+        assert_eq!(file_name("20261126T213044Z-idle1-199f"), "20261126T213044Z-idle1-199f");
+        assert_eq!(file_name("node-3.rack_1"), "node-3.rack_1");
+        for hostile in ["../../etc/passwd", "a/b", "<script>", "", ".hidden", "memcpy copy 4 KiB 1T"] {
+            let f = file_name(hostile);
+            assert!(!f.is_empty() && !f.starts_with('.'), "{hostile:?} -> {f:?}");
+            assert!(f.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)), "{hostile:?} -> {f:?}");
+        }
+        assert_ne!(file_name("a/b"), file_name("a_b"), "a replaced character never makes two names one file");
+        assert_ne!(file_name("a b"), file_name("a/b"));
+    }
+}
