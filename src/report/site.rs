@@ -90,6 +90,8 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
         .map(|e| e.run_id.clone())
         .collect();
     let mut pages = Pages::new(out)?;
+    // The reports first, so that a run's page can link its own report.
+    let copied = copy_reports(reports, &mut pages)?;
     let mut summary = SiteSummary { runs: entries.len(), runs_read: changed.len(), left_out, ..Default::default() };
     // A slice of runs at a time: each slice's rows are read, summarised
     // and dropped, so memory holds one slice's samples, not the archive's.
@@ -110,7 +112,10 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
             let devices: BTreeSet<String> = points.iter().map(|p| p.device.clone()).collect();
             let history: Vec<HistoryPoint> =
                 points.iter().filter_map(|p| HistoryPoint::of(p, &node, &started)).collect();
-            pages.write(&format!("runs/{}.html", file_name(id)), &run_page(e, &points, &devices))?;
+            pages.write(
+                &format!("runs/{}.html", file_name(id)),
+                &run_page(e, &points, &devices, copied.iter().any(|c| c == *id)),
+            )?;
             state.runs.insert(
                 id.to_string(),
                 RunState { sha: e.results_sha256.clone(), devices: devices.into_iter().collect(), points: history },
@@ -148,7 +153,6 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
             pages.write(&format!("points/{}.html", file_name(point)), &point_page(point, series)?)?;
         }
     }
-    let copied = copy_reports(reports, &out.join("reports"), &mut pages)?;
     pages.write("index.html", &index_page(archive, &entries, &state, &by_point, &copied, &summary.left_out))?;
     std::fs::write(
         &state_path,
@@ -240,12 +244,18 @@ fn link(text: &str, href: &str) -> String {
     format!("[{}]({href})", md(text))
 }
 
-fn run_page(e: &CatalogEntry, points: &[&PointStat], devices: &BTreeSet<String>) -> Page {
+/// A run's page; `has_report`: a report of it was copied into the site.
+fn run_page(e: &CatalogEntry, points: &[&PointStat], devices: &BTreeSet<String>, has_report: bool) -> Page {
     let node = node_of(e);
     let mut m = format!(
-        "# Run {}\n\n[All runs](../index.html) · node {}\n\n",
+        "# Run {}\n\n[All runs](../index.html) · node {}{}\n\n",
         md(&e.run_id),
-        link(&node, &format!("../nodes/{}.html", file_name(&node)))
+        link(&node, &format!("../nodes/{}.html", file_name(&node))),
+        if has_report {
+            format!(" · {}", link("its report", &format!("../reports/{}/report.html", file_name(&e.run_id))))
+        } else {
+            String::new()
+        }
     );
     m.push_str("| fact | value |\n|---|---|\n");
     let opt = |v: &Option<String>| v.as_deref().map(md).unwrap_or_else(|| "—".into());
@@ -416,7 +426,7 @@ fn point_page(point: &str, series: &[&HistorySeries]) -> Result<Page> {
 
 /// Copy every `reports/NAME/report.html` into the site (only where its
 /// bytes changed); the names copied.
-fn copy_reports(from: Option<&Path>, to: &Path, pages: &mut Pages) -> Result<Vec<String>> {
+fn copy_reports(from: Option<&Path>, pages: &mut Pages) -> Result<Vec<String>> {
     let Some(from) = from else { return Ok(Vec::new()) };
     let Ok(dir) = std::fs::read_dir(from) else { return Ok(Vec::new()) };
     let mut names: Vec<(String, PathBuf)> = dir
@@ -425,7 +435,6 @@ fn copy_reports(from: Option<&Path>, to: &Path, pages: &mut Pages) -> Result<Vec
         .filter(|(_, p)| p.is_file())
         .collect();
     names.sort();
-    let _ = to;
     for (name, path) in &names {
         let bytes = std::fs::read(path).at(path)?;
         pages.put(&format!("reports/{}/report.html", file_name(name)), &bytes)?;

@@ -72,6 +72,10 @@ fn the_committed_archive_becomes_a_site_that_renders_in_chromium() {
             assert!(index.contains(&format!("reports/{name}/report.html")), "the index does not link {name}");
         }
     }
+    // A run with a report of its own links it from its page.
+    let id = "20261121T084143Z-repeat-6eda";
+    let page = std::fs::read_to_string(out.join(format!("runs/{id}.html"))).unwrap();
+    assert!(page.contains(&format!("../reports/{id}/report.html")), "run {id}'s page links its report");
     // The script is pinned by its hash: the CSP names the sha256 of the
     // inline script exactly.
     use base64::Engine;
