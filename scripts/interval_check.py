@@ -114,11 +114,16 @@ def print_direction(name, d, verbose=True):
             print(m)
 
 
+# The words a point's note carries when its first round showed that its
+# minimum rounds do not fit (ROUNDS_FIT in src/vocab/kinds.rs).
+ROUNDS_FIT = "rounds fit:"
+
+
 def rounds_check(doc):
     """Measured points with fewer than 3 rounds and no note saying why."""
     bad = []
     for p in doc["points"]:
-        if p.get("rounds", 0) < 3 and "rounds fit" not in (p.get("note") or ""):
+        if p.get("rounds", 0) < 3 and ROUNDS_FIT not in (p.get("note") or ""):
             bad.append(f"{p['bench']} {p['op']} {p.get('size_bytes')} B: {p.get('rounds')} rounds")
     return bad
 

@@ -36,6 +36,31 @@ pub struct HistoryChange {
     pub p_value: f64,
 }
 
+impl std::fmt::Display for HistoryChange {
+    /// `2026-11-20 (RUN): 24.1 → 21.9 (−9.1 %, p 2.0e-4)`: what `history`
+    /// prints and a site's pages show, unescaped.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::vocab::units::format_sig3;
+        write!(
+            f,
+            "{} ({}): {} → {} ({:+.1} %, p {:.1e})",
+            self.started_at.get(..10).unwrap_or(&self.started_at),
+            self.run_id,
+            format_sig3(self.before),
+            format_sig3(self.after),
+            100.0 * self.change,
+            self.p_value
+        )
+    }
+}
+
+impl ChangeRule {
+    /// The rule in words: `E-divisive means, Welch t-test, p < 0.001, at least 3.0 %`.
+    pub fn describe(&self) -> String {
+        format!("E-divisive means, Welch t-test, p < {}, at least {:.1} %", self.alpha, 100.0 * self.min_effect)
+    }
+}
+
 /// One node's series of one point.
 #[derive(Debug, Clone, Serialize)]
 pub struct HistorySeries {

@@ -183,24 +183,16 @@ impl PointStat {
     /// The rerun interval of the median, when there is one: what every
     /// table states.
     pub fn interval(&self) -> Option<MedianInterval> {
-        Some(MedianInterval {
-            median: self.median_seconds,
-            low: self.ci_low_seconds?,
-            high: self.ci_high_seconds?,
-            rounds: self.rounds,
-            basis: self.ci_basis?,
-        })
+        self.median_interval(self.ci_low_seconds?, self.ci_high_seconds?)
     }
 
     /// The within-run interval of the median, when there is one.
     pub fn within_interval(&self) -> Option<MedianInterval> {
-        Some(MedianInterval {
-            median: self.median_seconds,
-            low: self.within_low_seconds?,
-            high: self.within_high_seconds?,
-            rounds: self.rounds,
-            basis: self.ci_basis?,
-        })
+        self.median_interval(self.within_low_seconds?, self.within_high_seconds?)
+    }
+
+    fn median_interval(&self, low: f64, high: f64) -> Option<MedianInterval> {
+        Some(MedianInterval { median: self.median_seconds, low, high, rounds: self.rounds, basis: self.ci_basis? })
     }
 
     /// Half the rerun interval relative to the median (0.01: ±1 %).

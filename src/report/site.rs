@@ -26,6 +26,7 @@ use crate::analysis::PointStat;
 use crate::archive::catalog::CatalogEntry;
 use crate::archive::{Archive, ScanFilter};
 use crate::error::{Error, IoContext, Result};
+use crate::plot::metric::HISTORY_LINES;
 use crate::report::markdown::escape_markdown as md;
 use crate::vocab::units::{format_seconds, format_sig3};
 
@@ -125,7 +126,8 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
     // Node and point pages: all from the state, rewritten where a changed
     // run touched them (an unchanged text is not written either way).
     let all: Vec<HistoryPoint> = state.runs.values().flat_map(|r| r.points.iter().cloned()).collect();
-    let series = series_of_points(all, &ChangeRule::default());
+    let rule = ChangeRule::default();
+    let series = series_of_points(all, &rule);
     let touched_nodes: BTreeSet<String> = changed.iter().filter_map(|id| entries.get(id)).map(node_of).collect();
     let touched_points: BTreeSet<String> = changed
         .iter()
@@ -145,7 +147,7 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
     for (node, runs) in &runs_of_node {
         if touched_nodes.contains(node) || !out.join(format!("nodes/{}.html", file_name(node))).exists() {
             let series = by_node.get(node.as_str()).map(Vec::as_slice).unwrap_or_default();
-            pages.write(&format!("nodes/{}.html", file_name(node)), &node_page(node, runs, series)?)?;
+            pages.write(&format!("nodes/{}.html", file_name(node)), &node_page(node, runs, series, &rule)?)?;
         }
     }
     for (point, series) in &by_point {
@@ -190,6 +192,8 @@ pub fn file_name(name: &str) -> String {
 struct Pages<'a> {
     out: &'a Path,
     engine: tera::Tera,
+    /// `sha256-…` of [`SCRIPT`], for every page's CSP.
+    script_hash: String,
     written: usize,
     unchanged: usize,
 }
@@ -203,19 +207,25 @@ struct Page {
 
 impl<'a> Pages<'a> {
     fn new(out: &'a Path) -> Result<Pages<'a>> {
-        Ok(Pages { out, engine: crate::report::engine(None)?, written: 0, unchanged: 0 })
+        use sha2::Digest;
+        let hash = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, sha2::Sha256::digest(SCRIPT));
+        Ok(Pages {
+            out,
+            engine: crate::report::engine(None)?,
+            script_hash: format!("sha256-{hash}"),
+            written: 0,
+            unchanged: 0,
+        })
     }
 
     fn write(&mut self, rel: &str, page: &Page) -> Result<()> {
-        use sha2::Digest;
         let body = crate::report::markdown::to_html(&page.markdown, &page.svgs);
-        let hash = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, sha2::Sha256::digest(SCRIPT));
         let mut c = tera::Context::new();
         c.insert("title", &page.title);
         c.insert("body", &body);
         c.insert("css", crate::report::builtin_text("style.css"));
         c.insert("script", SCRIPT);
-        c.insert("script_hash", &format!("sha256-{hash}"));
+        c.insert("script_hash", &self.script_hash);
         let html = self
             .engine
             .render("page.html", &c)
@@ -308,35 +318,15 @@ fn changes(s: &HistorySeries) -> String {
     if s.changes.is_empty() {
         return "none".into();
     }
-    s.changes
-        .iter()
-        .map(|c| {
-            format!(
-                "{} from run {} ({}→{}, p = {:.1e})",
-                signed_pct(c.change),
-                md(&c.run_id),
-                format_sig3(c.before),
-                format_sig3(c.after),
-                c.p_value
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-fn signed_pct(x: f64) -> String {
-    format!("{:+.1} %", x * 100.0)
+    s.changes.iter().map(|c| md(&c.to_string())).collect::<Vec<_>>().join("; ")
 }
 
 /// The history chart of `series` that share the first series' unit (one
 /// y axis, one unit), when any has two runs or more.
 fn chart(name: &str, title: &str, series: &[&HistorySeries]) -> Result<BTreeMap<String, String>> {
     let unit = series.iter().find(|s| s.runs.len() >= 2).map(|s| s.unit.as_str());
-    let owned: Vec<HistorySeries> = series
-        .iter()
-        .filter(|s| Some(s.unit.as_str()) == unit && s.runs.iter().all(|r| r.value.is_finite()))
-        .map(|s| (*s).clone())
-        .collect();
+    let owned: Vec<HistorySeries> =
+        series.iter().filter(|s| Some(s.unit.as_str()) == unit).map(|s| (*s).clone()).collect();
     let mut svgs = BTreeMap::new();
     if owned.iter().any(|s| s.runs.len() >= 2) {
         let chart = crate::plot::metric::MetricChart::history(name, title, &owned);
@@ -345,19 +335,20 @@ fn chart(name: &str, title: &str, series: &[&HistorySeries]) -> Result<BTreeMap<
     Ok(svgs)
 }
 
-fn node_page(node: &str, runs: &[&CatalogEntry], series: &[&HistorySeries]) -> Result<Page> {
+fn node_page(node: &str, runs: &[&CatalogEntry], series: &[&HistorySeries], rule: &ChangeRule) -> Result<Page> {
     let mut m = format!("# Node {}\n\n[All runs](../index.html)\n\n", md(node));
     let changed = series.iter().filter(|s| !s.changes.is_empty()).count();
     m.push_str(&format!(
-        "{} runs, {} points; {changed} of them changed level (E-divisive means, Welch t-test, p < 0.001, at least 3 %).\n\n",
+        "{} runs, {} points; {changed} of them changed level ({}).\n\n",
         runs.len(),
-        series.len()
+        series.len(),
+        rule.describe()
     ));
     let svgs = chart("history", &format!("Run medians on {node}"), series)?;
     if !svgs.is_empty() {
         m.push_str(&format!(
-            "![Run medians of {} on {} over time, oldest first, each with its rerun 95 % interval; series with a change first, at most 8](history.svg)\n\n",
-            if series.len() > 8 { "8 points" } else { "every point" },
+            "![Run medians of {} on {} over time, oldest first, each with its rerun 95 % interval; series with a change first, at most {HISTORY_LINES}](history.svg)\n\n",
+            if series.len() > HISTORY_LINES { format!("{HISTORY_LINES} points") } else { "every point".into() },
             md(node)
         ));
     }
@@ -402,7 +393,7 @@ fn point_page(point: &str, series: &[&HistorySeries]) -> Result<Page> {
     }
     let svgs = chart("over-time", &format!("{point} over time"), series)?;
     if !svgs.is_empty() {
-        m.push_str("![Each node's run medians over time, oldest first, with their rerun 95 % intervals; nodes with a change first, at most 8](over-time.svg)\n\n");
+        m.push_str(&format!("![Each node's run medians over time, oldest first, with their rerun 95 % intervals; nodes with a change first, at most {HISTORY_LINES}](over-time.svg)\n\n"));
     }
     m.push_str(&format!(
         "## Where each node stands\n\n| node | runs | latest {} (rerun 95 %) | latest / centre | changes |\n|---|---:|---:|---:|---|\n",

@@ -89,14 +89,17 @@ pub struct Intervals {
 /// Rounds in one process re-allocate their buffers and are measured in a
 /// shuffled order, so they already see placement and drift within a run.
 /// What they cannot see is the state a whole process lands in. Calibrated
-/// on this project's 2-core VM with `scripts/interval_check.py --sweeps 6`
-/// and `--load` (one busy process per core), 12 `run memcpy --sizes
-/// 4K..256M --threads 1` sweeps, every ordered pair of the same case (60
-/// directions, 1,020 point pairs), 2026-11-26: κ = 0 (runs differ as rounds
+/// on this project's 2-core VM, 2026-11-26: 12 `run memcpy --sizes
+/// 4K..256M --threads 1` sweeps, 6 idle and 6 under the load that
+/// `scripts/interval_check.py --load` applies (one busy process per core),
+/// every ordered pair of the same case (60 directions, 1,020 point pairs),
+/// with this formula's t · s̃ · √(2/R + 2κ) applied to each point's rounds
+/// (the order-statistic widening left out): κ = 0 (runs differ as rounds
 /// do) held the other run's median at 84 % of point pairs idle and 90 %
 /// under load; κ = 0.1 at 91 % and 95 %; κ = 0.2 at 95 % and 97 %, the
 /// nominal level idle; κ = 0.5 at 98 % and 99 % with intervals a third
-/// wider. The README keeps the evidence of the sweeps run since.
+/// wider. The README keeps the sweeps `interval_check.py --sweeps` ran
+/// with this κ since.
 pub const RERUN_SHARE: f64 = 0.2;
 
 /// The rerun interval's model in words, for the places that state it.

@@ -60,21 +60,7 @@ impl Render for HistoryOutput {
         }
         let mut tab = table(&["NODE", "POINT", "RUNS", "FIRST", "LAST", "UNIT", "CHANGES"], &[2, 3, 4]);
         for s in &self.series {
-            let changes: Vec<String> = s
-                .changes
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{} ({}): {} → {} ({:+.1} %, p {:.1e})",
-                        c.started_at.get(..10).unwrap_or(&c.started_at),
-                        c.run_id,
-                        format_sig3(c.before),
-                        format_sig3(c.after),
-                        100.0 * c.change,
-                        c.p_value
-                    )
-                })
-                .collect();
+            let changes: Vec<String> = s.changes.iter().map(|c| c.to_string()).collect();
             tab.add_row(vec![
                 cell(&s.node),
                 cell(&s.point),
