@@ -4,8 +4,16 @@
 # its own port (Debian's slurm-wlm packages; run as root).
 #
 #   scripts/slurm-cluster.sh start N [--slow NODE --cpu-quota PCT]
+#                                    [--health-check FLEET --archive DIR [--interval S] [--benchbook BIN]]
 #   scripts/slurm-cluster.sh throttle NODE PCT|off
 #   scripts/slurm-cluster.sh stop
+#
+# --health-check makes `benchbook fleet gate FLEET` the cluster's
+# HealthCheckProgram (every S seconds, default 10, on every node): each
+# node gates itself against the fleet in archive DIR and drains itself
+# through slurmctld when bad, resuming itself once it passes
+# ($DIR/healthcheck.sh is the wrapper; each node's output goes to
+# $DIR/gate-NODE.log).
 #
 # Each node's slurmd runs in a CPU cgroup of its own (benchbook-NODE), so
 # a node can be slowed at any time: `throttle node3 25` limits every task
@@ -77,8 +85,24 @@ join_cgroup() {
     echo "$BASHPID" > "$cg/cgroup.procs"
 }
 
+# The HealthCheckProgram: Slurm runs it as root with no PATH and only
+# SLURMD_NODENAME set, ignores its exit code, and kills it after 60 s, so it
+# names every path, finds slurm.conf by SLURM_CONF, and logs to a file.
+write_health_check() {
+    local fleet=$1 archive=$2 bb=$3
+    cat > "$DIR/healthcheck.sh" <<EOF2
+#!/bin/sh
+# benchbook's gate as this cluster's HealthCheckProgram (scripts/slurm-cluster.sh).
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export SLURM_CONF=$DIR/slurm.conf
+exec "$bb" -q --archive "$archive" fleet gate "$fleet" --drain --resume-on-pass --take-turns \\
+    -- memcpy --sizes 4M,64M --threads 1 --max-time 0.5 >> "$DIR/gate-\$SLURMD_NODENAME.log" 2>&1
+EOF2
+    chmod 755 "$DIR/healthcheck.sh"
+}
+
 start() {
-    local n=$1 slow=${2:-} quota=${3:-}
+    local n=$1 slow=${2:-} quota=${3:-} hc_fleet=${4:-} hc_archive=${5:-} hc_interval=${6:-10} hc_bb=${7:-}
     [ "$(id -u)" = 0 ] || die "run as root (slurmd and munged need it)"
     command -v slurmctld >/dev/null || die "slurmctld not found: apt-get install slurmctld slurmd slurm-client munge"
     stop
@@ -93,6 +117,12 @@ start() {
         --socket="$DIR/munge/socket" --log-file="$DIR/munged.log" --seed-file="$DIR/munge/seed"
     local cpus
     cpus=$(nproc --all)
+    if [ -n "$hc_fleet" ]; then
+        [ -n "$hc_archive" ] || die "--health-check needs --archive DIR"
+        [ -x "$hc_bb" ] || die "--health-check needs benchbook at $hc_bb (--benchbook BIN)"
+        mkdir -p "$hc_archive"
+        write_health_check "$hc_fleet" "$(cd "$hc_archive" && pwd)" "$(cd "$(dirname "$hc_bb")" && pwd)/$(basename "$hc_bb")"
+    fi
     {
         echo "ClusterName=benchbook"
         echo "SlurmctldHost=localhost"
@@ -118,6 +148,11 @@ start() {
         echo "JobCompType=jobcomp/none"
         echo "InactiveLimit=0"
         echo "KillWait=5"
+        if [ -n "$hc_fleet" ]; then
+            echo "HealthCheckProgram=$DIR/healthcheck.sh"
+            echo "HealthCheckInterval=$hc_interval"
+            echo "HealthCheckNodeState=ANY"
+        fi
         for k in $(seq 1 "$n"); do
             echo "NodeName=node$k NodeHostname=localhost Port=$((PORT + k)) CPUs=$cpus State=UNKNOWN"
         done
@@ -154,18 +189,23 @@ case "${1:-}" in
     start)
         n=${2:?start needs a node count}
         shift 2
-        slow="" quota=""
+        slow="" quota="" hc_fleet="" hc_archive="" hc_interval=10
+        hc_bb=${BENCHBOOK:-$(cd "$(dirname "$0")/.." && pwd)/target/release/benchbook}
         while [ $# -gt 0 ]; do
             case $1 in
                 --slow) slow=$2; shift 2 ;;
                 --cpu-quota) quota=$2; shift 2 ;;
+                --health-check) hc_fleet=$2; shift 2 ;;
+                --archive) hc_archive=$2; shift 2 ;;
+                --interval) hc_interval=$2; shift 2 ;;
+                --benchbook) hc_bb=$2; shift 2 ;;
                 *) die "unknown option $1" ;;
             esac
         done
         [ -z "$slow" ] || [ -n "$quota" ] || die "--slow needs --cpu-quota PCT"
-        start "$n" "$slow" "$quota"
+        start "$n" "$slow" "$quota" "$hc_fleet" "$hc_archive" "$hc_interval" "$hc_bb"
         ;;
     throttle) throttle "${2:?throttle needs a node}" "${3:?throttle needs PCT or off}" ;;
     stop) stop ;;
-    *) die "usage: $0 start N [--slow NODE --cpu-quota PCT] | throttle NODE PCT|off | stop" ;;
+    *) die "usage: $0 start N [--slow NODE --cpu-quota PCT] [--health-check FLEET --archive DIR [--interval S] [--benchbook BIN]] | throttle NODE PCT|off | stop" ;;
 esac

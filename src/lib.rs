@@ -29,6 +29,7 @@ pub mod backend;
 pub mod bench;
 pub mod cli;
 pub mod error;
+pub mod gate;
 pub mod host;
 pub mod import;
 pub mod notebook;

@@ -19,9 +19,9 @@ pub use crate::vocab::source::RunOrigin;
 /// host name; v5: "in a container" not recorded, which is not "bare metal";
 /// v6: its GPU GEMMs ran the one layout there was, `tn`).
 /// The whole history, field by field, is in docs/schema.md.
-pub const MANIFEST_VERSION: u32 = 8;
+pub const MANIFEST_VERSION: u32 = 9;
 /// Manifest versions this build reads.
-pub const READABLE_MANIFEST_VERSIONS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
+pub const READABLE_MANIFEST_VERSIONS: [u32; 9] = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 /// The field that holds the hash of the rest of the manifest.
 pub const SEAL_FIELD: &str = "manifest_sha256";
 /// Size of the blocks hashed separately so `verify` can say where a file changed.

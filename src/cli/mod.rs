@@ -833,6 +833,11 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }
+        Command::Fleet { command: commands::fleet::FleetCommand::Gate(a) } => {
+            let out = commands::gate::gate(&archive, &a, quiet);
+            emit(&out, Form::json(a.json), quiet);
+            Ok(out.exit_code())
+        }
         Command::Fleet {
             command: commands::fleet::FleetCommand::Report { fleet, threshold, out, format, png, templates },
         } => {

@@ -145,6 +145,12 @@ pub fn rerun(archive: &Archive, original: &crate::archive::RunDir, progress: &dy
             Ok(record_repeat(archive, &mut source, m.label.as_deref(), Some(&original.id), progress)?
                 .expect("an exec run writes its archive"))
         }
+        RunConfig::Gate(g) => Err(not(format!(
+            "it is a gate's verdict on runs {}; gate the node again: `benchbook fleet gate {} --node {}`",
+            g.gate.passes.join(", "),
+            g.gate.fleet,
+            g.gate.node
+        ))),
         RunConfig::Mpi(_) => Err(not(format!(
             "it ran across MPI ranks; launch it again the same way: `{}`",
             crate::vocab::units::shell_join(&m.argv)

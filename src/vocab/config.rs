@@ -277,6 +277,36 @@ pub struct ExecConfig {
     pub tools: BTreeMap<String, String>,
 }
 
+/// A `fleet gate` verdict run (manifest v9): which node of which fleet was
+/// gated, on which passes (run ids), by which rule, and what it decided.
+/// Its rows are the verdict's figures, one metric row per point and line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GateRecord {
+    pub fleet: String,
+    pub node: String,
+    /// The suite's runs this verdict judged: the first pass, then the retest.
+    pub passes: Vec<String>,
+    /// `pass`, `bad` or `not_judged`.
+    pub verdict: String,
+    /// The one line Slurm shows as the drain reason.
+    pub reason: String,
+    /// δ and the gate's error rate.
+    pub threshold: f64,
+    pub alpha: f64,
+    /// The floors file, where not the built-in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floors: Option<String>,
+    /// What was done in Slurm: `drained`, `resumed`, or why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+}
+
+/// A gate verdict run's configuration.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GateConfig {
+    pub gate: GateRecord,
+}
+
 /// What a run was configured to do, by kind of run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -289,6 +319,8 @@ pub enum RunConfig {
     Import { import: Vec<ImportedFile> },
     /// `benchbook run exec`.
     Exec(ExecConfig),
+    /// `benchbook fleet gate`'s verdict (manifest v9).
+    Gate(GateConfig),
 }
 
 impl<'de> Deserialize<'de> for RunConfig {
@@ -306,6 +338,8 @@ impl<'de> Deserialize<'de> for RunConfig {
             }
             let i: Import = serde_json::from_value(v).map_err(|x| e("import", x))?;
             Ok(RunConfig::Import { import: i.import })
+        } else if has("gate") {
+            serde_json::from_value(v).map(RunConfig::Gate).map_err(|x| e("gate", x))
         } else if has("exec") {
             serde_json::from_value(v).map(RunConfig::Exec).map_err(|x| e("run exec", x))
         } else if has("mpi") {
@@ -322,7 +356,7 @@ impl RunConfig {
         match self {
             RunConfig::Sweep(c) => &c.partition_devices,
             RunConfig::Exec(e) => &e.exec.partition_devices,
-            RunConfig::Mpi(_) | RunConfig::Import { .. } => &[],
+            RunConfig::Mpi(_) | RunConfig::Import { .. } | RunConfig::Gate(_) => &[],
         }
     }
 
@@ -331,7 +365,7 @@ impl RunConfig {
         match self {
             RunConfig::Sweep(c) => &c.partitions,
             RunConfig::Exec(e) => &e.exec.partitions,
-            RunConfig::Mpi(_) | RunConfig::Import { .. } => &[],
+            RunConfig::Mpi(_) | RunConfig::Import { .. } | RunConfig::Gate(_) => &[],
         }
     }
 
@@ -340,7 +374,7 @@ impl RunConfig {
         match self {
             RunConfig::Sweep(c) => Some(c.preset),
             RunConfig::Mpi(c) => Some(c.preset),
-            RunConfig::Import { .. } | RunConfig::Exec(_) => None,
+            RunConfig::Import { .. } | RunConfig::Exec(_) | RunConfig::Gate(_) => None,
         }
     }
 
@@ -349,7 +383,7 @@ impl RunConfig {
         match self {
             RunConfig::Sweep(c) => Some(&c.benches),
             RunConfig::Mpi(c) => Some(&c.benches),
-            RunConfig::Import { .. } | RunConfig::Exec(_) => None,
+            RunConfig::Import { .. } | RunConfig::Exec(_) | RunConfig::Gate(_) => None,
         }
     }
 
@@ -358,7 +392,7 @@ impl RunConfig {
         match self {
             RunConfig::Sweep(c) => Some(&c.stop),
             RunConfig::Mpi(c) => Some(&c.stop),
-            RunConfig::Import { .. } | RunConfig::Exec(_) => None,
+            RunConfig::Import { .. } | RunConfig::Exec(_) | RunConfig::Gate(_) => None,
         }
     }
 

@@ -68,6 +68,8 @@ pub enum RunOrigin {
     Native,
     Exec,
     Import(Vec<String>),
+    /// A `fleet gate` verdict (manifest v9).
+    Gate,
     /// A source this version does not know (a later version's, or a
     /// synthetic archive's), kept as written so nothing is lost on rewrite.
     Other(String),
@@ -79,6 +81,7 @@ impl RunOrigin {
         match text {
             "native" => RunOrigin::Native,
             "exec" => RunOrigin::Exec,
+            "gate" => RunOrigin::Gate,
             t => match t.strip_prefix(IMPORT_PREFIX) {
                 Some(tools) => RunOrigin::Import(tools.split(',').map(String::from).collect()),
                 None => RunOrigin::Other(t.to_string()),
@@ -96,6 +99,7 @@ impl std::fmt::Display for RunOrigin {
         match self {
             RunOrigin::Native => f.write_str("native"),
             RunOrigin::Exec => f.write_str("exec"),
+            RunOrigin::Gate => f.write_str("gate"),
             RunOrigin::Import(tools) => write!(f, "{IMPORT_PREFIX}{}", tools.join(",")),
             RunOrigin::Other(text) => f.write_str(text),
         }

@@ -10,22 +10,31 @@ use std::path::{Path, PathBuf};
 const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "vocab",
-        &["bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "notebook", "cli", "host"],
+        &[
+            "bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "notebook", "cli",
+            "host", "gate",
+        ],
     ),
     (
         "error",
-        &["vocab", "bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "notebook", "cli"],
+        &[
+            "vocab", "bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "notebook",
+            "cli", "gate",
+        ],
     ),
-    ("host", &["bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "notebook", "cli"]),
-    ("bench", &["backend", "analysis", "import", "archive", "session", "plot", "report", "notebook", "cli"]),
-    ("archive", &["bench", "backend", "import", "session", "analysis", "plot", "report", "notebook", "cli"]),
-    ("backend", &["session", "archive", "import", "analysis", "plot", "report", "notebook", "cli"]),
-    ("import", &["bench", "backend", "archive", "session", "analysis", "plot", "report", "notebook", "cli"]),
-    ("analysis", &["bench", "backend", "import", "session", "plot", "report", "notebook", "cli"]),
-    ("plot", &["bench", "backend", "import", "session", "archive", "report", "notebook", "cli"]),
-    ("report", &["bench", "backend", "import", "session", "notebook", "cli"]),
-    ("session", &["analysis", "plot", "report", "notebook", "cli"]),
-    ("notebook", &["bench", "backend", "import", "session", "cli"]),
+    (
+        "host",
+        &["bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "notebook", "cli", "gate"],
+    ),
+    ("bench", &["backend", "analysis", "import", "archive", "session", "plot", "report", "notebook", "cli", "gate"]),
+    ("archive", &["bench", "backend", "import", "session", "analysis", "plot", "report", "notebook", "cli", "gate"]),
+    ("backend", &["session", "archive", "import", "analysis", "plot", "report", "notebook", "cli", "gate"]),
+    ("import", &["bench", "backend", "archive", "session", "analysis", "plot", "report", "notebook", "cli", "gate"]),
+    ("analysis", &["bench", "backend", "import", "session", "plot", "report", "notebook", "cli", "gate"]),
+    ("plot", &["bench", "backend", "import", "session", "archive", "report", "notebook", "cli", "gate"]),
+    ("report", &["bench", "backend", "import", "session", "notebook", "cli", "gate"]),
+    ("session", &["analysis", "plot", "report", "notebook", "cli", "gate"]),
+    ("notebook", &["bench", "backend", "import", "session", "cli", "gate"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -381,12 +381,14 @@ fn every_committed_manifest_reads_typed_and_round_trips() {
                 RunConfig::Mpi(_) => "mpi",
                 RunConfig::Import { .. } => "import",
                 RunConfig::Exec(_) => "exec",
+                RunConfig::Gate(_) => "gate",
             };
             // The kind agrees with the manifest's source.
             let source = m.source.to_string();
             match kind {
                 "import" => assert!(source.starts_with("import:"), "{}", path.display()),
                 "exec" => assert_eq!(source, "exec", "{}", path.display()),
+                "gate" => assert_eq!(source, "gate", "{}", path.display()),
                 _ => assert_eq!(source, "native", "{}", path.display()),
             }
             let typed = serde_json::to_value(&m.config).unwrap();

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::gate::GATE_BENCH;
 use super::links::{sweeps, Culprit, LinkSweep};
 use super::{judge, FleetJudgement, Rule, Runs};
 use crate::archive::catalog::CatalogEntry;
@@ -59,15 +60,30 @@ impl Fleet {
     }
 }
 
-/// The point a row is judged on: its parameters, and on a GPU its device
-/// (`memcpy copy 64 MiB on GPU 2`), so each GPU is judged against the same
-/// GPU of the other nodes and a node is ranked by its slowest GPU.
+/// The point a row is judged on: its parameters, what sets it apart from
+/// others of its label (on a GPU its copy method, cache state or host
+/// memory, and peer; on a CPU a variant other than the default `warm`),
+/// and on a GPU its device (`memcpy copy 64 MiB (copy_engine, warm) on
+/// GPU 2`), so each GPU is judged against the same GPU of the other nodes
+/// and a node is ranked by its slowest GPU. Pinned and pageable copies are
+/// never one point.
 pub fn fleet_point(r: &crate::vocab::rows::Row) -> String {
-    if crate::vocab::kinds::backend_is_gpu(&r.backend) {
-        format!("{} on {}", r.params.label(), crate::vocab::rows::short_device(&r.device))
-    } else {
-        r.params.label()
+    let mut s = r.params.label();
+    let gpu = crate::vocab::kinds::backend_is_gpu(&r.backend);
+    let q: Vec<String> = r
+        .params
+        .qualifiers()
+        .into_iter()
+        .filter(|(what, v)| gpu || (*what == "variant" && v != "warm"))
+        .map(|(_, v)| v)
+        .collect();
+    if !q.is_empty() {
+        s += &format!(" ({})", q.join(", "));
     }
+    if gpu {
+        s += &format!(" on {}", crate::vocab::rows::short_device(&r.device));
+    }
+    s
 }
 
 /// A point's speeds, by round.
@@ -75,15 +91,17 @@ type ByRound = BTreeMap<Option<u32>, Vec<f64>>;
 
 /// What one run of a fleet adds: its node, job, start, link sweeps, and
 /// each point's speeds by round.
-struct RunPart {
-    run_id: String,
-    node: String,
+pub(super) struct RunPart {
+    pub(super) run_id: String,
+    pub(super) node: String,
     job: Option<String>,
     started_at: String,
     links: Vec<LinkSweep>,
     /// Whether it measured anything but link sweeps.
     measured: bool,
-    points: BTreeMap<String, ByRound>,
+    pub(super) points: BTreeMap<String, ByRound>,
+    /// Each point's first row (what a floor is matched on).
+    pub(super) firsts: BTreeMap<String, Row>,
 }
 
 /// Run `e` of a fleet, from its results file alone (the catalog holds its
@@ -124,6 +142,9 @@ fn run_part(e: &CatalogEntry, df: &DataFrame) -> Result<RunPart> {
         .zip(round.iter())
         .zip(iterations.iter().zip(seconds.iter()));
     for (i, (((((b, d), st), p), r), (n, s))) in rows.enumerate() {
+        if b == Some(GATE_BENCH) {
+            continue;
+        }
         if b == Some(links) {
             sweep_rows.push(i as IdxSize);
             continue;
@@ -144,8 +165,11 @@ fn run_part(e: &CatalogEntry, df: &DataFrame) -> Result<RunPart> {
     };
     let firsts = rows_at(by_point.values().map(|(i, _)| *i as IdxSize).collect())?;
     let mut points: BTreeMap<String, ByRound> = BTreeMap::new();
-    for (first, (_, rounds)) in firsts.iter().zip(by_point.into_values()) {
-        let mine = points.entry(fleet_point(first)).or_default();
+    let mut first_rows = BTreeMap::new();
+    for (first, (_, rounds)) in firsts.into_iter().zip(by_point.into_values()) {
+        let label = fleet_point(&first);
+        let mine = points.entry(label.clone()).or_default();
+        first_rows.entry(label).or_insert(first);
         for (round, speeds) in rounds {
             mine.entry(round).or_default().extend(speeds);
         }
@@ -167,6 +191,23 @@ fn run_part(e: &CatalogEntry, df: &DataFrame) -> Result<RunPart> {
         started_at: e.started_at.clone().unwrap_or_default(),
         node,
         points,
+        firsts: first_rows,
+    })
+}
+
+/// Read `entries`' results on every CPU, in their order.
+pub(super) fn read_parallel(
+    archive: &Archive,
+    entries: &[CatalogEntry],
+) -> Vec<std::result::Result<RunPart, (String, String)>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(entries.len().max(1));
+    let chunk = entries.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = entries
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|e| read_run(archive, e)).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     })
 }
 
@@ -184,16 +225,7 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
     let filter = ScanFilter { fleet: Some(name.to_string()), ..ScanFilter::default() };
     let (verified, left_out) = archive.verified(&filter)?;
     damaged.extend(left_out);
-    let all: Vec<&CatalogEntry> = verified.iter().collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(all.len().max(1));
-    let chunk = all.len().div_ceil(threads.max(1)).max(1);
-    let parts: Vec<std::result::Result<RunPart, (String, String)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = all
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|e| read_run(archive, e)).collect::<Vec<_>>()))
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    });
+    let parts = read_parallel(archive, &verified);
     for part in parts {
         let part = match part {
             Ok(p) => p,

@@ -29,11 +29,12 @@
 //! alone flags a node that is far out in a fleet that hardly varies, the
 //! interval alone a node in a fleet too small to tell.
 
+pub mod gate;
 mod gather;
 pub mod large;
 pub mod links;
 
-pub use gather::{gather, Fleet, RUNS_ADVISED};
+pub use gather::{fleet_point, gather, Fleet, RUNS_ADVISED};
 
 use std::collections::BTreeMap;
 

@@ -43,6 +43,11 @@ pub enum FleetCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Gate this node: a short suite judged against its fleet, its own
+    /// history and its device's published floors; drain or resume it in
+    /// Slurm when asked (exit 0 pass, 1 bad, 3 not judged).
+    #[command(after_help = super::gate::GATE_HELP)]
+    Gate(super::gate::GateArgs),
     /// Write the fleet's report: ranked nodes, one chart per point, the
     /// drain list (Markdown, HTML, SVG).
     #[command(after_help = REPORT_HELP)]

@@ -6,6 +6,7 @@ pub mod backends;
 pub mod bundle;
 pub mod compare;
 pub mod fleet;
+pub mod gate;
 pub mod history;
 pub mod import;
 pub mod list;

@@ -64,7 +64,7 @@ pub(crate) fn exit_code(status: RunStatus, outcome: &RunOutcome) -> u8 {
 /// `ARCHIVE/.turns.lock`, held until the returned file is dropped. Waits,
 /// saying so, while another run holds it; the kernel lets go of it when a
 /// run dies, so a killed run never blocks the next.
-fn take_turn(archive: &Archive, quiet: bool) -> Result<std::fs::File> {
+pub(crate) fn take_turn(archive: &Archive, quiet: bool) -> Result<std::fs::File> {
     let path = archive.root.join(".turns.lock");
     std::fs::create_dir_all(&archive.root).map_err(|e| crate::error::Error::io(&archive.root, e))?;
     let file = std::fs::OpenOptions::new()

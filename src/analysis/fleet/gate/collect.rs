@@ -1,0 +1,133 @@
+//! What one node's gate reads from the shared archive: its fresh runs, the
+//! latest runs of every other node of its fleet, its own earlier runs, and
+//! the floors that apply to its points. Only those runs' results files are
+//! read (from the catalog: no manifest opened), in parallel.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::floors::{floor_for, FloorSpec};
+use super::GateData;
+use crate::analysis::fleet::gather::{read_parallel, RunPart};
+use crate::analysis::fleet::Runs;
+use crate::analysis::specs::SpecBook;
+use crate::archive::catalog::{Catalog, CatalogEntry};
+use crate::archive::{Archive, ScanFilter};
+use crate::error::{Error, Result};
+
+/// How much of the archive a gate reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// The latest runs of each other node (its figure is their median).
+    pub peer_runs: usize,
+    /// This node's latest earlier runs (its history line).
+    pub history_runs: usize,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window { peer_runs: crate::analysis::fleet::RUNS_ADVISED, history_runs: 5 }
+    }
+}
+
+/// A gate's data, and what it rests on.
+#[derive(Debug, Clone)]
+pub struct Collected {
+    pub data: GateData,
+    /// The other nodes with runs read, and this node's earlier runs.
+    pub peers: BTreeSet<String>,
+    pub history_runs: usize,
+    /// Runs that could not be read, and why.
+    pub damaged: Vec<(String, String)>,
+}
+
+/// Whether catalog entry `e` is a run a gate can judge with: of the fleet,
+/// finished, and not a gate's own verdict.
+fn usable(e: &CatalogEntry) -> bool {
+    let verdict = e.source.as_deref() == Some(super::GATE_SOURCE);
+    let status_ok = e.status.as_deref().is_none_or(|s| s == "complete");
+    !verdict && status_ok && e.node.is_some()
+}
+
+/// Read node `node`'s gate data from fleet `fleet`: `fresh` (run ids, in
+/// order) are the passes being judged.
+pub fn collect(
+    archive: &Archive,
+    fleet: &str,
+    node: &str,
+    fresh: &[String],
+    floors: &[FloorSpec],
+    specs: &SpecBook,
+    window: Window,
+) -> Result<Collected> {
+    let catalog = Catalog::open(archive)?;
+    let mut by_node: BTreeMap<&str, Vec<&CatalogEntry>> = BTreeMap::new();
+    for e in catalog.entries.iter().filter(|e| e.fleet.as_deref() == Some(fleet) && usable(e)) {
+        if !fresh.contains(&e.run_id) {
+            by_node.entry(e.node.as_deref().unwrap_or_default()).or_default().push(e);
+        }
+    }
+    // Newest first, by start (then id): the latest runs of each node.
+    let mut wanted: BTreeSet<String> = fresh.iter().cloned().collect();
+    for (n, runs) in by_node.iter_mut() {
+        runs.sort_by(|a, b| (&b.started_at, &b.run_id).cmp(&(&a.started_at, &a.run_id)));
+        let keep = if *n == node { window.history_runs } else { window.peer_runs };
+        wanted.extend(runs.iter().take(keep).map(|e| e.run_id.clone()));
+    }
+    let filter = ScanFilter { runs: Some(wanted), ..ScanFilter::default() };
+    let (entries, mut damaged) = archive.verified(&filter)?;
+    for id in fresh {
+        if !entries.iter().any(|e| &e.run_id == id) {
+            let why = damaged.iter().find(|(r, _)| r == id).map_or("not in the catalog".into(), |(_, w)| w.clone());
+            return Err(Error::analysis(format!("the gate's own run {id} cannot be read: {why}")));
+        }
+    }
+    let parts = read_parallel(archive, &entries);
+    let mut data = GateData { node: node.to_string(), ..GateData::default() };
+    let (mut peers, mut history_runs) = (BTreeSet::new(), 0);
+    let mut fresh_parts: Vec<Option<RunPart>> = fresh.iter().map(|_| None).collect();
+    let mut others = Vec::new();
+    for part in parts {
+        match part {
+            Err(d) => damaged.push(d),
+            Ok(p) => match fresh.iter().position(|f| *f == p.run_id) {
+                Some(i) => fresh_parts[i] = Some(p),
+                None => others.push(p),
+            },
+        }
+    }
+    for (i, p) in fresh_parts.into_iter().enumerate() {
+        let p = p.ok_or_else(|| Error::analysis(format!("the gate's own run {} cannot be read", fresh[i])))?;
+        for (point, rounds) in p.points {
+            let runs = data.fresh.entry(point.clone()).or_default();
+            // Run i of every point sits at index i, so passes can be picked by index.
+            runs.resize(i, Vec::new());
+            runs.push(rounds.into_values().collect());
+        }
+        for (point, first) in p.firsts {
+            if let Some(f) = floor_for(floors, specs, &first) {
+                data.floors.entry(point).or_insert(f);
+            }
+        }
+    }
+    for p in others {
+        let mine = p.node == node;
+        if mine {
+            history_runs += 1;
+        } else {
+            peers.insert(p.node.clone());
+        }
+        for (point, rounds) in p.points {
+            if !data.fresh.contains_key(&point) {
+                continue;
+            }
+            let run: Vec<Vec<f64>> = rounds.into_values().collect();
+            let target: &mut Runs = if mine {
+                data.own.entry(point).or_default()
+            } else {
+                data.peers.entry(point).or_default().entry(p.node.clone()).or_default()
+            };
+            target.push(run);
+        }
+    }
+    Ok(Collected { data, peers, history_runs, damaged })
+}

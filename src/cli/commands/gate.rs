@@ -1,0 +1,269 @@
+//! `benchbook fleet gate NAME`: gate this node (a short suite, judged
+//! against its fleet, its own history and its device's published floors),
+//! act in Slurm when asked, and archive the verdict. Made to run as Slurm's
+//! `HealthCheckProgram`, in a prolog, or by hand. Exit codes: 0 pass,
+//! 1 bad, 3 not judged (never a reason to drain), 2 a usage error.
+
+use std::io;
+use std::path::PathBuf;
+
+use clap::Parser;
+use serde::Serialize;
+
+use crate::analysis::fleet::gate::{collect::Window, floors, GateJudgement, GatePoint, GateRule, Verdict};
+use crate::archive::Archive;
+use crate::cli::print::{cell, table, terminal_safe, write_table, Render, Term};
+use crate::cli::progress::{listener, Bar};
+use crate::gate::slurm::{self, Action};
+use crate::gate::{GateOutcome, GateSpec};
+
+/// The suite when none is given: what finds a slow CPU node here in a few
+/// seconds (two sizes, one thread, half a second a point).
+pub const DEFAULT_SUITE: &[&str] = &["memcpy", "--sizes", "4M,64M", "--threads", "1", "--max-time", "0.5"];
+
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// The fleet's name, as given to `run --fleet`.
+    pub fleet: String,
+    /// This node's name (default: Slurm's SLURMD_NODENAME, else the host name).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// δ: a fault's whole ratio interval lies below 1 − δ (`5%` or `0.05`).
+    #[arg(long, default_value = "5%", value_parser = crate::cli::parse_fraction)]
+    pub threshold: f64,
+    /// The gate's error rate, split over its points (each interval is at
+    /// 1 − α / points).
+    #[arg(long, default_value = "1%", value_parser = crate::cli::parse_fraction)]
+    pub alpha: f64,
+    /// A floors file replacing the built-in one (data/reference/floors.toml).
+    #[arg(long, value_name = "FILE")]
+    pub floors: Option<PathBuf>,
+    /// Call a failing first pass bad without measuring it again.
+    #[arg(long)]
+    pub no_retest: bool,
+    /// Drain this node when it is bad (`scontrol update … State=DRAIN Reason=…`).
+    #[arg(long)]
+    pub drain: bool,
+    /// Resume this node when it passes, if benchbook drained it (its reason
+    /// starts with `benchbook:`); other drains are left alone.
+    #[arg(long)]
+    pub resume_on_pass: bool,
+    /// scontrol's path (default: on PATH, else /usr/bin, /usr/local/bin, /opt/slurm/bin).
+    #[arg(long, value_name = "PATH")]
+    pub scontrol: Option<PathBuf>,
+    /// Measure only while no other `--take-turns` gate or run on this
+    /// archive measures (nodes sharing CPUs).
+    #[arg(long)]
+    pub take_turns: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The suite: `benchbook run` arguments after `--` (default: memcpy
+    /// --sizes 4M,64M --threads 1 --max-time 0.5).
+    #[arg(last = true, value_name = "RUN ARGS")]
+    pub suite: Vec<String>,
+}
+
+pub const GATE_HELP: &str = "\
+Each point of this node's fresh pass is judged against:
+  its fleet     the median of the other nodes' latest 3 runs; z on the spread
+                of their single runs; a fault when z < -3.5 and the whole
+                interval of the ratio lies below 1 - δ;
+  its floor     a published floor for its device (data/reference/floors.toml:
+                DCGM's and Azure NHC's); a fault when the whole interval lies
+                below it;
+  its history   its own last 5 runs, only where fewer than 3 other nodes
+                measured the point.
+A failing pass is measured again, and only points that fail both times make
+the node bad. Too little history, an unreadable archive or floors file, or a
+suite that cannot run gives `not judged`, never `bad`. Every verdict is
+archived as a run (label gate-verdict) beside the passes (label gate).
+
+Exit: 0 pass, 1 bad, 3 not judged, 2 usage. The last line is the reason:
+  benchbook: memcpy copy 64 MiB 1T at 0.79× fleet (99.50 % CI 0.76–0.83), below 0.95
+
+As Slurm's HealthCheckProgram (Slurm gives it no PATH, only SLURMD_NODENAME):
+  #!/bin/sh
+  exec /usr/local/bin/benchbook --archive /shared/benchbook fleet gate nightly \\
+      --drain --resume-on-pass -- h2d d2h memcpy --backend cuda --sizes 256M --max-time 0.5
+
+Examples:
+  benchbook fleet gate nightly                     gate this node, report only
+  benchbook fleet gate nightly --drain --resume-on-pass --take-turns";
+
+/// What `fleet gate` did.
+#[derive(Debug, Serialize)]
+pub struct GateOutput {
+    #[serde(flatten)]
+    pub outcome: GateOutcome,
+    pub action: Option<Action>,
+}
+
+impl GateOutput {
+    pub fn exit_code(&self) -> u8 {
+        match self.outcome.verdict {
+            Verdict::Pass => 0,
+            Verdict::Bad => 1,
+            Verdict::NotJudged => 3,
+        }
+    }
+}
+
+/// The suite's configuration from `run` arguments.
+fn suite(args: &[String]) -> std::result::Result<crate::bench::BenchConfig, String> {
+    #[derive(Parser)]
+    #[command(name = "suite", no_binary_name = true)]
+    struct Suite {
+        #[command(flatten)]
+        run: crate::cli::RunArgs,
+    }
+    let given: Vec<String> =
+        if args.is_empty() { DEFAULT_SUITE.iter().map(|s| s.to_string()).collect() } else { args.to_vec() };
+    let s = Suite::try_parse_from(&given).map_err(|e| format!("the suite `{}`: {}", given.join(" "), e.kind()))?;
+    if s.run.sub.is_some() {
+        return Err("the suite is a sweep (`memcpy --sizes 4M`), not `run exec`".into());
+    }
+    crate::cli::config::resolve_config(&s.run).map_err(|e| format!("the suite `{}`: {e}", given.join(" ")))
+}
+
+/// Gate this node.
+pub fn gate(archive: &Archive, a: &GateArgs, quiet: bool) -> GateOutput {
+    // The suite's runs join the fleet, on this node.
+    std::env::set_var(crate::host::placement::FLEET_ENV, &a.fleet);
+    if let Some(n) = &a.node {
+        std::env::set_var("SLURMD_NODENAME", n);
+    }
+    let rule = GateRule { threshold: a.threshold, alpha: a.alpha, ..GateRule::default() };
+    let floors_name = a.floors.as_ref().map(|p| p.display().to_string());
+    let prepared = (|| {
+        crate::host::placement::check_fleet_name(&a.fleet).map_err(|e| format!("fleet `{}`: {e}", a.fleet))?;
+        let floors = floors::load(a.floors.as_deref()).map_err(|e| format!("the floors: {e}"))?;
+        let specs = crate::analysis::specs::SpecBook::load(&archive.root).map_err(|e| format!("the specs: {e}"))?;
+        Ok::<_, String>((suite(&a.suite)?, floors, specs))
+    })();
+    let outcome = match prepared {
+        Err(why) => crate::gate::refused(&a.fleet, &why),
+        Ok((suite, floors, specs)) => {
+            let spec = GateSpec {
+                fleet: a.fleet.clone(),
+                suite,
+                rule,
+                window: Window::default(),
+                floors,
+                floors_path: floors_name.clone(),
+                retest: !a.no_retest,
+            };
+            let turn =
+                if a.take_turns { crate::cli::commands::run::take_turn(archive, quiet).map(Some) } else { Ok(None) };
+            match turn {
+                Err(e) => crate::gate::refused(&a.fleet, &format!("waiting for its turn: {e}")),
+                Ok(_turn) => {
+                    let bar = Bar::unless(quiet || a.json);
+                    let out = crate::gate::gate(archive, &spec, &specs, listener(&bar));
+                    if let Some(b) = &bar {
+                        b.finish();
+                    }
+                    out
+                }
+            }
+        }
+    };
+    let action = (a.drain || a.resume_on_pass)
+        .then(|| {
+            let node = if outcome.node.is_empty() { crate::gate::this_node() } else { outcome.node.clone() };
+            slurm::act(
+                &slurm::scontrol(a.scontrol.as_deref()),
+                &node,
+                outcome.verdict,
+                &outcome.reason,
+                a.drain,
+                a.resume_on_pass,
+            )
+        })
+        .flatten();
+    let mut out = GateOutput { outcome, action };
+    match crate::gate::write_verdict(
+        archive,
+        &rule,
+        floors_name.as_deref(),
+        &out.outcome,
+        out.action.as_ref().map(|x| x.to_string()),
+    ) {
+        Ok(id) => out.outcome.verdict_run = Some(id),
+        Err(e) => out.outcome.damaged.push(("verdict".into(), format!("the verdict could not be archived: {e}"))),
+    }
+    out
+}
+
+fn line_cell(a: Option<&crate::analysis::fleet::gate::Against>) -> (String, String) {
+    match a {
+        None => ("–".into(), String::new()),
+        Some(a) => (
+            format!("{:.3}{}", a.ratio, if a.below { " ✗" } else { "" }),
+            format!("{:.3}–{:.3}", a.ratio_low, a.ratio_high),
+        ),
+    }
+}
+
+fn points_table(t: &mut Term<'_>, j: &GateJudgement) -> io::Result<()> {
+    let mut tab = table(&["POINT", "RUNS", "× FLEET", "INTERVAL", "Z", "× HISTORY", "× FLOOR", "FAULT"], &[1, 2, 4]);
+    for p in &j.points {
+        let (fleet, fleet_ci) = line_cell(p.fleet.as_ref());
+        let z = p.fleet.as_ref().and_then(|a| a.z).map_or(String::new(), |z| format!("{z:.1}"));
+        let (hist, _) = line_cell(p.history.as_ref());
+        let (floor, _) = line_cell(p.floor.as_ref().map(|f| &f.1));
+        tab.add_row(vec![cell(&p.point), p.runs.to_string(), fleet, fleet_ci, z, hist, floor, fault_word(p).into()]);
+    }
+    write_table(&mut *t.out, &tab)
+}
+
+fn fault_word(p: &GatePoint) -> &'static str {
+    match p.fault {
+        None if !p.judged() => "not judged",
+        None => "",
+        Some(crate::analysis::fleet::gate::Line::Fleet) => "fleet",
+        Some(crate::analysis::fleet::gate::Line::Floor) => "floor",
+        Some(crate::analysis::fleet::gate::Line::History) => "history",
+    }
+}
+
+impl Render for GateOutput {
+    fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        let o = &self.outcome;
+        let s = terminal_safe;
+        let word = match o.verdict {
+            Verdict::Pass => "PASS",
+            Verdict::Bad => "BAD",
+            Verdict::NotJudged => "NOT JUDGED",
+        };
+        writeln!(
+            t.out,
+            "gate {} of fleet {}: {word} ({} other nodes, {} earlier runs of this node)",
+            s(&o.node),
+            s(&o.fleet),
+            o.peers,
+            o.history_runs
+        )?;
+        for (k, (name, j)) in [("first pass", &o.first), ("retest", &o.retest)].into_iter().enumerate() {
+            if let Some(j) = j {
+                writeln!(
+                    t.out,
+                    "{name} (run {}), intervals at {}:",
+                    o.passes.get(k).map_or("?".into(), |r| s(r)),
+                    crate::vocab::units::format_confidence(j.confidence)
+                )?;
+                points_table(t, j)?;
+            }
+        }
+        if let Some(a) = &self.action {
+            writeln!(t.out, "slurm: {} {}", s(&o.node), s(&a.to_string()))?;
+        }
+        if let Some(v) = &o.verdict_run {
+            writeln!(t.err, "verdict archived as run {}", s(v))?;
+        }
+        for (run, why) in &o.damaged {
+            writeln!(t.err, "left out: {}: {}", s(run), s(why))?;
+        }
+        writeln!(t.out, "{}", s(&o.reason))
+    }
+}
