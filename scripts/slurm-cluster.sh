@@ -4,7 +4,7 @@
 # its own port (Debian's slurm-wlm packages; run as root).
 #
 #   scripts/slurm-cluster.sh start N [--slow NODE --cpu-quota PCT]
-#                                    [--health-check FLEET --archive DIR [--interval S] [--benchbook BIN]]
+#                                    [--health-check FLEET --archive DIR [--interval S] [--benchbook BIN] [--suite ARGS]]
 #   scripts/slurm-cluster.sh throttle NODE PCT|off
 #   scripts/slurm-cluster.sh stop
 #
@@ -13,7 +13,8 @@
 # node gates itself against the fleet in archive DIR and drains itself
 # through slurmctld when bad, resuming itself once it passes
 # ($DIR/healthcheck.sh is the wrapper; each node's output goes to
-# $DIR/gate-NODE.log).
+# $DIR/gate-NODE.log). --suite sets the gate's `run` arguments (default:
+# memcpy --sizes 4M,64M --threads 1 --max-time 0.5).
 #
 # Each node's slurmd runs in a CPU cgroup of its own (benchbook-NODE), so
 # a node can be slowed at any time: `throttle node3 25` limits every task
@@ -89,7 +90,7 @@ join_cgroup() {
 # SLURMD_NODENAME set, ignores its exit code, and kills it after 60 s, so it
 # names every path, finds slurm.conf by SLURM_CONF, and logs to a file.
 write_health_check() {
-    local fleet=$1 archive=$2 bb=$3
+    local fleet=$1 archive=$2 bb=$3 suite=$4
     cat > "$DIR/healthcheck.sh" <<EOF2
 #!/bin/sh
 # benchbook's gate as this cluster's HealthCheckProgram (scripts/slurm-cluster.sh).
@@ -102,7 +103,7 @@ EOF2
 }
 
 start() {
-    local n=$1 slow=${2:-} quota=${3:-} hc_fleet=${4:-} hc_archive=${5:-} hc_interval=${6:-10} hc_bb=${7:-}
+    local n=$1 slow=${2:-} quota=${3:-} hc_fleet=${4:-} hc_archive=${5:-} hc_interval=${6:-10} hc_bb=${7:-} hc_suite=${8:-}
     [ "$(id -u)" = 0 ] || die "run as root (slurmd and munged need it)"
     command -v slurmctld >/dev/null || die "slurmctld not found: apt-get install slurmctld slurmd slurm-client munge"
     stop
@@ -121,7 +122,7 @@ start() {
         [ -n "$hc_archive" ] || die "--health-check needs --archive DIR"
         [ -x "$hc_bb" ] || die "--health-check needs benchbook at $hc_bb (--benchbook BIN)"
         mkdir -p "$hc_archive"
-        write_health_check "$hc_fleet" "$(cd "$hc_archive" && pwd)" "$(cd "$(dirname "$hc_bb")" && pwd)/$(basename "$hc_bb")"
+        write_health_check "$hc_fleet" "$(cd "$hc_archive" && pwd)" "$(cd "$(dirname "$hc_bb")" && pwd)/$(basename "$hc_bb")" "$hc_suite"
     fi
     {
         echo "ClusterName=benchbook"
@@ -190,6 +191,7 @@ case "${1:-}" in
         n=${2:?start needs a node count}
         shift 2
         slow="" quota="" hc_fleet="" hc_archive="" hc_interval=10
+        hc_suite="memcpy --sizes 4M,64M --threads 1 --max-time 0.5"
         hc_bb=${BENCHBOOK:-$(cd "$(dirname "$0")/.." && pwd)/target/release/benchbook}
         while [ $# -gt 0 ]; do
             case $1 in
@@ -199,11 +201,12 @@ case "${1:-}" in
                 --archive) hc_archive=$2; shift 2 ;;
                 --interval) hc_interval=$2; shift 2 ;;
                 --benchbook) hc_bb=$2; shift 2 ;;
+                --suite) hc_suite=$2; shift 2 ;;
                 *) die "unknown option $1" ;;
             esac
         done
         [ -z "$slow" ] || [ -n "$quota" ] || die "--slow needs --cpu-quota PCT"
-        start "$n" "$slow" "$quota" "$hc_fleet" "$hc_archive" "$hc_interval" "$hc_bb"
+        start "$n" "$slow" "$quota" "$hc_fleet" "$hc_archive" "$hc_interval" "$hc_bb" "$hc_suite"
         ;;
     throttle) throttle "${2:?throttle needs a node}" "${3:?throttle needs PCT or off}" ;;
     stop) stop ;;

@@ -38,17 +38,20 @@ pub fn points(cfg: &BenchConfig) -> Vec<Point> {
 }
 
 /// Byte i of the source: (31·i) xor (i / 4096), so that a short or
-/// misplaced copy cannot reproduce it. Written a page at a time from one
-/// template (31·i mod 256 repeats every 4 KiB), which the compiler
-/// vectorizes: byte by byte it took a tenth of a second at 256 MiB, which
-/// every round of a large point paid.
+/// misplaced copy cannot reproduce it. 31·i mod 256 repeats every 4 KiB,
+/// so page p is one of 256 pages (p mod 256), made once and copied in with
+/// memcpy: byte by byte it took a tenth of a second at 256 MiB in a
+/// release build, which every round of a large point paid, and half a
+/// second at 64 MiB in a debug build (what Slurm's 60 s health-check limit
+/// saw in the tests).
 fn fill_pattern(src: &mut [u8]) {
-    let template: Vec<u8> = (0..4096usize).map(|j| j.wrapping_mul(31) as u8).collect();
+    static PAGES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let pages = PAGES.get_or_init(|| {
+        (0..256usize).flat_map(|page| (0..4096usize).map(move |j| j.wrapping_mul(31) as u8 ^ page as u8)).collect()
+    });
     for (page, chunk) in src.chunks_mut(4096).enumerate() {
-        let x = page as u8;
-        for (b, t) in chunk.iter_mut().zip(&template) {
-            *b = t ^ x;
-        }
+        let at = (page % 256) * 4096;
+        chunk.copy_from_slice(&pages[at..at + chunk.len()]);
     }
 }
 

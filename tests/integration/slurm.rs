@@ -4,6 +4,11 @@
 //! judging them, clean and with one node genuinely throttled by a CPU
 //! cgroup.
 //!
+//! A second test makes `benchbook fleet gate` the cluster's
+//! `HealthCheckProgram`: slurmctld itself drains the throttled node with
+//! benchbook's reason, drains no clean node, and resumes the node once the
+//! throttle is lifted.
+//!
 //! Ignored by `cargo test`: it needs root, the Slurm packages, and the
 //! machine to itself (other tests running beside it are load that no node
 //! should measure). CI runs it alone: `cargo test --test integration --
@@ -18,6 +23,10 @@ use crate::common;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/slurm-cluster.sh");
 
+/// One cluster at a time: the tests measure, and two clusters would load
+/// each other's nodes.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A running cluster, stopped when dropped (a failing test included).
 struct Cluster {
     dir: PathBuf,
@@ -28,6 +37,11 @@ impl Cluster {
     /// Start `n` nodes; `None` (saying why) where this machine cannot,
     /// except in CI, which installs Slurm and must run the test.
     fn start(n: usize, dir: &Path) -> Option<Cluster> {
+        Cluster::start_with(n, dir, "17400", &[])
+    }
+
+    /// [`Cluster::start`] on `port`, with more `start` options.
+    fn start_with(n: usize, dir: &Path, port: &'static str, options: &[&str]) -> Option<Cluster> {
         let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
         let slurm = Command::new("slurmctld").arg("-V").output().is_ok();
         if !(root && slurm) {
@@ -36,8 +50,11 @@ impl Cluster {
             eprintln!("skipped: {why} (apt-get install slurmctld slurmd slurm-client munge; run as root)");
             return None;
         }
-        let c = Cluster { dir: dir.to_path_buf(), port: "17400" };
-        let o = c.script(&["start", &n.to_string()]);
+        let c = Cluster { dir: dir.to_path_buf(), port };
+        let n = n.to_string();
+        let mut args = vec!["start", n.as_str()];
+        args.extend_from_slice(options);
+        let o = c.script(&args);
         assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
         Some(c)
     }
@@ -98,6 +115,7 @@ impl Drop for Cluster {
 #[test]
 #[ignore = "needs root, Slurm and the machine to itself; CI runs it alone"]
 fn slurm_fleet_names_the_throttled_node_and_nobody_when_clean() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let Some(cluster) = Cluster::start(4, &tmp.path().join("slurm")) else { return };
     let archive = tmp.path().join("archive");
@@ -137,4 +155,130 @@ fn slurm_fleet_names_the_throttled_node_and_nobody_when_clean() {
     // The sentence names the node, its ratio, interval and z.
     let line = text.lines().find(|l| l.starts_with("- node3")).unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains(&format!("{ratio:.2}×")) && line.contains(&format!("z = {z:.1}")), "{line}");
+}
+
+/// Each node's gate verdicts so far, oldest first: (verdict, reason, action).
+fn verdicts(archive: &Path) -> std::collections::BTreeMap<String, Vec<(String, String, Option<String>)>> {
+    let mut out: std::collections::BTreeMap<String, Vec<(String, String, String, Option<String>)>> = Default::default();
+    // A run being written while we look is skipped; the next look reads it.
+    for r in Archive::new(archive).runs().unwrap_or_default() {
+        let Ok(m) = r.manifest() else { continue };
+        if let benchbook::archive::manifest::RunConfig::Gate(g) = m.config {
+            let g = g.gate;
+            out.entry(g.node).or_default().push((m.started_at, g.verdict, g.reason, g.action));
+        }
+    }
+    out.into_iter()
+        .map(|(n, mut v)| {
+            v.sort();
+            (n, v.into_iter().map(|(_, a, b, c)| (a, b, c)).collect())
+        })
+        .collect()
+}
+
+impl Cluster {
+    /// Node `node`'s state and reason, as slurmctld holds them.
+    fn node(&self, node: &str) -> (String, String) {
+        let o = Command::new("scontrol")
+            .args(["show", "node", node, "-o"])
+            .env("SLURM_CONF", self.conf())
+            .output()
+            .expect("scontrol");
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let s = benchbook::gate::slurm::NodeState::parse(&text).unwrap_or_else(|| panic!("{text}"));
+        (s.state, s.reason.unwrap_or_default())
+    }
+
+    /// Wait up to `seconds` for `done`, then fail with the gates' logs.
+    fn wait(&self, what: &str, seconds: u64, mut done: impl FnMut() -> bool) {
+        let start = std::time::Instant::now();
+        while start.elapsed().as_secs() < seconds {
+            if done() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
+        let logs: String = (1..=4)
+            .map(|k| {
+                let p = self.dir.join(format!("gate-node{k}.log"));
+                format!("== {}\n{}\n", p.display(), std::fs::read_to_string(&p).unwrap_or_default())
+            })
+            .collect();
+        panic!("{what}: not within {seconds} s\n{logs}");
+    }
+}
+
+#[test]
+#[ignore = "needs root, Slurm and the machine to itself; CI runs it alone"]
+fn slurm_health_check_drains_the_throttled_node_itself_and_resumes_it_once_fixed() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let bb = common::bin();
+    let archive_arg = archive.display().to_string();
+    // One point, in the test's debug build: a gate well inside Slurm's 60 s
+    // even on the throttled node, with its retest and its turn to wait.
+    let options = [
+        "--health-check",
+        "gated",
+        "--archive",
+        &archive_arg,
+        "--interval",
+        "30",
+        "--benchbook",
+        bb,
+        "--suite",
+        "memcpy --sizes 64M --threads 1 --max-time 0.3",
+    ];
+    let Some(cluster) = Cluster::start_with(4, &tmp.path().join("slurm"), "17500", &options) else { return };
+    let nodes: Vec<String> = (1..=4).map(|k| format!("node{k}")).collect();
+
+    // Clean: the first gates have no fleet to judge against (not judged);
+    // wait until every node has passed twice against its fleet.
+    let passes = |v: &[(String, String, Option<String>)]| v.iter().filter(|x| x.0 == "pass").count();
+    cluster.wait("every node passing its gate twice", 240, || {
+        let v = verdicts(&archive);
+        nodes.iter().all(|n| v.get(n).is_some_and(|x| passes(x) >= 2))
+    });
+    let v = verdicts(&archive);
+    for n in &nodes {
+        assert!(v[n].iter().all(|x| x.0 != "bad"), "clean {n} was called bad: {:?}", v[n]);
+        let (state, reason) = cluster.node(n);
+        assert!(!state.contains("DRAIN"), "clean {n} is {state}: {reason}");
+    }
+
+    // node3 at 25 % of one CPU: slurmctld drains it with benchbook's reason.
+    let o = cluster.script(&["throttle", "node3", "25"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    cluster.wait("slurmctld draining node3", 150, || cluster.node("node3").0.contains("DRAIN"));
+    let (state, reason) = cluster.node("node3");
+    assert!(
+        reason.starts_with("benchbook: memcpy copy ") && reason.contains("× fleet") && reason.ends_with("below 0.95"),
+        "{state}: {reason}"
+    );
+    let sinfo = Command::new("sinfo")
+        .args(["-h", "-N", "-R", "-o", "%N|%E"])
+        .env("SLURM_CONF", cluster.conf())
+        .output()
+        .unwrap();
+    let sinfo = String::from_utf8_lossy(&sinfo.stdout).into_owned();
+    assert!(sinfo.lines().any(|l| l == format!("node3|{reason}")), "{sinfo}");
+    for n in ["node1", "node2", "node4"] {
+        let (state, reason) = cluster.node(n);
+        assert!(!state.contains("DRAIN"), "clean {n} is {state}: {reason}");
+    }
+    // Its verdict run says what it judged and what was done.
+    let bad = verdicts(&archive)["node3"].iter().find(|x| x.0 == "bad").cloned().expect("a bad verdict");
+    assert_eq!((bad.1.as_str(), bad.2.as_deref()), (reason.as_str(), Some("drained")));
+
+    // Fixed: the next gate passes, and resumes the node it drained.
+    let o = cluster.script(&["throttle", "node3", "off"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    cluster.wait("node3 back to idle", 150, || !cluster.node("node3").0.contains("DRAIN"));
+    let v = verdicts(&archive);
+    assert!(v["node3"].iter().any(|x| x.0 == "pass" && x.2.as_deref() == Some("resumed")), "{:?}", v["node3"]);
+    for n in &nodes {
+        let (state, reason) = cluster.node(n);
+        assert!(!state.contains("DRAIN"), "{n} is {state}: {reason}");
+    }
 }
