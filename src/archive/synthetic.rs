@@ -27,6 +27,9 @@ pub struct SynthSpec {
     pub drift_at: usize,
     /// How many runs to damage (at most 3, far from the drifting node).
     pub damage: usize,
+    /// Points per run, where more than the template has: its points again,
+    /// each copy a variant of its own (`warm-1`, `warm-2`, ...).
+    pub points: Option<usize>,
 }
 
 /// What was made: where the drift is and which runs were damaged.
@@ -54,6 +57,21 @@ pub fn synthetic_fleet(template: &RunDir, out: &Archive, spec: &SynthSpec) -> Re
     }
     // Every measured point, its samples taken in turn (again from its first
     // when it has fewer, numbered on): rows_per_run in all.
+    if let Some(want) = spec.points.filter(|n| *n > points.len()) {
+        let base: Vec<Vec<Row>> = std::mem::take(&mut points).into_values().collect();
+        for i in 0..want {
+            let copy = i / base.len().max(1);
+            let mut rows = base[i % base.len().max(1)].clone();
+            for r in &mut rows {
+                r.point = i as u32;
+                if copy > 0 {
+                    let v = r.params.variant.clone().unwrap_or_else(|| "warm".into());
+                    r.params.variant = Some(format!("{v}-{copy}"));
+                }
+            }
+            points.insert(i as u32, rows);
+        }
+    }
     let per_point = spec.rows_per_run.div_ceil(points.len().max(1));
     let rows: Vec<Row> = points
         .into_values()

@@ -24,7 +24,8 @@ fn a_drifting_node_is_found_where_it_drifts_and_damaged_runs_are_named() {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let template = RunDir { id: "template".into(), path: root.join(TEMPLATE) };
-    let spec = SynthSpec { runs: 400, rows_per_run: 120, nodes: 40, drifting: 17, drift_at: 6, damage: 3 };
+    let spec =
+        SynthSpec { runs: 400, rows_per_run: 120, nodes: 40, drifting: 17, drift_at: 6, damage: 3, points: None };
     let made = synthetic_fleet(&template, &Archive::new(tmp.path()), &spec).unwrap();
     assert_eq!(made.damaged.len(), 3);
 

@@ -157,9 +157,14 @@ fn slurm_fleet_names_the_throttled_node_and_nobody_when_clean() {
     assert!(line.contains(&format!("{ratio:.2}×")) && line.contains(&format!("z = {z:.1}")), "{line}");
 }
 
-/// Each node's gate verdicts so far, oldest first: (verdict, reason, action).
-fn verdicts(archive: &Path) -> std::collections::BTreeMap<String, Vec<(String, String, Option<String>)>> {
-    let mut out: std::collections::BTreeMap<String, Vec<(String, String, String, Option<String>)>> = Default::default();
+/// A gate verdict: (verdict, reason, action).
+type Verdict = (String, String, Option<String>);
+
+/// Each node's gate verdicts so far, oldest first.
+fn verdicts(archive: &Path) -> std::collections::BTreeMap<String, Vec<Verdict>> {
+    // node → (start, verdict, reason, action).
+    type Dated = (String, String, String, Option<String>);
+    let mut out: std::collections::BTreeMap<String, Vec<Dated>> = Default::default();
     // A run being written while we look is skipped; the next look reads it.
     for r in Archive::new(archive).runs().unwrap_or_default() {
         let Ok(m) = r.manifest() else { continue };
@@ -235,7 +240,7 @@ fn slurm_health_check_drains_the_throttled_node_itself_and_resumes_it_once_fixed
 
     // Clean: the first gates have no fleet to judge against (not judged);
     // wait until every node has passed twice against its fleet.
-    let passes = |v: &[(String, String, Option<String>)]| v.iter().filter(|x| x.0 == "pass").count();
+    let passes = |v: &[Verdict]| v.iter().filter(|x| x.0 == "pass").count();
     cluster.wait("every node passing its gate twice", 240, || {
         let v = verdicts(&archive);
         nodes.iter().all(|n| v.get(n).is_some_and(|x| passes(x) >= 2))

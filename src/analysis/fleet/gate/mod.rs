@@ -63,8 +63,13 @@ impl Default for GateRule {
 
 /// Replicates of a reference (the fleet's median, or the node's history):
 /// a 95 % interval's tails hold 25 each, and a corrected interval draws
-/// this node's figure as often as it needs against them.
+/// this node's figure as often as it needs against them. A large fleet's
+/// median moves little between replicates (its spread shrinks as 1/√n), so
+/// from 200 peers up fewer replicates draw it, as many as 2·10^5 peer
+/// draws allow (200 at 1,000 peers): each costs a draw of every peer.
 const REFERENCE_REPLICATES: usize = 1000;
+const REFERENCE_DRAWS: usize = 200_000;
+const FEWEST_REFERENCE_REPLICATES: usize = 200;
 
 /// What one node's gate judges. Points are [`super::fleet_point`] labels.
 #[derive(Debug, Clone, Default)]
@@ -185,50 +190,67 @@ impl GateJudgement {
 }
 
 /// Judge one pass: `data.fresh` against the fleet, history and floors.
+/// Points are independent (each has its own seed): judged on every CPU and
+/// gathered in point order, so the result does not depend on how many.
 pub fn judge(data: &GateData, rule: &GateRule) -> GateJudgement {
     let tests = data.fresh.len().max(1);
     let alpha = rule.alpha / tests as f64;
-    // Enough draws of this node that each tail of the interval holds 20.
-    let b = rule.replicates.max((40.0 / alpha).ceil() as usize).min(200_000);
-    let mut points = Vec::new();
-    let mut empty = Vec::new();
-    for (point, runs) in &data.fresh {
-        let Some(mut node) = NodeResampler::new(runs) else {
-            empty.push(point.clone());
-            continue;
-        };
-        let mut rng = resampling_rng(rule.seed ^ seed_of(point));
-        let m = node.figure;
-        let draws: Vec<f64> = (0..b).map(|_| node.draw(&mut rng)).collect();
-        let line = |reference: Reference, rng: &mut rand::rngs::Xoshiro256PlusPlus| {
-            reference.against(m, &draws, alpha, rule.threshold, rng)
-        };
-        let fleet = data.peers.get(point).and_then(|p| Reference::fleet(p, rule.min_peers)).map(|r| line(r, &mut rng));
-        let history =
-            data.own.get(point).and_then(|o| Reference::history(o, rule.min_history)).map(|r| line(r, &mut rng));
-        let floor = data.floors.get(point).map(|f| (f.clone(), line(Reference::floor(f), &mut rng)));
-        let below = |a: &Option<Against>| a.as_ref().is_some_and(|a| a.below);
-        let fault = if below(&fleet) {
-            Some(Line::Fleet)
-        } else if floor.as_ref().is_some_and(|(_, a)| a.below) {
-            Some(Line::Floor)
-        } else if fleet.is_none() && below(&history) {
-            Some(Line::History)
-        } else {
-            None
-        };
-        points.push(GatePoint {
-            point: point.clone(),
-            median: m,
-            runs: node.runs.len(),
-            samples: node.samples(),
-            fleet,
-            history,
-            floor,
-            fault,
-        });
+    let work: Vec<(&String, &Runs)> = data.fresh.iter().collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
+    let chunk = work.len().div_ceil(threads.max(1)).max(1);
+    let judged: Vec<Result<GatePoint, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || part.iter().map(|(p, r)| judge_point(data, p, r, alpha, rule)).collect::<Vec<_>>())
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    let (mut points, mut empty) = (Vec::new(), Vec::new());
+    for j in judged {
+        match j {
+            Ok(p) => points.push(p),
+            Err(point) => empty.push(point),
+        }
     }
     GateJudgement { node: data.node.clone(), points, empty, confidence: 1.0 - alpha, threshold: rule.threshold }
+}
+
+/// One point of [`judge`]; its name back when it has no samples.
+fn judge_point(data: &GateData, point: &str, runs: &Runs, alpha: f64, rule: &GateRule) -> Result<GatePoint, String> {
+    // Enough draws of this node that each tail of the interval holds 20.
+    let b = rule.replicates.max((40.0 / alpha).ceil() as usize).min(200_000);
+    let Some(mut node) = NodeResampler::new(runs) else { return Err(point.to_string()) };
+    let mut rng = resampling_rng(rule.seed ^ seed_of(point));
+    let m = node.figure;
+    let draws: Vec<f64> = (0..b).map(|_| node.draw(&mut rng)).collect();
+    let line = |reference: Reference, rng: &mut rand::rngs::Xoshiro256PlusPlus| {
+        reference.against(m, &draws, alpha, rule.threshold, rng)
+    };
+    let fleet = data.peers.get(point).and_then(|p| Reference::fleet(p, rule.min_peers)).map(|r| line(r, &mut rng));
+    let history = data.own.get(point).and_then(|o| Reference::history(o, rule.min_history)).map(|r| line(r, &mut rng));
+    let floor = data.floors.get(point).map(|f| (f.clone(), line(Reference::floor(f), &mut rng)));
+    let below = |a: &Option<Against>| a.as_ref().is_some_and(|a| a.below);
+    let fault = if below(&fleet) {
+        Some(Line::Fleet)
+    } else if floor.as_ref().is_some_and(|(_, a)| a.below) {
+        Some(Line::Floor)
+    } else if fleet.is_none() && below(&history) {
+        Some(Line::History)
+    } else {
+        None
+    };
+    Ok(GatePoint {
+        point: point.to_string(),
+        median: m,
+        runs: node.runs.len(),
+        samples: node.samples(),
+        fleet,
+        history,
+        floor,
+        fault,
+    })
 }
 
 /// A line to judge a figure against: its centre, the scale of single runs
@@ -254,7 +276,8 @@ impl Reference {
         let n = peers.len();
         let mut rng = resampling_rng(seed_of(&format!("fleet {n} {centre}")));
         let mut picked = vec![0.0; n];
-        let replicates = (0..REFERENCE_REPLICATES)
+        let count = (REFERENCE_DRAWS / n).clamp(FEWEST_REFERENCE_REPLICATES, REFERENCE_REPLICATES);
+        let replicates = (0..count)
             .map(|_| {
                 for (slot, p) in picked.iter_mut().enumerate() {
                     // Peers themselves resampled from 5 up (see MIN_PEERS_RESAMPLED).
