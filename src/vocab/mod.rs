@@ -14,7 +14,8 @@
 //! - [`metrics`]: named metrics (tokens/s, TTFT, loss), their direction
 //!   and parameters, and the `run exec` JSON-lines protocol;
 //! - [`config`]: the typed run configuration a manifest records (a sweep,
-//!   an MPI job, an import, a `run exec` command);
+//!   an MPI job, an import, a `run exec` command, a `fleet gate` verdict);
+//! - [`gate`]: a gate verdict as its manifest records it;
 //! - [`facts`]: typed manifest facts (probes, GPU facts, the stopping rule);
 //! - [`stats`]: statistics as pure functions on slices;
 //! - [`telemetry`]: sensor readings (clocks, power, throttle reasons,
@@ -72,6 +73,7 @@ pub mod benches;
 pub mod columns;
 pub mod config;
 pub mod facts;
+pub mod gate;
 pub mod gemm;
 pub mod interrupt;
 pub mod interval;

@@ -18,6 +18,7 @@ mod end_to_end;
 mod exec;
 #[cfg(feature = "cuda")]
 mod fake_cuda;
+mod gate;
 mod golden;
 mod history;
 mod import;
