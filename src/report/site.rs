@@ -10,7 +10,9 @@
 //! hash, its devices and its points' medians. A second build reads only
 //! the runs that are new or changed, rewrites their pages and the node and
 //! point pages they touch, and the index; a page whose text is unchanged
-//! is never written.
+//! is never written. A run no longer in the archive (or no longer kept by
+//! the filter) loses its page; its node and points are rewritten without
+//! it; a node or point left with no run loses its page too.
 //!
 //! The file is longer than 400 lines because the site's five kinds of
 //! page and the state that makes it incremental are one unit.
@@ -51,6 +53,9 @@ pub struct SiteSummary {
     /// Pages written (new or changed text) and left as they were.
     pub written: usize,
     pub unchanged: usize,
+    /// Pages removed: of runs no longer in the archive, and of nodes and
+    /// points left with no run.
+    pub removed: usize,
     /// Runs left out (damaged), with why.
     pub left_out: Vec<(String, String)>,
 }
@@ -84,6 +89,9 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
         .unwrap_or_default();
     let (entries, left_out) = archive.verified(filter)?;
     let entries: BTreeMap<String, CatalogEntry> = entries.into_iter().map(|e| (e.run_id.clone(), e)).collect();
+    // Runs gone since the last build: their nodes and points are rewritten.
+    let gone: Vec<RunState> =
+        state.runs.iter().filter(|(id, _)| !entries.contains_key(*id)).map(|(_, r)| r.clone()).collect();
     state.runs.retain(|id, _| entries.contains_key(id));
     let changed: BTreeSet<String> = entries
         .values()
@@ -128,12 +136,16 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
     let all: Vec<HistoryPoint> = state.runs.values().flat_map(|r| r.points.iter().cloned()).collect();
     let rule = ChangeRule::default();
     let series = series_of_points(all, &rule);
-    let touched_nodes: BTreeSet<String> = changed.iter().filter_map(|id| entries.get(id)).map(node_of).collect();
-    let touched_points: BTreeSet<String> = changed
+    let mut touched_nodes: BTreeSet<String> = changed.iter().filter_map(|id| entries.get(id)).map(node_of).collect();
+    let mut touched_points: BTreeSet<String> = changed
         .iter()
         .filter_map(|id| state.runs.get(id))
         .flat_map(|r| r.points.iter().map(|p| p.point.clone()))
         .collect();
+    for r in &gone {
+        touched_nodes.extend(r.points.iter().map(|p| p.node.clone()));
+        touched_points.extend(r.points.iter().map(|p| p.point.clone()));
+    }
     let mut by_node: BTreeMap<&str, Vec<&HistorySeries>> = BTreeMap::new();
     let mut by_point: BTreeMap<&str, Vec<&HistorySeries>> = BTreeMap::new();
     for s in &series {
@@ -156,6 +168,12 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
         }
     }
     pages.write("index.html", &index_page(archive, &entries, &state, &by_point, &copied, &summary.left_out))?;
+    // What is gone: pages of runs, nodes and points the site no longer has.
+    let keep =
+        |names: Vec<String>| -> BTreeSet<String> { names.iter().map(|n| format!("{}.html", file_name(n))).collect() };
+    summary.removed = prune(&out.join("runs"), &keep(entries.keys().cloned().collect()))?
+        + prune(&out.join("nodes"), &keep(runs_of_node.keys().cloned().collect()))?
+        + prune(&out.join("points"), &keep(by_point.keys().map(|p| p.to_string()).collect()))?;
     std::fs::write(
         &state_path,
         serde_json::to_vec(&State { version: STATE_VERSION, ..state }).map_err(Error::analysis)?,
@@ -166,6 +184,20 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
     summary.reports = copied.len();
     (summary.written, summary.unchanged) = (pages.written, pages.unchanged);
     Ok(summary)
+}
+
+/// Remove the `.html` pages of `dir` not named in `keep`; how many.
+fn prune(dir: &Path, keep: &BTreeSet<String>) -> Result<usize> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir).at(dir)? {
+        let path = entry.at(dir)?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.ends_with(".html") && !keep.contains(&name) {
+            std::fs::remove_file(&path).at(&path)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// A run's node: Slurm's node name, else its host, else "unknown node".

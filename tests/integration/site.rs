@@ -128,6 +128,33 @@ fn a_second_build_reads_only_the_new_run_and_hostile_labels_stay_text() {
     let index = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(!index.contains("<script>alert"), "a label is text, never markup");
     assert!(index.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the label is shown, escaped");
+    // A run deleted from the archive loses its page, and the index and its
+    // node's page no longer name it; the other run's page stays.
+    let first_id = first_page.file_stem().unwrap().to_string_lossy().into_owned();
+    let gone = std::fs::read_dir(archive.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| benchbook::report::site::file_name(&p.file_name().unwrap().to_string_lossy()) == first_id)
+        .expect("the first run's folder");
+    let gone_id = gone.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::remove_dir_all(&gone).unwrap();
+    let c = site(&archive, &out, &[]);
+    assert_eq!(
+        (c["runs"].as_u64(), c["runs_read"].as_u64(), c["removed"].as_u64()),
+        (Some(1), Some(0), Some(1)),
+        "{c}"
+    );
+    assert!(!first_page.exists());
+    assert_eq!(pages_under(&out.join("runs")).len(), 1);
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!index.contains(&gone_id), "the index still names {gone_id}");
+    for node in pages_under(&out.join("nodes")) {
+        assert!(
+            !std::fs::read_to_string(&node).unwrap().contains(&gone_id),
+            "{} still names {gone_id}",
+            node.display()
+        );
+    }
     let Some(p) = common::chromium_probe(&out.join("index.html"), 400) else { return };
     assert!(p.errors.is_empty(), "{:?}", p.errors);
 }
