@@ -17,6 +17,7 @@ pub mod kind;
 pub mod markdown;
 pub mod sections;
 pub mod site;
+mod site_compare;
 
 pub use compare::{build_compare, CompareReport};
 pub use context::ReportContext;

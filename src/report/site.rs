@@ -14,6 +14,9 @@
 //! the filter) loses its page; its node and points are rewritten without
 //! it; a node or point left with no run loses its page too.
 //!
+//! Compare pages (labels that measured the same points) are built in
+//! [`super::site_compare`].
+//!
 //! The file is longer than 400 lines because the site's five kinds of
 //! page and the state that makes it incremental are one unit.
 
@@ -50,6 +53,8 @@ pub struct SiteSummary {
     pub nodes: usize,
     pub points: usize,
     pub reports: usize,
+    /// Compare pages: labels that measured the same points, each against the next.
+    pub compares: usize,
     /// Pages written (new or changed text) and left as they were.
     pub written: usize,
     pub unchanged: usize,
@@ -78,7 +83,7 @@ struct State {
 /// `out`, with the example reports found under `reports` (each folder's
 /// `report.html`) copied beside them.
 pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option<&Path>) -> Result<SiteSummary> {
-    for dir in ["runs", "nodes", "points", "reports"] {
+    for dir in ["runs", "nodes", "points", "reports", "compare"] {
         std::fs::create_dir_all(out.join(dir)).at(out.join(dir))?;
     }
     let state_path = out.join(STATE_FILE);
@@ -167,13 +172,40 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
             pages.write(&format!("points/{}.html", file_name(point)), &point_page(point, series)?)?;
         }
     }
-    pages.write("index.html", &index_page(archive, &entries, &state, &by_point, &copied, &summary.left_out))?;
+    // Compare pages: rewritten where one of their runs changed, or a run left.
+    let pairs = super::site_compare::pairs(&entries, |id| {
+        state.runs.get(id).map(|r| r.points.iter().map(|p| p.point.clone()).collect()).unwrap_or_default()
+    });
+    let mut compared = Vec::new();
+    for pair in &pairs {
+        let stale = !gone.is_empty() || pair.runs().any(|id| changed.contains(id));
+        if !stale && out.join(pair.page()).exists() {
+            compared.push(pair.clone());
+            continue;
+        }
+        match super::site_compare::page(archive, pair) {
+            Ok((title, markdown)) => {
+                pages.write(&pair.page(), &Page { title, markdown, svgs: BTreeMap::new() })?;
+                compared.push(pair.clone());
+            }
+            Err(e) => summary.left_out.push((format!("compare {} against {}", pair.new, pair.base), e.to_string())),
+        }
+    }
+    summary.compares = compared.len();
+    pages.write(
+        "index.html",
+        &index_page(archive, &entries, &state, &by_point, &copied, &compared, &summary.left_out),
+    )?;
     // What is gone: pages of runs, nodes and points the site no longer has.
     let keep =
         |names: Vec<String>| -> BTreeSet<String> { names.iter().map(|n| format!("{}.html", file_name(n))).collect() };
     summary.removed = prune(&out.join("runs"), &keep(entries.keys().cloned().collect()))?
         + prune(&out.join("nodes"), &keep(runs_of_node.keys().cloned().collect()))?
-        + prune(&out.join("points"), &keep(by_point.keys().map(|p| p.to_string()).collect()))?;
+        + prune(&out.join("points"), &keep(by_point.keys().map(|p| p.to_string()).collect()))?
+        + prune(
+            &out.join("compare"),
+            &compared.iter().map(|p| p.page().trim_start_matches("compare/").to_string()).collect(),
+        )?;
     std::fs::write(
         &state_path,
         serde_json::to_vec(&State { version: STATE_VERSION, ..state }).map_err(Error::analysis)?,
@@ -282,7 +314,7 @@ impl<'a> Pages<'a> {
 }
 
 /// `[text](href)` with the text escaped.
-fn link(text: &str, href: &str) -> String {
+pub(super) fn link(text: &str, href: &str) -> String {
     format!("[{}]({href})", md(text))
 }
 
@@ -471,6 +503,7 @@ fn index_page(
     state: &State,
     by_point: &BTreeMap<&str, Vec<&HistorySeries>>,
     reports: &[String],
+    compared: &[super::site_compare::Pair],
     left_out: &[(String, String)],
 ) -> Page {
     let nodes: BTreeSet<String> = entries.values().map(node_of).collect();
@@ -492,6 +525,15 @@ fn index_page(
         m.push_str("## Reports\n\n");
         for r in reports {
             m.push_str(&format!("- {}\n", link(r, &format!("reports/{}/report.html", file_name(r)))));
+        }
+        m.push('\n');
+    }
+    if !compared.is_empty() {
+        m.push_str(
+            "## Comparisons\n\nLabels whose runs measured the same points, each against the next one recorded.\n\n",
+        );
+        for p in compared {
+            m.push_str(&format!("- {}\n", link(&format!("{} against {}", p.new, p.base), &p.page())));
         }
         m.push('\n');
     }

@@ -83,11 +83,19 @@ fn the_committed_archive_becomes_a_site_that_renders_in_chromium() {
     let script = index.split_once("<script>").unwrap().1.split_once("</script>").unwrap().0;
     let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script.as_bytes()));
     assert!(index.contains(&format!("script-src 'sha256-{hash}'")), "the CSP pins the script");
+    // Labels that measured the same points are compared, each against the
+    // next one recorded; the index links the page, which states every point.
+    let compare = out.join("compare/memcpy-rounds-a--memcpy-rounds-b.html");
+    assert!(index.contains("compare/memcpy-rounds-a--memcpy-rounds-b.html"), "the index does not link the comparison");
+    let text = std::fs::read_to_string(&compare).unwrap();
+    assert!(text.contains("memcpy-rounds-b against memcpy-rounds-a") && text.contains("95 % interval"), "{text}");
+    assert!(text.contains("label:memcpy-rounds-a label:memcpy-rounds-b"));
+    assert!(s["compares"].as_u64().unwrap() >= 1, "{s}");
     // One page of each kind, probed at 1280 and 400 px.
     let pages = pages_under(&out);
     let pick = |dir: &str| pages.iter().find(|p| p.parent().unwrap().ends_with(dir)).cloned().unwrap();
     let node = pick("nodes");
-    let chosen = [out.join("index.html"), pick("runs"), node.clone(), pick("points")];
+    let chosen = [out.join("index.html"), pick("runs"), node.clone(), pick("points"), compare];
     for page in &chosen {
         for width in [1280, 400] {
             let Some(p) = common::chromium_probe(page, width) else { return };
@@ -121,9 +129,14 @@ fn a_second_build_reads_only_the_new_run_and_hostile_labels_stay_text() {
     quick_run(&archive, "<script>alert(1)</script>");
     let b = site(&archive, &out, &[]);
     assert_eq!((b["runs"].as_u64(), b["runs_read"].as_u64()), (Some(2), Some(1)));
-    // The new run's page, its node's page, the points it measured (3 sizes)
-    // and the index; the first run's page is left alone.
-    assert_eq!(b["written"].as_u64(), Some(1 + 1 + 3 + 1), "{b}");
+    // The new run's page, its node's page, the points it measured (3 sizes),
+    // the index, and the compare page of the two labels (the same points);
+    // the first run's page is left alone.
+    assert_eq!(b["written"].as_u64(), Some(1 + 1 + 3 + 1 + 1), "{b}");
+    let compares = pages_under(&out.join("compare"));
+    assert_eq!(compares.len(), 1);
+    let compare = std::fs::read_to_string(&compares[0]).unwrap();
+    assert!(!compare.contains("<script>alert") && compare.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert_eq!(std::fs::metadata(&first_page).unwrap().modified().unwrap(), before);
     let index = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(!index.contains("<script>alert"), "a label is text, never markup");
@@ -139,11 +152,13 @@ fn a_second_build_reads_only_the_new_run_and_hostile_labels_stay_text() {
     let gone_id = gone.file_name().unwrap().to_string_lossy().into_owned();
     std::fs::remove_dir_all(&gone).unwrap();
     let c = site(&archive, &out, &[]);
+    // Its run page and the compare page it was half of.
     assert_eq!(
         (c["runs"].as_u64(), c["runs_read"].as_u64(), c["removed"].as_u64()),
-        (Some(1), Some(0), Some(1)),
+        (Some(1), Some(0), Some(2)),
         "{c}"
     );
+    assert!(pages_under(&out.join("compare")).is_empty());
     assert!(!first_page.exists());
     assert_eq!(pages_under(&out.join("runs")).len(), 1);
     let index = std::fs::read_to_string(out.join("index.html")).unwrap();
