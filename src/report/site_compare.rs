@@ -44,8 +44,11 @@ pub(super) fn pairs(
     entries: &BTreeMap<String, CatalogEntry>,
     points_of: impl Fn(&str) -> BTreeSet<String>,
 ) -> Vec<Pair> {
-    // label → (its first start, its runs oldest first, its points).
-    let mut labels: BTreeMap<&str, (String, Vec<(String, String)>, BTreeSet<String>)> = BTreeMap::new();
+    // label → its first start, its runs (start, id), its points.
+    type Label = (String, Vec<(String, String)>, BTreeSet<String>);
+    // A label among those with the same points: its first start, name, runs.
+    type Same<'a> = (String, &'a str, Vec<String>);
+    let mut labels: BTreeMap<&str, Label> = BTreeMap::new();
     for e in entries.values() {
         let Some(label) = e.label.as_deref() else { continue };
         let start = e.started_at.clone().unwrap_or_default();
@@ -54,7 +57,7 @@ pub(super) fn pairs(
         l.1.push((start, e.run_id.clone()));
         l.2.extend(points_of(&e.run_id));
     }
-    let mut by_points: BTreeMap<BTreeSet<String>, Vec<(String, &str, Vec<String>)>> = BTreeMap::new();
+    let mut by_points: BTreeMap<BTreeSet<String>, Vec<Same>> = BTreeMap::new();
     for (label, (first, mut runs, points)) in labels {
         if points.is_empty() {
             continue;
