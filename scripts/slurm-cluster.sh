@@ -90,14 +90,18 @@ join_cgroup() {
 # SLURMD_NODENAME set, ignores its exit code, and kills it after 60 s, so it
 # names every path, finds slurm.conf by SLURM_CONF, and logs to a file.
 write_health_check() {
-    local fleet=$1 archive=$2 bb=$3 suite=$4
+    local fleet=$1 archive=$2 bb=$3 suite=$4 words
+    # Every value quoted for the shell that runs it (%q), the suite split
+    # into its words: a path or suite with spaces or quotes stays one value.
+    read -r -a words <<< "$suite"
     cat > "$DIR/healthcheck.sh" <<EOF2
-#!/bin/sh
+#!/bin/bash
 # benchbook's gate as this cluster's HealthCheckProgram (scripts/slurm-cluster.sh).
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-export SLURM_CONF=$DIR/slurm.conf
-exec "$bb" -q --archive "$archive" fleet gate "$fleet" --drain --resume-on-pass --take-turns \\
-    -- memcpy --sizes 4M,64M --threads 1 --max-time 0.5 >> "$DIR/gate-\$SLURMD_NODENAME.log" 2>&1
+export SLURM_CONF=$(printf '%q' "$DIR/slurm.conf")
+exec $(printf '%q' "$bb") -q --archive $(printf '%q' "$archive") fleet gate $(printf '%q' "$fleet") \\
+    --drain --resume-on-pass --take-turns -- $(printf '%q ' "${words[@]}") \\
+    >> $(printf '%q' "$DIR")/gate-"\$SLURMD_NODENAME".log 2>&1
 EOF2
     chmod 755 "$DIR/healthcheck.sh"
 }

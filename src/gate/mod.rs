@@ -185,6 +185,23 @@ fn judge_passes(
         }
     };
     let j2 = judge(&c2.data.with_fresh(&[1]), &spec.rule);
+    // A failing point the retest did not measure (or could not judge) is
+    // neither confirmed nor cleared: not judged, never a pass.
+    let unjudged: Vec<String> = j1
+        .faults()
+        .map(|p| p.point.clone())
+        .filter(|p| !j2.points.iter().any(|q| &q.point == p && q.judged()))
+        .collect();
+    if !unjudged.is_empty() {
+        out.verdict = Verdict::NotJudged;
+        out.reason = reason::not_judged(&format!(
+            "the retest did not judge {}, which failed the first pass",
+            unjudged.join(", ")
+        ));
+        out.first = Some(j1);
+        out.retest = Some(j2);
+        return out;
+    }
     let both = judge(&c2.data, &spec.rule);
     let confirmed = confirm(&[&j1, &j2]);
     let cleared: Vec<String> = j1.faults().map(|p| p.point.clone()).filter(|p| !confirmed.contains(p)).collect();

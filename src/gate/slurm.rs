@@ -127,9 +127,14 @@ pub fn act(scontrol: &Path, node: &str, verdict: Verdict, reason: &str, drain: b
     let done = |r: Result<String, String>, ok: Action| Some(r.map_or_else(Action::Failed, |_| ok));
     let node_arg = format!("NodeName={node}");
     if wanted {
-        if state.drained() && !state.ours() {
-            let why = state.reason.unwrap_or_default();
-            return Some(Action::Left(format!("already drained for another reason ({why})")));
+        // A node someone else took out (drained, down, failed, in
+        // maintenance, or with a reason of their own) is left as it is:
+        // draining it would replace their reason, and a later pass would
+        // then resume it.
+        let taken = ["DOWN", "FAIL", "MAINT"].iter().any(|s| state.state.contains(s));
+        if (state.drained() || taken || state.reason.is_some()) && !state.ours() {
+            let why = state.reason.unwrap_or_else(|| state.state.clone());
+            return Some(Action::Left(format!("already taken out for another reason ({why})")));
         }
         // Slurm keeps only a reason's first 255 bytes in its accounting.
         let reason: String = reason
@@ -167,8 +172,8 @@ mod tests {
             s.reason.as_deref(),
             Some("benchbook: memcpy copy 64 MiB 1T at 0.28× fleet (99.50 % CI 0.24–0.32), below 0.95")
         );
-        let other = NodeState::parse("NodeName=n1 State=DRAIN Reason=bad dimm [admin@2026-11-27T01:00:00]").unwrap();
-        assert!(other.drained() && !other.ours());
+        let other = NodeState::parse("NodeName=n1 State=DOWN Reason=bad dimm [admin@2026-11-27T01:00:00]").unwrap();
+        assert!(!other.drained() && !other.ours() && other.reason.as_deref() == Some("bad dimm"));
         let idle = NodeState::parse("NodeName=n1 State=IDLE ThreadsPerCore=1").unwrap();
         assert!(!idle.drained() && idle.reason.is_none());
         assert_eq!(NodeState::parse("no such node"), None);

@@ -148,8 +148,12 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
         .flat_map(|r| r.points.iter().map(|p| p.point.clone()))
         .collect();
     for r in &gone {
-        touched_nodes.extend(r.points.iter().map(|p| p.node.clone()));
         touched_points.extend(r.points.iter().map(|p| p.point.clone()));
+    }
+    if !gone.is_empty() {
+        // A gone run with no points (metrics only) names no node: every
+        // node page is rewritten (an unchanged text is still not written).
+        touched_nodes.extend(entries.values().map(node_of));
     }
     let mut by_node: BTreeMap<&str, Vec<&HistorySeries>> = BTreeMap::new();
     let mut by_point: BTreeMap<&str, Vec<&HistorySeries>> = BTreeMap::new();

@@ -29,9 +29,10 @@ pub(super) struct Pair {
 }
 
 impl Pair {
-    /// The page's path under the site.
+    /// The page's path under the site: the two names joined by `+`, which
+    /// [`super::site::file_name`] never writes, so two pairs never share a page.
     pub fn page(&self) -> String {
-        format!("compare/{}--{}.html", super::site::file_name(&self.base), super::site::file_name(&self.new))
+        format!("compare/{}+{}.html", super::site::file_name(&self.base), super::site::file_name(&self.new))
     }
 
     pub fn runs(&self) -> impl Iterator<Item = &String> {

@@ -85,8 +85,8 @@ fn the_committed_archive_becomes_a_site_that_renders_in_chromium() {
     assert!(index.contains(&format!("script-src 'sha256-{hash}'")), "the CSP pins the script");
     // Labels that measured the same points are compared, each against the
     // next one recorded; the index links the page, which states every point.
-    let compare = out.join("compare/memcpy-rounds-a--memcpy-rounds-b.html");
-    assert!(index.contains("compare/memcpy-rounds-a--memcpy-rounds-b.html"), "the index does not link the comparison");
+    let compare = out.join("compare/memcpy-rounds-a+memcpy-rounds-b.html");
+    assert!(index.contains("compare/memcpy-rounds-a+memcpy-rounds-b.html"), "the index does not link the comparison");
     let text = std::fs::read_to_string(&compare).unwrap();
     assert!(text.contains("memcpy-rounds-b against memcpy-rounds-a") && text.contains("95 % interval"), "{text}");
     assert!(text.contains("label:memcpy-rounds-a label:memcpy-rounds-b"));
