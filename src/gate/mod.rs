@@ -61,6 +61,16 @@ pub struct GateOutcome {
 }
 
 impl GateOutcome {
+    /// A gate that judged `first` (and `retest`) but cannot call the node
+    /// either way: not judged, with why.
+    fn stopped(mut self, why: &str, first: GateJudgement, retest: Option<GateJudgement>) -> GateOutcome {
+        self.verdict = Verdict::NotJudged;
+        self.reason = reason::not_judged(why);
+        self.first = Some(first);
+        self.retest = retest;
+        self
+    }
+
     pub fn not_judged(fleet: &str, node: &str, passes: Vec<String>, why: &str) -> GateOutcome {
         GateOutcome {
             fleet: fleet.into(),
@@ -148,10 +158,8 @@ fn judge_passes(
         verdict_run: None,
     };
     if !j1.judged() {
-        out.verdict = Verdict::NotJudged;
-        out.reason = reason::not_judged(&why_not(spec, &c, &j1));
-        out.first = Some(j1);
-        return out;
+        let why = why_not(spec, &c, &j1);
+        return out.stopped(&why, j1, None);
     }
     if j1.faults().next().is_none() || !spec.retest {
         let failed: Vec<String> = j1.faults().map(|p| p.point.clone()).collect();
@@ -167,22 +175,12 @@ fn judge_passes(
     // A failing first pass is measured again before anything is called bad.
     let second = match pass(archive, spec, progress) {
         Ok(id) => id,
-        Err(why) => {
-            out.verdict = Verdict::NotJudged;
-            out.reason = reason::not_judged(&format!("the first pass failed, and its retest: {why}"));
-            out.first = Some(j1);
-            return out;
-        }
+        Err(why) => return out.stopped(&format!("the first pass failed, and its retest: {why}"), j1, None),
     };
     out.passes.push(second.clone());
     let c2 = match read(&[first, second]) {
         Ok(c) => c,
-        Err(e) => {
-            out.verdict = Verdict::NotJudged;
-            out.reason = reason::not_judged(&format!("the archive, at the retest: {e}"));
-            out.first = Some(j1);
-            return out;
-        }
+        Err(e) => return out.stopped(&format!("the archive, at the retest: {e}"), j1, None),
     };
     let j2 = judge(&c2.data.with_fresh(&[1]), &spec.rule);
     // A failing point the retest did not measure (or could not judge) is
@@ -193,14 +191,8 @@ fn judge_passes(
         .filter(|p| !j2.points.iter().any(|q| &q.point == p && q.judged()))
         .collect();
     if !unjudged.is_empty() {
-        out.verdict = Verdict::NotJudged;
-        out.reason = reason::not_judged(&format!(
-            "the retest did not judge {}, which failed the first pass",
-            unjudged.join(", ")
-        ));
-        out.first = Some(j1);
-        out.retest = Some(j2);
-        return out;
+        let why = format!("the retest did not judge {}, which failed the first pass", unjudged.join(", "));
+        return out.stopped(&why, j1, Some(j2));
     }
     let both = judge(&c2.data, &spec.rule);
     let confirmed = confirm(&[&j1, &j2]);
@@ -270,10 +262,7 @@ impl Source for VerdictSource<'_> {
                     fleet: o.fleet.clone(),
                     node: o.node.clone(),
                     passes: o.passes.clone(),
-                    verdict: serde_json::to_value(o.verdict)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default(),
+                    verdict: o.verdict.as_str().into(),
                     reason: o.reason.clone(),
                     threshold: self.rule.threshold,
                     alpha: self.rule.alpha,

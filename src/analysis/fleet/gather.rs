@@ -74,7 +74,7 @@ pub fn fleet_point(r: &crate::vocab::rows::Row) -> String {
         .params
         .qualifiers()
         .into_iter()
-        .filter(|(what, v)| gpu || (*what == "variant" && v != "warm"))
+        .filter(|(what, v)| gpu || (*what == "variant" && v != crate::vocab::kinds::CacheMode::Warm.name()))
         .map(|(_, v)| v)
         .collect();
     if !q.is_empty() {
@@ -200,15 +200,7 @@ pub(super) fn read_parallel(
     archive: &Archive,
     entries: &[CatalogEntry],
 ) -> Vec<std::result::Result<RunPart, (String, String)>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(entries.len().max(1));
-    let chunk = entries.len().div_ceil(threads.max(1)).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = entries
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|e| read_run(archive, e)).collect::<Vec<_>>()))
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    })
+    super::on_every_cpu(entries, |e| read_run(archive, e))
 }
 
 /// Gather fleet `name`'s runs from `archive` and judge its nodes with a

@@ -230,6 +230,20 @@ pub fn judge_point(
     Some(out)
 }
 
+/// `f` of each item, on every CPU (the items cut into one slice per CPU),
+/// in the items' order: what each thread computes never depends on how
+/// many there are.
+pub(crate) fn on_every_cpu<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    let chunk = items.len().div_ceil(threads.max(1)).max(1);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            items.chunks(chunk).map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    })
+}
+
 /// A stable seed per point, so a report is the same every time it is made.
 fn seed_of(point: &str) -> u64 {
     point.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
@@ -257,19 +271,8 @@ pub fn judge(samples: &BTreeMap<String, BTreeMap<String, Runs>>, rule: &Rule) ->
     // Points are independent (each has its own seed): judged on every CPU,
     // and gathered in point order, so the result does not depend on how many.
     let work: Vec<(&String, &BTreeMap<String, Runs>)> = samples.iter().collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
-    let chunk = work.len().div_ceil(threads.max(1)).max(1);
-    let judged: Vec<(String, Option<Vec<NodeJudgement>>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = work
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter().map(|(p, n)| ((*p).clone(), judge_point(p, n, tests, rule))).collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    });
+    let judged: Vec<(String, Option<Vec<NodeJudgement>>)> =
+        on_every_cpu(&work, |(p, n)| ((*p).clone(), judge_point(p, n, tests, rule)));
     let mut points = Vec::new();
     let mut unjudged = Vec::new();
     for (point, j) in judged {

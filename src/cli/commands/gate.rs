@@ -221,9 +221,7 @@ fn fault_word(p: &GatePoint) -> &'static str {
     match p.fault {
         None if !p.judged() => "not judged",
         None => "",
-        Some(crate::analysis::fleet::gate::Line::Fleet) => "fleet",
-        Some(crate::analysis::fleet::gate::Line::Floor) => "floor",
-        Some(crate::analysis::fleet::gate::Line::History) => "history",
+        Some(line) => line.as_str(),
     }
 }
 

@@ -44,7 +44,7 @@ pub struct Collected {
 /// finished, and not a gate's own verdict.
 fn usable(e: &CatalogEntry) -> bool {
     let verdict = e.source.as_deref() == Some(super::GATE_SOURCE);
-    let status_ok = e.status.as_deref().is_none_or(|s| s == "complete");
+    let status_ok = e.status.as_deref().is_none_or(|s| s == crate::archive::RunStatus::Complete.as_str());
     !verdict && status_ok && e.node.is_some()
 }
 

@@ -124,6 +124,17 @@ pub enum Line {
     History,
 }
 
+impl Line {
+    /// The word, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Line::Fleet => "fleet",
+            Line::Floor => "floor",
+            Line::History => "history",
+        }
+    }
+}
+
 /// One point of one node's gate.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct GatePoint {
@@ -196,17 +207,8 @@ pub fn judge(data: &GateData, rule: &GateRule) -> GateJudgement {
     let tests = data.fresh.len().max(1);
     let alpha = rule.alpha / tests as f64;
     let work: Vec<(&String, &Runs)> = data.fresh.iter().collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
-    let chunk = work.len().div_ceil(threads.max(1)).max(1);
-    let judged: Vec<Result<GatePoint, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = work
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || part.iter().map(|(p, r)| judge_point(data, p, r, alpha, rule)).collect::<Vec<_>>())
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    });
+    let judged: Vec<Result<GatePoint, String>> =
+        super::on_every_cpu(&work, |(p, r)| judge_point(data, p, r, alpha, rule));
     let (mut points, mut empty) = (Vec::new(), Vec::new());
     for j in judged {
         match j {
@@ -351,6 +353,17 @@ pub enum Verdict {
     /// Nothing could be judged (too little history, no floor), or the
     /// gate could not run: never a reason to drain.
     NotJudged,
+}
+
+impl Verdict {
+    /// The word, as in JSON and the verdict run's record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Bad => "bad",
+            Verdict::NotJudged => "not_judged",
+        }
+    }
 }
 
 /// The points that failed in every pass: what a drain rests on.
