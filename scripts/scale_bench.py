@@ -9,7 +9,10 @@ and 10^7 rows, against pandas + matplotlib + jinja2 doing the same work
 
 Each tool runs as its own process, --repeat times, alternating; wall time is
 the median of the repeats, peak memory the largest resident set a run
-reached (getrusage of that child). The peer runs under --peer-python
+reached (getrusage of that child). Two peers run: `peer` (a Python
+function per point, as a write-up's script has it) and `peer-vectorized`
+(the same statistics as whole-column pandas operations, what a pandas
+expert would write; `--no-vectorized` leaves it out). The peers run under --peer-python
 (default: the Python running this script) and reads the run's own
 results.parquet with pyarrow, or with `--peer-reads csv` the same rows as
 CSV (for a Python without a Parquet engine, as Debian 12's packages).
@@ -70,6 +73,7 @@ def main():
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-peer", action="store_true", help="time benchbook only (e.g. 10^7 rows)")
+    ap.add_argument("--no-vectorized", action="store_true", help="leave out the vectorized peer")
     ap.add_argument("--peer-python", default=sys.executable)
     ap.add_argument("--peer-reads", choices=["parquet", "csv"], default="parquet")
     target = os.environ.get("CARGO_TARGET_DIR", "target")
@@ -89,12 +93,15 @@ def main():
                 csv = os.path.join(archive, "runs", run_id, "results.parquet")
             bb = [a.benchbook, "-q", "--archive", archive, "report", run_id, "--out", os.path.join(tmp, "bb")]
             peer = [a.peer_python, os.path.join(here, "report_peer.py"), csv, os.path.join(tmp, "peer")]
-            runs = {"benchbook": [], "peer": []}
+            peers = {} if a.no_peer else {"peer": peer}
+            if not a.no_peer and not a.no_vectorized:
+                peers["peer-vectorized"] = peer + ["--vectorized"]
+            runs = {"benchbook": [], **{name: [] for name in peers}}
             for _ in range(a.repeat):
                 runs["benchbook"].append(run_measured(bb)[:2])
-                if not a.no_peer:
-                    wall, rss, out = run_measured(peer)
-                    runs["peer"].append((wall, rss, json.loads(out.strip().splitlines()[-1])))
+                for name, cmd in peers.items():
+                    wall, rss, out = run_measured(cmd)
+                    runs[name].append((wall, rss, json.loads(out.strip().splitlines()[-1])))
             row = {"rows": n}
             for tool, rs in runs.items():
                 if rs:
@@ -104,32 +111,34 @@ def main():
                         "max_s": max(r[0] for r in rs),
                         "peak_rss_mib": max(r[1] for r in rs),
                     }
-            if runs["peer"]:
-                phases = [r[2] for r in runs["peer"]]
-                row["peer"]["phases_median_s"] = {
+            for name in peers:
+                phases = [r[2] for r in runs[name]]
+                row[name]["phases_median_s"] = {
                     k: median([p[k] for p in phases]) for k in phases[0] if k != "points"
                 }
-                bb_s, peer_s = row["benchbook"]["median_s"], row["peer"]["median_s"]
-                row["ratio_peer_over_benchbook"] = peer_s / bb_s
-                no_read = peer_s - row["peer"]["phases_median_s"]["read"]
-                row["ratio_peer_without_its_read_over_benchbook"] = no_read / bb_s
+                bb_s, peer_s = row["benchbook"]["median_s"], row[name]["median_s"]
+                row[name]["ratio_over_benchbook"] = peer_s / bb_s
+                no_read = peer_s - row[name]["phases_median_s"]["read"]
+                row[name]["ratio_without_its_read_over_benchbook"] = no_read / bb_s
             results.append(row)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print("| rows | tool | median wall s (min–max) | peak RSS MiB |")
     print("|---:|---|---:|---:|")
     for r in results:
-        for tool in ("benchbook", "peer"):
+        for tool in ("benchbook", "peer", "peer-vectorized"):
             if tool in r:
                 t = r[tool]
                 print(f"| {r['rows']:,} | {tool} | {t['median_s']:.2f} ({t['min_s']:.2f}–{t['max_s']:.2f}) | {t['peak_rss_mib']:.0f} |")
     for r in results:
-        if "ratio_peer_over_benchbook" in r:
-            print(
-                f"\n{r['rows']:,} rows: the peer takes {r['ratio_peer_over_benchbook']:.1f}× benchbook's time "
-                f"({r['ratio_peer_without_its_read_over_benchbook']:.1f}× without its {a.peer_reads} read); "
-                f"peer phases (median s): {json.dumps({k: round(v, 3) for k, v in r['peer']['phases_median_s'].items()})}"
-            )
+        for name in ("peer", "peer-vectorized"):
+            if name in r:
+                p = r[name]
+                print(
+                    f"\n{r['rows']:,} rows: {name} takes {p['ratio_over_benchbook']:.1f}× benchbook's time "
+                    f"({p['ratio_without_its_read_over_benchbook']:.1f}× without its {a.peer_reads} read); "
+                    f"phases (median s): {json.dumps({k: round(v, 3) for k, v in p['phases_median_s'].items()})}"
+                )
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

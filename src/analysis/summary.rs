@@ -320,19 +320,19 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
         at.entry((run_id[i].clone().unwrap_or_default(), point[i].unwrap_or(0))).or_insert(i);
     }
 
-    // First pass: each point's samples and rounds, and its spread between
-    // rounds; then each run's floor under those spreads.
-    let mut parts = Vec::with_capacity(grouped.len());
-    for g in grouped {
+    // First pass, on every CPU: each point's summary, its round medians
+    // and their spread; then each run's floor under those spreads.
+    let firsts = super::on_every_cpu(&grouped, |g| {
+        let (medians, spread) = interval::round_medians_sorted(&g.sorted_seconds, &g.rounds);
+        (stats::summarize_sorted(&g.sorted_seconds), medians, spread)
+    });
+    let mut out = Vec::with_capacity(grouped.len());
+    let mut samples = Vec::with_capacity(grouped.len());
+    for (g, (summary, medians, spread)) in grouped.into_iter().zip(firsts) {
         let key = (g.run_id, g.point as u64);
         let Some(&i) = at.get(&key) else { continue };
-        let spread = interval::round_medians_sorted(&g.sorted_seconds, &g.rounds).1;
-        parts.push((g.iterations, i, key, g.sorted_seconds, g.rounds, spread));
-    }
-    let mut out = Vec::with_capacity(parts.len());
-    let mut samples = Vec::with_capacity(parts.len());
-    for (iterations, i, key, values, rounds, spread) in parts {
-        let Some(summary) = stats::summarize_sorted(&values) else { continue };
+        let Some(summary) = summary else { continue };
+        let (iterations, values, rounds) = (g.iterations, g.sorted_seconds, g.rounds);
         let per_median = |work: Option<f64>| work.map(|w| w / summary.median / 1e9);
         let per_min = |work: Option<f64>| work.map(|w| w / summary.min / 1e9);
         let copied = bytes_copied[i].map(|b| b as f64);
@@ -386,7 +386,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             ci_wide_why: None,
             series: None,
         });
-        samples.push((values, rounds));
+        samples.push((values, medians));
     }
     // Each point's prior spread, from its neighbours on its curve in its
     // run ([`interval::prior_spreads`]), and then its interval.
@@ -394,6 +394,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     for (n, p) in out.iter().enumerate() {
         by_run.entry(p.run_id.clone()).or_default().push(n);
     }
+    let mut priors = vec![None; out.len()];
     for members in by_run.values() {
         let curves: Vec<(String, u64, Option<f64>)> = members
             .iter()
@@ -404,16 +405,21 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             })
             .collect();
         for (&n, prior) in members.iter().zip(interval::prior_spreads(&curves)) {
-            let (values, rounds) = &samples[n];
-            let p = &mut out[n];
-            p.prior_spread = prior;
-            if let Some(both) = interval::intervals_sorted(values, rounds, prior) {
-                (p.ci_low_seconds, p.ci_high_seconds) = (Some(both.rerun.low), Some(both.rerun.high));
-                (p.within_low_seconds, p.within_high_seconds) = (Some(both.within.low), Some(both.within.high));
-                (p.rounds, p.ci_basis) = (both.within.rounds, Some(both.within.basis));
-            }
-            p.ci_wide_why = p.wide_why();
+            priors[n] = prior;
         }
+    }
+    let work: Vec<_> = samples.iter().zip(&priors).collect();
+    let intervals = super::on_every_cpu(&work, |((values, medians), prior)| {
+        interval::intervals_from_round_medians(medians, values, **prior)
+    });
+    for ((p, prior), both) in out.iter_mut().zip(priors).zip(intervals) {
+        p.prior_spread = prior;
+        if let Some(both) = both {
+            (p.ci_low_seconds, p.ci_high_seconds) = (Some(both.rerun.low), Some(both.rerun.high));
+            (p.within_low_seconds, p.within_high_seconds) = (Some(both.within.low), Some(both.within.high));
+            (p.rounds, p.ci_basis) = (both.within.rounds, Some(both.within.basis));
+        }
+        p.ci_wide_why = p.wide_why();
     }
     Ok(out)
 }

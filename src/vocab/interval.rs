@@ -378,6 +378,13 @@ pub fn round_medians_sorted(sorted: &[f64], rounds: &[u32]) -> (Vec<f64>, Option
     (round_medians, spread)
 }
 
+/// Both intervals from the round medians (as [`round_medians_sorted`]
+/// gives them) and all samples, sorted: [`intervals_sorted`] for a caller
+/// that already has the medians.
+pub fn intervals_from_round_medians(round_medians: &[f64], sorted: &[f64], prior: Option<f64>) -> Option<Intervals> {
+    interval_from_parts(round_medians, sorted, prior)
+}
+
 /// Both intervals from the round medians and all samples, sorted.
 fn interval_from_parts(round_medians: &[f64], pooled: &[f64], prior: Option<f64>) -> Option<Intervals> {
     if pooled.is_empty() {

@@ -351,6 +351,32 @@ pub fn summarize_sorted(v: &[f64]) -> Option<Summary> {
 /// samples of one distribution, nothing about its shape.
 pub fn median_ci(sorted: &[f64], level: f64) -> Option<(f64, f64, f64)> {
     let n = sorted.len();
+    let (l, coverage) = median_ci_rank(n, level)?;
+    Some((sorted[l - 1], sorted[n - l], coverage))
+}
+
+/// The l and coverage of [`median_ci`] for n samples. They depend on n
+/// and the level only, and a report's points mostly share n, so each
+/// answer is kept (a sum of up to n/2 terms: 14 µs at n = 1,000, 14 ms
+/// over a 1,000-point report).
+fn median_ci_rank(n: usize, level: f64) -> Option<(usize, f64)> {
+    type Ranks = std::collections::HashMap<(usize, u64), Option<(usize, f64)>>;
+    static KEPT: std::sync::OnceLock<std::sync::Mutex<Ranks>> = std::sync::OnceLock::new();
+    let kept = KEPT.get_or_init(Default::default);
+    let key = (n, level.to_bits());
+    if let Some(&rank) = kept.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return rank;
+    }
+    let rank = median_ci_rank_computed(n, level);
+    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() >= 4096 {
+        kept.clear();
+    }
+    kept.insert(key, rank);
+    rank
+}
+
+fn median_ci_rank_computed(n: usize, level: f64) -> Option<(usize, f64)> {
     if n == 0 {
         return None;
     }
@@ -370,8 +396,7 @@ pub fn median_ci(sorted: &[f64], level: f64) -> Option<(f64, f64, f64)> {
             break;
         }
     }
-    let (l, coverage) = best?;
-    Some((sorted[l - 1], sorted[n - l], coverage))
+    best
 }
 
 /// Where a curve crosses `fraction` × a reference rate, for good.

@@ -36,6 +36,7 @@ pub mod links;
 
 pub use gather::{fleet_point, gather, Fleet, RUNS_ADVISED};
 
+use super::on_every_cpu;
 use std::collections::BTreeMap;
 
 use rand::RngExt;
@@ -228,20 +229,6 @@ pub fn judge_point(
         })
         .collect();
     Some(out)
-}
-
-/// `f` of each item, on every CPU (the items cut into one slice per CPU),
-/// in the items' order: what each thread computes never depends on how
-/// many there are.
-pub(crate) fn on_every_cpu<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
-    let chunk = items.len().div_ceil(threads.max(1)).max(1);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> =
-            items.chunks(chunk).map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>())).collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    })
 }
 
 /// A stable seed per point, so a report is the same every time it is made.

@@ -59,8 +59,10 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
         Some(k) if k.merges_runs() && a.runs.len() > 1 => {
             let runs = a.runs.iter().map(|q| archive.resolve(q)).collect::<Result<Vec<_>>>()?;
             let out = a.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(format!("{k}-{}", runs[0].id)));
-            let r = crate::report::build_runs(&runs, &archive.root, &opts)?;
-            return Ok(ReportOutput { files: crate::report::write(&r, &out, &opts)?, failed: Vec::new() });
+            return Ok(ReportOutput {
+                files: crate::report::make(&runs, &archive.root, &out, &opts)?,
+                failed: Vec::new(),
+            });
         }
         _ => {}
     }
@@ -137,8 +139,7 @@ fn report_all(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result
                 .map(|q| archive.resolve(q))
                 .collect::<Result<Vec<_>>>()
                 .and_then(|runs| measured_something(&ex.out, runs))
-                .and_then(|runs| crate::report::build_runs(&runs, &archive.root, &o))
-                .and_then(|r| crate::report::write(&r, &dir, &o))
+                .and_then(|runs| crate::report::make(&runs, &archive.root, &dir, &o))
         };
         match made {
             Ok(files) => out.files.extend(files),
@@ -201,8 +202,7 @@ fn report_one(archive: &Archive, a: &ReportArgs, opts: &ReportOptions, query: &s
         Some(o) => o.join(&run.id),
         None => PathBuf::from("reports").join(&run.id),
     };
-    let r = crate::report::build(&run, &archive.root, opts)?;
-    crate::report::write(&r, &out, opts)
+    crate::report::make(std::slice::from_ref(&run), &archive.root, &out, opts)
 }
 
 impl Render for ReportOutput {

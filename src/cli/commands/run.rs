@@ -193,8 +193,8 @@ fn finish(archive: &Archive, result: RunResult, a: &crate::cli::RecordFlags) -> 
     let mut report = Vec::new();
     if a.report && result.outcome.measured > 0 {
         let opts = ReportOptions { format: a.format, png: a.png, ..ReportOptions::default() };
-        let r = crate::report::build(&result.run, &archive.root, &opts)?;
-        report = crate::report::write(&r, &a.reports_dir.join(&result.run.id), &opts)?;
+        let out = a.reports_dir.join(&result.run.id);
+        report = crate::report::make(std::slice::from_ref(&result.run), &archive.root, &out, &opts)?;
     }
     let failures = if result.outcome.failed > 0 { failures(&result.run) } else { Vec::new() };
     Ok(RunOutput {
