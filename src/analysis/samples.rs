@@ -74,21 +74,17 @@ fn point_samples_in(rows: &LazyFrame, chunk_rows: usize) -> Result<Vec<PointSamp
         0 => CHUNK_ROWS.max(total.div_ceil(MAX_SLICES)),
         n => n,
     };
-    let slices = || {
-        (0..total)
-            .step_by(chunk_rows.max(1))
-            .map(|at| super::summary::timed(rows.clone().slice(at as i64, chunk_rows as IdxSize)))
-    };
+    let starts: Vec<usize> = (0..total).step_by(chunk_rows.max(1)).collect();
+    let slice = |at: usize| super::summary::timed(rows.clone().slice(at as i64, chunk_rows as IdxSize));
     // The slices on every CPU (each CPU a run of consecutive slices),
     // then their points joined in slice order, which keeps each point's
     // rows in row order. The slice's columns are decoded and each row is
     // added to its point in Rust: rows of a point come in runs, so most
     // rows need no lookup. (A polars group_by of the same slice row-encodes
     // every key and builds a list per point: slower, and one CPU.)
-    let starts: Vec<usize> = (0..total).step_by(chunk_rows.max(1)).collect();
     let per_slice = super::on_every_cpu(&starts, |&at| -> Result<Option<Points>> {
         let spo = (col("seconds") / col("iterations").cast(DataType::Float64)).alias("spo");
-        let chunk = super::summary::timed(rows.clone().slice(at as i64, chunk_rows as IdxSize))
+        let chunk = slice(at)
             .select([
                 col("run_id").cast(DataType::String),
                 col("point").cast(DataType::UInt32),
@@ -104,16 +100,16 @@ fn point_samples_in(rows: &LazyFrame, chunk_rows: usize) -> Result<Vec<PointSamp
     });
     let mut points = Points::default();
     let mut ranked = false;
-    for slice in per_slice {
-        match slice? {
-            Some(slice) => points.join(slice),
+    for part in per_slice {
+        match part? {
+            Some(part) => points.join(part),
             None => ranked = true,
         }
     }
     if ranked {
         points = Points::default();
-        for slice in slices() {
-            let chunk = slice
+        for &at in &starts {
+            let chunk = slice(at)
                 .select([
                     col("run_id"),
                     col("point"),

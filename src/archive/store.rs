@@ -191,6 +191,11 @@ impl Archive {
         Archive { root: root.into() }
     }
 
+    /// The folder of run `id` (which may not exist).
+    pub fn run_dir(&self, id: &str) -> RunDir {
+        RunDir { id: id.to_string(), path: self.runs_dir().join(id) }
+    }
+
     pub fn runs_dir(&self) -> PathBuf {
         self.root.join("runs")
     }
@@ -222,7 +227,7 @@ impl Archive {
             .entries
             .iter()
             .filter(|e| e.label.as_deref() == Some(label) && e.damaged.is_none())
-            .map(|e| RunDir { id: e.run_id.clone(), path: self.runs_dir().join(&e.run_id) })
+            .map(|e| self.run_dir(&e.run_id))
             .collect();
         if out.is_empty() {
             let labels: std::collections::BTreeSet<&str> =

@@ -65,7 +65,8 @@ pub fn synthetic_fleet(template: &RunDir, out: &Archive, spec: &SynthSpec) -> Re
             for r in &mut rows {
                 r.point = i as u32;
                 if copy > 0 {
-                    let v = r.params.variant.clone().unwrap_or_else(|| "warm".into());
+                    let v =
+                        r.params.variant.clone().unwrap_or_else(|| crate::vocab::kinds::CacheMode::Warm.name().into());
                     r.params.variant = Some(format!("{v}-{copy}"));
                 }
             }

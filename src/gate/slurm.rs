@@ -25,6 +25,14 @@ impl NodeState {
         self.state.contains("DRAIN")
     }
 
+    /// Whether someone took the node out: drained, down, failed, in
+    /// maintenance, or with a reason of their own (benchbook's own drain
+    /// aside).
+    pub fn taken_out(&self) -> bool {
+        let out = self.drained() || ["DOWN", "FAIL", "MAINT"].iter().any(|s| self.state.contains(s));
+        (out || self.reason.is_some()) && !self.ours()
+    }
+
     /// Whether the drain is benchbook's own.
     pub fn ours(&self) -> bool {
         self.reason.as_deref().is_some_and(|r| r.starts_with(PREFIX))
@@ -127,12 +135,9 @@ pub fn act(scontrol: &Path, node: &str, verdict: Verdict, reason: &str, drain: b
     let done = |r: Result<String, String>, ok: Action| Some(r.map_or_else(Action::Failed, |_| ok));
     let node_arg = format!("NodeName={node}");
     if wanted {
-        // A node someone else took out (drained, down, failed, in
-        // maintenance, or with a reason of their own) is left as it is:
-        // draining it would replace their reason, and a later pass would
-        // then resume it.
-        let taken = ["DOWN", "FAIL", "MAINT"].iter().any(|s| state.state.contains(s));
-        if (state.drained() || taken || state.reason.is_some()) && !state.ours() {
+        // A node someone else took out is left as it is: draining it would
+        // replace their reason, and a later pass would then resume it.
+        if state.taken_out() {
             let why = state.reason.unwrap_or_else(|| state.state.clone());
             return Some(Action::Left(format!("already taken out for another reason ({why})")));
         }
@@ -167,15 +172,16 @@ mod tests {
                     Reason=benchbook: memcpy copy 64 MiB 1T at 0.28× fleet (99.50 % CI 0.24–0.32), below 0.95 [root@2026-11-27T01:02:03]";
         let s = NodeState::parse(line).unwrap();
         assert_eq!(s.state, "IDLE+DRAIN");
-        assert!(s.drained() && s.ours());
+        assert!(s.drained() && s.ours() && !s.taken_out());
         assert_eq!(
             s.reason.as_deref(),
             Some("benchbook: memcpy copy 64 MiB 1T at 0.28× fleet (99.50 % CI 0.24–0.32), below 0.95")
         );
         let other = NodeState::parse("NodeName=n1 State=DOWN Reason=bad dimm [admin@2026-11-27T01:00:00]").unwrap();
         assert!(!other.drained() && !other.ours() && other.reason.as_deref() == Some("bad dimm"));
+        assert!(other.taken_out());
         let idle = NodeState::parse("NodeName=n1 State=IDLE ThreadsPerCore=1").unwrap();
-        assert!(!idle.drained() && idle.reason.is_none());
+        assert!(!idle.drained() && idle.reason.is_none() && !idle.taken_out());
         assert_eq!(NodeState::parse("no such node"), None);
     }
 }

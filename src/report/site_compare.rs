@@ -84,9 +84,7 @@ pub(super) fn pairs(
 
 /// The compare page of `pair`: the title and its Markdown.
 pub(super) fn page(archive: &Archive, pair: &Pair) -> Result<(String, String)> {
-    let dirs = |ids: &[String]| -> Vec<RunDir> {
-        ids.iter().map(|id| RunDir { id: id.clone(), path: archive.runs_dir().join(id) }).collect()
-    };
+    let dirs = |ids: &[String]| -> Vec<RunDir> { ids.iter().map(|id| archive.run_dir(id)).collect() };
     let c = compare_runs(&dirs(&pair.base_runs), &dirs(&pair.new_runs), THRESHOLD, &pair.new)?;
     let title = format!("{} against {}", pair.new, pair.base);
     let runs = |ids: &[String]| {

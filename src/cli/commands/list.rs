@@ -56,7 +56,7 @@ pub fn list(archive: &Archive, filter: &ScanFilter) -> Result<ListOutput> {
             let status = match e.status.as_deref().and_then(RunStatus::parse) {
                 // A run still "running" may have been killed: its manifest knows.
                 Some(RunStatus::Running) => {
-                    let dir = crate::archive::RunDir { id: e.run_id.clone(), path: archive.runs_dir().join(&e.run_id) };
+                    let dir = archive.run_dir(&e.run_id);
                     dir.manifest().ok().map(|m| m.effective_status())
                 }
                 other => other,
