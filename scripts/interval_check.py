@@ -128,6 +128,31 @@ def rounds_check(doc):
     return bad
 
 
+BANDS = [("under 64 KiB", 0, 64 << 10), ("64 KiB to 2 MiB", 64 << 10, 2 << 20), ("2 MiB and up", 2 << 20, 1 << 62)]
+
+
+def self_compare(bb, archive, runs):
+    """`compare A B --json` of each sweep with the next: identical runs, so
+    every faster/slower verdict is a false one, and every exit 1 a false
+    regression. Also the detectable change per size band."""
+    called = verdicts = exit0 = 0
+    detect = {name: [] for name, _, _ in BANDS}
+    for x, y in zip(runs, runs[1:]):
+        out = subprocess.run([bb, "-q", "--archive", archive, "compare", x, y, "--json"],
+                             capture_output=True, text=True)
+        exit0 += out.returncode == 0
+        doc = json.loads(out.stdout)
+        for p in doc["points"]:
+            verdicts += 1
+            called += p["verdict"] in ("faster", "slower")
+            size = p.get("size_bytes") or 0
+            for name, lo, hi in BANDS:
+                if lo <= size < hi and p.get("detectable") is not None:
+                    detect[name].append(p["detectable"])
+    return {"pairs": max(len(runs) - 1, 0), "verdicts": verdicts, "called": called, "exit0": exit0,
+            "detectable": {k: median(v) for k, v in detect.items() if v}}
+
+
 def spin():
     while True:
         pass
@@ -166,6 +191,7 @@ def sweeps(a):
                 d = direction(pts[x], pts[y])
                 print_direction(f"{x} against {y}", d, verbose=False)
                 dirs.append(d)
+    selfcmp = self_compare(a.benchbook, archive, runs)
     allp = sum(d["points"] for d in dirs)
     summary = {
         "case": "load" if a.load else "idle",
@@ -179,6 +205,7 @@ def sweeps(a):
         "within_half_width": median([d["within_half_width"] for d in dirs]),
         "median_difference": median([d["median_difference"] for d in dirs]),
         "short_of_rounds": {r: rounds_check(d) for r, d in docs.items() if rounds_check(d)},
+        "self_compare": selfcmp,
         "archive": archive,
     }
     print(f"\n{summary['case']}: {a.sweeps} sweeps, {len(dirs)} directions, {allp} point pairs; "
@@ -188,6 +215,12 @@ def sweeps(a):
           f"±{100 * summary['rerun_half_width']:.1f} %")
     print(f"  within-run intervals: {100 * summary['within_coverage']:.0f} %, ±{100 * summary['within_half_width']:.1f} %")
     print(f"  median absolute difference between two runs' medians: {100 * summary['median_difference']:.1f} %")
+    sc = selfcmp
+    print(f"  compare, one run a side, each sweep with the next ({sc['pairs']} comparisons): "
+          f"{sc['called']} of {sc['verdicts']} point verdicts faster/slower "
+          f"({100 * sc['called'] / max(sc['verdicts'], 1):.1f} %), {sc['exit0']} of {sc['pairs']} exit 0")
+    for band, d in sc["detectable"].items():
+        print(f"  detectable change (median over points and comparisons), {band}: {100 * d:.1f} %")
     if summary["short_of_rounds"]:
         print("  points with fewer than 3 rounds and no reason:", summary["short_of_rounds"])
     else:

@@ -125,7 +125,7 @@ pub fn points(stats: &[PointStat]) -> Table {
         let label = p.params().label();
         t.rows.push(vec![
             label,
-            format_seconds(p.summary.median),
+            format_seconds(p.median_seconds),
             format_seconds(p.summary.p20),
             format_seconds(p.summary.p80),
             format!("{:.2} %", p.summary.cv * 100.0),

@@ -37,6 +37,10 @@ pub struct System {
     pub device: String,
     /// The published spec that applies to this device, when one does.
     pub spec: Option<String>,
+    /// The physical card: the GPU's UUID as its run's manifest recorded it
+    /// (`GPU-eece32e0-78ca-…`); `None` for a host, or where the run did
+    /// not record one (an imported log that does not print it).
+    pub card: Option<String>,
 }
 
 impl System {
@@ -50,10 +54,48 @@ impl System {
         }
     }
 
+    /// The card as a reader sees it: `NVIDIA H200 GPU-eece32e0` (the
+    /// UUID's first group, which tells cards of one fleet apart), or the
+    /// device where no card was recorded.
+    pub fn card_shown(&self) -> String {
+        match (&self.card, self.model()) {
+            (Some(uuid), Some(model)) => format!("{model} {}", short_uuid(uuid)),
+            (Some(uuid), None) => short_uuid(uuid).to_string(),
+            _ => self.device_shown(),
+        }
+    }
+
     /// The device's model: `NVIDIA H200` for `GPU 0: NVIDIA H200`.
     fn model(&self) -> Option<&str> {
         (!unnamed(&self.device)).then(|| self.device.split_once(": ").map_or(self.device.as_str(), |(_, m)| m.trim()))
     }
+}
+
+/// A GPU UUID's first group, `GPU-eece32e0` for
+/// `GPU-eece32e0-78ca-bbba-7c9b-aaaff290d068`.
+pub fn short_uuid(uuid: &str) -> &str {
+    match uuid.match_indices('-').nth(1) {
+        Some((at, _)) => &uuid[..at],
+        None => uuid,
+    }
+}
+
+/// The facts its run's manifest recorded of the GPU a point ran on: the
+/// backend's device at the ordinal its device names (`GPU 1: …`).
+pub fn gpu_facts(p: &PointStat, manifest: Option<&Manifest>) -> Option<crate::vocab::facts::GpuFacts> {
+    if !crate::vocab::kinds::backend_is_gpu(&p.backend) {
+        return None;
+    }
+    let ordinal: usize = p.device.strip_prefix("GPU ")?.split(':').next()?.trim().parse().ok()?;
+    let info = manifest?.backends.iter().find(|b| b.name == p.backend)?;
+    let facts: crate::vocab::facts::GpuBackendFacts = serde_json::from_value(info.facts.clone()?).ok()?;
+    let at = facts.devices.iter().position(|d| d.ordinal == ordinal).unwrap_or(ordinal);
+    facts.devices.into_iter().nth(at)
+}
+
+/// The UUID of the card a GPU point ran on ([`gpu_facts`]).
+pub fn card_of(p: &PointStat, manifest: Option<&Manifest>) -> Option<String> {
+    gpu_facts(p, manifest)?.uuid
 }
 
 /// Whether the rows name no device (`unknown`, or empty).
@@ -116,6 +158,7 @@ impl Catalog {
                 tool,
                 device: p.device.clone(),
                 spec,
+                card: card_of(p, m),
             });
         }
         systems.sort();
@@ -173,8 +216,12 @@ impl Catalog {
         let mut shown: Vec<String> = Vec::new();
         let mut models: BTreeSet<Option<String>> = BTreeSet::new();
         let mut ordinals: BTreeSet<&str> = BTreeSet::new();
+        let mut cards: BTreeSet<String> = BTreeSet::new();
         for (run, device) in curves {
             let Some(s) = self.system(run, device) else { continue };
+            if s.card.is_some() {
+                cards.insert(s.card_shown());
+            }
             models.insert(s.model().map(str::to_string));
             if device.contains(": ") {
                 ordinals.insert(device);
@@ -186,6 +233,13 @@ impl Catalog {
             if !shown.contains(&d) {
                 shown.push(d);
             }
+        }
+        // Curves from several recorded cards name each card: two H200s are
+        // not "one H200".
+        if cards.len() > 1 {
+            let cards: Vec<String> = cards.into_iter().collect();
+            let (last, rest) = cards.split_last().expect("more than one");
+            return format!("{what} on {} and {last}", rest.join(", "));
         }
         // One GPU measured by benchbook (`GPU 0: NVIDIA H200`) and another
         // tool's log naming its model (`NVIDIA H200`) are one device.
@@ -199,6 +253,22 @@ impl Catalog {
             [one] => format!("{what} on {one}"),
             [rest @ .., last] => format!("{what} on {} and {last}", rest.join(", ")),
         }
+    }
+
+    /// The distinct cards the report's runs measured, each with the names
+    /// of its runs, where runs recorded a card: more than one means its
+    /// figures come from several physical GPUs, and the report says which.
+    pub fn cards(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for s in self.systems.iter().filter(|s| s.card.is_some()) {
+            let shown = s.card_shown();
+            match out.iter_mut().find(|(c, _)| *c == shown) {
+                Some((_, runs)) if !runs.contains(&s.run_name) => runs.push(s.run_name.clone()),
+                Some(_) => {}
+                None => out.push((shown, vec![s.run_name.clone()])),
+            }
+        }
+        out
     }
 
     /// Whether the report's curve names carry their run ([`Self::name_points`]):
@@ -272,6 +342,38 @@ mod tests {
         let mut gpu = point("a", "GPU 0: NVIDIA H100 80GB HBM3", "copy", None);
         gpu.backend = "cuda".into();
         assert_eq!(Catalog::spec_for(&gpu, &book, None).map(|s| s.name.as_str()), Some(h100.name.as_str()));
+    }
+
+    #[test]
+    fn two_cards_of_one_model_are_named_apart() {
+        let gpu = |run: &str, uuid: &str| System {
+            run_id: run.into(),
+            run_name: run.into(),
+            tool: None,
+            device: "GPU 0: NVIDIA H200".into(),
+            spec: None,
+            card: Some(uuid.into()),
+        };
+        let cat = Catalog {
+            systems: vec![
+                gpu("a", "GPU-f7e4e3c0-1111-2222-3333-444455556666"),
+                gpu("b", "GPU-eece32e0-78ca-bbba-7c9b-aaaff290d068"),
+                gpu("c", "GPU-eece32e0-78ca-bbba-7c9b-aaaff290d068"),
+            ],
+        };
+        let curves = [("a", "GPU 0: NVIDIA H200"), ("b", "GPU 0: NVIDIA H200")];
+        assert_eq!(
+            cat.title("GEMM", curves.into_iter()),
+            "GEMM on NVIDIA H200 GPU-eece32e0 and NVIDIA H200 GPU-f7e4e3c0"
+        );
+        assert_eq!(cat.title("GEMM", [("b", "GPU 0: NVIDIA H200")].into_iter()), "GEMM on NVIDIA H200");
+        assert_eq!(
+            cat.cards(),
+            [
+                ("NVIDIA H200 GPU-f7e4e3c0".to_string(), vec!["a".to_string()]),
+                ("NVIDIA H200 GPU-eece32e0".to_string(), vec!["b".to_string(), "c".to_string()])
+            ]
+        );
     }
 
     #[test]

@@ -142,6 +142,10 @@ pub struct PointStat {
     /// What the sensors read while it was measured (schema v7 rows that
     /// carry readings).
     pub telemetry: Option<super::telemetry::PointTelemetry>,
+    /// Rounds that ran in a capped power state apart from the headline's
+    /// ([`CappedRounds`]); `None` when every round ran in one state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capped: Option<CappedRounds>,
     /// Its series' name, unique across a report, where a
     /// [`super::Catalog`] named it ([`super::Catalog::name_points`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -239,6 +243,67 @@ impl PointStat {
     }
 }
 
+/// A point's rounds in two power states ([`crate::vocab::telemetry::capped_rounds`]):
+/// its headline (`median_seconds`, its intervals, its rates) comes from its
+/// full-clock rounds, and the capped ones are stated apart. Where every
+/// round ran capped, the headline is theirs and `all` says so.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CappedRounds {
+    /// Rounds that ran capped, of `of` measured.
+    pub rounds: u32,
+    pub of: u32,
+    /// The median of the capped rounds' medians, seconds per operation.
+    pub median_seconds: f64,
+    /// The capped rounds' median clock, MHz.
+    pub clock_mhz: Option<f64>,
+    /// The headline rounds' median clock, MHz (the full clock, unless `all`).
+    pub full_clock_mhz: Option<f64>,
+    /// Every round ran capped.
+    pub all: bool,
+}
+
+impl PointStat {
+    /// The point's headline rate at `seconds` per operation, with its unit:
+    /// TFLOP/s or GFLOP/s for GEMM, GB/s for copies (the bytes its rates
+    /// count), else the time itself.
+    pub fn rate_at(&self, seconds: f64) -> String {
+        use crate::vocab::units::{format_seconds, format_sig3};
+        let at = |rate_at_median: Option<f64>| rate_at_median.map(|r| r * self.median_seconds / seconds);
+        if let Some(g) = at(self.gflops) {
+            return if g >= 1000.0 {
+                format!("{} TFLOP/s", format_sig3(g / 1000.0))
+            } else {
+                format!("{} GFLOP/s", format_sig3(g))
+            };
+        }
+        match at(self.gbps_moved.or(self.gbps_copied)) {
+            Some(g) => format!("{} GB/s", format_sig3(g)),
+            None => format_seconds(seconds),
+        }
+    }
+
+    /// The headline and its capped rounds in words, where the point has
+    /// capped rounds: "779 TFLOP/s at 1980 MHz; 676 TFLOP/s power-capped at
+    /// 1485 MHz in 1 of 5 rounds", or "every round (5) ran power-capped, at
+    /// 1485 MHz".
+    pub fn power_states(&self) -> Option<String> {
+        let c = self.capped.as_ref()?;
+        let mhz = |m: Option<f64>| m.map(|m| format!(" at {m:.0} MHz")).unwrap_or_default();
+        if c.all {
+            return Some(format!("every round ({}) ran power-capped{}", c.of, mhz(c.clock_mhz)));
+        }
+        Some(format!(
+            "{}{}; {} power-capped{} in {} of {} rounds",
+            self.rate_at(self.median_seconds),
+            mhz(c.full_clock_mhz),
+            self.rate_at(c.median_seconds),
+            mhz(c.clock_mhz),
+            c.rounds,
+            c.of
+        ))
+    }
+}
+
 /// An interval wider than this (±10 %) says why ([`PointStat::wide_why`]).
 pub const WIDE: f64 = 0.10;
 
@@ -278,6 +343,90 @@ impl std::fmt::Display for WideWhy {
     }
 }
 
+/// The rounds a point's headline rests on: the full-clock rounds where
+/// some ran capped ([`CappedRounds`]), else all of them.
+pub(crate) struct Headline {
+    /// The rounds it keeps, and their medians, in round order.
+    pub(crate) rounds: Vec<u32>,
+    pub(crate) medians: Vec<f64>,
+    /// Their samples, sorted, where some rounds were left out (`None`: all).
+    pub(crate) pooled: Option<Vec<f64>>,
+    /// The spread of their medians ([`interval::spread_of`]).
+    pub(crate) spread: Option<f64>,
+    pub(crate) capped: Option<CappedRounds>,
+}
+
+fn headline_rounds(
+    g: &super::samples::PointSamples,
+    states: Option<&HashMap<u32, crate::vocab::telemetry::RoundState>>,
+) -> Headline {
+    headline_of(interval::rounds_sorted(&g.sorted_seconds, &g.rounds), states)
+}
+
+/// The headline of a point from its rounds (each round's values sorted,
+/// in round order) and each round's power state, where known: the one rule
+/// `point_stats` and `compare` share.
+pub(crate) fn headline_of(
+    by_round: Vec<(u32, Vec<f64>)>,
+    states: Option<&HashMap<u32, crate::vocab::telemetry::RoundState>>,
+) -> Headline {
+    let medians: Vec<f64> = by_round.iter().map(|(_, xs)| stats::quantile_sorted(xs, 0.5)).collect();
+    let round_state: Vec<crate::vocab::telemetry::RoundState> =
+        by_round.iter().map(|(r, _)| states.and_then(|m| m.get(r)).copied().unwrap_or((None, None))).collect();
+    let is_capped = crate::vocab::telemetry::capped_rounds(&round_state);
+    let n_capped = is_capped.iter().filter(|&&c| c).count();
+    let clock_of = |pick: bool| {
+        let mut c: Vec<f64> =
+            round_state.iter().zip(&is_capped).filter(|(_, &c)| c == pick).filter_map(|(s, _)| s.0).collect();
+        (!c.is_empty()).then(|| stats::median_unsorted(&mut c))
+    };
+    let all_rounds: Vec<u32> = by_round.iter().map(|(r, _)| *r).collect();
+    if n_capped == 0 {
+        return Headline {
+            spread: interval::spread_of(&medians),
+            rounds: all_rounds,
+            medians,
+            pooled: None,
+            capped: None,
+        };
+    }
+    let of = by_round.len() as u32;
+    if n_capped == by_round.len() {
+        let capped = CappedRounds {
+            rounds: of,
+            of,
+            median_seconds: interval::figure(&medians).unwrap_or(f64::NAN),
+            clock_mhz: clock_of(true),
+            full_clock_mhz: None,
+            all: true,
+        };
+        return Headline {
+            spread: interval::spread_of(&medians),
+            rounds: all_rounds,
+            medians,
+            pooled: None,
+            capped: Some(capped),
+        };
+    }
+    let pick = |want: bool| -> Vec<f64> {
+        medians.iter().zip(&is_capped).filter(|(_, &c)| c == want).map(|(m, _)| *m).collect()
+    };
+    let (full, capped_medians) = (pick(false), pick(true));
+    let mut pooled: Vec<f64> =
+        by_round.iter().zip(&is_capped).filter(|(_, &c)| !c).flat_map(|((_, xs), _)| xs.iter().copied()).collect();
+    pooled.sort_by(f64::total_cmp);
+    let capped = CappedRounds {
+        rounds: n_capped as u32,
+        of,
+        median_seconds: interval::figure(&capped_medians).unwrap_or(f64::NAN),
+        clock_mhz: clock_of(true),
+        full_clock_mhz: clock_of(false),
+        all: false,
+    };
+    let rounds = all_rounds.iter().zip(&is_capped).filter(|(_, &c)| !c).map(|(r, _)| *r).collect();
+    Headline { spread: interval::spread_of(&full), rounds, medians: full, pooled: Some(pooled), capped: Some(capped) }
+}
+
 /// Per-point statistics of one archived run: read, check and summarize in
 /// one call (notebooks use this, so that every polars object is made and
 /// consumed by the same compiled copy of polars).
@@ -301,6 +450,7 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
         return Ok(Vec::new());
     }
     let mut telemetry = super::telemetry::point_telemetry(&rows)?;
+    let states = if telemetry.is_empty() { Default::default() } else { super::telemetry::round_states(&rows)? };
     let mut params = params_lazy(rows.clone(), true).collect().map_err(Error::analysis)?;
     if params.height() < grouped.len() {
         // A point without a sample 0 (an archive written by other means):
@@ -323,17 +473,20 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     // First pass, on every CPU: each point's summary, its round medians
     // and their spread; then each run's floor under those spreads.
     let firsts = super::on_every_cpu(&grouped, |g| {
-        let (medians, spread) = interval::round_medians_sorted(&g.sorted_seconds, &g.rounds);
-        (stats::summarize_sorted(&g.sorted_seconds), medians, spread)
+        let states = states.get(&(g.run_id.clone(), g.point));
+        (stats::summarize_sorted(&g.sorted_seconds), headline_rounds(g, states))
     });
     let mut out = Vec::with_capacity(grouped.len());
     let mut samples = Vec::with_capacity(grouped.len());
-    for (g, (summary, medians, spread)) in grouped.into_iter().zip(firsts) {
+    for (g, (summary, headline)) in grouped.into_iter().zip(firsts) {
         let key = (g.run_id, g.point as u64);
         let Some(&i) = at.get(&key) else { continue };
         let Some(summary) = summary else { continue };
-        let (iterations, values, rounds) = (g.iterations, g.sorted_seconds, g.rounds);
-        let per_median = |work: Option<f64>| work.map(|w| w / summary.median / 1e9);
+        let Headline { medians, pooled, spread, capped, .. } = headline;
+        let Some(figure) = interval::figure(&medians) else { continue };
+        let (iterations, n_samples, rounds) = (g.iterations, g.sorted_seconds.len(), g.rounds);
+        let values = pooled.unwrap_or(g.sorted_seconds);
+        let per_median = |work: Option<f64>| work.map(|w| w / figure / 1e9);
         let per_min = |work: Option<f64>| work.map(|w| w / summary.min / 1e9);
         let copied = bytes_copied[i].map(|b| b as f64);
         let moved = bytes_moved[i].map(|b| b as f64);
@@ -359,9 +512,9 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             note: note[i].clone(),
             stop: stop[i].as_deref().and_then(|s| crate::vocab::kinds::StopReason::parse(s).ok()),
             source: source[i].clone(),
-            samples: values.len() as u32,
+            samples: n_samples as u32,
             iterations,
-            median_seconds: summary.median,
+            median_seconds: figure,
             ci_low_seconds: None,
             ci_high_seconds: None,
             within_low_seconds: None,
@@ -373,17 +526,18 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             gbps_copied: per_median(copied),
             gbps_moved: per_median(moved),
             best_gbps_moved: per_min(moved),
-            busbw_gbps: copied.zip(bw_factor[i]).map(|(c, b)| c * b / summary.median / 1e9),
-            gflops: flops[i].map(|f| f / summary.median / 1e9),
+            busbw_gbps: copied.zip(bw_factor[i]).map(|(c, b)| c * b / figure / 1e9),
+            gflops: flops[i].map(|f| f / figure / 1e9),
             best_gflops: flops[i].map(|f| f / summary.min / 1e9),
             // Energy per GB for copies, per GFLOP for GEMM (not per byte of
             // its compulsory traffic).
             telemetry: telemetry.remove(&(key.0.clone(), key.1 as u32)).map(|t| {
                 let bytes = if flops[i].is_some() { None } else { copied.or(moved) };
-                super::telemetry::with_energy(t, summary.median, bytes, flops[i])
+                super::telemetry::with_energy(t, figure, bytes, flops[i])
             }),
             summary,
             ci_wide_why: None,
+            capped,
             series: None,
         });
         samples.push((values, medians));

@@ -53,6 +53,11 @@ pub struct PointTelemetry {
     pub j_per_gb: Option<f64>,
     /// GFLOP per joule (GEMM).
     pub gflop_per_j: Option<f64>,
+    /// The board's power limit, W, where the mean power read above it: a
+    /// reading error (an energy counter that stepped inside a short
+    /// window), so the point has no energy units ([`over_power_limit`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_limit_w: Option<f64>,
 }
 
 impl PointTelemetry {
@@ -145,6 +150,54 @@ pub fn point_telemetry(rows: &LazyFrame) -> Result<HashMap<(String, u32), PointT
         t.held_out = t.throttled.is_some();
     }
     Ok(out)
+}
+
+/// Each measured round's power state as its rows recorded it: (median
+/// clock, throttle mask) by (run, point) and round. Every row of a round
+/// carries the same step summary, so its first row speaks for it.
+pub type RoundStates = HashMap<(String, u32), HashMap<u32, crate::vocab::telemetry::RoundState>>;
+
+/// [`RoundStates`] of the measured rows that carry readings.
+pub fn round_states(rows: &LazyFrame) -> Result<RoundStates> {
+    use crate::archive::schema::columns::{f64s, strings, u64s};
+    let df = super::summary::timed(rows.clone())
+        .filter(col("sensor_readings").is_not_null())
+        .group_by([col("run_id"), col("point"), col("round").fill_null(lit(0u32))])
+        .agg([col("clock_mhz").first(), col("throttle").first()])
+        .collect()
+        .map_err(Error::analysis)?;
+    let (run, point, round) = (strings(&df, "run_id")?, u64s(&df, "point")?, u64s(&df, "round")?);
+    let (clock, mask) = (f64s(&df, "clock_mhz")?, u64s(&df, "throttle")?);
+    let mut out = RoundStates::new();
+    for i in 0..df.height() {
+        let key = (run[i].clone().unwrap_or_default(), point[i].unwrap_or(0) as u32);
+        out.entry(key).or_default().insert(round[i].unwrap_or(0) as u32, (clock[i], mask[i]));
+    }
+    Ok(out)
+}
+
+/// A GPU's board power limit, W, as its run's manifest recorded it (NVML's
+/// `power_limit_mw` of the card the point ran on).
+fn power_limit_w(p: &super::PointStat, manifest: Option<&crate::archive::manifest::Manifest>) -> Option<f64> {
+    let facts = super::catalog::gpu_facts(p, manifest)?;
+    let mw: f64 = facts.extra.get("power_limit_mw")?.parse().ok()?;
+    (mw > 0.0).then_some(mw / 1000.0)
+}
+
+/// Points whose mean power reads above their board's power limit: a
+/// board cannot draw more than its limit for long, so such a mean is a
+/// reading error. It is flagged (`over_limit_w`) and kept out of J/GB,
+/// GFLOP/J and J per operation.
+pub fn over_power_limit(stats: &mut [super::PointStat], manifests: &[crate::archive::manifest::Manifest]) {
+    for p in stats.iter_mut() {
+        let m = manifests.iter().find(|m| m.run_id == p.run_id);
+        let Some(limit) = power_limit_w(p, m) else { continue };
+        let Some(t) = p.telemetry.as_mut() else { continue };
+        if t.power_w.is_some_and(|w| w > limit) {
+            t.over_limit_w = Some(limit);
+            (t.joules_per_op, t.j_per_gb, t.gflop_per_j) = (None, None, None);
+        }
+    }
 }
 
 /// When `keep` (`--keep-throttled`), keep throttled points in plateaus and

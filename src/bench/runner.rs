@@ -129,6 +129,11 @@ struct PointState {
     ran: bool,
     failed: bool,
     skipped: bool,
+    /// Skipped before its first round because the budget could not give it
+    /// its minimum rounds: what those rounds were expected to cost.
+    unaffordable: Option<f64>,
+    /// Wall seconds of its first step (warm-up and setup included).
+    first_wall: Option<f64>,
 }
 
 impl PointState {
@@ -147,6 +152,12 @@ impl PointState {
     fn minimum_fits(&self, min_rounds: u32, max_seconds: f64) -> bool {
         let missing = min_rounds.saturating_sub(self.rounds.len() as u32) as f64;
         self.timed + missing * self.smallest_round() <= max_seconds + self.granted
+    }
+
+    /// Wall seconds an owed round of it takes at least: its overhead, a
+    /// warm-up batch and three samples (what a budget's owed step runs on).
+    fn owed_step(&self) -> Option<f64> {
+        (!self.rounds.is_empty()).then(|| self.overhead.unwrap_or(0.0) + 2.0 * self.smallest_round())
     }
 
     /// How far its interval is from the target (1: at it), with the prior
@@ -333,6 +344,45 @@ impl Schedule {
                 let owed = st.ran && (st.rounds.len() as u32) < min_rounds && st.fits;
                 let mut out_of_time = st.ran && !owed && !granted_now[i] && own < st.smallest_round();
                 let mut no_room: Option<String> = None;
+                let keep_rounds = self.budget_seconds.is_some() && !rule.budget_prefers_points;
+                if let (Some(b), false, true) = (self.budget_seconds, st.ran, keep_rounds) {
+                    // A budget that keeps its promise: a point is measured
+                    // only if its minimum rounds fit beside those the
+                    // points already measured still owe, at the average
+                    // step of the points measured so far.
+                    let mean = |xs: Vec<f64>| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
+                    let first = mean(states.iter().filter_map(|s| s.first_wall).collect());
+                    let later = mean(states.iter().filter_map(PointState::owed_step).collect());
+                    if let (Some(first), Some(later)) = (first, later) {
+                        let owed_by_others: f64 = states
+                            .iter()
+                            .filter(|s| s.ran && !s.done && !s.skipped && !s.failed)
+                            .map(|s| {
+                                let missing = min_rounds.saturating_sub(s.rounds.len() as u32) as f64;
+                                missing * s.owed_step().unwrap_or(later)
+                            })
+                            .sum();
+                        let left = b - start.elapsed().as_secs_f64();
+                        let cost = first + (min_rounds - 1) as f64 * later;
+                        if driver.agree(left - owed_by_others < cost) {
+                            let why = format!(
+                                "{BUDGET_WORDS} ({}) had {:.1} s left beside the rounds already owed when this \
+                                 point's turn came, and its {min_rounds} rounds take about {cost:.1} s; give a larger \
+                                 --budget (the run says how large), or --budget-prefers points to measure every point \
+                                 in fewer rounds",
+                                crate::vocab::units::format_seconds(b),
+                                (left - owed_by_others).max(0.0)
+                            );
+                            driver.record(Step::single(first_point + i as u32), &plan[i], &Outcome::Skipped(why))?;
+                            let st = &mut states[i];
+                            (st.ran, st.skipped, st.done, st.unaffordable) = (true, true, true, Some(cost));
+                            weight_left -= need[i];
+                            progress.unplanned(rounds_left as u64);
+                            continue;
+                        }
+                    }
+                }
+                let st = &states[i];
                 if let (Some(b), Some((typical, _))) = (self.budget_seconds, budget_plan) {
                     // Its weighted part of what the sweep has left for the
                     // points still to come in this round, once the overheads
@@ -348,7 +398,10 @@ impl Schedule {
                     // The least a step costs: its overhead, a warm-up batch and
                     // three samples (known after its first round).
                     let least = overhead + if st.ran { 2.0 * st.smallest_round() } else { 0.0 };
-                    if left - least < 0.0 || (st.ran && slice <= 0.0 && !owes) {
+                    // Rounds owed to a measured point run even past the
+                    // budget when the budget keeps its promise.
+                    let promised = keep_rounds && owes && st.ran;
+                    if !promised && (left - least < 0.0 || (st.ran && slice <= 0.0 && !owes)) {
                         out_of_time = true;
                         if !st.ran {
                             no_room = Some(format!(
@@ -362,7 +415,7 @@ impl Schedule {
                         // The minimum rounds are owed: a step runs even on a
                         // thin slice (the sampler takes three samples).
                         out_of_time = false;
-                        slice = slice.max(st.smallest_round().min(left - least));
+                        slice = slice.max(st.smallest_round().min((left - least).max(0.0)));
                     }
                 }
                 weight_left -= need[i];
@@ -452,7 +505,9 @@ impl Schedule {
                 driver.record(step, point, &outcome)?;
                 if let Outcome::Measured(m) = &outcome {
                     let once = m.timed_seconds + m.setup_seconds;
-                    states[i].overhead = Some((step_start.elapsed().as_secs_f64() - once).max(0.0));
+                    let wall = step_start.elapsed().as_secs_f64();
+                    states[i].overhead = Some((wall - once).max(0.0));
+                    states[i].first_wall.get_or_insert(wall);
                 }
                 let mut met = false;
                 if check {
@@ -478,6 +533,8 @@ impl Schedule {
             // Points the budget left short of their minimum rounds, and what
             // their missing rounds would have cost at their own pace.
             let mut wanted = start.elapsed().as_secs_f64();
+            wanted += states.iter().filter_map(|s| s.unaffordable).sum::<f64>();
+            out.over_budget = states.iter().filter(|s| s.unaffordable.is_some()).count() as u32;
             for st in states.iter().filter(|s| s.ran && !s.failed && !s.skipped) {
                 let done = st.rounds.len() as u32;
                 if done < min_rounds && done > 0 && st.fits {
@@ -737,13 +794,46 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_too_small_for_every_point_skips_the_rest_with_the_reason() {
-        // 20 ms of setup per step against a 50 ms budget for 6 points: once
-        // a step's cost is known, points that cannot fit are skipped, and
-        // say why, instead of running past the budget.
+    fn a_budget_too_small_for_every_point_measures_what_it_can_in_three_rounds() {
+        // 20 ms of setup per step against a 100 ms budget for 6 points: once
+        // a step's cost is known, only the points whose 3 rounds fit beside
+        // the rounds already owed are measured; the rest are skipped, saying
+        // why and what budget would hold them.
         let mut d = fake(6, |_, r| 1e-6 * (1.0 + 0.3 * (r % 2) as f64));
         d.sleep_ms = 20;
-        let s = Schedule { budget_seconds: Some(0.05), ..Schedule::new(rule(), "b") };
+        let s = Schedule { budget_seconds: Some(0.1), ..Schedule::new(rule(), "b") };
+        let out = s.run(&plan(6), 0, &mut d, &Silent).unwrap();
+        assert!(out.measured >= 1 && out.measured <= 2, "{out:?}");
+        assert_eq!(out.measured + out.skipped, 6, "{out:?}");
+        for i in 0..6 {
+            let n = rounds_of(&d, i);
+            assert!(n == 0 || n >= 3, "point {i} measured in {n} rounds: {:?}", d.steps);
+        }
+        assert_eq!(out.short_of_rounds, 0);
+        let skipped: Vec<&Row> = d.rows.iter().filter(|r| r.status == Status::Skipped).collect();
+        assert_eq!(skipped.len(), out.skipped as usize);
+        assert!(
+            skipped.iter().all(|r| {
+                let note = r.note.as_deref().unwrap_or("");
+                note.contains("share of --budget (100.00 ms) had") && note.contains("its 3 rounds take about")
+            }),
+            "{skipped:?}"
+        );
+        // The run says what budget would hold every point: 18 steps of
+        // about 20 ms.
+        assert!(out.budget_wanted_s.is_some_and(|s| s >= 1), "{out:?}");
+    }
+
+    #[test]
+    fn a_budget_that_prefers_points_skips_the_rest_with_the_reason() {
+        // `--budget-prefers points`, 20 ms of setup per step against a 50 ms
+        // budget for 6 points: once a step's cost is known, points that
+        // cannot fit are skipped, and say why, instead of running past the
+        // budget; the measured ones are short of their rounds.
+        let mut d = fake(6, |_, r| 1e-6 * (1.0 + 0.3 * (r % 2) as f64));
+        d.sleep_ms = 20;
+        let rule = StopRule { budget_prefers_points: true, ..rule() };
+        let s = Schedule { budget_seconds: Some(0.05), ..Schedule::new(rule, "b") };
         let t = Instant::now();
         let out = s.run(&plan(6), 0, &mut d, &Silent).unwrap();
         // At most one step past the budget (the first step's cost is unknown).

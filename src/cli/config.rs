@@ -143,6 +143,7 @@ fn resolve_flags(a: &RunArgs) -> Result<BenchConfig> {
         if a.max_time.is_none() {
             st.max_seconds = st.max_seconds.max(b);
         }
+        st.budget_prefers_points = a.budget_prefers == Some(super::BudgetPrefers::Points);
     }
     cfg.validate()?;
     let cpus = crate::host::usable_cpus();

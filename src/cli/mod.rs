@@ -444,9 +444,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<f64>,
 
-    /// Seconds for the whole sweep, warm-up and allocation included: each point gets its share, and points that meet --target-ci early pass theirs on. Without it, --max-time bounds each point.
+    /// Seconds for the whole sweep, warm-up and allocation included: each point gets its share, and points that meet --target-ci early pass theirs on. Every measured point still gets 3 rounds: the budget measures the points it can afford at 3 rounds each and skips the rest, naming the budget that would include them (see --budget-prefers). Without it, --max-time bounds each point.
     #[arg(long, value_name = "SECONDS")]
     pub budget: Option<f64>,
+
+    /// What a --budget too small for every point gives up: `rounds` (default) keeps 3 rounds for every measured point and skips the points it cannot afford; `points` measures as many points as the budget reaches, some in fewer than 3 rounds (their intervals then rest on fewer rounds, and say so).
+    #[arg(long, value_enum, value_name = "WHAT", requires = "budget")]
+    pub budget_prefers: Option<BudgetPrefers>,
 
     /// Most rounds: every point is measured once per round, in a shuffled order, so that a burst of noise spreads across points and the interval of each median includes run-to-run drift (1: one pass, as before schema v5).
     #[arg(long, value_name = "N")]
@@ -883,4 +887,15 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             Ok(0)
         }
     }
+}
+
+/// What `--budget-prefers` keeps when a budget cannot hold every point at
+/// its minimum rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BudgetPrefers {
+    /// Every measured point gets its minimum rounds; points the budget
+    /// cannot afford are skipped, with the budget that would include them.
+    Rounds,
+    /// As many points as the budget reaches, some in fewer rounds.
+    Points,
 }

@@ -207,6 +207,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         return Err(Error::config("RUN", "a report needs at least one run"));
     }
     crate::analysis::telemetry::keep_throttled(&mut stats, opts.keep_throttled);
+    crate::analysis::telemetry::over_power_limit(&mut stats, &manifests);
     let kind = opts.kind.unwrap_or_else(|| Kind::detect(&stats, &metrics, &manifests));
     // A GEMM write-up holds the GPUs' GEMMs: the copies of a run that also
     // measured them (a PyTorch reference's `copy_`) belong to the memcpy one.

@@ -121,6 +121,12 @@ pub struct StopRule {
     /// included); `None`: only `max_seconds` per point bounds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_seconds: Option<f64>,
+    /// Under a budget, measure as many points as it reaches, in fewer
+    /// rounds if need be (`--budget-prefers points`). By default (false) a
+    /// budget measures only the points it can give their minimum rounds,
+    /// and skips the rest, saying what budget would include them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub budget_prefers_points: bool,
     /// Fewest samples a sampler keeps when its time runs out: 2, or 1 in a
     /// round of a rounds schedule (a point whose operations are slow gets
     /// rounds of one sample each, and its spread from the rounds). Set by
@@ -155,6 +161,7 @@ impl Default for StopRule {
             min_rounds: 3,
             target_ci: 0.01,
             budget_seconds: None,
+            budget_prefers_points: false,
             min_samples_on_time: 2,
         }
     }
@@ -175,7 +182,14 @@ impl StopRule {
             );
         }
         let budget = match self.budget_seconds {
-            Some(b) => format!("; the whole sweep within {b:.1} s"),
+            Some(b) if self.budget_prefers_points => {
+                format!("; the whole sweep within {b:.1} s, as many points as it reaches, in fewer rounds if need be")
+            }
+            Some(b) => format!(
+                "; the whole sweep within {b:.1} s, measuring only the points it can give {} rounds (the rest skipped, \
+                 with the budget that would include them)",
+                self.min_rounds
+            ),
             None => String::new(),
         };
         format!(

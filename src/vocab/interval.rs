@@ -9,9 +9,13 @@
 //! rounds, in a shuffled order, with fresh buffers each round, and the
 //! interval is built from what varies between rounds.
 //!
-//! With R ≥ 2 rounds the interval is the pooled median ± t · s̃ / √R,
-//! widened where needed to hold the distribution-free interval of the
-//! pooled samples ([`median_ci`]). s̃ is the spread between rounds,
+//! A point's figure is the median of its round medians: every round weighs
+//! the same, however many samples it took (a round that ran power-capped
+//! and kept sampling to its time limit once held 362 of a point's 422
+//! samples, and the pooled median was that round's figure). With R ≥ 2
+//! rounds the interval is that figure ± t · s̃ / √R, from the rounds alone
+//! (the pooled samples' order statistics are not an interval of a median
+//! of medians). s̃ is the spread between rounds,
 //! moderated as in empirical Bayes (Smyth's limma): the standard deviation
 //! s of the R round medians, with R − 1 degrees of freedom, is pooled with
 //! a prior spread s₀ worth [`PRIOR_WEIGHT`] degrees of freedom,
@@ -265,19 +269,36 @@ pub fn median_interval_moderated(rounds: &[Vec<f64>], prior: Option<f64>) -> Opt
 /// the pooled median, when it has at least 3 rounds (2 say too little
 /// about a spread to lend it to other points).
 pub fn relative_spread(rounds: &[Vec<f64>]) -> Option<f64> {
-    let mut medians = Vec::new();
-    let mut pooled = Vec::new();
-    for r in rounds.iter().filter(|r| !r.is_empty()) {
-        pooled.extend_from_slice(r);
-        medians.push(median_unsorted(&mut r.clone()));
-    }
-    spread_of(&medians, median_unsorted(&mut pooled))
+    let medians: Vec<f64> = rounds.iter().filter(|r| !r.is_empty()).map(|r| median_unsorted(&mut r.clone())).collect();
+    spread_of(&medians)
 }
 
-/// The standard deviation of round medians relative to the pooled median,
-/// from 3 rounds on.
-fn spread_of(round_medians: &[f64], median: f64) -> Option<f64> {
-    (round_medians.len() >= 3 && median > 0.0).then(|| std_dev(round_medians) / median)
+/// The standard deviation of round medians relative to their median (the
+/// point's figure), from 3 rounds on.
+pub fn spread_of(round_medians: &[f64]) -> Option<f64> {
+    if round_medians.len() < 3 {
+        return None;
+    }
+    let figure = median_unsorted(&mut round_medians.to_vec());
+    (figure > 0.0).then(|| std_dev(round_medians) / figure)
+}
+
+/// A point's figure: the median of its round medians (one round: its
+/// median). `None` without a round.
+pub fn figure(round_medians: &[f64]) -> Option<f64> {
+    (!round_medians.is_empty()).then(|| median_unsorted(&mut round_medians.to_vec()))
+}
+
+/// Values already sorted, each with its round (`rounds[i]` is the round of
+/// `sorted[i]`), split by round: each round's values, still sorted, in
+/// round order (rounds without a value left out).
+pub fn rounds_sorted(sorted: &[f64], rounds: &[u32]) -> Vec<(u32, Vec<f64>)> {
+    debug_assert_eq!(sorted.len(), rounds.len());
+    let mut by_round: std::collections::BTreeMap<u32, Vec<f64>> = std::collections::BTreeMap::new();
+    for (&x, &r) in sorted.iter().zip(rounds) {
+        by_round.entry(r).or_default().push(x);
+    }
+    by_round.into_iter().collect()
 }
 
 /// How many degrees of freedom the prior spread is worth: as much as five
@@ -374,7 +395,7 @@ pub fn round_medians_sorted(sorted: &[f64], rounds: &[u32]) -> (Vec<f64>, Option
         }
     }
     let round_medians: Vec<f64> = by_round.iter().filter(|r| !r.is_empty()).map(|r| quantile_sorted(r, 0.5)).collect();
-    let spread = spread_of(&round_medians, quantile_sorted(sorted, 0.5));
+    let spread = spread_of(&round_medians);
     (round_medians, spread)
 }
 
@@ -390,9 +411,12 @@ fn interval_from_parts(round_medians: &[f64], pooled: &[f64], prior: Option<f64>
     if pooled.is_empty() {
         return None;
     }
-    let median = quantile_sorted(pooled, 0.5);
-    let samples = median_ci(pooled, LEVEL);
     let n_rounds = round_medians.len() as u32;
+    let median = match n_rounds {
+        0 | 1 => quantile_sorted(pooled, 0.5),
+        _ => median_unsorted(&mut round_medians.to_vec()),
+    };
+    let samples = median_ci(pooled, LEVEL);
     let prior = prior.filter(|p| p.is_finite() && *p >= 0.0).map(|p| p * median.abs());
     // Times are never negative; a bound is not clipped to the samples'
     // range, since another run's median may well lie outside them.
@@ -418,22 +442,11 @@ fn interval_from_parts(round_medians: &[f64], pooled: &[f64], prior: Option<f64>
     let t = t975(df);
     let r = n_rounds as f64;
     let half = t * spread / r.sqrt();
-    let (mut low, mut high) = (median - half, median + half);
-    if let Some((l, h, _)) = samples {
-        low = low.min(l);
-        high = high.max(h);
-    }
-    let within = make(low, high, n_rounds, Basis::Rounds);
-    // The difference of two run medians: 2 s̃² / R from their rounds, and
-    // 2 κ s̃² from what differs between runs; never narrower than √2 times
-    // the within-run interval (the samples' order-statistic bound).
+    let within = make(median - half, median + half, n_rounds, Basis::Rounds);
+    // The difference of two run figures: 2 s̃² / R from their rounds, and
+    // 2 κ s̃² from what differs between runs.
     let rerun_half = t * spread * (2.0 / r + 2.0 * RERUN_SHARE).sqrt();
-    let rerun = make(
-        median - rerun_half.max(std::f64::consts::SQRT_2 * (median - low)),
-        median + rerun_half.max(std::f64::consts::SQRT_2 * (high - median)),
-        n_rounds,
-        Basis::Rounds,
-    );
+    let rerun = make(median - rerun_half, median + rerun_half, n_rounds, Basis::Rounds);
     Some(Intervals { within, rerun })
 }
 

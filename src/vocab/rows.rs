@@ -291,8 +291,13 @@ pub struct RunOutcome {
     /// Measured points a `--budget` left with fewer than their minimum rounds.
     #[serde(skip_serializing_if = "is_zero")]
     pub short_of_rounds: u32,
-    /// The budget (whole seconds) that would have given those points their
-    /// minimum rounds, by what each round of theirs cost.
+    /// Points a `--budget` skipped because it could not give them their
+    /// minimum rounds beside the points it measured.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub over_budget: u32,
+    /// The budget (whole seconds) that would have given every point its
+    /// minimum rounds, by what each round of theirs cost (and, for points
+    /// skipped, what their rounds were expected to cost).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_wanted_s: Option<u32>,
     /// What each device's telemetry sampler gave.
@@ -312,6 +317,7 @@ impl RunOutcome {
         self.failed += o.failed;
         self.interrupted |= o.interrupted;
         self.short_of_rounds += o.short_of_rounds;
+        self.over_budget += o.over_budget;
         self.telemetry.extend(o.telemetry);
         self.budget_wanted_s = match (self.budget_wanted_s, o.budget_wanted_s) {
             (Some(a), Some(b)) => Some(a + b),

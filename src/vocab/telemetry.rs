@@ -119,6 +119,36 @@ pub fn throttled(mask: u64) -> Option<String> {
     (mask & slow != 0).then(|| decode(mask & slow).join(", "))
 }
 
+/// A round's power state as its rows record it: its median clock (MHz)
+/// and its throttle mask.
+pub type RoundState = (Option<f64>, Option<u64>);
+
+/// How far below its point's fastest round a round's median clock may run
+/// and still count as the same power state: 10 %. A GEMM on an H200 holds
+/// 1,920–1,980 MHz at full clock and drops to 1,395–1,530 MHz when its
+/// power cap bites (`data/runs/20261126T152551Z-interleaved-1-2bef`); the
+/// NVML `software power cap` bit is set at both, so the clock decides.
+pub const CAPPED_CLOCK_GAP: f64 = 0.10;
+
+/// Which of a point's rounds ran capped, from each round's `(median clock,
+/// throttle mask)`: a slowing reason ([`throttled`]: a thermal slowdown, a
+/// power brake, a hardware slowdown, below 75 % of the reference clock), or
+/// a median clock more than [`CAPPED_CLOCK_GAP`] below the point's fastest
+/// round. A round without readings is never called capped. The headline of
+/// a point comes from its full-clock rounds where it has both
+/// (`analysis::summary`).
+pub fn capped_rounds(rounds: &[RoundState]) -> Vec<bool> {
+    let fastest = rounds.iter().filter_map(|r| r.0).filter(|c| c.is_finite() && *c > 0.0).fold(0.0, f64::max);
+    rounds
+        .iter()
+        .map(|&(clock, mask)| {
+            let slowed = mask.is_some_and(|m| throttled(m).is_some());
+            let below = clock.is_some_and(|c| fastest > 0.0 && c < (1.0 - CAPPED_CLOCK_GAP) * fastest);
+            slowed || below
+        })
+        .collect()
+}
+
 /// The energy, J, of power readings `(t_s, W)` integrated over time by
 /// trapezoids (readings in time order; fewer than two: none).
 pub fn integrate_power(readings: &[(f64, f64)]) -> Option<f64> {
@@ -226,6 +256,23 @@ pub struct TelemetryInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_round_well_below_the_fastest_clock_or_slowed_is_capped() {
+        // The committed H200 bf16 8192³ point: 1965/1980 MHz rounds and one
+        // at 1485 MHz, all with the software power cap bit (0x4) set.
+        let r = |c: f64, m: u64| (Some(c), Some(m));
+        let got = capped_rounds(&[r(1965.0, 4), r(1980.0, 0), r(1485.0, 4), r(1980.0, 0), r(1980.0, 0)]);
+        assert_eq!(got, [false, false, true, false, false]);
+        // 10 % below is the edge: 1782 of 1980 is the same state, 1781 not.
+        assert_eq!(capped_rounds(&[r(1980.0, 4), r(1782.0, 4), r(1781.0, 4)]), [false, false, true]);
+        // A slowing reason (hardware power brake, or below 75 % of the
+        // reference clock) caps a round whatever its clock.
+        assert_eq!(capped_rounds(&[r(1980.0, 0x80), r(1980.0, 4)]), [true, false]);
+        assert_eq!(capped_rounds(&[r(1440.0, BELOW_CLOCK | 4), r(1440.0, 4)]), [true, false]);
+        // No readings: never capped.
+        assert_eq!(capped_rounds(&[(None, None), r(1000.0, 0)]), [false, false]);
+    }
 
     fn r(t: f64, power: f64, clock: f64) -> Reading {
         Reading { t_s: t, power_w: Some(power), clock_mhz: Some(clock), ..Reading::default() }

@@ -454,3 +454,30 @@ fn points_written_quickly_share_one_rewrite_and_the_end_writes_all() {
     assert_eq!(run.manifest().unwrap().counts.rows, 40);
     assert!(verify_run(&run).findings.is_empty(), "the files match the manifest");
 }
+
+/// Runs measured on the stand-in CUDA driver of the tests (devices named
+/// "Fake CUDA GPU N") are test fixtures, never example data: no manifest
+/// under data/ may name one.
+#[test]
+fn no_run_under_data_was_measured_on_the_stand_in_driver() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let mut manifests = Vec::new();
+    let mut dirs = vec![data];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.file_name().is_some_and(|n| n == "manifest.json") {
+                manifests.push(path);
+            }
+        }
+    }
+    assert!(manifests.len() >= 40, "found only {} manifests under data/", manifests.len());
+    let stand_in: Vec<_> = manifests
+        .iter()
+        .filter(|p| std::fs::read_to_string(p).unwrap().contains("Fake CUDA GPU"))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(stand_in.is_empty(), "runs measured on the stand-in driver are under data/: {stand_in:?}");
+}

@@ -107,7 +107,18 @@ fn identical_runs_are_the_same_everywhere_and_exit_0() {
         assert!(p["size_bytes"].is_u64() && p["label"].is_string());
         assert!(p["ci_low"].as_f64().unwrap() <= 1.0 && p["ci_high"].as_f64().unwrap() >= 1.0);
     }
-    assert_eq!(v["verdicts"][0], "memcpy copy 1T: no significant difference at any point (6 points).");
+    let said = v["verdicts"][0].as_str().unwrap();
+    assert!(
+        said.starts_with("memcpy copy 1T: no significant difference at any point (6 points; resolves changes of ")
+            && said.ends_with(" % or more)."),
+        "{said}"
+    );
+    // The detectable change is stated per point and per curve, and it is
+    // at least the threshold.
+    for p in points {
+        assert!(p["detectable"].as_f64().unwrap() >= 0.02, "{p}");
+    }
+    assert!(v["summary"][0]["detectable"].as_f64().unwrap() >= 0.02, "{}", v["summary"][0]);
 }
 
 #[test]

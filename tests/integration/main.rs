@@ -20,6 +20,7 @@ mod exec;
 mod fake_cuda;
 mod gate;
 mod golden;
+mod gpu_truth;
 mod history;
 mod import;
 mod import_corpus;

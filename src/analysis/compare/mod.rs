@@ -16,10 +16,12 @@
 //! `runs` compares runs of an archive, as `benchbook compare`, the compare
 //! report and the notebook all do.
 
+mod points;
 pub mod runs;
 pub mod summary;
 mod words;
 
+pub use points::{bootstrap_ratio_ci, group_median, group_ratio_ci, RunPoint};
 pub use runs::{compare_loaded, compare_runs, LoadedRun, RunComparison, Variability};
 pub use summary::{summarize, CurveSummary, CurveVerdict};
 pub use words::verdict_sentences;
@@ -28,7 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::vocab::rows::{Row, Status};
+use crate::vocab::rows::Row;
 use crate::vocab::stats;
 
 /// Verdict on one point.
@@ -76,9 +78,17 @@ pub struct PointComparison {
     /// How many times better B is (above 1: B is faster / higher / lower,
     /// as the point's direction says).
     pub ratio: f64,
-    /// 95 % bootstrap interval of `ratio`; `None` with one sample on a side.
+    /// 95 % interval of `ratio`; `None` with one sample on a side. Groups
+    /// of runs: a two-level bootstrap over runs, then their rounds and
+    /// samples. One run a side: that bootstrap widened to at least what the
+    /// two runs' rerun intervals give (a single run's samples do not show
+    /// how far a second run lands).
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// The smallest change (0.05: 5 %) this point's interval lets a verdict
+    /// call at the threshold: the detectable change, as asv and nvbench's
+    /// compare state it. `None` without an interval.
+    pub detectable: Option<f64>,
     /// Samples behind each side, over all its runs.
     pub samples_a: usize,
     pub samples_b: usize,
@@ -102,6 +112,12 @@ impl PointComparison {
         }
     }
 
+    /// The detectable change as tables and sentences print it: `4.1 %`,
+    /// or `-` without an interval.
+    pub fn detectable_text(&self) -> String {
+        self.detectable.map_or("-".into(), |d| format!("{:.1} %", 100.0 * d))
+    }
+
     /// The interval as tables print it, or why there is none.
     pub fn ci_text(&self) -> String {
         match (self.ci_low, self.ci_high) {
@@ -119,77 +135,6 @@ fn key(r: &Row) -> Key {
     crate::vocab::columns::point_key(r)
 }
 
-/// Per point: each sample's measurement (seconds per operation, slowest
-/// rank per sample; a named metric's value).
-fn samples(rows: &[Row]) -> BTreeMap<Key, (Row, Vec<f64>)> {
-    let mut per_sample: BTreeMap<(Key, u32), (Row, f64)> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.status == Status::Measured) {
-        let measurement = if r.params.metric.is_some() { r.value } else { r.seconds_per_op() };
-        let (Some(s), Some(t)) = (r.sample, measurement) else { continue };
-        let e = per_sample.entry((key(r), s)).or_insert((r.clone(), t));
-        e.1 = e.1.max(t);
-    }
-    let mut out: BTreeMap<Key, (Row, Vec<f64>)> = BTreeMap::new();
-    for ((k, _), (row, t)) in per_sample {
-        out.entry(k).or_insert_with(|| (row, Vec::new())).1.push(t);
-    }
-    out
-}
-
-/// 95 % percentile-bootstrap interval of median(a) / median(b): each
-/// resample's medians are drawn from their exact bootstrap distribution
-/// ([`stats::MedianResampler`]).
-pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
-    group_ratio_ci(&[a.to_vec()], &[b.to_vec()], resamples, seed)
-}
-
-/// A group's estimate of a point: the median of its per-run medians (one
-/// run: the median of its samples).
-pub fn group_median(runs: &[Vec<f64>]) -> f64 {
-    let mut m: Vec<f64> = runs.iter().map(|xs| stats::median_unsorted(&mut xs.clone())).collect();
-    stats::median_unsorted(&mut m)
-}
-
-/// Draws from the bootstrap distribution of [`group_median`]: runs drawn
-/// with replacement, then each drawn run's median from its exact bootstrap
-/// distribution.
-struct GroupResampler {
-    runs: Vec<stats::MedianResampler>,
-}
-
-impl GroupResampler {
-    fn new(runs: &[Vec<f64>]) -> Option<GroupResampler> {
-        let runs: Option<Vec<_>> = runs.iter().map(|xs| stats::MedianResampler::new(xs)).collect();
-        runs.filter(|r| !r.is_empty()).map(|runs| GroupResampler { runs })
-    }
-
-    fn draw<R: rand::RngExt + ?Sized>(&self, rng: &mut R, buf: &mut Vec<f64>) -> f64 {
-        if self.runs.len() == 1 {
-            return self.runs[0].draw(rng);
-        }
-        buf.clear();
-        for _ in 0..self.runs.len() {
-            let i = rng.random_range(0..self.runs.len());
-            buf.push(self.runs[i].draw(rng));
-        }
-        stats::median_unsorted(buf)
-    }
-}
-
-/// 95 % two-level percentile-bootstrap interval of
-/// group_median(a) / group_median(b).
-pub fn group_ratio_ci(a: &[Vec<f64>], b: &[Vec<f64>], resamples: usize, seed: u64) -> (f64, f64) {
-    let (Some(ra), Some(rb)) = (GroupResampler::new(a), GroupResampler::new(b)) else {
-        return (f64::NAN, f64::NAN);
-    };
-    let mut rng = stats::resampling_rng(seed);
-    let mut buf = Vec::new();
-    let mut ratios: Vec<f64> =
-        (0..resamples).map(|_| ra.draw(&mut rng, &mut buf) / rb.draw(&mut rng, &mut buf)).collect();
-    ratios.sort_by(f64::total_cmp);
-    (stats::quantile_sorted(&ratios, 0.025), stats::quantile_sorted(&ratios, 0.975))
-}
-
 /// Bootstrap resamples behind every interval: enough that the 2.5 % and
 /// 97.5 % percentiles rest on 250 resamples each.
 pub const RESAMPLES: usize = 10_000;
@@ -200,33 +145,41 @@ pub fn compare(a: &[Row], b: &[Row], threshold: f64) -> Vec<PointComparison> {
     compare_samples(&group_samples([a]), &group_samples([b]), threshold)
 }
 
-/// Per point: its first row and each run's samples (runs that did not
-/// measure the point are left out).
-type GroupSamples = BTreeMap<Key, (Row, Vec<Vec<f64>>)>;
+/// Per point: its first row and each run's [`RunPoint`] (runs that did
+/// not measure the point are left out).
+type GroupSamples = BTreeMap<Key, (Row, Vec<RunPoint>)>;
 
 fn group_samples<'a>(runs: impl IntoIterator<Item = &'a [Row]>) -> GroupSamples {
     let mut out = GroupSamples::new();
     for rows in runs {
-        for (k, (row, xs)) in samples(rows) {
-            out.entry(k).or_insert_with(|| (row, Vec::new())).1.push(xs);
+        for (k, (row, point)) in points::run_points(rows) {
+            out.entry(k).or_insert_with(|| (row, Vec::new())).1.push(point);
         }
     }
     out
 }
 
-/// Coefficient of variation of the per-run medians, with two or more runs.
-fn run_cv(runs: &[Vec<f64>]) -> Option<f64> {
-    (runs.len() > 1).then(|| {
-        let m: Vec<f64> = runs.iter().map(|xs| stats::median_unsorted(&mut xs.clone())).collect();
-        stats::rel_std_dev(&m)
-    })
+/// Coefficient of variation of the per-run figures, with two or more runs.
+fn run_cv(runs: &[RunPoint]) -> Option<f64> {
+    (runs.len() > 1).then(|| stats::rel_std_dev(&runs.iter().map(|r| r.figure).collect::<Vec<_>>()))
 }
 
 /// Compare two groups of repeated runs (one run a group is [`compare`]):
 /// the points both groups measured, each estimated by the median of its
-/// per-run medians, with a two-level bootstrap interval.
+/// per-run figures, with a two-level bootstrap interval.
 pub fn compare_groups(a: &[Vec<Row>], b: &[Vec<Row>], threshold: f64) -> Vec<PointComparison> {
     compare_samples(&group_samples(a.iter().map(Vec::as_slice)), &group_samples(b.iter().map(Vec::as_slice)), threshold)
+}
+
+/// The interval of a ratio of two single runs' figures from their rerun
+/// intervals: a run's figure moves between runs by its rounds' spread and
+/// the share between runs (κ), so the log-ratio of two runs has half-width
+/// √((h_A² + h_B²) / 2) where h is each side's rerun half-width relative to
+/// its figure (that half-width already holds two runs' noise, √2 of one).
+fn rerun_ratio_interval(ratio: f64, a: Option<f64>, b: Option<f64>) -> Option<(f64, f64)> {
+    let (a, b) = (a?, b?);
+    let half = ((a * a + b * b) / 2.0).sqrt();
+    (half.is_finite() && half < 1.0).then(|| (ratio * (1.0 - half), ratio / (1.0 - half)))
 }
 
 /// [`compare_groups`] on samples already grouped by point and run.
@@ -239,9 +192,17 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
         let higher = row.params.better.as_deref() == Some("higher");
         let (num, den) = if higher { (xb, xa) } else { (xa, xb) };
         let ratio = if higher { mb / ma } else { ma / mb };
-        let count = |x: &[Vec<f64>]| x.iter().map(Vec::len).sum::<usize>();
+        let count = |x: &[RunPoint]| x.iter().map(RunPoint::samples).sum::<usize>();
         let (na, nb) = (count(xa), count(xb));
-        let ci = (na > 1 && nb > 1).then(|| group_ratio_ci(num, den, RESAMPLES, 0x5eed));
+        let mut ci = (na > 1 && nb > 1).then(|| group_ratio_ci(num, den, RESAMPLES, 0x5eed));
+        // One run a side: the bootstrap sees only this run's samples and
+        // rounds; a second run moves by more (the between-run share). The
+        // interval is at least the one the two rerun intervals give.
+        if let (Some((lo, hi)), [a], [b]) = (ci, xa.as_slice(), xb.as_slice()) {
+            if let Some((rlo, rhi)) = rerun_ratio_interval(ratio, a.rerun_half, b.rerun_half) {
+                ci = Some((lo.min(rlo), hi.max(rhi)));
+            }
+        }
         // One sample on a side: no interval, the verdict rests on the ratio.
         let (lo, hi) = ci.unwrap_or((ratio, ratio));
         let verdict = if lo > 1.0 + threshold {
@@ -253,6 +214,11 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
         } else {
             Verdict::Inconclusive
         };
+        // The smallest change this interval's width lets a verdict call:
+        // a true ratio r is called once r · lo/ratio clears 1 + threshold.
+        let detectable = ci
+            .filter(|(lo, hi)| *lo > 0.0 && hi.is_finite())
+            .map(|(lo, hi)| (1.0 + threshold) * (ratio / lo).max(hi / ratio) - 1.0);
         // A metric's curve is the metric: its points differ by parameters.
         let curve = match &row.params.metric {
             Some(m) => m.clone(),
@@ -270,6 +236,7 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
             ratio,
             ci_low: ci.map(|c| c.0),
             ci_high: ci.map(|c| c.1),
+            detectable,
             samples_a: na,
             samples_b: nb,
             runs_a: xa.len(),
@@ -286,6 +253,7 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
 mod tests {
     use super::*;
     use crate::vocab::benches::Bench;
+    use crate::vocab::rows::Status;
 
     #[test]
     fn bootstrap_interval_brackets_the_ratio_and_shrinks_with_samples() {

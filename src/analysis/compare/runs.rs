@@ -55,7 +55,9 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 fn variability_of(points: &GroupSamples, runs: usize) -> Variability {
     let within = points
         .values()
-        .flat_map(|(_, per_run)| per_run.iter().filter(|xs| xs.len() > 1).map(|xs| stats::rel_std_dev(xs)))
+        .flat_map(|(_, per_run)| {
+            per_run.iter().map(|r| r.rounds.concat()).filter(|xs| xs.len() > 1).map(|xs| stats::rel_std_dev(&xs))
+        })
         .collect();
     let between = points.values().filter_map(|(_, per_run)| super::run_cv(per_run)).collect();
     Variability { runs, within_run_cv: median(within), run_to_run_cv: median(between) }

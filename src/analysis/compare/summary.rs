@@ -66,6 +66,9 @@ pub struct CurveSummary {
     /// where a point has one sample a side (no interval).
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// The median over its points of the smallest change a verdict could
+    /// call ([`PointComparison::detectable`]); `None` without intervals.
+    pub detectable: Option<f64>,
     /// How far from 1 (as a fraction) the widest interval bound reaches:
     /// "within ±x %" of the baseline at every point. `None` without
     /// intervals.
@@ -209,6 +212,10 @@ pub fn summarize(points: &[PointComparison]) -> Vec<CurveSummary> {
                 ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                 ci_low,
                 ci_high,
+                detectable: {
+                    let mut d: Vec<f64> = ps.iter().filter_map(|p| p.detectable).collect();
+                    (!d.is_empty()).then(|| stats::median_unsorted(&mut d))
+                },
                 within: ci_low.zip(ci_high).map(|(lo, hi)| (1.0 - lo).abs().max((hi - 1.0).abs())),
                 verdict,
             }
@@ -233,6 +240,7 @@ mod tests {
             ratio,
             ci_low: ci.map(|c| c.0),
             ci_high: ci.map(|c| c.1),
+            detectable: None,
             samples_a: 10,
             samples_b: 10,
             runs_a: 1,

@@ -17,7 +17,11 @@ pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
     for (curve, mut ps) in curves {
         ps.sort_by_key(|p| p.size_bytes);
         if ps.iter().all(|p| p.verdict == Verdict::Same) {
-            out.push(format!("{curve}: no significant difference at any point ({} points).", ps.len()));
+            out.push(format!(
+                "{curve}: no significant difference at any point ({} points{}).",
+                ps.len(),
+                resolves(&ps)
+            ));
             continue;
         }
         // Runs of one verdict along the sizes.
@@ -67,9 +71,31 @@ pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
                 Verdict::Same => format!("no significant difference {span}"),
                 Verdict::Inconclusive => format!("inconclusive {span}: the interval straddles the threshold"),
             };
-            out.push(format!("{curve}: {} ({n} point{}).", text.trim_end(), if n == 1 { "" } else { "s" }));
+            out.push(format!(
+                "{curve}: {} ({n} point{}{}).",
+                text.trim_end(),
+                if n == 1 { "" } else { "s" },
+                resolves(band)
+            ));
             i = j + 1;
         }
     }
     out
+}
+
+/// The smallest change the points' intervals let a verdict call, as a
+/// clause: "; resolves changes of 3.3–4.1 % or more" (the range over the
+/// points, each as the point table prints it), or nothing where they have
+/// no interval.
+fn resolves(points: &[&PointComparison]) -> String {
+    let d: Vec<f64> = points.iter().filter_map(|p| p.detectable).collect();
+    let (Some(lo), Some(hi)) = (d.iter().copied().reduce(f64::min), d.iter().copied().reduce(f64::max)) else {
+        return String::new();
+    };
+    let (lo, hi) = (format!("{:.1}", 100.0 * lo), format!("{:.1}", 100.0 * hi));
+    if lo == hi {
+        format!("; resolves changes of {lo} % or more")
+    } else {
+        format!("; resolves changes of {lo}–{hi} % or more")
+    }
 }

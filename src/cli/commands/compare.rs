@@ -148,7 +148,8 @@ pub(crate) fn write_points(w: &mut dyn io::Write, points: &[PointComparison], na
 /// One row per curve: its verdict, from its points', the median ratio and
 /// the interval every point's lies in.
 pub(crate) fn write_summary(w: &mut dyn io::Write, summary: &[CurveSummary]) -> io::Result<()> {
-    let mut tab = table(&["CURVE", "POINTS", "VERDICT", "MEDIAN RATIO", "95 % CIs WITHIN"], &[1, 3, 4]);
+    let mut tab =
+        table(&["CURVE", "POINTS", "VERDICT", "MEDIAN RATIO", "95 % CIs WITHIN", "RESOLVES ≥"], &[1, 3, 4, 5]);
     for c in summary {
         tab.add_row(vec![
             cell(&c.curve),
@@ -159,6 +160,7 @@ pub(crate) fn write_summary(w: &mut dyn io::Write, summary: &[CurveSummary]) -> 
                 (Some(lo), Some(hi)) => format!("{lo:.3}–{hi:.3}"),
                 _ => "no interval: one sample".into(),
             },
+            c.detectable.map_or("-".into(), |d| format!("{:.1} %", 100.0 * d)),
         ]);
     }
     write_table(w, &tab)

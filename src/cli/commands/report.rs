@@ -83,7 +83,13 @@ pub fn report(archive: &Archive, a: &ReportArgs) -> Result<ReportOutput> {
 #[serde(deny_unknown_fields)]
 struct Example {
     out: String,
+    #[serde(default)]
     runs: Vec<String>,
+    /// Another archive its runs are in (a path from where `report --all`
+    /// runs, e.g. `data/seed-004`); default: the one given.
+    archive: Option<PathBuf>,
+    /// A fleet report (`fleet report NAME`) instead of a report of runs.
+    fleet: Option<String>,
     kind: Option<Kind>,
     notes: Option<PathBuf>,
     pairs: Option<String>,
@@ -127,7 +133,16 @@ fn report_all(archive: &Archive, a: &ReportArgs, opts: &ReportOptions) -> Result
             });
             continue;
         }
-        let made = if o.kind == Some(Kind::Compare) {
+        let other = ex.archive.as_ref().map(Archive::new);
+        let archive = other.as_ref().unwrap_or(archive);
+        let made = if let Some(name) = &ex.fleet {
+            super::fleet::report(archive, name, ex.threshold.unwrap_or(0.05), Some(dir), &o).map(|r| r.files)
+        } else if ex.runs.is_empty() {
+            Err(Error::config(
+                "examples.toml",
+                format!("example `{}` names no runs and no fleet; add `runs = [...]` or `fleet = \"NAME\"`", ex.out),
+            ))
+        } else if o.kind == Some(Kind::Compare) {
             resolve_groups(archive, &ex.runs).and_then(|groups| {
                 let r = crate::report::build_compare(&groups, ex.threshold.unwrap_or(a.threshold))?
                     .with_notes(o.notes.as_deref())?;

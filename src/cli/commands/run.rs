@@ -301,6 +301,17 @@ impl Render for RunOutput {
                     .unwrap_or_default()
             )?;
         }
+        if o.over_budget > 0 {
+            writeln!(
+                t.err,
+                "note: {} points skipped: --budget could not give them 3 rounds beside the points it measured{}; \
+                 or --budget-prefers points measures more points in fewer rounds",
+                o.over_budget,
+                o.budget_wanted_s
+                    .map(|s| format!("; about --budget {s} would include every point"))
+                    .unwrap_or_default()
+            )?;
+        }
         writeln!(t.err, "archive: {}", safe_path(&self.run_dir))?;
         for p in &self.report {
             writeln!(t.err, "report:  {}", safe_path(p))?;

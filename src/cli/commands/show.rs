@@ -125,7 +125,7 @@ impl Render for ShowOutput {
             let within = p.within_relative().map_or("n/a".into(), |r| format!("±{:.1}%", r * 100.0));
             tab.add_row(vec![
                 cell(label),
-                format_seconds(p.summary.median),
+                format_seconds(p.median_seconds),
                 ci,
                 within,
                 num(p.gbps_moved),
@@ -167,6 +167,19 @@ impl Render for ShowOutput {
         }
         if one_round {
             writeln!(w, "* one round: the interval counts the spread of its samples only, not drift between runs")?;
+        }
+        let states: Vec<(String, &String)> =
+            self.points.iter().zip(&labels).filter_map(|(p, l)| Some((p.power_states()?, l))).collect();
+        if !states.is_empty() {
+            writeln!(
+                w,
+                "\nRounds in two power states (a point's figure comes from its full-clock rounds; capped: a \
+                 slowing throttle reason, or a clock over {:.0} % below its fastest round):",
+                crate::vocab::telemetry::CAPPED_CLOCK_GAP * 100.0
+            )?;
+            for (words, label) in states {
+                writeln!(w, "  {}: {}", s(label), s(&words))?;
+            }
         }
         let wide: Vec<(&PointStat, &String)> =
             self.points.iter().zip(&labels).filter(|(p, _)| p.ci_wide_why.is_some()).collect();

@@ -57,6 +57,9 @@ pub struct VerdictRow {
     /// The ratio as a change in words: "4.1 % faster", "42.5 % lower".
     pub change: String,
     pub ci: String,
+    /// The smallest change its interval lets a verdict call
+    /// ([`PointComparison::detectable`]): "4.1 %", or "-".
+    pub resolves: String,
     pub verdict: String,
     pub runs: String,
 }
@@ -193,6 +196,7 @@ fn verdict_row(p: &PointComparison) -> VerdictRow {
             format!("{:.1} % {}", 100.0 * reading.change(p.ratio), if p.ratio < 1.0 { worse } else { better })
         },
         ci: p.ci_text(),
+        resolves: p.detectable_text(),
         verdict: p.verdict.as_str().into(),
         runs: format!("{} / {}", p.runs_a, p.runs_b),
     }

@@ -175,10 +175,7 @@ pub(super) fn gemm_section(
                 threads: p.threads.map(|t| t.to_string()).unwrap_or_default(),
                 // The library, and the operand layout (and FP8 accumulation)
                 // where the rows record one: `cublaslt, nn`.
-                method: match (p.method.clone().unwrap_or_default(), GemmSetting::recorded(&p.params())) {
-                    (m, Some(setting)) => format!("{m}, {}", setting.label()),
-                    (m, None) => m,
-                },
+                method: gemm_call(p, p.method.clone().unwrap_or_default()),
                 gflops: p.gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 best_gflops: p.best_gflops.map(|g| unit.show(g)).unwrap_or_default(),
                 median_time: median_with_ci(p),
@@ -306,13 +303,7 @@ fn library_rows(
         let t = seconds(theirs)?;
         native_runs.iter().copied().min_by_key(|r| seconds(r).map_or(i64::MAX, |s| (s - t).abs()))
     };
-    let layout = |p: &PointStat| {
-        let lib = p.method.clone().or_else(|| p.variant.clone()).unwrap_or_default();
-        match GemmSetting::recorded(&p.params()) {
-            Some(s) => format!("{lib}, {}", s.label()),
-            None => lib,
-        }
-    };
+    let layout = |p: &PointStat| gemm_call(p, p.method.clone().or_else(|| p.variant.clone()).unwrap_or_default());
     let same = |a: &PointStat, b: &PointStat| (a.dtype.as_ref(), a.m, a.n, a.k) == (b.dtype.as_ref(), b.m, b.n, b.k);
     let mut rows: Vec<LibraryRow> = Vec::new();
     for ours in pts.iter().filter(|p| p.native()) {
@@ -338,6 +329,20 @@ fn library_rows(
     rows
 }
 
+/// The library and the operand layout (and FP8 accumulation) a GEMM point
+/// ran: `cublaslt, nn`. benchbook's own GPU rows from builds before layouts
+/// were recorded (schema v6) ran one layout, `tn`, which they get from that
+/// build, never a default; an imported row without one names none.
+fn gemm_call(p: &PointStat, lib: String) -> String {
+    match GemmSetting::recorded(&p.params()) {
+        Some(s) => format!("{lib}, {}", s.label()),
+        None if p.native() && crate::vocab::kinds::backend_is_gpu(&p.backend) => {
+            format!("{lib}, {} (the pre-v6 build's only layout)", GemmSetting::of(&p.params()).label())
+        }
+        None => lib,
+    }
+}
+
 /// A point's CV, or `n/a` where one sample (an imported figure) has no
 /// spread to state.
 fn spread_pct(p: &PointStat) -> String {
@@ -357,7 +362,7 @@ pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
             curve: p.series.clone().unwrap_or_else(|| crate::analysis::catalog::series_name(p)),
             peer: p.peer.clone().unwrap_or_else(|| "-".into()),
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
-            median: format_seconds(p.summary.median),
+            median: format_seconds(p.median_seconds),
             p20: if p.samples < 2 { "n/a".into() } else { format_seconds(p.summary.p20) },
             p80: if p.samples < 2 { "n/a".into() } else { format_seconds(p.summary.p80) },
             samples: p.samples,
@@ -377,7 +382,7 @@ pub(super) fn other_rows(stats: &[PointStat]) -> Vec<OtherRow> {
             variant: p.variant.clone().unwrap_or_default(),
             size: p.size_bytes.map(format_bytes).unwrap_or_else(|| "-".into()),
             peer: p.peer.clone().unwrap_or_default(),
-            median_time: super::prose::time_shown(p).unwrap_or_else(|| format_seconds(p.summary.median)),
+            median_time: super::prose::time_shown(p).unwrap_or_else(|| format_seconds(p.median_seconds)),
             // Network tools (perftest, OSU) print their rates in Gb/s.
             rate: match p.gbps_copied {
                 Some(g) if Bench::of(&p.bench).is_some_and(|b| b.info().unit == RateUnit::Gbps) => {

@@ -56,6 +56,9 @@ pub struct SystemTable {
     pub runs: Vec<String>,
     pub rows: Vec<SystemRow>,
     pub same: bool,
+    /// Each physical GPU card its runs measured, with those runs, where
+    /// more than one (`NVIDIA H200 GPU-eece32e0 (run a, run b)`).
+    pub cards: Vec<String>,
 }
 
 /// One property and its value in each run (empty where a run has none).

@@ -64,7 +64,7 @@ pub(crate) fn median_with_ci(p: &crate::analysis::PointStat) -> String {
     if let Some(none) = time_shown(p) {
         return none;
     }
-    let t = crate::vocab::units::format_seconds(p.summary.median);
+    let t = crate::vocab::units::format_seconds(p.median_seconds);
     match (p.interval(), p.ci_relative()) {
         (Some(ci), Some(r)) if ci.basis == crate::vocab::interval::Basis::Rounds => format!("{t} ± {}", ci_pct(r)),
         (Some(_), Some(r)) => format!("{t} ± {} (1 round)", ci_pct(r)),
@@ -109,7 +109,7 @@ pub(super) fn bandwidth_observations(
     // with the working set (the bytes one operation moves) a cache holds.
     let above_roof = match (roof, peak_point) {
         (Some((_, roof_gbps)), Some(p)) if best.peak_gbps > *roof_gbps => {
-            p.gbps_moved.map(|g| (*roof_gbps, (g * 1e9 * p.summary.median).round() as u64))
+            p.gbps_moved.map(|g| (*roof_gbps, (g * 1e9 * p.median_seconds).round() as u64))
         }
         _ => None,
     };
@@ -153,7 +153,7 @@ pub(super) fn bandwidth_observations(
         if let (Some(size), Some(g)) = (small.size_bytes, small.gbps_moved) {
             // Above the plateau the cache sentence has said why.
             if g < 0.5 * best.plateau_gbps {
-                obs.push(Said::FixedCost { size_bytes: size, time_s: small.summary.median });
+                obs.push(Said::FixedCost { size_bytes: size, time_s: small.median_seconds });
             }
         }
     }

@@ -92,6 +92,26 @@ pub(crate) fn system(manifests: &[Manifest], stats: &[PointStat], catalog: &crat
             .collect();
         table.rows.push(SystemRow { key: "Published spec".into(), values });
     }
+    // The physical cards, where runs recorded them: a report over two
+    // cards of one model says so, run by run.
+    let cards: Vec<String> = manifests
+        .iter()
+        .map(|m| {
+            let mut c: Vec<String> = catalog
+                .systems
+                .iter()
+                .filter(|s| s.run_id == m.run_id && s.card.is_some())
+                .map(|s| format!("{}: {}", s.device_shown(), s.card.as_deref().unwrap_or_default()))
+                .collect();
+            c.sort();
+            c.dedup();
+            c.join("; ")
+        })
+        .collect();
+    if cards.iter().any(|c| !c.is_empty()) {
+        table.rows.push(SystemRow { key: "GPU card (UUID)".into(), values: cards });
+    }
+    table.cards = catalog.cards().into_iter().map(|(card, runs)| format!("{card} ({})", runs.join(", "))).collect();
     // A row every run shares (one host measured twice) reads once.
     table.same = table.runs.len() > 1 && table.rows.iter().all(|r| r.values.windows(2).all(|w| w[0] == w[1]));
     table

@@ -47,6 +47,25 @@ pub struct TelemetrySection {
     pub held_out: usize,
     /// Throttled points kept in (`--keep-throttled`).
     pub kept: usize,
+    /// Points whose rounds ran in two power states: the headline from the
+    /// full-clock rounds and the capped ones apart
+    /// ([`crate::analysis::summary::CappedRounds`]).
+    pub power_states: Vec<PowerStates>,
+}
+
+/// One point whose rounds ran in two power states: its figure from its
+/// full-clock rounds, and its capped rounds apart.
+#[derive(Debug, Clone, Serialize)]
+pub struct PowerStates {
+    pub point: String,
+    pub run: String,
+    /// The point's figure (its full-clock rounds; all rounds when `all`).
+    pub figure: String,
+    pub full_clock: String,
+    /// The capped rounds' figure, clock, and how many of the rounds.
+    pub capped: String,
+    pub capped_clock: String,
+    pub rounds: String,
 }
 
 fn range(values: &[f64], digits: fn(f64) -> String) -> String {
@@ -111,7 +130,14 @@ fn row(subject: String, run: String, points: &[&PointStat], nominal: bool) -> Op
             p if p == "—" && with.iter().any(|t| t.power_range_w.is_some()) => {
                 "— (no round long enough: 0.5 s, 25 readings)".into()
             }
-            p => p,
+            p => match with.iter().filter_map(|t| t.over_limit_w).next() {
+                Some(limit) => format!(
+                    "{p} (above the board's {} W limit at {} point(s): a reading error, no energy figure there)",
+                    format_sig3(limit),
+                    with.iter().filter(|t| t.over_limit_w.is_some()).count()
+                ),
+                None => p,
+            },
         },
         temperature: range(&pick(|t| t.temperature_c.map(|c| (c, c))), whole),
         reasons: if reasons.is_empty() { "none".into() } else { reasons.join(", ") },
@@ -173,7 +199,23 @@ pub fn telemetry_section(manifests: &[Manifest], stats: &[PointStat]) -> Option<
             .filter(|p| p.telemetry.as_ref().is_some_and(|t| t.throttled.is_some() && t.held_out == held))
             .count()
     };
-    Some(TelemetrySection { rows, sensors, held_out: flagged(true), kept: flagged(false) })
+    let mhz = |m: Option<f64>| m.map_or("—".to_string(), |m| format!("{m:.0}"));
+    let power_states = stats
+        .iter()
+        .filter_map(|p| {
+            let c = p.capped.as_ref()?;
+            Some(PowerStates {
+                point: format!("{} ({})", p.params().label(), p.device),
+                run: name(&p.run_id),
+                figure: p.rate_at(p.median_seconds),
+                full_clock: if c.all { "— (every round capped)".into() } else { mhz(c.full_clock_mhz) },
+                capped: if c.all { p.rate_at(p.median_seconds) } else { p.rate_at(c.median_seconds) },
+                capped_clock: mhz(c.clock_mhz),
+                rounds: format!("{} of {}", c.rounds, c.of),
+            })
+        })
+        .collect();
+    Some(TelemetrySection { rows, sensors, held_out: flagged(true), kept: flagged(false), power_states })
 }
 
 /// What the sensors read while a headline number was measured.
@@ -202,7 +244,14 @@ impl Conditions {
         };
         let reasons = t.reasons();
         let clock = t.clock_mhz.filter(|_| !nominal_clock).map(|c| format!("{c:.0} MHz"));
-        let power = t.power_w.map(|w| format!("{} W", format_sig3(w)));
+        let power = t.power_w.map(|w| match t.over_limit_w {
+            Some(limit) => format!(
+                "{} W (above the board's {} W limit: a reading error, no energy figure)",
+                format_sig3(w),
+                format_sig3(limit)
+            ),
+            None => format!("{} W", format_sig3(w)),
+        });
         if clock.is_none() && power.is_none() {
             return None;
         }

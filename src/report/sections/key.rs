@@ -203,7 +203,7 @@ fn from_cache(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> Option<From
         roofline: format_sig3(roof),
         working_set: p
             .gbps_moved
-            .map(|g| format_bytes((g * 1e9 * p.summary.median).round() as u64))
+            .map(|g| format_bytes((g * 1e9 * p.median_seconds).round() as u64))
             .unwrap_or_else(|| "?".into()),
         l2: (facts.l2_of)(p).map(format_bytes),
     })

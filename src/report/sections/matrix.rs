@@ -60,7 +60,7 @@ pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
         let (key, value) = match Bench::of(&p.bench) {
             Some(Bench::Nvbandwidth) if p.variant.as_deref().is_some_and(|v| v.contains("latency")) => (
                 (p.op.clone(), "µs".to_string(), "latency, as nvbandwidth printed it".to_string(), source),
-                p.summary.median * 1e6,
+                p.median_seconds * 1e6,
             ),
             Some(Bench::Nvbandwidth) => match p.gbps_copied {
                 Some(g) => {

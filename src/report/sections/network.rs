@@ -187,7 +187,7 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
             c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096)).map(move |p| NetLatencyRow {
                 curve: c.label.clone(),
                 size: p.size_bytes.map(format_bytes).unwrap_or_default(),
-                median: format_seconds(p.summary.median),
+                median: format_seconds(p.median_seconds),
                 source: source(c),
             })
         })

@@ -209,7 +209,7 @@ mod tests {
         for (p, j) in c.points.iter_mut().zip(jitter) {
             let g = gbps * (1.0 + j);
             p.gbps_copied = Some(g);
-            p.summary.median = p.size_bytes.unwrap() as f64 / (g * 1e9);
+            p.median_seconds = p.size_bytes.unwrap() as f64 / (g * 1e9);
         }
         c
     }
