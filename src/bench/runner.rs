@@ -339,8 +339,13 @@ impl Schedule {
                 let st = &states[i];
                 let own = st.own_left(max);
                 // This round's part of what the point has left (all of a
-                // round granted from the pool).
-                let mut slice = if granted_now[i] { own } else { own / rounds_left };
+                // round granted from the pool), never more than an equal
+                // share of its time: a round that does not converge (a GPU
+                // at its power cap) must not take what the rounds that met
+                // the noise target early left (it once held 362 of a
+                // point's 422 samples); that time goes to the pool.
+                let equal = max / rounds as f64;
+                let mut slice = if granted_now[i] { own } else { (own / rounds_left).min(equal) };
                 let owed = st.ran && (st.rounds.len() as u32) < min_rounds && st.fits;
                 let mut out_of_time = st.ran && !owed && !granted_now[i] && own < st.smallest_round();
                 let mut no_room: Option<String> = None;
@@ -696,6 +701,8 @@ mod tests {
         sleep_ms: u64,
         /// Timed seconds of round 0's warm-up.
         warmup: f64,
+        /// The slice (seconds) each step was given.
+        slices: Vec<f64>,
     }
 
     impl<F: FnMut(usize, u32) -> f64> StepDriver for Fake<F> {
@@ -703,6 +710,7 @@ mod tests {
             let round = self.round_of[index];
             self.round_of[index] += 1;
             self.steps.push((index, round));
+            self.slices.push(sampler.rule.max_seconds);
             if self.sleep_ms > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(self.sleep_ms));
             }
@@ -743,7 +751,15 @@ mod tests {
     }
 
     fn fake<F: FnMut(usize, u32) -> f64>(n: usize, time: F) -> Fake<F> {
-        Fake { time, steps: Vec::new(), rows: Vec::new(), round_of: vec![0; n], sleep_ms: 0, warmup: 0.0 }
+        Fake {
+            time,
+            steps: Vec::new(),
+            rows: Vec::new(),
+            round_of: vec![0; n],
+            sleep_ms: 0,
+            warmup: 0.0,
+            slices: Vec::new(),
+        }
     }
 
     fn rule() -> StopRule {
@@ -765,6 +781,19 @@ mod tests {
         assert_eq!(p1.iter().map(|r| r.sample.unwrap()).collect::<Vec<_>>(), (0..25).collect::<Vec<_>>());
         assert_eq!(p1.iter().filter_map(|r| r.round).max(), Some(4));
         assert!(d.rows.iter().all(|r| r.round.is_some()));
+    }
+
+    #[test]
+    fn no_round_gets_more_than_an_equal_share_of_its_points_time() {
+        // A point whose rounds leave most of their share unspent (one fast
+        // operation each) must not hand it to a later round: every step's
+        // slice is at most max_seconds / rounds.
+        let mut d = fake(1, |_, r| 1e-3 * (1.0 + 0.2 * (r % 2) as f64));
+        let r = rule();
+        Schedule::new(r.clone(), "equal").run(&plan(1), 0, &mut d, &Silent).unwrap();
+        let equal = r.max_seconds / r.rounds as f64;
+        assert!(d.slices.len() >= 3);
+        assert!(d.slices.iter().all(|s| *s <= equal * (1.0 + 1e-9)), "{:?} against {equal}", d.slices);
     }
 
     #[test]

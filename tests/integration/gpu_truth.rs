@@ -57,6 +57,11 @@ fn the_committed_h200_gemm_figures_come_from_their_full_clock_rounds() {
 /// One point in 5 rounds: round 0 slow with 300 samples, rounds 1–4 fast
 /// with 20 each, all with the given clocks (None: no telemetry).
 fn rounds_run(archive: &Archive, label: &str, slow: f64, clocks: Option<[f64; 5]>) -> String {
+    scaled_rounds_run(archive, label, slow, 1.0, clocks)
+}
+
+/// [`rounds_run`] with every sample's time multiplied by `scale`.
+fn scaled_rounds_run(archive: &Archive, label: &str, slow: f64, scale: f64, clocks: Option<[f64; 5]>) -> String {
     let mut m = Manifest::begin(&new_run_id(label), RunOrigin::Native, RunConfig::Import { import: vec![] }, vec![]);
     m.label = Some(label.into());
     let mut w = archive.create_run(m).unwrap();
@@ -85,7 +90,7 @@ fn rounds_run(archive: &Archive, label: &str, slow: f64, clocks: Option<[f64; 5]
                 sample: Some(sample),
                 round: Some(round),
                 iterations: Some(1),
-                seconds: Some(1e-3 * t * (1.0 + 0.001 * (i % 7) as f64 + 0.002 * round as f64)),
+                seconds: Some(1e-3 * scale * t * (1.0 + 0.001 * (i % 7) as f64 + 0.002 * round as f64)),
                 value: None,
                 timer: Some("cuda_event".into()),
                 status: Status::Measured,
@@ -276,7 +281,7 @@ fn a_mean_power_above_the_board_limit_gives_no_energy_figure() {
         ..PointStat::default()
     };
     let mut stats = vec![point(765.0), point(423.0)];
-    over_power_limit(&mut stats, &[m.clone()]);
+    over_power_limit(&mut stats, std::slice::from_ref(&m));
     let over = stats[0].telemetry.as_ref().unwrap();
     assert_eq!((over.over_limit_w, over.gflop_per_j, over.joules_per_op), (Some(700.0), None, None));
     let fine = stats[1].telemetry.as_ref().unwrap();
@@ -284,4 +289,33 @@ fn a_mean_power_above_the_board_limit_gives_no_energy_figure() {
     // The card is named from the same facts.
     let cat = benchbook::analysis::Catalog::build(&stats, &[m], &SpecBook::builtin(), None);
     assert_eq!(cat.systems[0].card.as_deref(), Some("GPU-eece32e0-78ca-bbba-7c9b-aaaff290d068"));
+}
+
+/// A run 25 % slower at a clock 25 % lower does the same work per cycle:
+/// `compare` still calls it slower, and says the clocks explain it.
+#[test]
+fn a_slowdown_the_clocks_explain_reads_same_work_per_cycle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Archive::new(tmp.path());
+    let a = scaled_rounds_run(&archive, "full", 1.0, 1.0, Some([1980.0; 5]));
+    let b = scaled_rounds_run(&archive, "capped", 1.0, 1980.0 / 1485.0, Some([1485.0; 5]));
+    let c = scaled_rounds_run(&archive, "slower", 1.0, 1.25, Some([1980.0; 5]));
+    let cmp = |x: &str, y: &str| {
+        benchbook::analysis::compare::compare_runs(
+            &[archive.resolve(x).unwrap()],
+            &[archive.resolve(y).unwrap()],
+            0.02,
+            "b",
+        )
+        .unwrap()
+    };
+    let clocked = cmp(&a, &b);
+    let p = &clocked.points[0];
+    assert_eq!(p.verdict, benchbook::analysis::compare::Verdict::Slower, "{p:?}");
+    assert!(p.clocks_explain && (p.clock_ratio.unwrap() - 0.75).abs() < 1e-9, "{p:?}");
+    assert!(clocked.verdicts[0].contains("same work per cycle; clocks differ"), "{:?}", clocked.verdicts);
+    // At one clock, a slowdown is the work's own.
+    let same_clock = cmp(&a, &c);
+    assert!(!same_clock.points[0].clocks_explain && same_clock.points[0].clock_ratio == Some(1.0));
+    assert!(!same_clock.verdicts[0].contains("per cycle"), "{:?}", same_clock.verdicts);
 }

@@ -85,6 +85,14 @@ pub struct PointComparison {
     /// how far a second run lands).
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// Where both sides read their clocks: B's median clock over A's, and
+    /// whether a faster or slower verdict is the clocks' doing (the time ×
+    /// clock, cycles per operation, within the threshold: "same work per
+    /// cycle; clocks differ", as nvbench's compare normalises by clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub clocks_explain: bool,
     /// The smallest change (0.05: 5 %) this point's interval lets a verdict
     /// call at the threshold: the detectable change, as asv and nvbench's
     /// compare state it. `None` without an interval.
@@ -219,6 +227,14 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
         let detectable = ci
             .filter(|(lo, hi)| *lo > 0.0 && hi.is_finite())
             .map(|(lo, hi)| (1.0 + threshold) * (ratio / lo).max(hi / ratio) - 1.0);
+        // Confirmed in cycles: time × clock, where both sides read clocks.
+        let clock = |x: &[RunPoint]| {
+            let mut c: Option<Vec<f64>> = x.iter().map(|r| r.clock_mhz).collect();
+            c.as_mut().filter(|c| !c.is_empty()).map(|c| stats::median_unsorted(c))
+        };
+        let clock_ratio = clock(xa).zip(clock(xb)).filter(|_| row.params.metric.is_none()).map(|(a, b)| b / a);
+        let clocks_explain = matches!(verdict, Verdict::Faster | Verdict::Slower)
+            && clock_ratio.is_some_and(|c| (ratio / c - 1.0).abs() <= threshold);
         // A metric's curve is the metric: its points differ by parameters.
         let curve = match &row.params.metric {
             Some(m) => m.clone(),
@@ -237,6 +253,8 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
             ci_low: ci.map(|c| c.0),
             ci_high: ci.map(|c| c.1),
             detectable,
+            clock_ratio,
+            clocks_explain,
             samples_a: na,
             samples_b: nb,
             runs_a: xa.len(),

@@ -50,6 +50,9 @@ pub struct RunPoint {
     pub rounds: Vec<Vec<f64>>,
     pub figure: f64,
     pub rerun_half: Option<f64>,
+    /// The median SM (or core) clock of those rounds, MHz, where every one
+    /// of them read one.
+    pub clock_mhz: Option<f64>,
 }
 
 impl RunPoint {
@@ -76,11 +79,11 @@ pub(super) fn run_points(rows: &[Row]) -> BTreeMap<Key, (Row, RunPoint)> {
         let head = crate::analysis::summary::headline_of(by_round.clone(), states);
         let kept: Vec<Vec<f64>> =
             by_round.into_iter().filter(|(r, _)| head.rounds.contains(r)).map(|(_, xs)| xs).collect();
-        heads.push((k, row, kept, head));
+        heads.push((k, row, kept, head, rs.states));
     }
     let curves: Vec<(String, u64, Option<f64>)> = heads
         .iter()
-        .map(|(_, row, _, head)| {
+        .map(|(_, row, _, head, _)| {
             let (curve, place) = row.params.curve();
             let spread = if row.params.metric.is_none() { head.spread } else { None };
             (format!("{}|{}|{curve}", row.backend, row.device), place, spread)
@@ -90,7 +93,7 @@ pub(super) fn run_points(rows: &[Row]) -> BTreeMap<Key, (Row, RunPoint)> {
     heads
         .into_iter()
         .zip(priors)
-        .filter_map(|((k, row, kept, head), prior)| {
+        .filter_map(|((k, row, kept, head, states), prior)| {
             let figure = interval::figure(&head.medians)?;
             let rerun_half = row.params.metric.is_none().then_some(()).and_then(|_| {
                 let mut pooled: Vec<f64> = kept.iter().flatten().copied().collect();
@@ -98,7 +101,10 @@ pub(super) fn run_points(rows: &[Row]) -> BTreeMap<Key, (Row, RunPoint)> {
                 let both = interval::intervals_from_round_medians(&head.medians, &pooled, prior)?;
                 Some(both.rerun.relative_half_width()).filter(|h| h.is_finite())
             });
-            Some((k, (row, RunPoint { rounds: kept, figure, rerun_half })))
+            let mut clocks: Vec<f64> = head.rounds.iter().filter_map(|r| states.get(r).and_then(|s| s.0)).collect();
+            let clock_mhz =
+                (clocks.len() == head.rounds.len() && !clocks.is_empty()).then(|| stats::median_unsorted(&mut clocks));
+            Some((k, (row, RunPoint { rounds: kept, figure, rerun_half, clock_mhz })))
         })
         .collect()
 }
@@ -107,7 +113,8 @@ pub(super) fn run_points(rows: &[Row]) -> BTreeMap<Key, (Row, RunPoint)> {
 /// resample's medians are drawn from their exact bootstrap distribution
 /// ([`stats::MedianResampler`]).
 pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
-    let one = |xs: &[f64]| vec![RunPoint { rounds: vec![xs.to_vec()], figure: f64::NAN, rerun_half: None }];
+    let one =
+        |xs: &[f64]| vec![RunPoint { rounds: vec![xs.to_vec()], figure: f64::NAN, rerun_half: None, clock_mhz: None }];
     group_ratio_ci(&one(a), &one(b), resamples, seed)
 }
 

@@ -241,6 +241,8 @@ mod tests {
             ci_low: ci.map(|c| c.0),
             ci_high: ci.map(|c| c.1),
             detectable: None,
+            clock_ratio: None,
+            clocks_explain: false,
             samples_a: 10,
             samples_b: 10,
             runs_a: 1,

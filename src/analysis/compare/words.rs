@@ -65,6 +65,14 @@ pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
                 " (no uncertainty: one sample per point)".to_string()
             };
             let n = band.len();
+            // A difference the clocks explain: the same cycles per operation.
+            let ci = if band.iter().all(|p| p.clocks_explain) {
+                let c: Vec<f64> = band.iter().filter_map(|p| p.clock_ratio).collect();
+                let (lo, hi) = (c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(0.0, f64::max));
+                format!("{ci}: same work per cycle; clocks differ ({b}'s clock {lo:.2}–{hi:.2}× the base's)")
+            } else {
+                ci
+            };
             let text = match v {
                 Verdict::Slower => format!("{b} is {by} {worse} {span}{ci}"),
                 Verdict::Faster => format!("{b} is {by} {better} {span}{ci}"),
