@@ -319,3 +319,21 @@ fn a_slowdown_the_clocks_explain_reads_same_work_per_cycle() {
     assert!(!same_clock.points[0].clocks_explain && same_clock.points[0].clock_ratio == Some(1.0));
     assert!(!same_clock.verdicts[0].contains("per cycle"), "{:?}", same_clock.verdicts);
 }
+
+/// A device given on the command line is said to be given, never passed
+/// off as read from the imported file.
+#[test]
+fn a_device_given_on_import_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = repo().join("tests/fixtures/import/osu_bw.txt");
+    let archive = tmp.path().join("a");
+    let bb = |args: &[&str]| {
+        let o = Command::new(bin()).arg("--archive").arg(&archive).arg("-q").args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    bb(&["import", log.to_str().unwrap(), "--device", "MI300X"]);
+    let out = tmp.path().join("r");
+    bb(&["report", "latest", "--format", "md", "--out", out.to_str().unwrap()]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| Devices | MI300X (given on import with --device, not read from the file) |"), "{md}");
+}

@@ -140,7 +140,19 @@ fn run_system(manifest: &Manifest, stats: &[&PointStat]) -> Vec<KeyValue> {
         let mut tools: Vec<String> = imported.iter().map(|i| i.tool.clone()).collect();
         tools.sort();
         tools.dedup();
-        let mut devices: Vec<String> = stats.iter().map(|p| device_as_logged(&p.device)).collect();
+        // A device given on the command line (`import --device`) for rows
+        // whose file did not name one is said to be given, not read.
+        let given: Vec<&str> = imported.iter().filter_map(|i| i.device_given.as_deref()).collect();
+        let mut devices: Vec<String> = stats
+            .iter()
+            .map(|p| {
+                if given.contains(&p.device.as_str()) {
+                    format!("{} (given on import with --device, not read from the file)", p.device)
+                } else {
+                    device_as_logged(&p.device)
+                }
+            })
+            .collect();
         devices.sort();
         devices.dedup();
         if devices.is_empty() {
@@ -148,7 +160,7 @@ fn run_system(manifest: &Manifest, stats: &[&PointStat]) -> Vec<KeyValue> {
         }
         return vec![
             kv("Printed by", tools.join(", ")),
-            kv("Devices (from the logs)", devices.join("; ")),
+            kv("Devices", devices.join("; ")),
             kv("Imported on", format!("{} ({})", h.hostname, h.os)),
         ];
     }
