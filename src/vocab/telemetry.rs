@@ -149,6 +149,17 @@ pub fn capped_rounds(rounds: &[RoundState]) -> Vec<bool> {
         .collect()
 }
 
+/// Which rounds a point's figure rests on, from [`capped_rounds`]: its
+/// full-clock rounds where it has both kinds, else all of them (every
+/// round capped, or none).
+pub fn headline_rounds(capped: &[bool]) -> Vec<bool> {
+    if capped.iter().all(|&c| c) || !capped.iter().any(|&c| c) {
+        vec![true; capped.len()]
+    } else {
+        capped.iter().map(|&c| !c).collect()
+    }
+}
+
 /// The energy, J, of power readings `(t_s, W)` integrated over time by
 /// trapezoids (readings in time order; fewer than two: none).
 pub fn integrate_power(readings: &[(f64, f64)]) -> Option<f64> {

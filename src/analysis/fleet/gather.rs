@@ -14,7 +14,8 @@ use crate::archive::ScanFilter;
 use crate::error::{Error, Result};
 use crate::vocab::benches::Bench;
 use crate::vocab::rows::{Row, Status};
-use polars::prelude::{DataFrame, IdxCa, IdxSize};
+use crate::vocab::telemetry::{capped_rounds, headline_rounds, RoundState};
+use polars::prelude::{DataFrame, DataType, IdxCa, IdxSize};
 
 /// Runs per node below which a verdict rests on single runs (measured on
 /// this project's noisy 2-core host: one run per node named a clean node
@@ -128,11 +129,17 @@ fn run_part(e: &CatalogEntry, df: &DataFrame) -> Result<RunPart> {
         (column("point")?.u32().map_err(Error::analysis)?, column("round")?.u32().map_err(Error::analysis)?);
     let (iterations, seconds) =
         (column("iterations")?.u64().map_err(Error::analysis)?, column("seconds")?.f64().map_err(Error::analysis)?);
+    // Each round's power state, where its rows carry telemetry: a point is
+    // judged on its full-clock rounds, as its report states it.
+    let cast = |name: &str, t: DataType| column(name)?.cast(&t).map_err(Error::analysis);
+    let (clock, mask) = (cast("clock_mhz", DataType::Float64)?, cast("throttle", DataType::UInt64)?);
+    let (clock, mask) = (clock.f64().map_err(Error::analysis)?, mask.u64().map_err(Error::analysis)?);
     let links = Bench::Links.name();
     let measured = Status::Measured.as_str();
     // A run's speeds by point (operations per second, so higher is better
     // for every point), and the row its label is made from.
     let mut by_point: BTreeMap<(u32, &str), (usize, ByRound)> = BTreeMap::new();
+    let mut states: BTreeMap<(u32, &str), BTreeMap<Option<u32>, RoundState>> = BTreeMap::new();
     let (mut own_measured, mut sweep_rows) = (false, Vec::new());
     let rows = bench
         .iter()
@@ -140,8 +147,9 @@ fn run_part(e: &CatalogEntry, df: &DataFrame) -> Result<RunPart> {
         .zip(status.iter())
         .zip(point.iter())
         .zip(round.iter())
-        .zip(iterations.iter().zip(seconds.iter()));
-    for (i, (((((b, d), st), p), r), (n, s))) in rows.enumerate() {
+        .zip(iterations.iter().zip(seconds.iter()))
+        .zip(clock.iter().zip(mask.iter()));
+    for (i, ((((((b, d), st), p), r), (n, s)), state)) in rows.enumerate() {
         if b == Some(GATE_BENCH) {
             continue;
         }
@@ -155,14 +163,25 @@ fn run_part(e: &CatalogEntry, df: &DataFrame) -> Result<RunPart> {
         own_measured = true;
         let (Some(s), Some(n)) = (s, n) else { continue };
         if s > 0.0 && n > 0 {
-            let e = by_point.entry((p.unwrap_or(0), d.unwrap_or_default())).or_insert_with(|| (i, BTreeMap::new()));
+            let key = (p.unwrap_or(0), d.unwrap_or_default());
+            let e = by_point.entry(key).or_insert_with(|| (i, BTreeMap::new()));
             e.1.entry(r).or_default().push(n as f64 / s);
+            if state.0.is_some() || state.1.is_some() {
+                states.entry(key).or_default().entry(r).or_insert(state);
+            }
         }
     }
     let rows_at = |at: Vec<IdxSize>| -> Result<Vec<Row>> {
         let taken = df.take(&IdxCa::from_vec("at".into(), at)).map_err(Error::analysis)?;
         crate::vocab::columns::from_dataframe(&taken)
     };
+    for (key, (_, rounds)) in by_point.iter_mut() {
+        let Some(states) = states.get(key) else { continue };
+        let state: Vec<RoundState> = rounds.keys().map(|r| states.get(r).copied().unwrap_or((None, None))).collect();
+        let keep = headline_rounds(&capped_rounds(&state));
+        let mut keep = keep.into_iter();
+        rounds.retain(|_, _| keep.next().unwrap_or(true));
+    }
     let firsts = rows_at(by_point.values().map(|(i, _)| *i as IdxSize).collect())?;
     let mut points: BTreeMap<String, ByRound> = BTreeMap::new();
     let mut first_rows = BTreeMap::new();
@@ -291,7 +310,8 @@ pub fn gather(archive: &Archive, name: &str, threshold: f64) -> Result<Fleet> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::rows::Row;
+    use crate::vocab::rows::{Point, Row};
+    use crate::vocab::telemetry::StepTelemetry;
 
     #[test]
     fn each_gpu_is_its_own_point_and_the_cpu_is_one() {
@@ -308,5 +328,63 @@ mod tests {
         r.backend = "cpu".into();
         r.device = "AMD EPYC".into();
         assert_eq!(fleet_point(&r), r.params.label());
+    }
+
+    /// A node's point whose first round ran power-capped is judged on its
+    /// full-clock rounds, as its report states it.
+    #[test]
+    fn a_capped_round_is_left_out_of_a_nodes_point() {
+        let rows: Vec<Row> = (0..5u32)
+            .flat_map(|round| {
+                let (secs, clock) = if round == 0 { (1.3, 1485.0) } else { (1.0, 1980.0) };
+                (0..4u32).map(move |i| Row {
+                    run_id: "r".into(),
+                    backend: "cuda".into(),
+                    device: "GPU 0: NVIDIA H200".into(),
+                    host: "node1".into(),
+                    point: 0,
+                    params: Point { bench: "gemm".into(), op: "gemm".into(), m: Some(64), ..Point::default() },
+                    sample: Some(round * 4 + i),
+                    round: Some(round),
+                    iterations: Some(1),
+                    seconds: Some(secs),
+                    status: Status::Measured,
+                    source: "native".into(),
+                    telemetry: Some(StepTelemetry {
+                        readings: 30,
+                        clock_mhz: Some(clock),
+                        throttle: Some(4),
+                        ..Default::default()
+                    }),
+                    ..Row::blank()
+                })
+            })
+            .collect();
+        let df = crate::vocab::columns::to_dataframe(&rows).unwrap();
+        let entry = CatalogEntry {
+            run_id: "r".into(),
+            label: None,
+            node: Some("node1".into()),
+            fleet: Some("f".into()),
+            job_id: None,
+            host: None,
+            source: None,
+            started_at: None,
+            status: None,
+            git_commit: None,
+            schema_version: None,
+            rows: None,
+            points: None,
+            benches: None,
+            results_sha256: None,
+            manifest_stamp: String::new(),
+            results_stamp: String::new(),
+            verified: true,
+            damaged: None,
+        };
+        let part = run_part(&entry, &df).unwrap();
+        let (_, rounds) = part.points.iter().next().unwrap();
+        assert_eq!(rounds.keys().copied().collect::<Vec<_>>(), [Some(1), Some(2), Some(3), Some(4)]);
+        assert!(rounds.values().flatten().all(|&speed| (speed - 1.0).abs() < 1e-12));
     }
 }
