@@ -86,7 +86,7 @@ pub fn gpu_facts(p: &PointStat, manifest: Option<&Manifest>) -> Option<crate::vo
     if !crate::vocab::kinds::backend_is_gpu(&p.backend) {
         return None;
     }
-    let ordinal: usize = p.device.strip_prefix("GPU ")?.split(':').next()?.trim().parse().ok()?;
+    let ordinal = crate::vocab::rows::gpu_ordinal(&p.device)?;
     let info = manifest?.backends.iter().find(|b| b.name == p.backend)?;
     let facts: crate::vocab::facts::GpuBackendFacts = serde_json::from_value(info.facts.clone()?).ok()?;
     let at = facts.devices.iter().position(|d| d.ordinal == ordinal).unwrap_or(ordinal);

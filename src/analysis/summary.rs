@@ -344,7 +344,8 @@ impl std::fmt::Display for WideWhy {
 }
 
 /// The rounds a point's headline rests on: the full-clock rounds where
-/// some ran capped ([`CappedRounds`]), else all of them.
+/// some ran capped ([`CappedRounds`]), else all of them
+/// ([`crate::vocab::telemetry::headline_rounds`]).
 pub(crate) struct Headline {
     /// The rounds it keeps, and their medians, in round order.
     pub(crate) rounds: Vec<u32>,
@@ -353,78 +354,54 @@ pub(crate) struct Headline {
     pub(crate) pooled: Option<Vec<f64>>,
     /// The spread of their medians ([`interval::spread_of`]).
     pub(crate) spread: Option<f64>,
+    /// Their median clock, MHz, where every one of them read one.
+    pub(crate) clock_mhz: Option<f64>,
     pub(crate) capped: Option<CappedRounds>,
-}
-
-fn headline_rounds(
-    g: &super::samples::PointSamples,
-    states: Option<&HashMap<u32, crate::vocab::telemetry::RoundState>>,
-) -> Headline {
-    headline_of(interval::rounds_sorted(&g.sorted_seconds, &g.rounds), states)
 }
 
 /// The headline of a point from its rounds (each round's values sorted,
 /// in round order) and each round's power state, where known: the one rule
 /// `point_stats` and `compare` share.
 pub(crate) fn headline_of(
-    by_round: Vec<(u32, Vec<f64>)>,
+    by_round: &[(u32, Vec<f64>)],
     states: Option<&HashMap<u32, crate::vocab::telemetry::RoundState>>,
 ) -> Headline {
-    let medians: Vec<f64> = by_round.iter().map(|(_, xs)| stats::quantile_sorted(xs, 0.5)).collect();
-    let round_state: Vec<crate::vocab::telemetry::RoundState> =
+    use crate::vocab::telemetry::{capped_rounds, headline_rounds, RoundState};
+    let n = by_round.len();
+    let state: Vec<RoundState> =
         by_round.iter().map(|(r, _)| states.and_then(|m| m.get(r)).copied().unwrap_or((None, None))).collect();
-    let is_capped = crate::vocab::telemetry::capped_rounds(&round_state);
-    let n_capped = is_capped.iter().filter(|&&c| c).count();
-    let clock_of = |pick: bool| {
-        let mut c: Vec<f64> =
-            round_state.iter().zip(&is_capped).filter(|(_, &c)| c == pick).filter_map(|(s, _)| s.0).collect();
-        (!c.is_empty()).then(|| stats::median_unsorted(&mut c))
+    let is_capped = capped_rounds(&state);
+    let keep = headline_rounds(&is_capped);
+    let (kept, capped): (Vec<usize>, Vec<usize>) =
+        ((0..n).filter(|&i| keep[i]).collect(), (0..n).filter(|&i| is_capped[i]).collect());
+    let median_of = |i: &usize| stats::quantile_sorted(&by_round[*i].1, 0.5);
+    // The median clock of some rounds, where every one of them read one.
+    let clock = |idx: &[usize]| {
+        let mut c: Vec<f64> = idx.iter().filter_map(|&i| state[i].0).collect();
+        (c.len() == idx.len() && !c.is_empty()).then(|| stats::median_unsorted(&mut c))
     };
-    let all_rounds: Vec<u32> = by_round.iter().map(|(r, _)| *r).collect();
-    if n_capped == 0 {
-        return Headline {
-            spread: interval::spread_of(&medians),
-            rounds: all_rounds,
-            medians,
-            pooled: None,
-            capped: None,
-        };
+    let medians: Vec<f64> = kept.iter().map(median_of).collect();
+    let pooled = (kept.len() < n).then(|| {
+        let mut xs: Vec<f64> = kept.iter().flat_map(|&i| by_round[i].1.iter().copied()).collect();
+        xs.sort_by(f64::total_cmp);
+        xs
+    });
+    let capped = (!capped.is_empty()).then(|| CappedRounds {
+        rounds: capped.len() as u32,
+        of: n as u32,
+        median_seconds: interval::figure(&capped.iter().map(median_of).collect::<Vec<_>>()).unwrap_or(f64::NAN),
+        clock_mhz: clock(&capped),
+        full_clock_mhz: (capped.len() < n).then(|| clock(&kept)).flatten(),
+        all: capped.len() == n,
+    });
+    Headline {
+        rounds: kept.iter().map(|&i| by_round[i].0).collect(),
+        spread: interval::spread_of(&medians),
+        clock_mhz: clock(&kept),
+        medians,
+        pooled,
+        capped,
     }
-    let of = by_round.len() as u32;
-    if n_capped == by_round.len() {
-        let capped = CappedRounds {
-            rounds: of,
-            of,
-            median_seconds: interval::figure(&medians).unwrap_or(f64::NAN),
-            clock_mhz: clock_of(true),
-            full_clock_mhz: None,
-            all: true,
-        };
-        return Headline {
-            spread: interval::spread_of(&medians),
-            rounds: all_rounds,
-            medians,
-            pooled: None,
-            capped: Some(capped),
-        };
-    }
-    let pick = |want: bool| -> Vec<f64> {
-        medians.iter().zip(&is_capped).filter(|(_, &c)| c == want).map(|(m, _)| *m).collect()
-    };
-    let (full, capped_medians) = (pick(false), pick(true));
-    let mut pooled: Vec<f64> =
-        by_round.iter().zip(&is_capped).filter(|(_, &c)| !c).flat_map(|((_, xs), _)| xs.iter().copied()).collect();
-    pooled.sort_by(f64::total_cmp);
-    let capped = CappedRounds {
-        rounds: n_capped as u32,
-        of,
-        median_seconds: interval::figure(&capped_medians).unwrap_or(f64::NAN),
-        clock_mhz: clock_of(true),
-        full_clock_mhz: clock_of(false),
-        all: false,
-    };
-    let rounds = all_rounds.iter().zip(&is_capped).filter(|(_, &c)| !c).map(|(r, _)| *r).collect();
-    Headline { spread: interval::spread_of(&full), rounds, medians: full, pooled: Some(pooled), capped: Some(capped) }
 }
 
 /// Per-point statistics of one archived run: read, check and summarize in
@@ -474,7 +451,8 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
     // and their spread; then each run's floor under those spreads.
     let firsts = super::on_every_cpu(&grouped, |g| {
         let states = states.get(&(g.run_id.clone(), g.point));
-        (stats::summarize_sorted(&g.sorted_seconds), headline_rounds(g, states))
+        let by_round = interval::rounds_sorted(&g.sorted_seconds, &g.rounds);
+        (stats::summarize_sorted(&g.sorted_seconds), headline_of(&by_round, states))
     });
     let mut out = Vec::with_capacity(grouped.len());
     let mut samples = Vec::with_capacity(grouped.len());
@@ -554,8 +532,8 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             .iter()
             .map(|&n| {
                 let p = &out[n];
-                let (key, place) = p.params().curve();
-                (format!("{}|{}|{key}", p.backend, p.device), place, p.round_spread)
+                let (key, place) = p.params().curve_on(&p.backend, &p.device);
+                (key, place, p.round_spread)
             })
             .collect();
         for (&n, prior) in members.iter().zip(interval::prior_spreads(&curves)) {

@@ -402,7 +402,7 @@ impl Schedule {
                     slice = slice.min(spare.max(0.0) * need[i] / weight_left / rounds_left);
                     // The least a step costs: its overhead, a warm-up batch and
                     // three samples (known after its first round).
-                    let least = overhead + if st.ran { 2.0 * st.smallest_round() } else { 0.0 };
+                    let least = st.owed_step().unwrap_or(overhead);
                     // Rounds owed to a measured point run even past the
                     // budget when the budget keeps its promise.
                     let promised = keep_rounds && owes && st.ran;

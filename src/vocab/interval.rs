@@ -412,11 +412,11 @@ fn interval_from_parts(round_medians: &[f64], pooled: &[f64], prior: Option<f64>
         return None;
     }
     let n_rounds = round_medians.len() as u32;
+    // The figure: the median of the round medians (one round: its median).
     let median = match n_rounds {
         0 | 1 => quantile_sorted(pooled, 0.5),
-        _ => median_unsorted(&mut round_medians.to_vec()),
+        _ => figure(round_medians).expect("two or more rounds"),
     };
-    let samples = median_ci(pooled, LEVEL);
     let prior = prior.filter(|p| p.is_finite() && *p >= 0.0).map(|p| p * median.abs());
     // Times are never negative; a bound is not clipped to the samples'
     // range, since another run's median may well lie outside them.
@@ -424,7 +424,7 @@ fn interval_from_parts(round_medians: &[f64], pooled: &[f64], prior: Option<f64>
     let make =
         |low: f64, high: f64, rounds: u32, basis: Basis| MedianInterval { median, low: clip(low), high, rounds, basis };
     if n_rounds < 2 {
-        let (low, high, _) = samples?;
+        let (low, high, _) = median_ci(pooled, LEVEL)?;
         let within = make(low, high, 1, Basis::Samples);
         // A rerun's median has the noise of this one's again (√2), and,
         // where the run's other points lend a spread between rounds, that

@@ -169,12 +169,26 @@ impl Point {
         };
         (key, place)
     }
+
+    /// [`Point::curve`] on one backend's device: a run's curves, as its
+    /// points lend each other their spread (the report and `compare` both
+    /// key the priors this way).
+    pub fn curve_on(&self, backend: &str, device: &str) -> (String, u64) {
+        let (key, place) = self.curve();
+        (format!("{backend}|{device}|{key}"), place)
+    }
 }
 
 /// The `device` of a GPU row: `GPU <ordinal>: <name>`, as nvidia-smi -L
 /// writes it.
 pub fn gpu_device_name(ordinal: usize, name: &str) -> String {
     format!("GPU {ordinal}: {name}")
+}
+
+/// The ordinal of a GPU row's `device` ([`gpu_device_name`]'s inverse):
+/// 1 for `GPU 1: NVIDIA H200`; `None` for any other device.
+pub fn gpu_ordinal(device: &str) -> Option<usize> {
+    device.strip_prefix("GPU ")?.split(':').next()?.trim().parse().ok()
 }
 
 /// The short form of a device for labels: `GPU 0` for `GPU 0: NVIDIA H200`

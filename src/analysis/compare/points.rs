@@ -76,35 +76,34 @@ pub(super) fn run_points(rows: &[Row]) -> BTreeMap<Key, (Row, RunPoint)> {
             })
             .collect();
         let states = (!rs.states.is_empty()).then_some(&rs.states);
-        let head = crate::analysis::summary::headline_of(by_round.clone(), states);
+        let head = crate::analysis::summary::headline_of(&by_round, states);
         let kept: Vec<Vec<f64>> =
             by_round.into_iter().filter(|(r, _)| head.rounds.contains(r)).map(|(_, xs)| xs).collect();
-        heads.push((k, row, kept, head, rs.states));
+        heads.push((k, row, kept, head));
     }
     let curves: Vec<(String, u64, Option<f64>)> = heads
         .iter()
-        .map(|(_, row, _, head, _)| {
-            let (curve, place) = row.params.curve();
-            let spread = if row.params.metric.is_none() { head.spread } else { None };
-            (format!("{}|{}|{curve}", row.backend, row.device), place, spread)
+        .map(|(_, row, _, head)| {
+            let (curve, place) = row.params.curve_on(&row.backend, &row.device);
+            (curve, place, if row.params.metric.is_none() { head.spread } else { None })
         })
         .collect();
     let priors = interval::prior_spreads(&curves);
     heads
         .into_iter()
         .zip(priors)
-        .filter_map(|((k, row, kept, head, states), prior)| {
+        .filter_map(|((k, row, kept, head), prior)| {
             let figure = interval::figure(&head.medians)?;
             let rerun_half = row.params.metric.is_none().then_some(()).and_then(|_| {
-                let mut pooled: Vec<f64> = kept.iter().flatten().copied().collect();
-                pooled.sort_by(f64::total_cmp);
+                let pooled = head.pooled.clone().unwrap_or_else(|| {
+                    let mut xs: Vec<f64> = kept.iter().flatten().copied().collect();
+                    xs.sort_by(f64::total_cmp);
+                    xs
+                });
                 let both = interval::intervals_from_round_medians(&head.medians, &pooled, prior)?;
                 Some(both.rerun.relative_half_width()).filter(|h| h.is_finite())
             });
-            let mut clocks: Vec<f64> = head.rounds.iter().filter_map(|r| states.get(r).and_then(|s| s.0)).collect();
-            let clock_mhz =
-                (clocks.len() == head.rounds.len() && !clocks.is_empty()).then(|| stats::median_unsorted(&mut clocks));
-            Some((k, (row, RunPoint { rounds: kept, figure, rerun_half, clock_mhz })))
+            Some((k, (row, RunPoint { rounds: kept, figure, rerun_half, clock_mhz: head.clock_mhz })))
         })
         .collect()
 }

@@ -96,14 +96,17 @@ pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
 /// points, each as the point table prints it), or nothing where they have
 /// no interval.
 fn resolves(points: &[&PointComparison]) -> String {
-    let d: Vec<f64> = points.iter().filter_map(|p| p.detectable).collect();
-    let (Some(lo), Some(hi)) = (d.iter().copied().reduce(f64::min), d.iter().copied().reduce(f64::max)) else {
+    let with: Vec<&PointComparison> = points.iter().copied().filter(|p| p.detectable.is_some()).collect();
+    let d = |p: &&PointComparison| p.detectable.unwrap_or(f64::NAN);
+    let (Some(lo), Some(hi)) =
+        (with.iter().min_by(|a, b| d(a).total_cmp(&d(b))), with.iter().max_by(|a, b| d(a).total_cmp(&d(b))))
+    else {
         return String::new();
     };
-    let (lo, hi) = (format!("{:.1}", 100.0 * lo), format!("{:.1}", 100.0 * hi));
+    let (lo, hi) = (lo.detectable_text(), hi.detectable_text());
     if lo == hi {
-        format!("; resolves changes of {lo} % or more")
+        format!("; resolves changes of {lo} or more")
     } else {
-        format!("; resolves changes of {lo}–{hi} % or more")
+        format!("; resolves changes of {}–{hi} or more", lo.trim_end_matches(" %"))
     }
 }

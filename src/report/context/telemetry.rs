@@ -47,6 +47,10 @@ pub struct TelemetrySection {
     pub held_out: usize,
     /// Throttled points kept in (`--keep-throttled`).
     pub kept: usize,
+    /// How far below its point's fastest round a round's clock may run and
+    /// still count as full clock, in percent
+    /// ([`crate::vocab::telemetry::CAPPED_CLOCK_GAP`]).
+    pub capped_gap_pct: String,
     /// Points whose rounds ran in two power states: the headline from the
     /// full-clock rounds and the capped ones apart
     /// ([`crate::analysis::summary::CappedRounds`]).
@@ -215,7 +219,14 @@ pub fn telemetry_section(manifests: &[Manifest], stats: &[PointStat]) -> Option<
             })
         })
         .collect();
-    Some(TelemetrySection { rows, sensors, held_out: flagged(true), kept: flagged(false), power_states })
+    Some(TelemetrySection {
+        rows,
+        sensors,
+        held_out: flagged(true),
+        kept: flagged(false),
+        capped_gap_pct: format!("{:.0} %", crate::vocab::telemetry::CAPPED_CLOCK_GAP * 100.0),
+        power_states,
+    })
 }
 
 /// What the sensors read while a headline number was measured.
