@@ -10,8 +10,12 @@
 //! the report names a curve the same way, and [`Catalog::title`] computes a
 //! chart's title from the systems its curves hold. Nothing parses a label.
 //!
-//! To rename a curve everywhere, change [`series_name`] (the base name) or
-//! [`Catalog::name_points`] (how a name carries its system).
+//! To rename a curve everywhere, change `SeriesKey::base_name` (the base
+//! name, in `series.rs`) or [`Catalog::name_points`] (how a name carries
+//! its system).
+//!
+//! The file is longer than 400 lines because the tests of its naming,
+//! card and spec rules sit beside them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -108,31 +112,19 @@ pub fn unnamed(device: &str) -> bool {
 pub struct Catalog {
     /// Every system, by run then device.
     pub systems: Vec<System>,
+    /// The specs its systems name ([`System::spec`]), by name.
+    #[serde(skip)]
+    pub specs: BTreeMap<String, Spec>,
+    /// Every series of the report ([`Catalog::hold_series`]): what every
+    /// section, chart and sentence reads.
+    #[serde(skip)]
+    pub series: Vec<super::series::Series>,
 }
 
-/// The base name of a point's series: what sets it apart within one
-/// system (benchmark, op, variant, threads, GPU copy method and pair).
-/// The one place a curve's name is spelled.
+/// The base name of a point's series ([`super::series::SeriesKey::base_name`],
+/// the one place it is spelled).
 pub fn series_name(p: &PointStat) -> String {
-    let gpu = crate::vocab::kinds::backend_is_gpu(&p.backend);
-    let mut label = format!("{} {}", p.bench, p.op);
-    if let Some(v) = p.variant.as_deref().filter(|v| *v != "warm") {
-        label += &format!(" {v}");
-    }
-    if let Some(t) = p.threads {
-        label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
-    }
-    let method = if gpu { p.method.as_deref() } else { None };
-    if let Some(m) = method {
-        label += &format!(", {m}");
-    }
-    match (if gpu { p.peer.as_deref() } else { None }, method) {
-        (Some(pair), _) => label += &format!(", GPU {}", pair.replace("->", "→")),
-        // A GPU curve without a pair runs on one device: "GPU 0".
-        (None, Some(_)) => label += &format!(", {}", crate::vocab::rows::short_device(&p.device)),
-        (None, None) => {}
-    }
-    label
+    super::series::SeriesKey::of(p).base_name()
 }
 
 impl Catalog {
@@ -142,6 +134,7 @@ impl Catalog {
     pub fn build(stats: &[PointStat], manifests: &[Manifest], book: &SpecBook, explicit: Option<&Spec>) -> Catalog {
         let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
         let mut systems = Vec::new();
+        let mut specs = BTreeMap::new();
         for p in stats {
             if !seen.insert((p.run_id.clone(), p.device.clone())) {
                 continue;
@@ -151,7 +144,10 @@ impl Catalog {
                 RowOrigin::Native => None,
                 RowOrigin::Import { tool, .. } => Some(tool.to_string()),
             };
-            let spec = Self::spec_for(p, book, explicit).map(|s| s.name.clone());
+            let spec = Self::spec_for(p, book, explicit).map(|s| {
+                specs.entry(s.name.clone()).or_insert_with(|| s.clone());
+                s.name.clone()
+            });
             systems.push(System {
                 run_id: p.run_id.clone(),
                 run_name: m.and_then(|m| m.label.clone()).unwrap_or_else(|| p.run_id.clone()),
@@ -162,7 +158,7 @@ impl Catalog {
             });
         }
         systems.sort();
-        Catalog { systems }
+        Catalog { systems, specs, series: Vec::new() }
     }
 
     /// The spec that applies to point `p`'s device: its own by name, else
@@ -172,6 +168,54 @@ impl Catalog {
             return explicit.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend));
         }
         book.find(&p.device).or(explicit.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend)))
+    }
+
+    /// The spec that applies to a system, when one does: the one rule every
+    /// share of a peak, roofline and System table reads.
+    pub fn spec_of(&self, system: &System) -> Option<&Spec> {
+        self.specs.get(system.spec.as_deref()?)
+    }
+
+    /// The spec of the system a point ran on.
+    pub fn spec_of_point(&self, p: &PointStat) -> Option<&Spec> {
+        self.spec_of(self.system(&p.run_id, &p.device)?)
+    }
+
+    /// The memory roofline (GB/s, bytes read + written) of the system a
+    /// point ran on: its own spec's, never another system's.
+    pub fn memory_gbps(&self, p: &PointStat) -> Option<f64> {
+        self.spec_of_point(p)?.memory.as_ref().map(|m| m.bandwidth_gbps)
+    }
+
+    /// The spec whose memory roofline `series` are held against, where
+    /// their systems share one; `None` where none is held against a
+    /// roofline, or they are held against different ones.
+    pub fn roofline_spec(&self, series: &[&super::series::Series]) -> Option<&Spec> {
+        let mut specs: Vec<&Spec> = Vec::new();
+        for s in series.iter().filter(|s| s.roofline_gbps.is_some()) {
+            if let Some(spec) = self.spec_of_point(&s.points[0]) {
+                if !specs.iter().any(|x| x.name == spec.name) {
+                    specs.push(spec);
+                }
+            }
+        }
+        match specs.as_slice() {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Build and keep the report's series from `stats` (the points it
+    /// shows, named by [`Self::name_points`]): once per report.
+    pub fn hold_series(&mut self, stats: &[PointStat]) {
+        self.series = self.series(stats);
+    }
+
+    /// Every series of `stats` (points this catalog named), each with its
+    /// summary against its own system's memory roofline: built once per
+    /// report, and read by every section.
+    pub fn series(&self, stats: &[PointStat]) -> Vec<super::series::Series> {
+        super::series::series_of(stats, |p| self.memory_gbps(p))
     }
 
     /// The system of a run and device.
@@ -355,6 +399,8 @@ mod tests {
             card: Some(uuid.into()),
         };
         let cat = Catalog {
+            specs: BTreeMap::new(),
+            series: Vec::new(),
             systems: vec![
                 gpu("a", "GPU-f7e4e3c0-1111-2222-3333-444455556666"),
                 gpu("b", "GPU-eece32e0-78ca-bbba-7c9b-aaaff290d068"),

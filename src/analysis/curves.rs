@@ -120,35 +120,30 @@ impl Curve {
     }
 }
 
-/// Group size-swept points into curves, ordered by (run, bench, op, threads).
+/// Group size-swept points into curves, one per [`super::series::SeriesKey`],
+/// ordered by it (run, device, bench, op, ...). Reports take curves as
+/// [`super::series::Series`] from their catalog, never from here.
 pub fn curves(points: &[PointStat]) -> Vec<Curve> {
-    type Key =
-        (String, String, String, String, Option<u32>, Option<String>, Option<String>, Option<String>, Option<String>);
-    let mut map: BTreeMap<Key, Vec<PointStat>> = BTreeMap::new();
+    let mut map: BTreeMap<super::series::SeriesKey, Vec<PointStat>> = BTreeMap::new();
     for p in points.iter().filter(|p| p.size_bytes.is_some()) {
-        let gpu = p.backend == "cuda" || p.backend == "hip";
-        map.entry((
-            p.run_id.clone(),
-            p.bench.clone(),
-            p.op.clone(),
-            p.device.clone(),
-            p.threads,
-            p.dtype.clone(),
-            p.variant.clone(),
-            // GPU curves also split by copy method and GPU pair.
-            if gpu { p.method.clone() } else { None },
-            if gpu { p.peer.clone() } else { None },
-        ))
-        .or_default()
-        .push(p.clone());
+        map.entry(super::series::SeriesKey::of(p)).or_default().push(p.clone());
     }
     let mut out = map
         .into_iter()
-        .map(|((run_id, bench, op, _, threads, dtype, ..), mut pts)| {
+        .map(|(k, mut pts)| {
             pts.sort_by_key(|p| p.size_bytes);
             // The catalog's name where it named the points; else the base name.
-            let label = pts[0].series.clone().unwrap_or_else(|| super::catalog::series_name(&pts[0]));
-            Curve { label, device: pts[0].device.clone(), run_id, bench, op, threads, dtype, points: pts }
+            let label = pts[0].series.clone().unwrap_or_else(|| k.base_name());
+            Curve {
+                label,
+                device: k.device,
+                run_id: k.run_id,
+                bench: k.bench,
+                op: k.op,
+                threads: k.threads,
+                dtype: k.dtype,
+                points: pts,
+            }
         })
         .collect::<Vec<_>>();
     distinct_labels(&mut out);

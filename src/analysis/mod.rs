@@ -17,6 +17,7 @@ pub mod history;
 pub mod partitions;
 pub mod reference;
 pub mod samples;
+pub mod series;
 pub mod specs;
 /// Statistics live in the vocabulary layer; re-exported for the notebooks.
 pub use crate::vocab::stats;
@@ -26,6 +27,7 @@ pub mod workload;
 
 pub use catalog::{Catalog, System};
 pub use curves::{curves, saturation, Curve, Level, Saturation};
+pub use series::{Series, SeriesKey};
 pub use specs::{Spec, SpecBook};
 pub use summary::{point_stats, run_stats, samples_lazy, PointStat, WideWhy};
 

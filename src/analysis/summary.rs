@@ -176,6 +176,19 @@ impl PointStat {
     /// Whether it is kept out of plateaus and headlines: measured while
     /// throttled ([`super::telemetry::PointTelemetry::held_out`]).
     /// Whether benchbook measured it (not an imported tool's figure).
+    /// What the point measures (a timed point: never a named metric): its
+    /// row of the op table
+    /// ([`crate::vocab::ops::meaning`]).
+    pub fn meaning(&self) -> Option<crate::vocab::ops::Meaning> {
+        crate::vocab::ops::meaning(&self.bench, &self.op, self.variant.as_deref(), false)
+    }
+
+    /// An MPI point-to-point latency (ping-pong, OSU's latency tests): the
+    /// points the latency table holds.
+    pub fn is_p2p_latency(&self) -> bool {
+        self.bench == crate::vocab::benches::Bench::P2p && self.meaning().is_some_and(|m| m.is_latency())
+    }
+
     pub fn native(&self) -> bool {
         crate::vocab::source::RowOrigin::parse(self.source.as_deref()) == crate::vocab::source::RowOrigin::Native
     }

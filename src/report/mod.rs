@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::analysis::{curves, point_stats, Catalog, Curve, PointStat, SpecBook};
+use crate::analysis::{point_stats, Catalog, PointStat, Series, SpecBook};
 use crate::archive::schema::from_dataframe;
 use crate::archive::store::write_atomic;
 use crate::archive::RunDir;
@@ -227,7 +227,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     };
     // Whose rows each curve holds and what it is called: once, for the
     // whole report (every section, chart and sentence reads the names).
-    let catalog = Catalog::build(&stats, &manifests, &book, explicit);
+    let mut catalog = Catalog::build(&stats, &manifests, &book, explicit);
     catalog.name_points(&mut stats);
     let all = stats;
     let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
@@ -240,6 +240,9 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         Some(e) => (Some(e), None),
         None => (detect(&cpu_stats), detect(&gpu_stats)),
     };
+    // Every series of the report, once: each held against its own
+    // system's memory roofline (the catalog's one rule).
+    catalog.hold_series(&stats);
     let mut context = context::build(&manifests, &stats, &metrics, &not_measured, spec, gpu_spec, &catalog);
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let writeup = if kind != Kind::Run {
@@ -263,33 +266,40 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     } else {
         sections::Sections { notes, pairs_note, ..sections::Sections::default() }
     };
-    let roof_of = |s: Option<&crate::analysis::Spec>| {
-        s.and_then(|s| s.memory.as_ref()).map(|m| (format!("roofline {} GB/s", m.bandwidth_gbps), m.bandwidth_gbps))
-    };
-    let (cpu_curves, gpu_curves) = (curves(&cpu_stats), curves(&gpu_stats));
+    let (gpu_series, cpu_series): (Vec<&Series>, Vec<&Series>) =
+        catalog.series.iter().partition(|s| context::is_gpu(&s.points[0]));
     // Each chart's y axis is its benchmark's (the table names the bytes
     // it counts); a memory roofline does not bound bus or link bandwidth.
     use crate::vocab::benches::Bench::{Collective, D2h, H2d, Memcpy, MemcpyPeer, P2p, Stream};
     let plans = [
-        (Memcpy.name(), &cpu_curves, &[Memcpy][..], roof_of(spec), "memcpy bandwidth"),
-        (Stream.name(), &cpu_curves, &[Stream][..], roof_of(spec), "stream bandwidth"),
-        (Collective.name(), &cpu_curves, &[Collective][..], None, "collective bandwidth"),
-        (P2p.name(), &cpu_curves, &[P2p][..], None, "p2p bandwidth"),
-        ("gpu-memcpy", &gpu_curves, &[Memcpy][..], roof_of(gpu_spec), "GPU memcpy bandwidth"),
-        (MemcpyPeer.name(), &gpu_curves, &[MemcpyPeer][..], None, "GPU peer copy bandwidth"),
-        ("h2d-d2h", &gpu_curves, &[H2d, D2h][..], None, "host↔device bandwidth"),
+        (Memcpy.name(), &cpu_series, &[Memcpy][..], "memcpy bandwidth"),
+        (Stream.name(), &cpu_series, &[Stream][..], "stream bandwidth"),
+        (Collective.name(), &cpu_series, &[Collective][..], "collective bandwidth"),
+        (P2p.name(), &cpu_series, &[P2p][..], "p2p bandwidth"),
+        ("gpu-memcpy", &gpu_series, &[Memcpy][..], "GPU memcpy bandwidth"),
+        (MemcpyPeer.name(), &gpu_series, &[MemcpyPeer][..], "GPU peer copy bandwidth"),
+        ("h2d-d2h", &gpu_series, &[H2d, D2h][..], "host↔device bandwidth"),
     ];
-    for (name, all, benches, roof, title) in plans {
-        let of: Vec<&Curve> =
-            all.iter().filter(|c| benches.iter().any(|b| c.bench == *b) && c.op != "latency").collect();
+    for (name, all, benches, title) in plans {
+        let of: Vec<&Series> = all.iter().copied().filter(|s| s.of_bench(benches) && s.is_bandwidth()).collect();
+        // The roofline line: the one its curves' systems share, if they do.
+        let roofs: std::collections::BTreeSet<u64> =
+            of.iter().filter_map(|s| s.roofline_gbps).map(f64::to_bits).collect();
+        let roof = match roofs.into_iter().collect::<Vec<_>>().as_slice() {
+            [one] => Some(f64::from_bits(*one)).map(|g| (format!("roofline {g} GB/s"), g)),
+            _ => None,
+        };
         // A curve that counts other bytes than the chart's axis (an OSU
         // collective without a bus factor) says which in its legend entry.
         let axis = benches[0].info().axis;
         let lines: Vec<Line> = of
             .iter()
             .map(|c| {
-                let label =
-                    if c.rate_axis() == axis { c.label.clone() } else { format!("{} [{}]", c.label, c.rate_axis()) };
+                let label = if c.rate_axis() == axis {
+                    c.name().to_string()
+                } else {
+                    format!("{} [{}]", c.name(), c.rate_axis())
+                };
                 Line::with_errors(label, c.rate_with_bars()).of(c.system(), c.op.as_str())
             })
             .collect();

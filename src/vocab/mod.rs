@@ -82,6 +82,7 @@ pub mod labels;
 pub mod launch;
 pub mod metrics;
 pub mod one_sided;
+pub mod ops;
 pub mod pairs;
 pub mod partition;
 pub mod progress;

@@ -35,6 +35,22 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("report", &["bench", "backend", "import", "session", "notebook", "cli", "gate"]),
     ("session", &["analysis", "plot", "report", "notebook", "cli", "gate"]),
     ("notebook", &["bench", "backend", "import", "session", "cli", "gate"]),
+    ("gate", &["backend", "import", "plot", "report", "notebook", "cli"]),
+];
+
+/// What `report/` never does itself: group points into curves, compute a
+/// saturation, or hold a curve against a rule read from its display name.
+/// The catalog builds every series once (`analysis::series`) and sections
+/// read them; what a curve measures comes from the op table (`vocab::ops`).
+const REPORT_NEVER: &[(&str, &str)] = &[
+    ("curves(", "group points into curves: take the report's series (`Catalog::series`)"),
+    ("saturation(", "compute a saturation: read `Series::summary`, or `Series::against` for a link"),
+    ("label.contains(", "read a curve's meaning from its name: ask `Series::meaning` or `Series::buffers`"),
+    (".label ==", "join rows by display name: join on `SeriesKey`"),
+    ("Catalog::default()", "use an empty catalog: build the report's own"),
+    ("op == \"latency\"", "test an op's spelling: ask `vocab::ops::meaning`"),
+    ("op != \"latency\"", "test an op's spelling: ask `vocab::ops::meaning`"),
+    ("contains(\"device\")", "read buffers from a variant's spelling: ask `vocab::ops::Buffers`"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -147,6 +163,33 @@ fn no_module_reaches_back_up_the_flow() {
 fn the_scan_sees_grouped_and_plain_paths() {
     assert_eq!(uses("use crate::{vocab::rows::Row, error::Result};"), vec!["vocab", "error"]);
     assert_eq!(uses("let x = crate::bench::gpu::pattern(1, 2);"), vec!["bench"]);
+}
+
+#[test]
+fn report_reads_series_and_never_rederives_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("report"), &mut files);
+    assert!(files.len() > 20, "{files:?}");
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (no, line) in code_lines(&text) {
+            for (pat, instead) in REPORT_NEVER {
+                // A method or a longer name ending the same way is fine
+                // (`s.against(`, `transfer_curves(`).
+                let call = pat.ends_with('(') && !pat.contains('.');
+                let hit = line.match_indices(pat).any(|(at, _)| {
+                    let before = &line[..at];
+                    !call || !(before.ends_with('.') || before.ends_with("fn ") || before.ends_with('_'))
+                });
+                if hit {
+                    found.push(format!("{}:{no}: does not {instead}\n    {}", file.display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "report/ re-derives what the catalog owns:\n{}", found.join("\n"));
 }
 
 #[test]

@@ -109,8 +109,9 @@ fn identical_runs_are_the_same_everywhere_and_exit_0() {
     }
     let said = v["verdicts"][0].as_str().unwrap();
     assert!(
-        said.starts_with("memcpy copy 1T: no significant difference at any point (6 points; resolves changes of ")
-            && said.ends_with(" % or more)."),
+        said.starts_with(
+            "memcpy copy, 1 thread: no significant difference at any point (6 points; resolves changes of "
+        ) && said.ends_with(" % or more)."),
         "{said}"
     );
     // The detectable change is stated per point and per curve, and it is

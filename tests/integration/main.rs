@@ -29,9 +29,11 @@ mod interop;
 mod interrupted_run;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod ops;
 mod partitions;
 mod report_model;
 mod report_numbers;
 mod report_safety;
+mod series;
 mod site;
 mod slurm;

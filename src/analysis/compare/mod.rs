@@ -64,8 +64,13 @@ impl Verdict {
 pub struct PointComparison {
     /// What the point is, e.g. `memcpy copy 1 MiB 4T`.
     pub label: String,
-    /// The point's curve: its label without the size (`memcpy copy 4T`).
+    /// The point's curve: its series' name (`memcpy copy, 4 threads`;
+    /// `d2h copy pinned, copy_engine, GPU 0`), or a metric's name.
     pub curve: String,
+    /// The series a size-swept point belongs to, without its run: what
+    /// the report groups verdicts by (never the name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<crate::analysis::SeriesKey>,
     pub bench: String,
     pub size_bytes: Option<u64>,
     /// The named metric (schema v4), or `None` for a timed point (medians in
@@ -110,7 +115,16 @@ pub struct PointComparison {
     pub verdict: Verdict,
 }
 
+/// What compared points are grouped by: the curve's name, then its
+/// series key, so two series never merge under one name.
+pub type CurveGroup<'a> = (&'a str, Option<&'a crate::analysis::SeriesKey>);
+
 impl PointComparison {
+    /// The curve this point is grouped with ([`CurveGroup`]).
+    pub fn group(&self) -> CurveGroup<'_> {
+        (self.curve.as_str(), self.series.as_ref())
+    }
+
     /// A median as tables print it: a time per operation, or the metric's
     /// value with its unit.
     pub fn median_text(&self, v: f64) -> String {
@@ -235,14 +249,13 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
         let clock_ratio = clock(xa).zip(clock(xb)).filter(|_| row.params.metric.is_none()).map(|(a, b)| b / a);
         let clocks_explain = matches!(verdict, Verdict::Faster | Verdict::Slower)
             && clock_ratio.is_some_and(|c| (ratio / c - 1.0).abs() <= threshold);
-        // A metric's curve is the metric: its points differ by parameters.
-        let curve = match &row.params.metric {
-            Some(m) => m.clone(),
-            None => crate::vocab::rows::Point { size_bytes: None, ..row.params.clone() }.label(),
-        };
+        let (curve, label) = points::names(row);
         out.push(PointComparison {
-            label: row.params.label(),
+            label,
             curve,
+            series: (row.params.metric.is_none() && row.params.size_bytes.is_some()).then(|| {
+                crate::analysis::SeriesKey::of_params(&row.params, &row.backend, "", &row.device).measurement()
+            }),
             bench: row.params.bench.clone(),
             size_bytes: row.params.size_bytes,
             metric: row.params.metric.clone(),

@@ -164,3 +164,26 @@ pub fn group_ratio_ci(a: &[RunPoint], b: &[RunPoint], resamples: usize, seed: u6
     ratios.sort_by(f64::total_cmp);
     (stats::quantile_sorted(&ratios, 0.025), stats::quantile_sorted(&ratios, 0.975))
 }
+
+/// A compared point's curve and its own name. A size-swept point's curve
+/// is its series ([`crate::analysis::SeriesKey`]: method, variant and peer
+/// included, so pinned and pageable copies are two curves), named as the
+/// report names it, and the point is that name at its size. A metric's
+/// curve is the metric (its points differ by parameters); any other point
+/// (a GEMM shape) is its label without a size.
+pub(super) fn names(row: &Row) -> (String, String) {
+    let p = &row.params;
+    if let (None, Some(size)) = (&p.metric, p.size_bytes) {
+        let key = crate::analysis::SeriesKey::of_params(p, &row.backend, "", &row.device);
+        // The name every report gives the series (the key keeps series of
+        // one name apart: `PointComparison::group`).
+        let curve = key.base_name();
+        let label = format!("{curve} {}", crate::vocab::units::format_bytes(size));
+        return (curve, label);
+    }
+    let curve = match &p.metric {
+        Some(m) => m.clone(),
+        None => crate::vocab::rows::Point { size_bytes: None, ..p.clone() }.label(),
+    };
+    (curve, p.label())
+}

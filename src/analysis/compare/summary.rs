@@ -167,13 +167,13 @@ impl CurveSummary {
 
 /// Per curve, in the order the points come (curve, then size).
 pub fn summarize(points: &[PointComparison]) -> Vec<CurveSummary> {
-    let mut curves: BTreeMap<&str, Vec<&PointComparison>> = BTreeMap::new();
+    let mut curves: BTreeMap<super::CurveGroup, Vec<&PointComparison>> = BTreeMap::new();
     for p in points {
-        curves.entry(p.curve.as_str()).or_default().push(p);
+        curves.entry(p.group()).or_default().push(p);
     }
     curves
         .into_iter()
-        .map(|(curve, ps)| {
+        .map(|((curve, _), ps)| {
             let count = |v: Verdict| ps.iter().filter(|p| p.verdict == v).count();
             let (same, faster, slower, inconclusive) =
                 (count(Verdict::Same), count(Verdict::Faster), count(Verdict::Slower), count(Verdict::Inconclusive));
@@ -231,6 +231,7 @@ mod tests {
         PointComparison {
             label: format!("{curve} {ratio}"),
             curve: curve.into(),
+            series: None,
             bench: "memcpy".into(),
             size_bytes: Some(1),
             metric: None,

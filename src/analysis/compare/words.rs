@@ -9,12 +9,12 @@ use super::{PointComparison, Verdict};
 /// at any size", or "B is 7.1 % slower from 1 MiB to 64 MiB (95 % CI of the
 /// ratio 0.91–0.95)". `b` names the second run in the sentences.
 pub fn verdict_sentences(points: &[PointComparison], b: &str) -> Vec<String> {
-    let mut curves: BTreeMap<&str, Vec<&PointComparison>> = BTreeMap::new();
+    let mut curves: BTreeMap<super::CurveGroup, Vec<&PointComparison>> = BTreeMap::new();
     for p in points {
-        curves.entry(p.curve.as_str()).or_default().push(p);
+        curves.entry(p.group()).or_default().push(p);
     }
     let mut out = Vec::new();
-    for (curve, mut ps) in curves {
+    for ((curve, _), mut ps) in curves {
         ps.sort_by_key(|p| p.size_bytes);
         if ps.iter().all(|p| p.verdict == Verdict::Same) {
             out.push(format!(

@@ -203,17 +203,17 @@ fn verdict_row(p: &PointComparison) -> VerdictRow {
 }
 
 fn ratio_chart(name: &str, title: &str, c: &RunComparison) -> RatioChart {
-    let mut by_curve: BTreeMap<&str, Vec<&PointComparison>> = BTreeMap::new();
+    let mut by_curve: BTreeMap<crate::analysis::compare::CurveGroup, Vec<&PointComparison>> = BTreeMap::new();
     let mut rows = Vec::new();
     for p in &c.points {
         match p.size_bytes {
-            Some(_) => by_curve.entry(p.curve.as_str()).or_default().push(p),
+            Some(_) => by_curve.entry(p.group()).or_default().push(p),
             None => rows.push((p.label.clone(), p.ratio, p.ci_low.zip(p.ci_high))),
         }
     }
     let series = by_curve
         .into_iter()
-        .map(|(curve, ps)| RatioSeries {
+        .map(|((curve, _), ps)| RatioSeries {
             label: curve.to_string(),
             points: ps.iter().map(|p| (p.size_bytes.unwrap_or(0) as f64, p.ratio, p.ci_low.zip(p.ci_high))).collect(),
         })
@@ -236,7 +236,14 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
         groups.iter().map(|g| g.iter().map(LoadedRun::read).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
     let names = group_names(&groups);
     let firsts: Vec<crate::archive::manifest::Manifest> = groups.iter().map(|g| g[0].manifest.clone()).collect();
-    let mut system = crate::report::context::system(&firsts, &[], &crate::analysis::Catalog::default());
+    // The catalog of the compared runs (the first of each group): whose
+    // rows, which card and which spec, by the rule every report uses.
+    let mut first_points = Vec::new();
+    for g in &groups {
+        first_points.extend(crate::analysis::point_stats(polars::prelude::IntoLazy::lazy(g[0].df.clone()))?);
+    }
+    let catalog = crate::analysis::Catalog::build(&first_points, &firsts, &crate::analysis::SpecBook::builtin(), None);
+    let mut system = crate::report::context::system(&firsts, &[], &catalog);
     system.runs = names.clone();
     let mut runs = Vec::new();
     for (i, g) in groups.iter().enumerate() {

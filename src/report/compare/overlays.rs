@@ -14,7 +14,7 @@ use super::suite::Family;
 use super::ChartRef;
 use crate::analysis::compare::LoadedRun;
 use crate::analysis::workload::MetricStat;
-use crate::analysis::{curves, point_stats, Curve};
+use crate::analysis::{point_stats, Curve};
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, Chart, Line, MetricChart};
 use crate::vocab::stats;
@@ -92,8 +92,10 @@ pub fn overlay_charts(
         let mut by_curve: BTreeMap<(String, String), Vec<Curve>> = BTreeMap::new();
         let mut run_metrics = Vec::new();
         for r in g {
-            for c in curves(&point_stats(r.df.clone().lazy())?) {
-                by_curve.entry((c.bench.clone(), c.label.clone())).or_default().push(c);
+            // The analysis' series (no catalog: a comparison holds no
+            // roofline), joined across runs by bench and series name.
+            for s in crate::analysis::series::series_of(&point_stats(r.df.clone().lazy())?, |_| None) {
+                by_curve.entry((s.bench.clone(), s.name().to_string())).or_default().push(s.curve);
             }
             run_metrics.push(crate::analysis::workload::metric_stats(&r.df)?);
         }

@@ -4,7 +4,7 @@
 //! without a section of their own. (The sections themselves, and the one
 //! list of them, are [`crate::report::sections`].)
 
-use crate::analysis::{curves, saturation, Curve, Level, PointStat, Saturation, Spec};
+use crate::analysis::{Catalog, Level, PointStat, Saturation, Series, Spec};
 use crate::archive::manifest::Manifest;
 use crate::vocab::benches::{Bench, RateUnit};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
@@ -29,12 +29,12 @@ pub(super) fn roofline_of(spec: Option<&Spec>) -> Option<(RooflineRef, f64)> {
     ))
 }
 
-fn bw_rows(curves: &[Curve]) -> Vec<BwRow> {
+fn bw_rows(curves: &[&Series]) -> Vec<BwRow> {
     curves
         .iter()
         .flat_map(|c| {
             c.points.iter().map(move |p| BwRow {
-                label: c.label.clone(),
+                label: c.name().to_string(),
                 size: opt_size(p.size_bytes),
                 median_time: median_with_ci(p),
                 gbps_copied: p.gbps_copied.map(format_sig3).unwrap_or_default(),
@@ -121,29 +121,31 @@ pub(crate) fn level_cell(level: &Level, show: impl Fn(f64) -> String) -> String 
 /// The section of the size-swept curves of `benches` (the first names the
 /// kind of observations), or `None` when there are none.
 pub(super) fn bandwidth_section(
-    stats: &[PointStat],
+    series: &[&Series],
     benches: &[Bench],
     chart: &str,
-    roof: Option<&(RooflineRef, f64)>,
+    catalog: &Catalog,
 ) -> Option<BandwidthSection> {
     let bench = benches[0];
     // Latency curves are times, not bandwidths: they get their own table.
-    let cs: Vec<Curve> =
-        curves(stats).into_iter().filter(|c| benches.iter().any(|b| c.bench == *b) && c.op != "latency").collect();
+    let cs: Vec<&Series> = series.iter().copied().filter(|c| c.of_bench(benches) && c.is_bandwidth()).collect();
     if cs.is_empty() {
         return None;
     }
-    let sats: Vec<Saturation> = cs.iter().filter_map(|c| saturation(c, roof.map(|r| r.1))).collect();
+    // The roofline its curves' systems share, where they share one (each
+    // table row states its own share either way).
+    let roof = roofline_of(catalog.roofline_spec(&cs));
+    let roof = roof.as_ref();
     let observations = match bench {
-        Bench::Stream => stream_observations(&cs, &sats),
-        Bench::Collective | Bench::P2p | Bench::MemcpyPeer | Bench::H2d => link_observations(&cs, &sats, bench),
-        _ => bandwidth_observations(&cs, &sats, roof, bench.name()),
+        Bench::Stream => stream_observations(&cs),
+        Bench::Collective | Bench::P2p | Bench::MemcpyPeer | Bench::H2d => link_observations(&cs, bench),
+        _ => bandwidth_observations(&cs, roof, bench.name()),
     };
     Some(BandwidthSection {
         chart: chart.into(),
         roofline: roof.map(|r| r.0.clone()),
         observations,
-        saturation: sats.iter().map(sat_row).collect(),
+        saturation: cs.iter().filter_map(|c| c.summary.as_ref()).map(sat_row).collect(),
         table: bw_rows(&cs),
         peers: super::peers::peer_pairs(&cs),
         contrasts: super::peers::contrasts(&cs),
@@ -357,7 +359,7 @@ fn spread_pct(p: &PointStat) -> String {
 pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
     stats
         .iter()
-        .filter(|p| p.bench == Bench::P2p && p.op == "latency")
+        .filter(|p| p.is_p2p_latency())
         .map(|p| LatencyRow {
             curve: p.series.clone().unwrap_or_else(|| crate::analysis::catalog::series_name(p)),
             peer: p.peer.clone().unwrap_or_else(|| "-".into()),

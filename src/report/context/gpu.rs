@@ -2,7 +2,7 @@
 //! versions and peer access, then the device, peer, host↔device and GEMM
 //! measurements.
 
-use crate::analysis::{PointStat, Spec};
+use crate::analysis::{Catalog, PointStat, Series, Spec};
 use crate::archive::manifest::Manifest;
 use crate::vocab::benches::Bench;
 use crate::vocab::facts::{GpuBackendFacts, GpuFacts, PeerAccess};
@@ -18,8 +18,10 @@ use super::{GpuDeviceRow, GpuSection, KeyValue};
 pub(super) fn gpu_section(
     manifest: &Manifest,
     gpu: &[PointStat],
+    series: &[&Series],
     spec: Option<&Spec>,
     manifests: &[Manifest],
+    catalog: &Catalog,
 ) -> Option<GpuSection> {
     let mut devices = Vec::new();
     let mut versions = Vec::new();
@@ -35,12 +37,12 @@ pub(super) fn gpu_section(
     Some(GpuSection {
         devices,
         versions,
-        memcpy: bandwidth_section(gpu, &[Bench::Memcpy], "gpu-memcpy", roof.as_ref()),
-        peer: bandwidth_section(gpu, &[Bench::MemcpyPeer], Bench::MemcpyPeer.name(), None),
-        host: bandwidth_section(gpu, &[Bench::H2d, Bench::D2h], "h2d-d2h", None),
+        memcpy: bandwidth_section(series, &[Bench::Memcpy], "gpu-memcpy", catalog),
+        peer: bandwidth_section(series, &[Bench::MemcpyPeer], Bench::MemcpyPeer.name(), catalog),
+        host: bandwidth_section(series, &[Bench::H2d, Bench::D2h], "h2d-d2h", catalog),
         gemm: gemm_section(gpu, spec, "gpu-gemm", FlopUnit::Tera, manifests),
         roofline: roof.map(|r| r.0),
-        host_link: host_link(gpu, spec),
+        host_link: host_link(series, spec),
         native: gpu.iter().any(|p| RowOrigin::parse(p.source.as_deref()) == RowOrigin::Native),
         imported_from: {
             let mut tools: Vec<String> =
@@ -62,15 +64,15 @@ pub struct HostLink {
     pub rows: Vec<(String, String, String)>,
 }
 
-fn host_link(gpu: &[PointStat], spec: Option<&Spec>) -> Option<HostLink> {
+fn host_link(series: &[&Series], spec: Option<&Spec>) -> Option<HostLink> {
     let line = spec?.host_line.as_ref()?;
-    let rows = crate::analysis::curves(gpu)
+    let rows = series
         .iter()
-        .filter(|c| matches!(Bench::of(&c.bench), Some(Bench::H2d | Bench::D2h)))
+        .filter(|c| c.of_bench(&[Bench::H2d, Bench::D2h]) && c.is_bandwidth())
         .filter_map(|c| {
-            let s = crate::analysis::saturation(c, Some(line.gbps)).filter(|s| s.settled())?;
+            let s = c.against(line.gbps).filter(|s| s.settled())?;
             let pct = format!("{:.1} %", s.plateau_fraction? * 100.0);
-            Some((c.label.clone(), format_sig3(s.plateau_gbps), pct))
+            Some((c.name().to_string(), format_sig3(s.plateau_gbps), pct))
         })
         .collect::<Vec<_>>();
     (!rows.is_empty()).then(|| HostLink {

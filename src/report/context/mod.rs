@@ -45,7 +45,7 @@ pub use workload::{workload_section, WorkloadChart, WorkloadSection};
 
 pub use crate::vocab::units::shell_join;
 
-use blocks::{bandwidth_section, gemm_section, roofline_of};
+use blocks::{bandwidth_section, gemm_section};
 use prose::{kv, FlopUnit};
 
 /// The system each run ran on: a column per run (one when every run ran on
@@ -401,10 +401,12 @@ pub fn build(
     gpu_spec: Option<&Spec>,
     catalog: &crate::analysis::Catalog,
 ) -> ReportContext {
+    let series = &catalog.series[..];
     let manifest = &manifests[0];
     let (gpu_stats, stats): (Vec<PointStat>, Vec<PointStat>) = all_stats.iter().cloned().partition(is_gpu);
     let stats = &stats[..];
-    let roof = roofline_of(spec);
+    let (gpu_series, host_series): (Vec<&crate::analysis::Series>, Vec<&crate::analysis::Series>) =
+        series.iter().partition(|s| is_gpu(&s.points[0]));
     let imported: Vec<ImportInfo> = manifests.iter().flat_map(run::imported).collect();
     let system = run::system(manifests, all_stats, catalog);
     let several = manifests.len() > 1;
@@ -420,16 +422,16 @@ pub fn build(
         benchbook_commit: run::commit(manifest),
         run: run::run_section(manifest),
         system,
-        memcpy: bandwidth_section(stats, &[Bench::Memcpy], Bench::Memcpy.name(), roof.as_ref()),
-        gpu: gpu::gpu_section(manifest, &gpu_stats, gpu_spec, manifests),
-        stream: bandwidth_section(stats, &[Bench::Stream], Bench::Stream.name(), roof.as_ref()),
+        memcpy: bandwidth_section(&host_series, &[Bench::Memcpy], Bench::Memcpy.name(), catalog),
+        gpu: gpu::gpu_section(manifest, &gpu_stats, &gpu_series, gpu_spec, manifests, catalog),
+        stream: bandwidth_section(&host_series, &[Bench::Stream], Bench::Stream.name(), catalog),
         gemm: gemm_section(stats, spec, Bench::Gemm.name(), FlopUnit::Giga, manifests),
-        collective: bandwidth_section(stats, &[Bench::Collective], Bench::Collective.name(), None),
-        p2p: bandwidth_section(stats, &[Bench::P2p], Bench::P2p.name(), None),
+        collective: bandwidth_section(&host_series, &[Bench::Collective], Bench::Collective.name(), catalog),
+        p2p: bandwidth_section(&host_series, &[Bench::P2p], Bench::P2p.name(), catalog),
         latency: blocks::latency_rows(stats),
         other: blocks::other_rows(stats),
         workload: workload::workload_section(metrics),
-        telemetry: telemetry::telemetry_section(manifests, all_stats),
+        telemetry: telemetry::telemetry_section(manifests, all_stats, series),
         native: !manifests.iter().all(Manifest::is_import) && workload::exec_info(manifest).is_none(),
         imported,
         skipped: methodology::not_measured(not_measured),

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::{Curve, PointStat};
+use crate::analysis::{Curve, PointStat, Series};
 use crate::vocab::source::RowOrigin;
 use crate::vocab::units::{format_bytes, format_sig3};
 
@@ -114,11 +114,12 @@ fn range(r: &[f64]) -> Option<(String, String, String)> {
 
 /// Every imported curve of `curves` beside the native curve that makes
 /// the same copy on the same device.
-pub(super) fn peer_pairs(curves: &[Curve]) -> Vec<PeerPair> {
+pub(super) fn peer_pairs(curves: &[&Series]) -> Vec<PeerPair> {
+    let curves: Vec<&Curve> = curves.iter().map(|s| &s.curve).collect();
     let mut out = Vec::new();
     for theirs in curves.iter().filter(|c| !native(c)) {
         let Some(want) = copy_of(theirs, false) else { continue };
-        let same_device = |c: &&Curve| {
+        let same_device = |c: &&&Curve| {
             theirs.device.is_empty() || theirs.device == "unknown" || c.device.contains(theirs.device.as_str())
         };
         let Some(ours) =
@@ -160,8 +161,8 @@ pub(super) fn peer_pairs(curves: &[Curve]) -> Vec<PeerPair> {
 
 /// Pairs of native curves of one run, bench, op and device that differ in
 /// exactly one of method and variant.
-pub(super) fn contrasts(curves: &[Curve]) -> Vec<Contrast> {
-    let ours: Vec<&Curve> = curves.iter().filter(|c| native(c)).collect();
+pub(super) fn contrasts(curves: &[&Series]) -> Vec<Contrast> {
+    let ours: Vec<&Curve> = curves.iter().map(|s| &s.curve).filter(|c| native(c)).collect();
     let mut out = Vec::new();
     for (i, a) in ours.iter().enumerate() {
         for b in &ours[i + 1..] {

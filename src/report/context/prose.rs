@@ -4,7 +4,7 @@
 //! The file is longer than 400 lines because every observation keeps its
 //! tests, property tests among them, beside it.
 
-use crate::analysis::{Curve, PointStat, Saturation};
+use crate::analysis::{PointStat, Saturation, Series};
 use crate::vocab::benches::Bench;
 use crate::vocab::stats::Crossing;
 use crate::vocab::units::{format_bytes, format_sig3};
@@ -85,25 +85,20 @@ pub(crate) fn ci_pct(r: f64) -> String {
 }
 
 /// Observations on a family of size-swept curves (memcpy, or one stream op).
-pub(super) fn bandwidth_observations(
-    curves: &[Curve],
-    sats: &[Saturation],
-    roof: Option<&(RooflineRef, f64)>,
-    what: &str,
-) -> Vec<Said> {
+pub(super) fn bandwidth_observations(series: &[&Series], roof: Option<&(RooflineRef, f64)>, what: &str) -> Vec<Said> {
     let mut obs = Vec::new();
+    let with: Vec<(&Series, &Saturation)> = series.iter().filter_map(|s| Some((*s, s.summary.as_ref()?))).collect();
     // The curve with the highest plateau, a settled one before any that is
     // not, and one benchbook measured before another tool's (a reference
     // on the same chart is compared in its own table, not described here).
-    let native = |i: usize| curves[i].points.first().is_some_and(PointStat::native);
-    let Some((best_i, best)) = sats.iter().enumerate().max_by(|a, b| {
+    let native = |c: &Series| c.points.first().is_some_and(PointStat::native);
+    let Some(&(curve, best)) = with.iter().max_by(|a, b| {
         (native(a.0), a.1.settled(), a.1.plateau_gbps)
             .partial_cmp(&(native(b.0), b.1.settled(), b.1.plateau_gbps))
             .unwrap_or(std::cmp::Ordering::Equal)
     }) else {
         return obs;
     };
-    let curve = &curves[best_i];
     let peak_point = curve.points.iter().find(|p| p.size_bytes == Some(best.peak_size_bytes));
     // A peak above the memory roofline cannot come from memory: say so,
     // with the working set (the bytes one operation moves) a cache holds.
@@ -118,7 +113,7 @@ pub(super) fn bandwidth_observations(
         peak_gbps: best.peak_gbps,
         copied_gbps: peak_point.and_then(|p| p.gbps_copied),
         size_bytes: best.peak_size_bytes,
-        label: curve.label.clone(),
+        label: curve.name().to_string(),
         above_roof,
     });
     let flags = PlateauFlags::of(best);
@@ -157,11 +152,10 @@ pub(super) fn bandwidth_observations(
             }
         }
     }
-    obs.extend(convergence_sentence(curves.iter().flat_map(|c| &c.points)));
+    obs.extend(convergence_sentence(series.iter().flat_map(|c| &c.points)));
     // Thread counts of the best curve's run and benchmark, each on its plateau.
-    let by_threads: Vec<(u32, f64)> = curves
+    let by_threads: Vec<(u32, f64)> = with
         .iter()
-        .zip(sats)
         .filter(|(c, s)| s.settled() && s.plateau_jump.is_none() && c.run_id == curve.run_id && c.bench == curve.bench)
         .filter_map(|(c, s)| Some((c.threads?, s.plateau_gbps)))
         .collect();
@@ -172,7 +166,8 @@ pub(super) fn bandwidth_observations(
             obs.push(Said::Threads { threads: most.0, most_gbps: most.1, one_gbps: one.1 });
         }
     }
-    obs.push(match roof {
+    // The roofline of the best curve's own system (the catalog's rule).
+    obs.push(match roof.filter(|(_, g)| curve.roofline_gbps == Some(*g)) {
         Some((r, gbps)) => Said::Roofline {
             fraction: best.plateau_gbps / gbps,
             name: r.name.clone(),
@@ -223,7 +218,7 @@ pub(super) fn convergence_sentence<'a>(points: impl Iterator<Item = &'a PointSta
 
 /// One line per STREAM kernel, in STREAM's own order (not alphabetical):
 /// the best curve's plateau and peak.
-pub(super) fn stream_observations(curves: &[Curve], sats: &[Saturation]) -> Vec<Said> {
+pub(super) fn stream_observations(curves: &[&Series]) -> Vec<Said> {
     let mut observations = Vec::new();
     // The four STREAM kernels in their order, then any other a tool ran
     // (BabelStream's dot), so that no curve of the table goes unsaid.
@@ -234,7 +229,7 @@ pub(super) fn stream_observations(curves: &[Curve], sats: &[Saturation]) -> Vec<
         }
     }
     for op in ops {
-        let s: Vec<&Saturation> = curves.iter().zip(sats).filter(|(c, _)| c.op == op).map(|(_, s)| s).collect();
+        let s: Vec<&Saturation> = curves.iter().filter(|c| c.op == op).filter_map(|c| c.summary.as_ref()).collect();
         // A settled curve before one that is not, then the higher level.
         let best = s.iter().max_by(|a, b| {
             (a.settled(), a.plateau_gbps)
@@ -259,12 +254,12 @@ pub(super) fn stream_observations(curves: &[Curve], sats: &[Saturation]) -> Vec<
 /// One line per link curve (collectives, MPI p2p, GPU peer and host↔device
 /// copies): peak, plateau, and where the curve ramps to it; every number is
 /// one the saturation table shows.
-pub(super) fn link_observations(curves: &[Curve], sats: &[Saturation], bench: Bench) -> Vec<Said> {
+pub(super) fn link_observations(curves: &[&Series], bench: Bench) -> Vec<Said> {
     curves
         .iter()
-        .zip(sats)
+        .filter_map(|c| Some((c, c.summary.as_ref()?)))
         .map(|(c, s)| Said::Link {
-            label: c.label.clone(),
+            label: c.name().to_string(),
             ranks: c.points.first().and_then(|p| p.ranks),
             bus: bench == Bench::Collective,
             peak_gbps: s.peak_gbps,
@@ -340,7 +335,7 @@ pub(super) fn gemm_observations(pts: &[&PointStat], unit: FlopUnit) -> Vec<Said>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::saturation;
+    use crate::analysis::Curve;
     use proptest::prelude::*;
 
     /// A memcpy curve of (size, GB/s moved) points, converged or not.
@@ -360,13 +355,12 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        crate::analysis::curves(&pts).remove(0)
+        crate::analysis::series::series_of(&pts, |_| None).remove(0).curve
     }
 
     fn observations(points: &[(u64, f64)], converged: bool) -> Vec<Said> {
-        let c = curve(points, converged);
-        let s = saturation(&c, None).unwrap();
-        bandwidth_observations(&[c], &[s], None, "memcpy")
+        let s = Series::new(curve(points, converged), None);
+        bandwidth_observations(&[&s], None, "memcpy")
     }
 
     fn has(o: &[Said], pred: impl Fn(&Said) -> bool) -> bool {
@@ -411,8 +405,7 @@ mod tests {
             converged in any::<bool>(),
         ) {
             let points: Vec<(u64, f64)> = rates.iter().enumerate().map(|(i, r)| (4096u64 << i, *r)).collect();
-            let c = curve(&points, converged);
-            let sat = saturation(&c, None).unwrap();
+            let sat = Series::new(curve(&points, converged), None).summary.unwrap();
             let o = observations(&points, converged);
             // Exactly one plateau sentence, settled or not; none for one size.
             let plateau = o.iter().filter(|s| matches!(s, Said::Plateau { .. } | Said::Unsettled { .. })).count();

@@ -22,7 +22,7 @@ fn section_of(p: &PointStat) -> &'static str {
     let title = if is_gpu(p) { info.and_then(|i| i.gpu_section) } else { info.and_then(|i| i.section) };
     match title {
         // MPI ping-pong has its own table beside the bandwidth section.
-        Some(_) if p.bench == Bench::P2p && p.op == "latency" => LATENCY,
+        Some(_) if p.is_p2p_latency() => LATENCY,
         Some(t) => t,
         None => OTHER,
     }

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::{curves, PointStat};
+use crate::analysis::PointStat;
 use crate::archive::manifest::Manifest;
 use crate::vocab::units::{format_bytes, format_sig3};
 
@@ -165,17 +165,21 @@ pub fn nominal_clock(manifests: &[Manifest], p: &PointStat) -> bool {
 
 /// The section, when any point carries readings or any run sampled (or
 /// tried to sample) a sensor.
-pub fn telemetry_section(manifests: &[Manifest], stats: &[PointStat]) -> Option<TelemetrySection> {
+pub fn telemetry_section(
+    manifests: &[Manifest],
+    stats: &[PointStat],
+    series: &[crate::analysis::Series],
+) -> Option<TelemetrySection> {
     let name = |run: &str| {
         let m = manifests.iter().find(|m| m.run_id == run);
         m.and_then(|m| m.label.clone()).unwrap_or_else(|| run.to_string())
     };
     let nominal = |p: &PointStat| nominal_clock(manifests, p);
     let mut rows = Vec::new();
-    for c in curves(stats) {
+    for c in series {
         let pts: Vec<&PointStat> = c.points.iter().collect();
         let nominal = pts.first().is_some_and(|p| nominal(p));
-        rows.extend(row(format!("{} ({})", c.label, c.device), name(&c.run_id), &pts, nominal));
+        rows.extend(row(format!("{} ({})", c.name(), c.device), name(&c.run_id), &pts, nominal));
     }
     for p in stats.iter().filter(|p| p.size_bytes.is_none()) {
         let subject = format!("{} ({})", p.params().label(), p.device);

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::{Input, Section};
 use crate::analysis::curves::TRUSTED_HALF_WIDTH;
 use crate::analysis::specs::{LinkLine, Spec};
-use crate::analysis::{Curve, PointStat};
+use crate::analysis::{PointStat, Series};
 use crate::report::context::Conditions;
 use crate::vocab::benches::Bench;
 use crate::vocab::units::{format_bytes, format_sig3};
@@ -138,10 +138,9 @@ fn share(value: f64, of: f64, label: String) -> Share {
 }
 
 /// The share of a curve's best rate, or why none is given.
-fn curve_share(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Share>, Option<NoShare>) {
+fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Share>, Option<NoShare>) {
     let bench = Bench::of(&c.bench);
-    let gpu_buffers =
-        crate::vocab::kinds::backend_is_gpu(&p.backend) || p.variant.as_deref().is_some_and(|v| v.contains("device"));
+    let gpu_buffers = c.buffers.on_gpu();
     match bench {
         Some(Bench::Memcpy | Bench::Stream) => match (facts.spec_of)(p).and_then(|s| s.memory.as_ref()) {
             Some(m) if c.rate_axis().contains("read + written") => {
@@ -194,7 +193,7 @@ pub struct FromCache {
     pub l2: Option<String>,
 }
 
-fn from_cache(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> Option<FromCache> {
+fn from_cache(c: &Series, p: &PointStat, rate: f64, facts: &Facts) -> Option<FromCache> {
     if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.rate_axis().contains("read + written") {
         return None;
     }
@@ -210,17 +209,17 @@ fn from_cache(c: &Curve, p: &PointStat, rate: f64, facts: &Facts) -> Option<From
 }
 
 /// The key results of a report's curves and GEMM points.
-pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<KeyResults> {
+pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option<KeyResults> {
     let mut items: Vec<(String, f64, KeyResult)> = Vec::new();
-    // Per run and benchmark, the curve with the highest trusted median.
-    for c in cs.iter().filter(|c| !super::network::is_latency(c) && !c.op.ends_with("_lat")) {
+    // Per run and benchmark, the bandwidth curve with the highest trusted median.
+    for c in cs.iter().copied().filter(|c| c.is_bandwidth()) {
         let Some((size, rate, ci, p)) = c.peak() else { continue };
         let key = format!("{} {}", c.run_id, c.bench);
         if items.iter().any(|(k, r, _)| *k == key && *r >= rate) {
             continue;
         }
         items.retain(|(k, ..)| *k != key);
-        let sat = crate::analysis::saturation(c, None).filter(|s| s.settled());
+        let sat = c.settled();
         let level = sat.as_ref().map_or(rate, |s| s.plateau_gbps);
         let (share, no_share) = curve_share(c, p, level, facts);
         // RDMA curves appear in the network section only, in Gb/s as
@@ -239,7 +238,7 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
             key,
             rate,
             KeyResult {
-                subject: c.label.clone(),
+                subject: c.name().to_string(),
                 run: (facts.run_name)(&c.run_id),
                 names_run: facts.names_runs,
                 passed_over: c.passed_over().map(|(s, r)| (format_sig3(r * k), format_bytes(s))),
@@ -320,9 +319,9 @@ pub fn key_results(cs: &[Curve], stats: &[PointStat], facts: &Facts) -> Option<K
 
 /// The report's key results: only curves and GEMM points a section of
 /// this report tabulates, so every key figure is one the report shows.
-pub(super) fn for_report(input: &Input, sections: &[Section], cs: &[Curve]) -> Option<KeyResults> {
-    let shown: Vec<Curve> =
-        cs.iter().filter(|c| c.points.first().is_some_and(|p| tabulated(sections, p))).cloned().collect();
+pub(super) fn for_report(input: &Input, sections: &[Section], cs: &[&Series]) -> Option<KeyResults> {
+    let shown: Vec<&Series> =
+        cs.iter().copied().filter(|c| c.points.first().is_some_and(|p| tabulated(sections, p))).collect();
     let gemm: Vec<PointStat> = input.stats.iter().filter(|p| tabulated(sections, p)).cloned().collect();
     of_curves(input, &shown, &gemm)
 }
@@ -349,9 +348,9 @@ fn tabulated(sections: &[Section], p: &PointStat) -> bool {
 
 /// The key results of the report's curves and GEMM points, against the
 /// specs and link the report knows.
-fn of_curves(input: &Input, cs: &[Curve], stats: &[PointStat]) -> Option<KeyResults> {
+fn of_curves(input: &Input, cs: &[&Series], stats: &[PointStat]) -> Option<KeyResults> {
     // The spec that applies to the point's device: the catalog's rule.
-    let spec_of = |p: &PointStat| -> Option<&Spec> { crate::analysis::Catalog::spec_for(p, input.book, input.spec) };
+    let spec_of = |p: &PointStat| -> Option<&Spec> { input.catalog.spec_of_point(p) };
     let one_host = |run: &str| input.manifests.iter().any(|m| m.run_id == run && super::one_host(m));
     let run_name = |run: &str| crate::report::context::run_name(input.manifests, run);
     let nominal_clock = |p: &PointStat| crate::report::context::nominal_clock(input.manifests, p);
@@ -372,7 +371,7 @@ fn of_curves(input: &Input, cs: &[Curve], stats: &[PointStat]) -> Option<KeyResu
 mod tests {
     use super::*;
 
-    fn curve(device: &str, backend: &str, rates: &[(u64, f64)]) -> Curve {
+    fn curve(device: &str, backend: &str, rates: &[(u64, f64)]) -> Series {
         let points = rates
             .iter()
             .map(|&(s, g)| PointStat {
@@ -387,7 +386,7 @@ mod tests {
                 ..PointStat::default()
             })
             .collect::<Vec<_>>();
-        crate::analysis::curves(&points).remove(0)
+        crate::analysis::series::series_of(&points, |_| None).remove(0)
     }
 
     fn facts<'a>(spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>, name: &'a dyn Fn(&str) -> String) -> Facts<'a> {
@@ -413,18 +412,18 @@ mod tests {
             "hip",
             &[(1 << 20, 900.0), (1 << 26, 2000.0), (1 << 27, 2010.0), (1 << 28, 1990.0)],
         );
-        let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
+        let k = key_results(&[&c], &[], &facts(&spec_of, &name)).unwrap();
         let s = k.items[0].share.as_ref().unwrap();
         assert_eq!((s.pct.as_str(), k.items[0].share_of), ("37.7", "plateau"));
         assert!(s.of.contains("5300 GB/s") && s.below_half, "{s:?}");
         assert_eq!(k.below_half, vec![k.items[0].subject.clone()]);
         // At 3000 GB/s it is 56.6 %: no warning.
         let c = curve("AMD Instinct MI300X", "hip", &[(1 << 26, 3000.0), (1 << 27, 3010.0), (1 << 28, 2990.0)]);
-        let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
+        let k = key_results(&[&c], &[], &facts(&spec_of, &name)).unwrap();
         assert!(k.below_half.is_empty() && k.items[0].share.as_ref().unwrap().pct == "56.6");
         // A device with no published peak: no share, and the reason says how to give one.
         let c = curve("Some CPU", "cpu", &[(1 << 26, 20.0), (1 << 27, 20.0)]);
-        let k = key_results(&[c], &[], &facts(&spec_of, &name)).unwrap();
+        let k = key_results(&[&c], &[], &facts(&spec_of, &name)).unwrap();
         assert!(k.items[0].share.is_none(), "{:?}", k.items[0]);
         assert_eq!(k.items[0].no_share, Some(NoShare::NoPeak { device: "Some CPU".into() }));
     }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::report::context::said::Said;
 
-use crate::analysis::Curve;
+use crate::analysis::Series;
 use crate::vocab::launch::Launch;
 use crate::vocab::units::{format_bytes, format_sig3};
 
@@ -35,7 +35,7 @@ pub struct LaunchRow {
 }
 
 /// The tables of every pair that ran the peer-write kernel sweep.
-pub fn tables(curves: &[Curve]) -> Vec<LaunchTable> {
+pub fn tables(curves: &[&Series]) -> Vec<LaunchTable> {
     let many_runs = {
         let mut runs: Vec<&str> = curves.iter().map(|c| c.run_id.as_str()).collect();
         runs.sort_unstable();

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::analysis::specs::LinkLine;
-use crate::analysis::{saturation, Curve};
+use crate::analysis::Series;
 use crate::vocab::stats::Crossing;
 use crate::vocab::units::format_sig3;
 
@@ -56,7 +56,7 @@ fn scale(unit: &str) -> f64 {
 /// close a figure is to the rate); `lines` are every line drawn, `rule`
 /// says how a curve's link was chosen. `None` without curves or lines.
 pub fn links_section(
-    curves: &[(&Curve, LinkLine)],
+    curves: &[(&Series, LinkLine)],
     lines: &[LinkLine],
     unit: &str,
     rule: &str,
@@ -69,9 +69,9 @@ pub fn links_section(
     let rows = curves
         .iter()
         .filter_map(|(c, line)| {
-            let s = saturation(c, Some(line.gbps))?;
+            let s = c.against(line.gbps)?;
             Some(LinkRow {
-                curve: c.label.clone(),
+                curve: c.name().to_string(),
                 link: line.label.clone(),
                 plateau: format!("{} {unit}", format_sig3(s.plateau_gbps * k)),
                 plateau_pct: s.plateau_fraction.map(|f| format!("{:.1} %", f * 100.0)).unwrap_or_default(),

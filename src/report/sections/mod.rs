@@ -17,13 +17,14 @@
 use serde::Serialize;
 
 use crate::analysis::specs::LinkLine;
-use crate::analysis::{curves, Curve, PointStat, Spec, SpecBook};
+use crate::analysis::{PointStat, Series, Spec, SpecBook};
 use crate::archive::manifest::Manifest;
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, Chart, Line};
 use crate::report::context::said::Said;
 use crate::report::Kind;
 use crate::vocab::benches::Bench;
+use crate::vocab::ops::Buffers;
 
 pub mod key;
 pub mod launches;
@@ -147,7 +148,8 @@ pub struct Input<'a> {
     pub spec: Option<&'a Spec>,
     /// The link the network transfers crossed (`--link`).
     pub link: Option<&'a crate::analysis::specs::Interconnect>,
-    /// Whose rows each curve holds, and each system's spec.
+    /// Whose rows each curve holds, each system's spec, and every series
+    /// of `stats` (built once).
     pub catalog: &'a crate::analysis::Catalog,
 }
 
@@ -156,7 +158,7 @@ pub struct Input<'a> {
 pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Result<(Sections, Vec<Box<dyn Chart>>)> {
     let kind = input.kind;
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
-    let cs = curves(input.stats);
+    let cs: Vec<&Series> = input.catalog.series.iter().collect();
     let mut s = Sections {
         kind: kind.name().into(),
         subject: kind.subject_of(input.stats),
@@ -191,11 +193,9 @@ pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Re
 
 /// The peer-copy links section and its chart, and the matrices' share of
 /// the widest link.
-fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
-    let of: Vec<&Curve> = cs
-        .iter()
-        .filter(|c| (c.bench == Bench::MemcpyPeer || c.bench == Bench::P2p) && c.op != "latency" && c.op != "lat")
-        .collect();
+fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
+    let of: Vec<&Series> =
+        cs.iter().copied().filter(|c| c.of_bench(&[Bench::MemcpyPeer, Bench::P2p]) && c.is_bandwidth()).collect();
     let pair = input.spec.and_then(|s| s.link.as_ref()).and_then(|l| l.pair_line());
     // The GPU's own host link where its spec names one.
     let host = input
@@ -205,11 +205,14 @@ fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Bo
     // Only transfers between GPU buffers cross a GPU link; MPI between
     // host buffers is drawn beside them but not held against it. A copy
     // between GPUs without peer access is staged through the host: PCIe.
-    let on_gpu: Vec<(&Curve, LinkLine)> = of
+    let on_gpu: Vec<(&Series, LinkLine)> = of
         .iter()
         .copied()
-        .filter(|c| gpu_buffers(c))
-        .filter_map(|c| if c.label.contains("no_peer_access") { host.clone() } else { pair.clone() }.map(|l| (c, l)))
+        .filter(|c| c.buffers.on_gpu())
+        .filter_map(|c| {
+            let line = if c.buffers == Buffers::StagedThroughHost { host.clone() } else { pair.clone() };
+            line.map(|l| (c, l))
+        })
         .collect();
     let mut lines: Vec<LinkLine> = Vec::new();
     for (_, l) in &on_gpu {
@@ -243,19 +246,19 @@ fn peer_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Bo
 }
 
 /// The network section, the links its transfers crossed, and its chart.
-fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
+fn network_links(input: &Input, cs: &[&Series], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
     const ID: &str = "network";
     s.network = network::network_section(cs, input.stats, ID);
     let of = network::transfer_curves(cs);
     // Ranks that all ran on one host talked through shared memory: no
     // network port bounds them, so none is drawn or compared.
     let local: Vec<&Manifest> = input.manifests.iter().filter(|m| one_host(m)).collect();
-    let crossed: Vec<&Curve> = of.iter().copied().filter(|c| !local.iter().any(|m| m.run_id == c.run_id)).collect();
+    let crossed: Vec<&Series> = of.iter().copied().filter(|c| !local.iter().any(|m| m.run_id == c.run_id)).collect();
     // Only the link named (`--link`) is drawn: a log names a link's type,
     // never its rate, and a figure picked by size could be any link.
     let lines: Vec<LinkLine> =
         if crossed.is_empty() { Vec::new() } else { input.link.map(|l| l.line()).into_iter().collect() };
-    let held: Vec<(&Curve, LinkLine)> = crossed.iter().flat_map(|c| lines.first().map(|l| (*c, l.clone()))).collect();
+    let held: Vec<(&Series, LinkLine)> = crossed.iter().flat_map(|c| lines.first().map(|l| (*c, l.clone()))).collect();
     s.links = links::links_section(
         &held,
         &lines,
@@ -264,7 +267,7 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
     );
     if let Some(n) = s.network.as_mut() {
         // One-sided peaks that crossed a port, against it.
-        for r in n.channels.iter_mut().filter(|r| crossed.iter().any(|c| c.label == r.curve)) {
+        for r in n.channels.iter_mut().filter(|r| crossed.iter().any(|c| c.key == r.key)) {
             r.against(lines.first());
         }
         n.channels_linked = n.channels.iter().any(|r| !r.of_link.is_empty());
@@ -291,7 +294,7 @@ fn network_links(input: &Input, cs: &[Curve], s: &mut Sections, charts: &mut Vec
 
 /// The sentence for transfers that crossed a link nobody named: what the
 /// logs say of it, and how to name it.
-fn unnamed_link(input: &Input, crossed: &[&Curve]) -> Said {
+fn unnamed_link(input: &Input, crossed: &[&Series]) -> Said {
     let known: Vec<String> = input
         .book
         .interconnects
@@ -313,18 +316,8 @@ fn unnamed_link(input: &Input, crossed: &[&Curve]) -> Said {
     Said::UnnamedLink { named, known }
 }
 
-fn title(input: &Input, t: &str, of: &[&Curve]) -> String {
+fn title(input: &Input, t: &str, of: &[&Series]) -> String {
     input.catalog.title(t, of.iter().map(|c| (c.run_id.as_str(), c.device.as_str())))
-}
-
-/// Whether a curve moved GPU memory: a GPU backend's copy, or an MPI
-/// benchmark on device buffers (OSU `D D`, GPU-aware MPI).
-fn gpu_buffers(c: &crate::analysis::Curve) -> bool {
-    c.bench == Bench::MemcpyPeer
-        || c.points.iter().any(|p| {
-            crate::vocab::kinds::backend_is_gpu(&p.backend)
-                || p.variant.as_deref().is_some_and(|v| v.contains("device"))
-        })
 }
 
 /// Whether every MPI rank of a native run ran on one host.
@@ -333,9 +326,9 @@ pub(super) fn one_host(m: &Manifest) -> bool {
 }
 
 /// A curve as a chart line, its rates times `scale` (8 for Gb/s).
-fn line_of(c: &crate::analysis::Curve, scale: f64) -> Line {
+fn line_of(c: &Series, scale: f64) -> Line {
     Line::with_errors(
-        c.label.clone(),
+        c.name().to_string(),
         c.rate_with_bars().into_iter().map(|(x, g, e)| (x, g * scale, e.map(|(l, h)| (l * scale, h * scale)))),
     )
     .of(c.system(), c.op.as_str())

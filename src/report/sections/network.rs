@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::{saturation, Curve, PointStat};
+use crate::analysis::{Curve, PointStat, Series, SeriesKey};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
@@ -53,6 +53,9 @@ pub struct ChannelRow {
     /// The peak in GB/s, for [`ChannelRow::against`].
     #[serde(skip)]
     pub peak_gbps: f64,
+    /// The series it is (rows join on it, never on the name).
+    #[serde(skip)]
+    pub key: SeriesKey,
 }
 
 impl ChannelRow {
@@ -99,28 +102,16 @@ pub fn is_network(p: &PointStat) -> bool {
 
 /// Whether a curve is a point-to-point transfer over the network (verbs or
 /// MPI), not a collective.
-pub(crate) fn is_transfer(c: &Curve) -> bool {
+pub(crate) fn is_transfer(c: &Series) -> bool {
     matches!(Bench::of(&c.bench), Some(Bench::Rdma | Bench::P2p))
 }
 
-pub(crate) fn is_latency(c: &Curve) -> bool {
-    c.op == "latency" || c.op == "lat" || c.points.iter().any(|p| p.variant.as_deref() == Some("latency"))
-}
-
-/// What a transfer curve's operation means on the wire.
-pub fn semantics(c: &Curve) -> &'static str {
-    // perftest ops are named after the binary: `write_bw`, `read_lat`.
-    let op = c.op.as_str();
-    match Bench::of(&c.bench) {
-        Some(Bench::Rdma) if op.starts_with("write") => "one-sided (RDMA write)",
-        Some(Bench::Rdma) if op.starts_with("read") => "one-sided (RDMA read)",
-        Some(Bench::Rdma) if op.starts_with("send") => "two-sided (verbs send/recv)",
-        Some(Bench::Rdma) if op.starts_with("atomic") => "one-sided (RDMA atomic)",
-        Some(Bench::P2p) if op == "put" => "one-sided (MPI put)",
-        Some(Bench::P2p) if op == "get" => "one-sided (MPI get)",
-        Some(Bench::P2p) if op == "put_round_trip" => "one-sided round trip (MPI put + fence)",
-        Some(Bench::P2p) => "two-sided (MPI send/recv)",
-        _ => "other",
+/// What a transfer curve's operation means on the wire (the op table's
+/// call: `vocab::ops`).
+pub fn semantics(c: &Series) -> &'static str {
+    match c.meaning.call {
+        "" => "other",
+        call => call,
     }
 }
 
@@ -131,18 +122,18 @@ pub(super) fn source(c: &Curve) -> String {
 
 /// The transfer curves of `stats` (bandwidth, not latency, not
 /// collectives), for the chart.
-pub fn transfer_curves(curves: &[Curve]) -> Vec<&Curve> {
-    curves.iter().filter(|c| is_transfer(c) && !is_latency(c)).collect()
+pub fn transfer_curves<'a>(curves: &[&'a Series]) -> Vec<&'a Series> {
+    curves.iter().copied().filter(|c| is_transfer(c) && c.is_bandwidth()).collect()
 }
 
-pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Option<NetworkSection> {
+pub fn network_section(curves: &[&Series], stats: &[PointStat], chart: &str) -> Option<NetworkSection> {
     let transfers_c = transfer_curves(curves);
     let transfers: Vec<TransferRow> = transfers_c
         .iter()
         .filter_map(|c| {
-            let s = saturation(c, None)?;
+            let s = c.summary.as_ref()?;
             Some(TransferRow {
-                curve: c.label.clone(),
+                curve: c.name().to_string(),
                 semantics: semantics(c).into(),
                 peak_gbits: format_sig3(s.peak_gbps * 8.0),
                 peak_size: format_bytes(s.peak_size_bytes),
@@ -181,11 +172,11 @@ pub fn network_section(curves: &[Curve], stats: &[PointStat], chart: &str) -> Op
         .collect();
     let latency: Vec<NetLatencyRow> = curves
         .iter()
-        .filter(|c| is_transfer(c) && is_latency(c))
+        .filter(|c| is_transfer(c) && c.meaning.is_latency())
         .flat_map(|c| {
             // The small messages latency is about: up to 4 KiB.
             c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096)).map(move |p| NetLatencyRow {
-                curve: c.label.clone(),
+                curve: c.name().to_string(),
                 size: p.size_bytes.map(format_bytes).unwrap_or_default(),
                 median: format_seconds(p.median_seconds),
                 source: source(c),
@@ -238,6 +229,7 @@ mod tests {
             at: "16 MiB".into(),
             of_link: String::new(),
             peak_gbps: gbps,
+            key: SeriesKey::default(),
         };
         let mut one = row(11.0); // 88 Gb/s
         one.against(Some(&one_dev));

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::network::{one_sided_params, semantics, source, ChannelRow, TransferRow};
-use crate::analysis::{saturation, Curve, PointStat};
+use crate::analysis::{Curve, PointStat, Series};
 use crate::report::context::said::Said;
 use crate::vocab::interval::RateInterval;
 use crate::vocab::units::{format_bytes, format_sig3};
@@ -63,15 +63,17 @@ fn with_interval(p: &PointStat) -> String {
 
 /// The channel table, and per one-channel put or get measured at several
 /// flush rhythms the frequent flush against the batched one.
-pub fn channels_and_flushes(curves: &[&Curve]) -> (Vec<ChannelRow>, Vec<FlushRow>) {
+pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRow>) {
     let mut rows = Vec::new();
     let mut by_op: BTreeMap<(String, String), Vec<(u32, &Curve)>> = BTreeMap::new();
-    for c in curves {
+    for s in curves {
+        let c = &s.curve;
         let Some(os) = one_sided_params(c) else { continue };
         // The curve's one peak (Curve::peak), as every other table states it.
         if let Some((size, gbps, ..)) = c.peak() {
             rows.push(ChannelRow {
-                curve: c.label.clone(),
+                key: s.key.clone(),
+                curve: s.name().to_string(),
                 channels: os.channels,
                 strategy: os.strategy().replace('_', " "),
                 sync_every: os.sync_every,
@@ -126,24 +128,19 @@ fn flush_verdict(ia: Option<(f64, f64)>, ib: Option<(f64, f64)>, ga: f64, gb: f6
     }
 }
 
-/// Whether a curve moves data one way (like for like with another one-way
-/// curve): not a bidirectional test, not a round trip.
-fn one_way(c: &Curve) -> bool {
-    let bidir = c.op.contains("bidir") || c.op.contains("bibw") || c.label.contains("bidirectional");
-    !bidir && !semantics(c).contains("round trip")
-}
-
 /// One-sided against two-sided, like for like: the best settled plateau of
 /// each among one-way curves. Each plateau is flat within its tolerance; a
 /// ratio inside the wider of the two is no difference this run resolves.
-pub fn like_for_like(curves: &[&Curve]) -> Option<LikeForLike> {
+pub fn like_for_like(curves: &[&Series]) -> Option<LikeForLike> {
+    // One way against one way (not a bidirectional test, not a round trip),
+    // as the op table says each is.
     let best = |one: bool| -> Option<(f64, String, String, f64)> {
         curves
             .iter()
-            .filter(|c| semantics(c).starts_with("one-sided") == one && semantics(c) != "other" && one_way(c))
+            .filter(|c| c.meaning.one_sided() == one && semantics(c) != "other" && c.meaning.one_way())
             .filter_map(|c| {
-                let s = saturation(c, None)?;
-                s.settled().then(|| (s.plateau_gbps * 8.0, c.label.clone(), source(c), s.plateau_tolerance))
+                let s = c.settled()?;
+                Some((s.plateau_gbps * 8.0, c.name().to_string(), source(c), s.plateau_tolerance))
             })
             .max_by(|a, b| a.0.total_cmp(&b.0))
     };
@@ -185,8 +182,12 @@ mod tests {
     use super::*;
     use crate::vocab::benches::Bench;
 
-    /// A p2p curve of `op` at `gbps` (bytes copied) over three sizes.
-    fn flat(op: &str, gbps: f64) -> Curve {
+    /// A p2p series of `op` at `gbps` (bytes copied) over three sizes.
+    fn flat(op: &str, gbps: f64) -> Series {
+        Series::new(flat_curve(op, gbps), None)
+    }
+
+    fn flat_curve(op: &str, gbps: f64) -> Curve {
         let pts: Vec<PointStat> = [1u64 << 20, 2 << 20, 4 << 20]
             .iter()
             .map(|&size| PointStat {
@@ -200,18 +201,18 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        crate::analysis::curves(&pts).remove(0)
+        crate::analysis::series::series_of(&pts, |_| None).remove(0).curve
     }
 
     /// A p2p curve of `op` whose three sizes run at `gbps` × (1 + jitter).
-    fn jittered(op: &str, gbps: f64, jitter: [f64; 3]) -> Curve {
-        let mut c = flat(op, gbps);
+    fn jittered(op: &str, gbps: f64, jitter: [f64; 3]) -> Series {
+        let mut c = flat_curve(op, gbps);
         for (p, j) in c.points.iter_mut().zip(jitter) {
             let g = gbps * (1.0 + j);
             p.gbps_copied = Some(g);
             p.median_seconds = p.size_bytes.unwrap() as f64 / (g * 1e9);
         }
-        c
+        Series::new(c, None)
     }
 
     proptest::proptest! {
@@ -227,8 +228,7 @@ mod tests {
         ) {
             let (put, recv) = (jittered("put", a, ja), jittered("send_recv", b, jb));
             if let Some(l) = like_for_like(&[&put, &recv]) {
-                let sat = |c: &Curve| crate::analysis::saturation(c, None).unwrap();
-                let (sa, sb) = (sat(&put), sat(&recv));
+                let (sa, sb) = (put.summary.clone().unwrap(), recv.summary.clone().unwrap());
                 let ratio = sa.plateau_gbps / sb.plateau_gbps;
                 let noise = sa.plateau_tolerance.max(sb.plateau_tolerance);
                 let said = observations(Some(&l), &[]);

@@ -1,0 +1,220 @@
+//! Series: what a report, a comparison and a notebook say about a curve,
+//! computed once. A [`Series`] is one curve (points that differ only by
+//! size) with its typed identity ([`SeriesKey`]), what it measures
+//! ([`Meaning`], from the op table `vocab::ops`), where its buffers live
+//! ([`Buffers`]), its name (the catalog's, unique across the report) and
+//! its summary (peak, [`crate::analysis::Level`], roofline share against
+//! its own system's memory: [`Saturation`]).
+//!
+//! [`crate::analysis::Catalog::series`] builds every series of a report
+//! once. Report sections filter them; they never group points into curves,
+//! compute a saturation, or read a label.
+
+use serde::Serialize;
+
+use super::curves::{Curve, Saturation};
+use super::summary::PointStat;
+use crate::vocab::benches::Bench;
+use crate::vocab::ops::{Buffers, Meaning};
+
+/// A series' identity: its system (run and device) and every field that
+/// sets one curve apart from another there. Compare joins on
+/// [`SeriesKey::measurement`], so pinned and pageable copies, or warm and
+/// cold ones, never merge.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct SeriesKey {
+    // Field order is the series order of every report (derived `Ord`).
+    pub run_id: String,
+    pub bench: String,
+    pub op: String,
+    pub device: String,
+    pub threads: Option<u32>,
+    pub dtype: Option<String>,
+    pub variant: Option<String>,
+    /// The copy method (`copy_engine`, `sm_kernel`) on a GPU.
+    pub method: Option<String>,
+    /// The GPU pair (`0->1`) on a GPU.
+    pub peer: Option<String>,
+    /// Whether a GPU backend measured it (GPU curves also split by method
+    /// and pair, and name their device).
+    pub gpu: bool,
+}
+
+impl SeriesKey {
+    /// The key of a point's series.
+    pub fn of(p: &PointStat) -> SeriesKey {
+        Self::of_params(&p.params(), &p.backend, &p.run_id, &p.device)
+    }
+
+    /// The key of the series a point's parameters belong to.
+    pub fn of_params(p: &crate::vocab::rows::Point, backend: &str, run_id: &str, device: &str) -> SeriesKey {
+        let gpu = crate::vocab::kinds::backend_is_gpu(backend);
+        SeriesKey {
+            run_id: run_id.into(),
+            device: device.into(),
+            bench: p.bench.clone(),
+            op: p.op.clone(),
+            variant: p.variant.clone(),
+            threads: p.threads,
+            dtype: p.dtype.clone(),
+            method: if gpu { p.method.clone() } else { None },
+            peer: if gpu { p.peer.clone() } else { None },
+            gpu,
+        }
+    }
+
+    /// The key without its system: what one series of two runs shares.
+    pub fn measurement(&self) -> SeriesKey {
+        SeriesKey {
+            run_id: String::new(),
+            device: if self.gpu { String::new() } else { self.device.clone() },
+            ..self.clone()
+        }
+    }
+
+    /// The base name: what sets it apart within one system (benchmark, op,
+    /// variant, threads, GPU copy method and pair). The one place a
+    /// curve's name is spelled; the catalog adds its system where a report
+    /// holds several ([`crate::analysis::Catalog::name_points`]).
+    pub fn base_name(&self) -> String {
+        let mut label = format!("{} {}", self.bench, self.op);
+        if let Some(v) = self.variant.as_deref().filter(|v| *v != "warm") {
+            label += &format!(" {v}");
+        }
+        if let Some(t) = self.threads {
+            label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
+        }
+        if let Some(m) = &self.method {
+            label += &format!(", {m}");
+        }
+        match (&self.peer, &self.method) {
+            (Some(pair), _) => label += &format!(", GPU {}", pair.replace("->", "→")),
+            // A GPU curve without a pair runs on one device: "GPU 0".
+            (None, Some(_)) => label += &format!(", {}", crate::vocab::rows::short_device(&self.device)),
+            (None, None) => {}
+        }
+        label
+    }
+
+    /// What it measures ([`crate::vocab::ops::meaning`]); an op the table
+    /// has no row for reads as a one-way bandwidth (the test over every
+    /// archive and importer keeps that from happening).
+    pub fn meaning(&self) -> Meaning {
+        crate::vocab::ops::meaning(&self.bench, &self.op, self.variant.as_deref(), false).unwrap_or(Meaning {
+            quantity: crate::vocab::ops::Quantity::Bandwidth,
+            direction: crate::vocab::ops::Direction::OneWay,
+            sides: crate::vocab::ops::Sides::NotATransfer,
+            call: "",
+        })
+    }
+}
+
+/// One series of a report ([`crate::analysis::Catalog::series`]): its curve
+/// (read through `Deref`: `s.points`, `s.rate()`), its identity, meaning,
+/// buffers, name and summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    pub key: SeriesKey,
+    pub meaning: Meaning,
+    pub buffers: Buffers,
+    pub curve: Curve,
+    /// The curve's summary against its own system's memory roofline
+    /// (memcpy and STREAM curves, whose rates count bytes read + written,
+    /// where the system's spec gives one); `None` without a rate.
+    pub summary: Option<Saturation>,
+    /// The memory roofline it is held against (GB/s), when it is.
+    pub roofline_gbps: Option<f64>,
+}
+
+impl std::ops::Deref for Series {
+    type Target = Curve;
+    fn deref(&self) -> &Curve {
+        &self.curve
+    }
+}
+
+impl Series {
+    /// A series of `curve` (its points named by the catalog), held against
+    /// `memory_gbps` where its rates count bytes read + written.
+    pub fn new(curve: Curve, memory_gbps: Option<f64>) -> Series {
+        let key = SeriesKey::of(&curve.points[0]);
+        let meaning = key.meaning();
+        let p = &curve.points[0];
+        let buffers = Buffers::of(&p.backend, &p.bench, p.variant.as_deref());
+        let roofline_gbps =
+            memory_gbps.filter(|_| matches!(Bench::of(&key.bench), Some(Bench::Memcpy | Bench::Stream)));
+        let summary = super::curves::saturation(&curve, roofline_gbps);
+        Series { key, meaning, buffers, curve, summary, roofline_gbps }
+    }
+
+    /// Its name, as every chart, table and sentence of the report gives it.
+    pub fn name(&self) -> &str {
+        &self.curve.label
+    }
+
+    /// Its summary held against a link's rate instead of memory (a copy
+    /// against the link it crosses): the same plateau and peak, with the
+    /// shares and crossings of `gbps`.
+    pub fn against(&self, gbps: f64) -> Option<Saturation> {
+        super::curves::saturation(&self.curve, Some(gbps))
+    }
+
+    /// The summary, where the curve settled on a plateau.
+    pub fn settled(&self) -> Option<&Saturation> {
+        self.summary.as_ref().filter(|s| s.settled())
+    }
+
+    /// A bandwidth series (not a latency, a compute rate or a metric).
+    pub fn is_bandwidth(&self) -> bool {
+        self.meaning.is_bandwidth()
+    }
+
+    /// Whether it is one of `benches`.
+    pub fn of_bench(&self, benches: &[Bench]) -> bool {
+        benches.iter().any(|b| self.curve.bench == *b)
+    }
+}
+
+/// Every series of `stats` (already named by the catalog), each held
+/// against the memory roofline `memory(point)` gives its system.
+pub fn series_of(stats: &[PointStat], memory: impl Fn(&PointStat) -> Option<f64>) -> Vec<Series> {
+    super::curves::curves(stats)
+        .into_iter()
+        .map(|c| {
+            let roof = memory(&c.points[0]);
+            Series::new(c, roof)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(variant: &str) -> PointStat {
+        PointStat {
+            run_id: "r".into(),
+            bench: "d2h".into(),
+            backend: "cuda".into(),
+            device: "GPU 0: NVIDIA H200".into(),
+            op: "copy".into(),
+            variant: Some(variant.into()),
+            method: Some("copy_engine".into()),
+            size_bytes: Some(1 << 20),
+            ..PointStat::default()
+        }
+    }
+
+    #[test]
+    fn pinned_and_pageable_are_two_series_with_two_names() {
+        let (a, b) = (SeriesKey::of(&copy("pinned")), SeriesKey::of(&copy("pageable")));
+        assert_ne!(a.measurement(), b.measurement());
+        assert_eq!(a.base_name(), "d2h copy pinned, copy_engine, GPU 0");
+        assert_ne!(a.base_name(), b.base_name());
+        // Two runs of one series share their measurement key.
+        let mut other = copy("pinned");
+        other.run_id = "s".into();
+        other.device = "GPU 1: NVIDIA H200".into();
+        assert_eq!(SeriesKey::of(&other).measurement(), a.measurement());
+    }
+}
