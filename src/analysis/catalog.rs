@@ -206,16 +206,26 @@ impl Catalog {
     }
 
     /// Build and keep the report's series from `stats` (the points it
-    /// shows, named by [`Self::name_points`]): once per report.
+    /// shows): once per report.
     pub fn hold_series(&mut self, stats: &[PointStat]) {
         self.series = self.series(stats);
     }
 
-    /// Every series of `stats` (points this catalog named), each with its
+    /// Every series of `stats`, named ([`Self::name_of`]), each with its
     /// summary against its own system's memory roofline: built once per
     /// report, and read by every section.
     pub fn series(&self, stats: &[PointStat]) -> Vec<super::series::Series> {
-        super::series::series_of(stats, |p| self.memory_gbps(p))
+        let mut cs = super::curves::curves(stats);
+        for c in cs.iter_mut() {
+            c.label = self.name_of(&c.points[0]);
+        }
+        super::curves::distinct_labels(&mut cs);
+        cs.into_iter()
+            .map(|c| {
+                let roof = self.memory_gbps(&c.points[0]);
+                super::series::Series::new(c, roof)
+            })
+            .collect()
     }
 
     /// The system of a run and device.
@@ -223,13 +233,13 @@ impl Catalog {
         self.systems.iter().find(|s| s.run_id == run_id && s.device == device)
     }
 
-    /// Name every point's series, unique across the report, and naming
-    /// its system wherever the report holds more than one: the base name
+    /// The name of a point's series, unique across the report, naming its
+    /// system wherever the report holds more than one: the base name
     /// ([`series_name`]), then, in parentheses, its device (where the
     /// report holds several device models, or a device not named) and its
     /// run's name (where it holds several runs; the id where two runs share
     /// a name).
-    pub fn name_points(&self, stats: &mut [PointStat]) {
+    pub fn name_of(&self, p: &PointStat) -> String {
         let models: BTreeSet<Option<&str>> = self.systems.iter().map(System::model).collect();
         let several_runs = self.names_runs();
         let mut run_names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -247,10 +257,12 @@ impl Catalog {
             }
             q
         };
-        for p in stats.iter_mut() {
-            let base = series_name(p);
-            let q = self.system(&p.run_id, &p.device).map(qualifier).unwrap_or_default();
-            p.series = Some(if q.is_empty() { base } else { format!("{base} ({})", q.join(", ")) });
+        let base = series_name(p);
+        let q = self.system(&p.run_id, &p.device).map(qualifier).unwrap_or_default();
+        if q.is_empty() {
+            base
+        } else {
+            format!("{base} ({})", q.join(", "))
         }
     }
 
@@ -350,14 +362,13 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_name_their_system_only_where_needed() {
-        let mut stats = vec![
+        let stats = vec![
             point("a", "AMD EPYC", "send_recv", None),
             point("b", "unknown", "send_recv", Some("import:osu")),
             point("a", "AMD EPYC", "bidirectional", None),
         ];
         let cat = Catalog::build(&stats, &[], &SpecBook::builtin(), None);
-        cat.name_points(&mut stats);
-        let names: Vec<&str> = stats.iter().map(|p| p.series.as_deref().unwrap()).collect();
+        let names: Vec<String> = stats.iter().map(|p| cat.name_of(p)).collect();
         assert_eq!(
             names,
             [
@@ -367,9 +378,8 @@ mod tests {
             ]
         );
         // One system: the base name alone (the title names the device).
-        let mut one = vec![point("a", "AMD EPYC", "send_recv", None)];
-        Catalog::build(&one, &[], &SpecBook::builtin(), None).name_points(&mut one);
-        assert_eq!(one[0].series.as_deref(), Some("p2p send_recv"));
+        let one = vec![point("a", "AMD EPYC", "send_recv", None)];
+        assert_eq!(Catalog::build(&one, &[], &SpecBook::builtin(), None).name_of(&one[0]), "p2p send_recv");
         // The title names every system, the unnamed device with its run.
         let title = cat.title("p2p bandwidth", stats.iter().map(|p| (p.run_id.as_str(), p.device.as_str())));
         assert_eq!(title, format!("p2p bandwidth on AMD EPYC and a {UNNAMED_DEVICE} (b)"));

@@ -132,8 +132,8 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
         .into_iter()
         .map(|(k, mut pts)| {
             pts.sort_by_key(|p| p.size_bytes);
-            // The catalog's name where it named the points; else the base name.
-            let label = pts[0].series.clone().unwrap_or_else(|| k.base_name());
+            // The base name; a report's catalog names its series in full.
+            let label = k.base_name();
             Curve {
                 label,
                 device: k.device,
@@ -153,7 +153,7 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
 /// Curves of several files or devices can share a label (`rdma write_bw
 /// unidirectional` from two perftest logs): those get their device, then
 /// their run, appended, so that no two legend entries read the same.
-fn distinct_labels(cs: &mut [Curve]) {
+pub(crate) fn distinct_labels(cs: &mut [Curve]) {
     for pass in 0..2 {
         let labels: Vec<String> = cs.iter().map(|c| c.label.clone()).collect();
         for (i, c) in cs.iter_mut().enumerate() {

@@ -146,10 +146,6 @@ pub struct PointStat {
     /// ([`CappedRounds`]); `None` when every round ran in one state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capped: Option<CappedRounds>,
-    /// Its series' name, unique across a report, where a
-    /// [`super::Catalog`] named it ([`super::Catalog::name_points`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub series: Option<String>,
 }
 
 impl PointStat {
@@ -187,6 +183,12 @@ impl PointStat {
     /// points the latency table holds.
     pub fn is_p2p_latency(&self) -> bool {
         self.bench == crate::vocab::benches::Bench::P2p && self.meaning().is_some_and(|m| m.is_latency())
+    }
+
+    /// A GEMM point's shape ([`crate::vocab::gemm::shape`]); `0×0×0`
+    /// where the rows lack a dimension.
+    pub fn shape(&self) -> String {
+        crate::vocab::gemm::shape(self.m.unwrap_or(0), self.n.unwrap_or(0), self.k.unwrap_or(0))
     }
 
     pub fn native(&self) -> bool {
@@ -529,7 +531,6 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             summary,
             ci_wide_why: None,
             capped,
-            series: None,
         });
         samples.push((values, medians));
     }

@@ -228,7 +228,6 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     // Whose rows each curve holds and what it is called: once, for the
     // whole report (every section, chart and sentence reads the names).
     let mut catalog = Catalog::build(&stats, &manifests, &book, explicit);
-    catalog.name_points(&mut stats);
     let all = stats;
     let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
     let link = opts.link.as_deref().map(|id| book.interconnect("--link", id)).transpose()?;
@@ -349,7 +348,8 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
                 Some(t) => format!("{t}T"),
                 None => crate::vocab::rows::short_device(&p.device).to_string(),
             };
-            Some((format!("{} {}×{}×{} {by}", p.dtype.as_deref()?, p.m?, p.n?, p.k?), p.gflops?))
+            let shape = crate::vocab::gemm::shape(p.m?, p.n?, p.k?);
+            Some((format!("{} {shape} {by}", p.dtype.as_deref()?), p.gflops?))
         })
         .collect();
     if !gemm.is_empty() {
@@ -425,8 +425,8 @@ fn gpu_gemm_chart(
             let groups = shapes
                 .iter()
                 .map(|&(m, n, k)| match crate::vocab::gemm::shape_role(m, n, k) {
-                    Some(r) if !r.starts_with("square") => format!("{m}×{n}×{k} {r}"),
-                    _ => format!("{m}×{n}×{k}"),
+                    Some(r) if !r.starts_with("square") => format!("{} {r}", crate::vocab::gemm::shape(m, n, k)),
+                    _ => crate::vocab::gemm::shape(m, n, k),
                 })
                 .collect();
             plot::BarPanel { caption: format!("run {}", name(run)), groups, series }

@@ -25,6 +25,12 @@ pub const LLAMA70B_ROLES: [([u64; 3], &str); 7] = [
 
 /// A dtype's place in tables and charts: wider precision first, then any
 /// other dtype.
+/// A GEMM's shape as every table, chart and label writes it: `8192×8192×8192`
+/// (M × N × K). The one place it is spelled.
+pub fn shape(m: u64, n: u64, k: u64) -> String {
+    format!("{m}×{n}×{k}")
+}
+
 pub fn dtype_rank(d: &str) -> usize {
     const ORDER: [&str; 6] = ["f64", "f32", "tf32", "f16", "bf16", "fp8"];
     ORDER.iter().position(|o| *o == d).unwrap_or(ORDER.len())

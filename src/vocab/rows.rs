@@ -109,7 +109,7 @@ impl Point {
             s += &format!(" {d}");
         }
         if let (Some(m), Some(n), Some(k)) = (self.m, self.n, self.k) {
-            s += &format!(" {m}×{n}×{k}");
+            s += &format!(" {}", crate::vocab::gemm::shape(m, n, k));
         } else if let Some(b) = self.size_bytes {
             s += &format!(" {}", crate::vocab::units::format_bytes(b));
         }

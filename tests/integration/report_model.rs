@@ -2,8 +2,8 @@
 //! it ([`benchbook::analysis::Catalog`], [`benchbook::analysis::Level`],
 //! [`benchbook::vocab::interval::RateInterval`]), checked over every golden
 //! report and every example under `reports/`:
-//! - every plateau spans at least 3 sizes within ±10 % (the library's own
-//!   constants), and a curve's
+//! - every plateau spans at least `PLATEAU_MIN_SIZES` sizes within
+//!   `PLATEAU_TOLERANCE` (the library's own constants), and a curve's
 //!   largest size is never left out without saying so;
 //! - no printed rate interval reaches past 10× its value, and one that
 //!   would says it has no upper bound;
@@ -199,13 +199,19 @@ fn every_report_states_curves_as_the_model_has_them() {
 /// Each check finds what it is for, on the defects the reports once had.
 #[test]
 fn the_checks_catch_the_defects_they_are_for() {
-    assert_eq!(plateau_findings("| a | 1 | 2 KiB | 17.1 (32 MiB to 128 MiB, 2 sizes within ±10.0 %) |").len(), 1);
-    assert_eq!(plateau_findings("| a | 1 | 2 KiB | 8.89 (16 MiB to 64 MiB, 3 sizes within ±38.1 %) |").len(), 1);
+    // Cells stated through the rule's owner: `n` sizes within ±`t` %.
+    let (n, t) = (PLATEAU_MIN_SIZES, format!("{:.1}", PLATEAU_TOLERANCE * 100.0));
+    let too_few = format!("| a | 1 | 2 KiB | 17.1 (32 MiB to 128 MiB, {} sizes within ±{t} %) |", n - 1);
+    assert_eq!(plateau_findings(&too_few).len(), 1);
+    let too_loose =
+        format!("| a | 1 | 2 KiB | 8.89 (16 MiB to 64 MiB, {n} sizes within ±{:.1} %) |", PLATEAU_TOLERANCE * 380.0);
+    assert_eq!(plateau_findings(&too_loose).len(), 1);
     assert_eq!(plateau_findings("2.98 (32 MiB and 64 MiB, ±22.3 %)").len(), 1);
-    let silent = "| c | 1 | 4 KiB | 17.1 (32 MiB to 128 MiB, 3 sizes within ±10.0 %) | x |\n| c | 256 MiB | 1 ns |";
-    assert_eq!(plateau_findings(silent).len(), 1, "{:?}", plateau_findings(silent));
-    let flagged = "| c | 1 | 4 KiB | 17.1 (32 MiB to 128 MiB, 3 sizes within ±10.0 %); 256 MiB jumps to 26.9, left out | x |\n| c | 256 MiB | 1 ns |";
-    assert!(plateau_findings(flagged).is_empty());
+    let silent =
+        format!("| c | 1 | 4 KiB | 17.1 (32 MiB to 128 MiB, {n} sizes within ±{t} %) | x |\n| c | 256 MiB | 1 ns |");
+    assert_eq!(plateau_findings(&silent).len(), 1, "{:?}", plateau_findings(&silent));
+    let flagged = format!("| c | 1 | 4 KiB | 17.1 (32 MiB to 128 MiB, {n} sizes within ±{t} %); 256 MiB jumps to 26.9, left out | x |\n| c | 256 MiB | 1 ns |");
+    assert!(plateau_findings(&flagged).is_empty());
     assert_eq!(interval_findings("| 71.7 (35.9–83045) |").len(), 1);
     assert!(interval_findings("| 71.7 (≥ 35.9, no upper bound: the time interval reaches zero) |").is_empty());
     let peaks = "- **p2p bi**: best median 40.7 GB/s (bytes copied once) at 256 KiB (95 % CI 40.4–41.1)\n- p2p bi over 2 ranks: bandwidth peaks at 48.1 GB/s at 512 KiB";

@@ -166,7 +166,7 @@ pub(super) fn gemm_section(
     if pts.is_empty() {
         return None;
     }
-    let shape = |p: &PointStat| format!("{}×{}×{}", p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
+    let shape = PointStat::shape;
     let table: Vec<GemmRow> = pts
         .iter()
         .map(|p| {
@@ -252,7 +252,7 @@ fn dtype_tables(
                         role += if role.is_empty() { "measured throttled" } else { "; measured throttled" };
                     }
                     DtypeRow {
-                        shape: format!("{m}×{n}×{k}"),
+                        shape: crate::vocab::gemm::shape(m, n, k),
                         role,
                         median_time: median_with_ci(p),
                         rate: rate_with_ci(p, *g, unit),
@@ -275,7 +275,7 @@ fn dtype_tables(
                 average: unit.show(mean),
                 average_pct: share(mean),
                 best: unit.show(best),
-                best_at: format!("{}×{}×{}", best_p.m.unwrap_or(0), best_p.n.unwrap_or(0), best_p.k.unwrap_or(0)),
+                best_at: best_p.shape(),
                 best_pct: share(best),
                 one_round: of.iter().filter(|(p, _)| p.rounds < 2).count(),
                 shapes: of.len(),
@@ -317,7 +317,7 @@ fn library_rows(
             let Some(t) = theirs.gflops else { continue };
             rows.push(LibraryRow {
                 dtype: ours.dtype.clone().unwrap_or_default(),
-                shape: format!("{}×{}×{}", ours.m.unwrap_or(0), ours.n.unwrap_or(0), ours.k.unwrap_or(0)),
+                shape: ours.shape(),
                 run: run_name(&ours.run_id),
                 ours: rate_with_ci(ours, g, unit),
                 ours_call: layout(ours),
@@ -356,12 +356,12 @@ fn spread_pct(p: &PointStat) -> String {
 }
 
 /// The one-way latencies of MPI ping-pong.
-pub(super) fn latency_rows(stats: &[PointStat]) -> Vec<LatencyRow> {
+pub(super) fn latency_rows(stats: &[PointStat], catalog: &Catalog) -> Vec<LatencyRow> {
     stats
         .iter()
         .filter(|p| p.is_p2p_latency())
         .map(|p| LatencyRow {
-            curve: p.series.clone().unwrap_or_else(|| crate::analysis::catalog::series_name(p)),
+            curve: catalog.name_of(p),
             peer: p.peer.clone().unwrap_or_else(|| "-".into()),
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
             median: format_seconds(p.median_seconds),

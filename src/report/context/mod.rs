@@ -428,7 +428,7 @@ pub fn build(
         gemm: gemm_section(stats, spec, Bench::Gemm.name(), FlopUnit::Giga, manifests),
         collective: bandwidth_section(&host_series, &[Bench::Collective], Bench::Collective.name(), catalog),
         p2p: bandwidth_section(&host_series, &[Bench::P2p], Bench::P2p.name(), catalog),
-        latency: blocks::latency_rows(stats),
+        latency: blocks::latency_rows(stats, catalog),
         other: blocks::other_rows(stats),
         workload: workload::workload_section(metrics),
         telemetry: telemetry::telemetry_section(manifests, all_stats, series),

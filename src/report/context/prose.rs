@@ -309,7 +309,7 @@ impl FlopUnit {
 /// Per dtype (alphabetical): the peak, with its shape and threads (both in
 /// the table beside it).
 pub(super) fn gemm_observations(pts: &[&PointStat], unit: FlopUnit) -> Vec<Said> {
-    let shape = |p: &PointStat| format!("{}×{}×{}", p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0));
+    let shape = PointStat::shape;
     let mut observations = Vec::new();
     let mut dtypes: Vec<String> = pts.iter().filter_map(|p| p.dtype.clone()).collect();
     dtypes.sort();
@@ -416,11 +416,13 @@ mod tests {
                     Said::CachePeak { ratio, .. } => prop_assert!(sat.settled() && *ratio > 1.25, "{:?}", s),
                     Said::Plateau { plateau_gbps, sizes, tolerance, .. } => {
                         prop_assert_eq!(*plateau_gbps, sat.plateau_gbps);
-                        // The rule: 3 sizes or more, each within ±10 % of the level.
-                        prop_assert!(sizes.len() >= 3 && *tolerance <= 0.1 + 1e-12, "{:?}", s);
+                        // The rule, from its owner: enough sizes, each within the tolerance.
+                        use crate::vocab::stats::{PLATEAU_MIN_SIZES, PLATEAU_TOLERANCE};
+                        prop_assert!(sizes.len() >= PLATEAU_MIN_SIZES && *tolerance <= PLATEAU_TOLERANCE + 1e-12, "{:?}", s);
                         for size in sizes {
                             let r = points.iter().find(|p| p.0 == *size).unwrap().1;
-                            prop_assert!((r - plateau_gbps).abs() <= 0.1 * plateau_gbps + 1e-9, "{} at {}", r, size);
+                            let within = (r - plateau_gbps).abs() <= PLATEAU_TOLERANCE * plateau_gbps + 1e-9;
+                            prop_assert!(within, "{} at {}", r, size);
                         }
                     }
                     Said::Unsettled { level_gbps, .. } => prop_assert_eq!(*level_gbps, sat.plateau_gbps),

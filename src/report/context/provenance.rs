@@ -61,8 +61,9 @@ fn parameters(points: &[&PointStat]) -> String {
     if let Some(s) = summary(points.iter().filter_map(|p| p.size_bytes), |b| format_bytes(*b)) {
         parts.push(format!("sizes {s}"));
     }
-    if let Some(s) = summary(points.iter().filter_map(|p| p.m.zip(p.n).zip(p.k)), |((m, n), k)| format!("{m}×{n}×{k}"))
-    {
+    if let Some(s) = summary(points.iter().filter_map(|p| p.m.zip(p.n).zip(p.k)), |((m, n), k)| {
+        crate::vocab::gemm::shape(*m, *n, *k)
+    }) {
         parts.push(format!("shapes {s}"));
     }
     for (name, f) in [

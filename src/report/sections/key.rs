@@ -285,7 +285,7 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
             None => (None, Some(NoShare::NoDtypePeak { dtype: dtype.to_string(), device: p.device.clone() })),
         };
         let shape = match (p.m, p.n, p.k) {
-            (Some(m), Some(n), Some(k)) => format!("GEMM {dtype} {m}×{n}×{k}"),
+            (Some(m), Some(n), Some(k)) => format!("GEMM {dtype} {}", crate::vocab::gemm::shape(m, n, k)),
             _ => format!("GEMM {dtype}"),
         };
         items.push((

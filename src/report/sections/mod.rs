@@ -248,7 +248,7 @@ fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts: &mut Vec<
 /// The network section, the links its transfers crossed, and its chart.
 fn network_links(input: &Input, cs: &[&Series], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
     const ID: &str = "network";
-    s.network = network::network_section(cs, input.stats, ID);
+    s.network = network::network_section(cs, input.stats, ID, input.catalog);
     let of = network::transfer_curves(cs);
     // Ranks that all ran on one host talked through shared memory: no
     // network port bounds them, so none is drawn or compared.

@@ -126,7 +126,12 @@ pub fn transfer_curves<'a>(curves: &[&'a Series]) -> Vec<&'a Series> {
     curves.iter().copied().filter(|c| is_transfer(c) && c.is_bandwidth()).collect()
 }
 
-pub fn network_section(curves: &[&Series], stats: &[PointStat], chart: &str) -> Option<NetworkSection> {
+pub fn network_section(
+    curves: &[&Series],
+    stats: &[PointStat],
+    chart: &str,
+    catalog: &crate::analysis::Catalog,
+) -> Option<NetworkSection> {
     let transfers_c = transfer_curves(curves);
     let transfers: Vec<TransferRow> = transfers_c
         .iter()
@@ -152,7 +157,7 @@ pub fn network_section(curves: &[&Series], stats: &[PointStat], chart: &str) -> 
     // factor (OSU's) with its algorithm bandwidth only.
     let mut by: BTreeMap<(String, u32, String), &PointStat> = BTreeMap::new();
     for p in stats.iter().filter(|p| p.bench == Bench::Collective && (p.busbw_gbps.or(p.gbps_copied)).is_some()) {
-        let name = p.series.clone().unwrap_or_else(|| crate::analysis::catalog::series_name(p));
+        let name = catalog.name_of(p);
         let key = (name, p.ranks.unwrap_or(0), p.source.clone().unwrap_or_default());
         let e = by.entry(key).or_insert(p);
         if p.size_bytes > e.size_bytes {

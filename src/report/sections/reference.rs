@@ -107,7 +107,7 @@ fn params(r: &RefRow) -> String {
         p.push(d.clone());
     }
     if let (Some(m), Some(n), Some(k)) = (r.m, r.n, r.k) {
-        p.push(format!("{m}×{n}×{k}"));
+        p.push(crate::vocab::gemm::shape(m, n, k));
     }
     if let Some(s) = r.size_bytes {
         p.push(format_bytes(s));
