@@ -617,6 +617,17 @@ pub fn plateau_of(curve: &[(u64, f64, bool)], tolerance: f64) -> Option<Plateau>
     Some(Plateau { level: level_of(&region), sizes: region.iter().map(|p| p.0).collect(), jump, left_out })
 }
 
+/// Test fixtures stated through the rule's owner, so that changing the
+/// rule changes this file only.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    /// The smallest flat region the plateau rule accepts: sizes doubling
+    /// from `start`, [`super::PLATEAU_MIN_SIZES`] of them, each at `level`.
+    pub(crate) fn flat_tail(start: u64, level: f64) -> Vec<(u64, f64)> {
+        (0..super::PLATEAU_MIN_SIZES).map(|i| (start << i, level)).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -407,18 +407,16 @@ mod tests {
         let spec_of = |p: &PointStat| book.find(&p.device);
         let name = |r: &str| r.to_string();
         // An MI300X sweep that settles at 2000 GB/s: 37.7 % of 5300 GB/s.
-        let c = curve(
-            "AMD Instinct MI300X",
-            "hip",
-            &[(1 << 20, 900.0), (1 << 26, 2000.0), (1 << 27, 2010.0), (1 << 28, 1990.0)],
-        );
+        let flat = crate::vocab::stats::fixtures::flat_tail;
+        let sweep = [vec![(1 << 20, 900.0)], flat(1 << 26, 2000.0)].concat();
+        let c = curve("AMD Instinct MI300X", "hip", &sweep);
         let k = key_results(&[&c], &[], &facts(&spec_of, &name)).unwrap();
         let s = k.items[0].share.as_ref().unwrap();
         assert_eq!((s.pct.as_str(), k.items[0].share_of), ("37.7", "plateau"));
         assert!(s.of.contains("5300 GB/s") && s.below_half, "{s:?}");
         assert_eq!(k.below_half, vec![k.items[0].subject.clone()]);
         // At 3000 GB/s it is 56.6 %: no warning.
-        let c = curve("AMD Instinct MI300X", "hip", &[(1 << 26, 3000.0), (1 << 27, 3010.0), (1 << 28, 2990.0)]);
+        let c = curve("AMD Instinct MI300X", "hip", &flat(1 << 26, 3000.0));
         let k = key_results(&[&c], &[], &facts(&spec_of, &name)).unwrap();
         assert!(k.below_half.is_empty() && k.items[0].share.as_ref().unwrap().pct == "56.6");
         // A device with no published peak: no share, and the reason says how to give one.

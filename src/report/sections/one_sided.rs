@@ -182,15 +182,16 @@ mod tests {
     use super::*;
     use crate::vocab::benches::Bench;
 
-    /// A p2p series of `op` at `gbps` (bytes copied) over three sizes.
+    /// A p2p series of `op` at `gbps` (bytes copied): the smallest flat
+    /// region the plateau rule accepts.
     fn flat(op: &str, gbps: f64) -> Series {
         Series::new(flat_curve(op, gbps), None)
     }
 
     fn flat_curve(op: &str, gbps: f64) -> Curve {
-        let pts: Vec<PointStat> = [1u64 << 20, 2 << 20, 4 << 20]
-            .iter()
-            .map(|&size| PointStat {
+        let pts: Vec<PointStat> = crate::vocab::stats::fixtures::flat_tail(1 << 20, gbps)
+            .into_iter()
+            .map(|(size, _)| PointStat {
                 bench: Bench::P2p.name().into(),
                 op: op.into(),
                 variant: Some("host buffers".into()),
@@ -204,7 +205,7 @@ mod tests {
         crate::analysis::series::series_of(&pts, |_| None).remove(0).curve
     }
 
-    /// A p2p curve of `op` whose three sizes run at `gbps` × (1 + jitter).
+    /// A p2p curve of `op` whose first three sizes run at `gbps` × (1 + jitter).
     fn jittered(op: &str, gbps: f64, jitter: [f64; 3]) -> Series {
         let mut c = flat_curve(op, gbps);
         for (p, j) in c.points.iter_mut().zip(jitter) {
