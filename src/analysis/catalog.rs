@@ -369,17 +369,20 @@ mod tests {
         ];
         let cat = Catalog::build(&stats, &[], &SpecBook::builtin(), None);
         let names: Vec<String> = stats.iter().map(|p| cat.name_of(p)).collect();
+        // The base name (its owner's spelling), then the system.
+        let base = |i: usize| series_name(&stats[i]);
         assert_eq!(
             names,
             [
-                "p2p send_recv (AMD EPYC, a)",
-                &format!("p2p send_recv ({UNNAMED_DEVICE}, b)"),
-                "p2p bidirectional (AMD EPYC, a)"
+                format!("{} (AMD EPYC, a)", base(0)),
+                format!("{} ({UNNAMED_DEVICE}, b)", base(1)),
+                format!("{} (AMD EPYC, a)", base(2)),
             ]
         );
+        assert_ne!(names[0], names[2]);
         // One system: the base name alone (the title names the device).
         let one = vec![point("a", "AMD EPYC", "send_recv", None)];
-        assert_eq!(Catalog::build(&one, &[], &SpecBook::builtin(), None).name_of(&one[0]), "p2p send_recv");
+        assert_eq!(Catalog::build(&one, &[], &SpecBook::builtin(), None).name_of(&one[0]), series_name(&one[0]));
         // The title names every system, the unnamed device with its run.
         let title = cat.title("p2p bandwidth", stats.iter().map(|p| (p.run_id.as_str(), p.device.as_str())));
         assert_eq!(title, format!("p2p bandwidth on AMD EPYC and a {UNNAMED_DEVICE} (b)"));
