@@ -162,12 +162,16 @@ impl Catalog {
     }
 
     /// The spec that applies to point `p`'s device: its own by name, else
-    /// an explicit GPU spec for a GPU point; never a GPU's for a host.
+    /// the explicit one (`--spec`) where it is of the device's kind (a
+    /// GPU's for a GPU point, a host's for a host); never a GPU's for a
+    /// host.
     pub fn spec_for<'a>(p: &PointStat, book: &'a SpecBook, explicit: Option<&'a Spec>) -> Option<&'a Spec> {
+        let gpu = crate::vocab::kinds::backend_is_gpu(&p.backend);
+        let explicit = explicit.filter(|e| e.is_gpu() == gpu);
         if unnamed(&p.device) {
-            return explicit.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend));
+            return explicit;
         }
-        book.find(&p.device).or(explicit.filter(|_| crate::vocab::kinds::backend_is_gpu(&p.backend)))
+        book.find(&p.device).or(explicit)
     }
 
     /// The spec that applies to a system, when one does: the one rule every
@@ -396,6 +400,13 @@ mod tests {
         let h100 = book.find("NVIDIA H100 80GB HBM3").unwrap();
         let host = point("a", "AMD EPYC", "send_recv", None);
         assert!(Catalog::spec_for(&host, &book, Some(h100)).is_none());
+        // A host's own spec given with --spec (no GPU links) applies to a
+        // host that has none by name, and never to a GPU.
+        let mut epyc = h100.clone();
+        (epyc.id, epyc.name, epyc.link, epyc.host) = ("epyc".into(), "AMD EPYC 9654".into(), None, None);
+        assert_eq!(Catalog::spec_for(&host, &book, Some(&epyc)).map(|s| s.id.as_str()), Some("epyc"));
+        let gpu0 = PointStat { backend: "cuda".into(), ..point("a", "unknown", "copy", None) };
+        assert!(Catalog::spec_for(&gpu0, &book, Some(&epyc)).is_none());
         let mut gpu = point("a", "GPU 0: NVIDIA H100 80GB HBM3", "copy", None);
         gpu.backend = "cuda".into();
         assert_eq!(Catalog::spec_for(&gpu, &book, None).map(|s| s.name.as_str()), Some(h100.name.as_str()));

@@ -140,6 +140,12 @@ pub struct Spec {
 }
 
 impl Spec {
+    /// Whether it describes a GPU (it names the GPU's own links or its
+    /// link to a host): a host is never held against it.
+    pub fn is_gpu(&self) -> bool {
+        self.link.is_some() || self.host.is_some()
+    }
+
     /// Peak TFLOP/s for a dtype name (`bf16`, `f32` = `fp32`, ...).
     pub fn peak_tflops(&self, dtype: &str) -> Option<f64> {
         let key = match dtype {

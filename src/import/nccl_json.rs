@@ -113,7 +113,10 @@ impl Format for NcclTestsJson3 {
                 doc.config.devices.iter().map(|e| format!("{:?}:{:?}", e.hostname, e.pid)).collect();
             pids.len().max(1) as u32
         };
-        let ranks = count(&doc.config.nthreads).zip(count(&doc.config.ngpus)).map(|(t, g)| t * g * processes);
+        // Counts past u32 (a mangled file) give no rank count, never a panic.
+        let ranks = count(&doc.config.nthreads)
+            .zip(count(&doc.config.ngpus))
+            .and_then(|(t, g)| t.checked_mul(g)?.checked_mul(processes));
         if doc.results.is_empty() {
             return Err(ParseError::new(
                 1,
@@ -181,5 +184,25 @@ impl Format for NcclTestsJson3 {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mangled rank count (threads × GPUs × processes past u32, as a
+    /// mutated real log had) gives no rank count, not a panic.
+    #[test]
+    fn counts_past_u32_are_no_rank_count() {
+        let real = include_str!(
+            "../../tests/fixtures/import/real/nccl-tests-json/all_reduce_half_2xT4_kaggle_nccl2.29.3_json_v3_per_iter_I1_single_size_devices_list_one_entry.json"
+        );
+        let mangled = real.replace("\"nthreads\":1,\"ngpus\":2", "\"nthreads\":4000000000,\"ngpus\":2");
+        assert_ne!(mangled, real);
+        let p = NcclTestsJson3.parse(&mangled, "x.json").unwrap();
+        assert!(p.records.iter().all(|r| r.params.ranks.is_none()), "{:?}", p.records[0].params.ranks);
+        let p = NcclTestsJson3.parse(real, "x.json").unwrap();
+        assert!(p.records.iter().all(|r| r.params.ranks == Some(2)));
     }
 }

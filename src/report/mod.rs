@@ -231,17 +231,15 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     let all = stats;
     let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
     let link = opts.link.as_deref().map(|id| book.interconnect("--link", id)).transpose()?;
-    let (gpu_stats, cpu_stats): (Vec<PointStat>, Vec<PointStat>) = stats.iter().cloned().partition(context::is_gpu);
-    // An explicit --spec describes the GPU when there is one, else the host.
-    let detect = |s: &[PointStat]| s.iter().find_map(|p| book.find(&p.device));
-    let (spec, gpu_spec) = match explicit {
-        Some(e) if !gpu_stats.is_empty() => (detect(&cpu_stats), Some(e)),
-        Some(e) => (Some(e), None),
-        None => (detect(&cpu_stats), detect(&gpu_stats)),
-    };
     // Every series of the report, once: each held against its own
     // system's memory roofline (the catalog's one rule).
     catalog.hold_series(&stats);
+    let (gpu_stats, cpu_stats): (Vec<PointStat>, Vec<PointStat>) = stats.iter().cloned().partition(context::is_gpu);
+    // The specs of the host and GPU sections: the catalog's, the one rule
+    // (a device's own spec by name; --spec for a device of its kind that
+    // has none).
+    let spec = cpu_stats.iter().find_map(|p| catalog.spec_of_point(p));
+    let gpu_spec = gpu_stats.iter().find_map(|p| catalog.spec_of_point(p));
     let mut context = context::build(&manifests, &stats, &metrics, &not_measured, spec, gpu_spec, &catalog);
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let writeup = if kind != Kind::Run {
