@@ -414,13 +414,15 @@ pub enum Crossing {
     Never,
 }
 
-/// As a report's table cell: `1 MiB`, `every size`, `not reached`.
+/// As a report's table cell: `1 MiB`, `every size`, `not at the largest
+/// size` (a curve may reach the level below its largest size and fall off
+/// it: the peak column says how high it went).
 impl std::fmt::Display for Crossing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Crossing::At(s) => f.write_str(&crate::vocab::units::format_bytes(*s)),
             Crossing::FromStart => f.write_str("every size"),
-            Crossing::Never => f.write_str("not reached"),
+            Crossing::Never => f.write_str("not at the largest size"),
         }
     }
 }

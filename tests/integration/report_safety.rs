@@ -63,12 +63,12 @@ fn a_user_sentence_partial_rewords_the_report_with_the_same_values() {
     };
     let (plain, mine) = (md(None, "plain"), md(Some(dir.path().to_path_buf()), "mine"));
     let built_in = regex::Regex::new(
-        r"(?s)The curve with the highest plateau \(.*?\) peaks at ([0-9.]+) GB/s .*?,\s+at ([0-9.]+ [KMG]?i?B);",
+        r"(?s)(?:The curve with the highest plateau|the one with the highest level) \(.*?\) peaks at ([0-9.]+) GB/s .*?,\s+at ([0-9.]+ [KMG]?i?B);",
     )
     .unwrap();
     let c = built_in.captures(&plain).expect("the built-in sentence");
     assert!(mine.contains(&format!("Best copy: {} GB/s at {}.", &c[1], &c[2])), "{mine}");
-    assert!(!mine.contains("The curve with the highest plateau"), "the built-in sentence is replaced");
+    assert!(!mine.contains("with the highest"), "the built-in sentence is replaced");
 }
 
 #[test]

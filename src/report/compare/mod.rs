@@ -197,7 +197,9 @@ fn verdict_row(p: &PointComparison) -> VerdictRow {
         },
         ci: p.ci_text(),
         resolves: p.detectable_text(),
-        verdict: p.verdict.as_str().into(),
+        // A metric's verdict reads in its direction ("lower, better"), as
+        // the Summary's does; a time's reads faster or slower.
+        verdict: crate::analysis::compare::summary::Reading::of(p).verdict_word(p.verdict).into(),
         runs: format!("{} / {}", p.runs_a, p.runs_b),
     }
 }

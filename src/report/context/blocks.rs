@@ -3,6 +3,10 @@
 //! copies), the GEMM block, MPI latency rows and the points of benchmarks
 //! without a section of their own. (The sections themselves, and the one
 //! list of them, are [`crate::report::sections`].)
+//!
+//! The file is longer than 400 lines because the bandwidth and GEMM
+//! blocks share their table cells (`level_cell`, the interval and spread
+//! cells), which live beside both.
 
 use crate::analysis::{Catalog, Level, PointStat, Saturation, Series, Spec};
 use crate::archive::manifest::Manifest;
@@ -82,7 +86,7 @@ fn sat_row(s: &Saturation) -> SatRow {
 pub(crate) fn level_cell(level: &Level, show: impl Fn(f64) -> String) -> String {
     let sizes = |v: &[u64]| v.iter().map(|b| format_bytes(*b)).collect::<Vec<_>>();
     match level {
-        Level::Single { gbps, .. } => show(*gbps),
+        Level::Single { gbps, .. } => format!("{} (one size: no plateau)", show(*gbps)),
         Level::Plateau { gbps, sizes: on, tolerance, jump, left_out, held_out } => {
             let mut cell = format!(
                 "{} ({}, {} sizes within ±{})",
@@ -145,7 +149,19 @@ pub(super) fn bandwidth_section(
         chart: chart.into(),
         roofline: roof.map(|r| r.0.clone()),
         observations,
-        saturation: cs.iter().filter_map(|c| c.summary.as_ref()).map(sat_row).collect(),
+        saturation: cs
+            .iter()
+            .filter_map(|c| Some((c, c.summary.as_ref()?)))
+            .map(|(c, s)| {
+                let mut row = sat_row(s);
+                // A collective without a bus factor (OSU's) charts its
+                // algbw: the busbw columns say so for its row.
+                if bench == Bench::Collective && c.busbw().is_empty() {
+                    row.label += " (algbw: the log gives no bus factor)";
+                }
+                row
+            })
+            .collect(),
         table: bw_rows(&cs),
         peers: super::peers::peer_pairs(&cs),
         contrasts: super::peers::contrasts(&cs),

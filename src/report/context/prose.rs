@@ -115,6 +115,7 @@ pub(super) fn bandwidth_observations(series: &[&Series], roof: Option<&(Roofline
         size_bytes: best.peak_size_bytes,
         label: curve.name().to_string(),
         above_roof,
+        settled: best.settled(),
     });
     let flags = PlateauFlags::of(best);
     // One size is no plateau: the saturation sentence says so.
@@ -261,7 +262,9 @@ pub(super) fn link_observations(curves: &[&Series], bench: Bench) -> Vec<Said> {
         .map(|(c, s)| Said::Link {
             label: c.name().to_string(),
             ranks: c.points.first().and_then(|p| p.ranks),
-            bus: bench == Bench::Collective,
+            // Bus bandwidth only where the rows carry a bus factor (an OSU
+            // collective gives none: its rate is algbw).
+            bus: bench == Bench::Collective && c.points.iter().any(|p| p.busbw_gbps.is_some()),
             peak_gbps: s.peak_gbps,
             size_bytes: s.peak_size_bytes,
             plateau_gbps: s.plateau_gbps,
@@ -273,6 +276,7 @@ pub(super) fn link_observations(curves: &[&Series], bench: Bench) -> Vec<Said> {
             // messages run faster than large ones (the table's peak / plateau).
             hump: (s.settled() && s.plateau_gbps > 0.0 && s.peak_gbps > 1.25 * s.plateau_gbps)
                 .then(|| s.peak_gbps / s.plateau_gbps),
+            hump_at_smallest: c.rate().first().map(|(size, _)| *size) == Some(s.peak_size_bytes),
             flags: PlateauFlags::of(s),
         })
         .collect()

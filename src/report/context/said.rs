@@ -32,6 +32,9 @@ pub enum Said {
         label: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         above_roof: Option<(f64, u64)>,
+        /// Whether that curve settled on a plateau (else it is the highest
+        /// level among curves none of which settled).
+        settled: bool,
     },
     /// Its plateau, the sizes it spans and how far they may differ from it.
     Plateau { plateau_gbps: f64, sizes: Vec<u64>, tolerance: f64, flags: PlateauFlags },
@@ -90,6 +93,9 @@ pub enum Said {
         p90: Crossing,
         /// peak / plateau, when the peak exceeds the plateau by > 25 %.
         hump: Option<f64>,
+        /// The peak is at the smallest size measured (small messages, not
+        /// mid-size ones, run fastest).
+        hump_at_smallest: bool,
         flags: PlateauFlags,
     },
     /// A GEMM dtype's best point, in `unit` (GFLOP/s or TFLOP/s).
@@ -293,6 +299,7 @@ mod tests {
                 size_bytes: 4096,
                 label: "a_b".into(),
                 above_roof: None,
+                settled: true,
             },
             Said::Plateau {
                 plateau_gbps: 10.0,
@@ -338,6 +345,7 @@ mod tests {
                 p80: at,
                 p90: at,
                 hump: Some(1.67),
+                hump_at_smallest: false,
                 flags,
             },
             Said::GemmPeak {
