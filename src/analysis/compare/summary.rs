@@ -74,6 +74,29 @@ pub struct CurveSummary {
     /// intervals.
     pub within: Option<f64>,
     pub verdict: CurveVerdict,
+    /// The run-to-run spread of its points: the median over them of the
+    /// larger side's coefficient of variation of per-run medians; `None`
+    /// where no side measured a point in two runs or more.
+    pub run_cv: Option<f64>,
+    /// The fewest runs a side behind any of its points.
+    pub runs: usize,
+}
+
+impl CurveSummary {
+    /// About how many runs a side would make the 95 % interval of its
+    /// median ratio narrow enough to fall on one side of the threshold, at
+    /// this curve's run-to-run spread: the half-width 1.96 · cv · √(2/n)
+    /// at most d, the distance of the ratio from the threshold it
+    /// straddles (| threshold − |ratio − 1| |), so n ≥ 2 · (1.96 · cv / d)².
+    /// `None` without a measured spread (one run a side shows none), or
+    /// where that is no more runs than it has (the spread within runs, not
+    /// between them, keeps it open).
+    pub fn runs_to_resolve(&self, threshold: f64) -> Option<usize> {
+        let cv = self.run_cv.filter(|c| c.is_finite() && *c > 0.0)?;
+        let d = (threshold - (self.ratio - 1.0).abs()).abs();
+        let n = (2.0 * (1.96 * cv / d).powi(2)).ceil();
+        (d > 0.0 && n.is_finite() && n > self.runs as f64).then_some(n as usize)
+    }
 }
 
 /// How a change of a point reads: a time per operation gets faster or
@@ -218,6 +241,12 @@ pub fn summarize(points: &[PointComparison]) -> Vec<CurveSummary> {
                 },
                 within: ci_low.zip(ci_high).map(|(lo, hi)| (1.0 - lo).abs().max((hi - 1.0).abs())),
                 verdict,
+                runs: ps.iter().map(|p| p.runs_a.min(p.runs_b)).min().unwrap_or(0),
+                run_cv: {
+                    let mut cv: Vec<f64> =
+                        ps.iter().filter_map(|p| p.run_cv_a.into_iter().chain(p.run_cv_b).reduce(f64::max)).collect();
+                    (!cv.is_empty()).then(|| stats::median_unsorted(&mut cv))
+                },
             }
         })
         .collect()
@@ -252,6 +281,25 @@ mod tests {
             run_cv_b: None,
             verdict,
         }
+    }
+
+    #[test]
+    fn runs_to_resolve_a_threshold_follow_the_run_spread() {
+        let mut c = summarize(&[point("c", 1.0, Some((0.9, 1.1)), Verdict::Inconclusive)]).remove(0);
+        assert_eq!(c.runs_to_resolve(0.02), None, "one run a side: no spread, no number");
+        // A ratio of 1 and a 10 % run-to-run CV against ±2 %:
+        // 2 · (1.96 · 0.10 / 0.02)² = 192.08.
+        c.run_cv = Some(0.10);
+        assert_eq!(c.ratio, 1.0);
+        assert_eq!(c.runs_to_resolve(0.02), Some(193));
+        // Four times the threshold needs a sixteenth of the runs.
+        assert_eq!(c.runs_to_resolve(0.08), Some(13));
+        // A ratio near the threshold needs many more: d = 0.002.
+        c.ratio = 1.022;
+        assert_eq!(c.runs_to_resolve(0.02), Some(19208));
+        // No more runs than it has: nothing to state.
+        c.runs = 20_000;
+        assert_eq!(c.runs_to_resolve(0.02), None);
     }
 
     #[test]

@@ -93,6 +93,11 @@ pub struct SummaryRow {
     /// `higher`/`lower` for a metric, in the direction it improves.
     pub better: String,
     pub worse: String,
+    /// About how many runs a side would resolve the threshold at the
+    /// run-to-run spread these runs show, and that spread ("10.4 %");
+    /// `None` where one run a side shows no spread.
+    pub runs_to_resolve: Option<usize>,
+    pub run_cv: String,
 }
 
 /// A family section: its charts, and its curves' verdicts per pair.
@@ -113,7 +118,7 @@ fn change_word(reading: crate::analysis::compare::summary::Reading, ratio: f64) 
     }
 }
 
-fn row(base: &str, new: &str, c: &CurveSummary) -> SummaryRow {
+fn row(base: &str, new: &str, c: &CurveSummary, threshold: f64) -> SummaryRow {
     SummaryRow {
         base: base.into(),
         new: new.into(),
@@ -148,6 +153,8 @@ fn row(base: &str, new: &str, c: &CurveSummary) -> SummaryRow {
         worse: c.reading.words().1.into(),
         verdict_ratio: c.verdict_ratio.map_or("-".into(), |r| format!("{r:.3}")),
         points_text: if c.points == 1 { "1 point".into() } else { format!("{} points", c.points) },
+        runs_to_resolve: c.runs_to_resolve(threshold),
+        run_cv: c.run_cv.map_or("-".into(), |v| format!("{:.1} %", 100.0 * v)),
     }
 }
 
@@ -158,7 +165,7 @@ pub fn summary_rows(names: &[String], comparisons: &[(usize, &RunComparison)]) -
         .iter()
         .flat_map(|(i, c)| {
             let mut rows: Vec<(Family, SummaryRow)> =
-                c.summary.iter().map(|s| (Family::of(&s.bench), row(&names[0], &names[*i], s))).collect();
+                c.summary.iter().map(|s| (Family::of(&s.bench), row(&names[0], &names[*i], s, c.threshold))).collect();
             rows.sort_by_key(|r| r.0);
             rows.into_iter().map(|(_, r)| r)
         })

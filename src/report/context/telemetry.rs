@@ -109,6 +109,7 @@ fn row(subject: String, run: String, points: &[&PointStat], nominal: bool) -> Op
         }
     }
     let throttled: Vec<&str> = with.iter().filter_map(|t| t.throttled.as_deref()).collect();
+    let unread = with.iter().all(|t| t.throttle.is_none());
     // Energy at the largest size of a sweep; the best GFLOP/J of a GEMM.
     let largest = points.iter().filter(|p| p.telemetry.is_some()).max_by_key(|p| p.size_bytes);
     let energy = match largest.and_then(|p| Some((p, p.telemetry.as_ref()?))) {
@@ -144,9 +145,17 @@ fn row(subject: String, run: String, points: &[&PointStat], nominal: bool) -> Op
             },
         },
         temperature: range(&pick(|t| t.temperature_c.map(|c| (c, c))), whole),
-        reasons: if reasons.is_empty() { "none".into() } else { reasons.join(", ") },
+        // "none" only where something could have read one: a sensor
+        // without throttle reasons, and a clock that is a constant figure,
+        // can tell nothing (F25).
+        reasons: match (reasons.is_empty(), unread) {
+            (true, true) => "not readable here".into(),
+            (true, false) => "none".into(),
+            (false, _) => reasons.join(", "),
+        },
         energy,
         throttled: match throttled.first() {
+            None if unread && nominal => "not judged: no throttle reasons, and the clock is not a reading".into(),
             None => "none".into(),
             Some(why) => format!("{} ({why})", throttled.len()),
         },
