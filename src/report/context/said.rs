@@ -184,8 +184,9 @@ pub enum Level {
     /// its first and last halves differ by more than the plateau tolerance,
     /// so no steady state is claimed (a loss that still falls).
     Moving { axis: String, first: String, last: String, early: f64, late: f64, direction: String },
-    /// Without one: the median of the points' medians.
-    Points { points: usize, median: f64 },
+    /// Without one: points of different settings, which no one level
+    /// describes; the range of their medians.
+    Points { points: usize, low: f64, high: f64 },
 }
 
 /// What a plateau left out: a jump at the largest size, and sizes too
@@ -372,7 +373,7 @@ mod tests {
                 best: 1.0,
                 unit: "ms".into(),
                 at: "rate=4".into(),
-                level: Level::Points { points: 3, median: 2.0 },
+                level: Level::Points { points: 3, low: 1.0, high: 2.0 },
             },
             Said::OneSided {
                 one_sided: "put".into(),

@@ -219,7 +219,7 @@ fn origin(s: &MetricStat) -> String {
 /// Per metric and per file or run (never averaged across systems): with a
 /// step axis, the median of the steady state, leaving out the first tenth
 /// of the logged steps (at least one) as warm-up, and the best step;
-/// otherwise its best point and the median of its point medians.
+/// otherwise its best point and the range of its point medians (different settings: no one level).
 fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<LevelRow>) {
     let mut out = Vec::new();
     let mut rows = Vec::new();
@@ -319,14 +319,20 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<Level
                     }
                 }
                 _ => {
+                    // Points of different settings (model sizes, worker
+                    // counts): no one level describes them, so their range
+                    // is stated, never a median across configurations (F18).
                     let mut medians: Vec<f64> = pts.iter().map(|p| p.median).collect();
                     medians.sort_by(f64::total_cmp);
-                    let median = with_unit(crate::vocab::stats::quantile_sorted(&medians, 0.5), unit);
-                    let level = Level::Points {
-                        points: pts.len(),
-                        median: crate::vocab::stats::quantile_sorted(&medians, 0.5),
-                    };
-                    (level, format!("median of {} point medians {median}", pts.len()))
+                    let (low, high) = (medians[0], medians[medians.len() - 1]);
+                    let level = Level::Points { points: pts.len(), low, high };
+                    let cell = format!(
+                        "{} settings: {} to {} (no one level)",
+                        pts.len(),
+                        with_unit(low, unit),
+                        with_unit(high, unit)
+                    );
+                    (level, cell)
                 }
             };
             rows.push(LevelRow {
