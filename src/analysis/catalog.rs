@@ -4,14 +4,14 @@
 //! the spec that applies to that device) and **what it is called** (one
 //! name per series, unique across the whole report).
 //!
-//! Charts, tables, sentences, Key results and notebooks take names from
-//! it: [`Catalog::name_points`] writes each point's series name
-//! ([`PointStat::series`]), so every [`super::curves`] call on any slice of
-//! the report names a curve the same way, and [`Catalog::title`] computes a
-//! chart's title from the systems its curves hold. Nothing parses a label.
+//! Charts, tables, sentences, Key results and compare take names from it:
+//! [`Catalog::name_of`] names a point's series, [`Catalog::series`] builds
+//! every series of a report once, named ([`super::series::Series`]), and
+//! [`Catalog::title`] computes a chart's title from the systems its curves
+//! hold. Nothing parses a label.
 //!
 //! To rename a curve everywhere, change `SeriesKey::base_name` (the base
-//! name, in `series.rs`) or [`Catalog::name_points`] (how a name carries
+//! name, in `series.rs`) or [`Catalog::name_of`] (how a name carries
 //! its system).
 //!
 //! The file is longer than 400 lines because the tests of its naming,
@@ -331,7 +331,7 @@ impl Catalog {
         out
     }
 
-    /// Whether the report's curve names carry their run ([`Self::name_points`]):
+    /// Whether the report's curve names carry their run ([`Self::name_of`]):
     /// it holds more than one run.
     pub fn names_runs(&self) -> bool {
         self.systems.iter().any(|s| s.run_id != self.systems[0].run_id)

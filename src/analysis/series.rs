@@ -75,7 +75,7 @@ impl SeriesKey {
     /// The base name: what sets it apart within one system (benchmark, op,
     /// variant, threads, GPU copy method and pair). The one place a
     /// curve's name is spelled; the catalog adds its system where a report
-    /// holds several ([`crate::analysis::Catalog::name_points`]).
+    /// holds several ([`crate::analysis::Catalog::name_of`]).
     pub fn base_name(&self) -> String {
         let mut label = format!("{} {}", self.bench, self.op);
         if let Some(v) = self.variant.as_deref().filter(|v| *v != "warm") {
