@@ -263,6 +263,46 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     } else {
         sections::Sections { notes, pairs_note, ..sections::Sections::default() }
     };
+    charts.extend(bandwidth_charts(&catalog, &manifests, gpu_spec));
+    if let Some(chart) = gpu_gemm_chart(&catalog, &gpu_stats, gpu_spec, &manifests) {
+        charts.push(Box::new(chart));
+    }
+    // The CPU GEMM chart: one bar per dtype, shape and thread count.
+    let gemm: Vec<(String, f64)> = cpu_stats
+        .iter()
+        .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
+        .filter_map(|p| {
+            let by = match p.threads {
+                Some(t) => format!("{t}T"),
+                None => crate::vocab::rows::short_device(&p.device).to_string(),
+            };
+            let shape = crate::vocab::gemm::shape(p.m?, p.n?, p.k?);
+            Some((format!("{} {shape} {by}", p.dtype.as_deref()?), p.gflops?))
+        })
+        .collect();
+    if !gemm.is_empty() {
+        let name = crate::vocab::benches::Bench::Gemm.name();
+        charts.push(Box::new(bar_chart(name, "GEMM throughput", "GFLOP/s", gemm)));
+    }
+    if let Some(w) = &context.workload {
+        let label = |run: &str| context::run_name(&manifests, run);
+        for c in &w.charts {
+            charts.push(Box::new(crate::plot::MetricChart::of(&c.name, &c.title, &metrics, &c.metric, &c.x, &label)));
+        }
+    }
+    plot::share_palette(&mut charts);
+    Ok(Report { context, writeup, charts, kind })
+}
+
+/// The size-swept bandwidth charts of a report, one per benchmark and
+/// host or GPU, from the catalog's series: each chart's y axis is its
+/// benchmark's, its roofline the one its curves' systems share.
+fn bandwidth_charts(
+    catalog: &Catalog,
+    manifests: &[crate::archive::manifest::Manifest],
+    gpu_spec: Option<&crate::analysis::Spec>,
+) -> Vec<Box<dyn Chart>> {
+    let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let (gpu_series, cpu_series): (Vec<&Series>, Vec<&Series>) =
         catalog.series.iter().partition(|s| context::is_gpu(&s.points[0]));
     // Each chart's y axis is its benchmark's (the table names the bytes
@@ -315,7 +355,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         let chart = match name {
             "gpu-memcpy" => chart.with_marks(
                 of.iter()
-                    .find_map(|c| context::l2_of(&manifests, c.points.first()?))
+                    .find_map(|c| context::l2_of(manifests, c.points.first()?))
                     .map(|l2| {
                         let label = format!(
                             "L2 {}: source + destination fit up to {}",
@@ -334,34 +374,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         };
         charts.push(Box::new(chart));
     }
-    if let Some(chart) = gpu_gemm_chart(&catalog, &gpu_stats, gpu_spec, &manifests) {
-        charts.push(Box::new(chart));
-    }
-    // The CPU GEMM chart: one bar per dtype, shape and thread count.
-    let gemm: Vec<(String, f64)> = cpu_stats
-        .iter()
-        .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
-        .filter_map(|p| {
-            let by = match p.threads {
-                Some(t) => format!("{t}T"),
-                None => crate::vocab::rows::short_device(&p.device).to_string(),
-            };
-            let shape = crate::vocab::gemm::shape(p.m?, p.n?, p.k?);
-            Some((format!("{} {shape} {by}", p.dtype.as_deref()?), p.gflops?))
-        })
-        .collect();
-    if !gemm.is_empty() {
-        let name = crate::vocab::benches::Bench::Gemm.name();
-        charts.push(Box::new(bar_chart(name, "GEMM throughput", "GFLOP/s", gemm)));
-    }
-    if let Some(w) = &context.workload {
-        let label = |run: &str| context::run_name(&manifests, run);
-        for c in &w.charts {
-            charts.push(Box::new(crate::plot::MetricChart::of(&c.name, &c.title, &metrics, &c.metric, &c.x, &label)));
-        }
-    }
-    plot::share_palette(&mut charts);
-    Ok(Report { context, writeup, charts, kind })
+    charts
 }
 
 /// The GPU GEMM chart: one group of bars per shape (smallest to largest
