@@ -224,12 +224,7 @@ impl Catalog {
             c.label = self.name_of(&c.points[0]);
         }
         super::curves::distinct_labels(&mut cs);
-        cs.into_iter()
-            .map(|c| {
-                let roof = self.memory_gbps(&c.points[0]);
-                super::series::Series::new(c, roof)
-            })
-            .collect()
+        super::series::of_curves(cs, |p| self.memory_gbps(p))
     }
 
     /// The system of a run and device.

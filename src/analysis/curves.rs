@@ -30,6 +30,14 @@ impl Curve {
         format!("{} {}", self.run_id, self.device)
     }
 
+    /// Whether its rows carry a bus factor (nccl-tests, benchbook's MPI
+    /// collectives): its rate is bus bandwidth. An OSU collective has
+    /// none, and its rate is algbw. The one test every table and sentence
+    /// takes.
+    pub fn has_bus_factor(&self) -> bool {
+        self.points.iter().any(|p| p.size_bytes.is_some() && p.busbw_gbps.is_some())
+    }
+
     /// (size, bus bandwidth GB/s) pairs, for collectives.
     pub fn busbw(&self) -> Vec<(u64, f64)> {
         self.points.iter().filter_map(|p| Some((p.size_bytes?, p.busbw_gbps?))).collect()
@@ -42,7 +50,7 @@ impl Curve {
     fn rate_of(&self) -> fn(&PointStat) -> Option<f64> {
         if Bench::of(&self.bench).is_some_and(Bench::is_transfer) {
             |p| p.gbps_copied
-        } else if self.points.iter().any(|p| p.size_bytes.is_some() && p.busbw_gbps.is_some()) {
+        } else if self.has_bus_factor() {
             |p| p.busbw_gbps
         } else if self.points.iter().any(|p| p.size_bytes.is_some() && p.gbps_moved.is_some()) {
             |p| p.gbps_moved
@@ -102,7 +110,7 @@ impl Curve {
     pub fn rate_axis(&self) -> &'static str {
         if Bench::of(&self.bench).is_some_and(Bench::is_transfer) {
             "GB/s (bytes copied once)"
-        } else if !self.busbw().is_empty() {
+        } else if self.has_bus_factor() {
             "GB/s (bus bandwidth)"
         } else if !self.gbps(true).is_empty() {
             "GB/s (bytes read + written)"

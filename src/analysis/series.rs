@@ -178,7 +178,12 @@ impl Series {
 /// Every series of `stats` (already named by the catalog), each held
 /// against the memory roofline `memory(point)` gives its system.
 pub fn series_of(stats: &[PointStat], memory: impl Fn(&PointStat) -> Option<f64>) -> Vec<Series> {
-    super::curves::curves(stats)
+    of_curves(super::curves::curves(stats), memory)
+}
+
+/// `curves` as series, each held against `memory(point)`.
+pub(crate) fn of_curves(curves: Vec<Curve>, memory: impl Fn(&PointStat) -> Option<f64>) -> Vec<Series> {
+    curves
         .into_iter()
         .map(|c| {
             let roof = memory(&c.points[0]);

@@ -39,7 +39,7 @@ pub const CATALOG_VERSION: u32 = 1;
 const VERSION_KEY: &str = "benchbook.catalog_version";
 
 /// One run, as the catalog holds it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CatalogEntry {
     pub run_id: String,
     pub label: Option<String>,
@@ -81,27 +81,7 @@ fn stamp(path: &Path) -> String {
 }
 
 fn entry_of(run: &RunDir, manifest_stamp: String, results_stamp: String) -> CatalogEntry {
-    let mut e = CatalogEntry {
-        run_id: run.id.clone(),
-        label: None,
-        node: None,
-        fleet: None,
-        job_id: None,
-        host: None,
-        source: None,
-        started_at: None,
-        status: None,
-        git_commit: None,
-        schema_version: None,
-        rows: None,
-        points: None,
-        benches: None,
-        results_sha256: None,
-        manifest_stamp,
-        results_stamp,
-        verified: false,
-        damaged: None,
-    };
+    let mut e = CatalogEntry { run_id: run.id.clone(), manifest_stamp, results_stamp, ..CatalogEntry::default() };
     match run.manifest() {
         Ok(m) => {
             e.node = Some(m.node().to_string());

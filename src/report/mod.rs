@@ -319,13 +319,12 @@ fn bandwidth_charts(
     ];
     for (name, all, benches, title) in plans {
         let of: Vec<&Series> = all.iter().copied().filter(|s| s.of_bench(benches) && s.is_bandwidth()).collect();
-        // The roofline line: the one its curves' systems share, if they do.
-        let roofs: std::collections::BTreeSet<u64> =
-            of.iter().filter_map(|s| s.roofline_gbps).map(f64::to_bits).collect();
-        let roof = match roofs.into_iter().collect::<Vec<_>>().as_slice() {
-            [one] => Some(f64::from_bits(*one)).map(|g| (format!("roofline {g} GB/s"), g)),
-            _ => None,
-        };
+        // The roofline line: the spec its curves' systems share, if they
+        // do (the catalog's rule, as the section's table states it).
+        let roof = catalog.roofline_spec(&of).and_then(|s| s.memory.as_ref()).map(|m| {
+            let g = m.bandwidth_gbps;
+            (format!("roofline {g} GB/s"), g)
+        });
         // A curve that counts other bytes than the chart's axis (an OSU
         // collective without a bus factor) says which in its legend entry.
         let axis = benches[0].info().axis;

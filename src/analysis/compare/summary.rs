@@ -82,23 +82,6 @@ pub struct CurveSummary {
     pub runs: usize,
 }
 
-impl CurveSummary {
-    /// About how many runs a side would make the 95 % interval of its
-    /// median ratio narrow enough to fall on one side of the threshold, at
-    /// this curve's run-to-run spread: the half-width 1.96 · cv · √(2/n)
-    /// at most d, the distance of the ratio from the threshold it
-    /// straddles (| threshold − |ratio − 1| |), so n ≥ 2 · (1.96 · cv / d)².
-    /// `None` without a measured spread (one run a side shows none), or
-    /// where that is no more runs than it has (the spread within runs, not
-    /// between them, keeps it open).
-    pub fn runs_to_resolve(&self, threshold: f64) -> Option<usize> {
-        let cv = self.run_cv.filter(|c| c.is_finite() && *c > 0.0)?;
-        let d = (threshold - (self.ratio - 1.0).abs()).abs();
-        let n = (2.0 * (1.96 * cv / d).powi(2)).ceil();
-        (d > 0.0 && n.is_finite() && n > self.runs as f64).then_some(n as usize)
-    }
-}
-
 /// How a change of a point reads: a time per operation gets faster or
 /// slower (by the speed-up, ratio − 1); a named metric gets higher or lower
 /// (by its own change), whichever way it improves, never "faster".
@@ -172,6 +155,21 @@ impl Reading {
 }
 
 impl CurveSummary {
+    /// About how many runs a side would make the 95 % interval of its
+    /// median ratio narrow enough to fall on one side of the threshold, at
+    /// this curve's run-to-run spread: the half-width 1.96 · cv · √(2/n)
+    /// at most d, the distance of the ratio from the threshold it
+    /// straddles (| threshold − |ratio − 1| |), so n ≥ 2 · (1.96 · cv / d)².
+    /// `None` without a measured spread (one run a side shows none), or
+    /// where that is no more runs than it has (the spread within runs, not
+    /// between them, keeps it open).
+    pub fn runs_to_resolve(&self, threshold: f64) -> Option<usize> {
+        let cv = self.run_cv.filter(|c| c.is_finite() && *c > 0.0)?;
+        let d = (threshold - (self.ratio - 1.0).abs()).abs();
+        let n = (2.0 * (1.96 * cv / d).powi(2)).ceil();
+        (d > 0.0 && n.is_finite() && n > self.runs as f64).then_some(n as usize)
+    }
+
     /// Its points' verdicts counted: "5 slower, 2 inconclusive".
     pub fn counts_text(&self) -> String {
         let of = |n: usize, w: &str| (n > 0).then(|| format!("{n} {w}"));

@@ -363,24 +363,10 @@ mod tests {
         let df = crate::vocab::columns::to_dataframe(&rows).unwrap();
         let entry = CatalogEntry {
             run_id: "r".into(),
-            label: None,
             node: Some("node1".into()),
             fleet: Some("f".into()),
-            job_id: None,
-            host: None,
-            source: None,
-            started_at: None,
-            status: None,
-            git_commit: None,
-            schema_version: None,
-            rows: None,
-            points: None,
-            benches: None,
-            results_sha256: None,
-            manifest_stamp: String::new(),
-            results_stamp: String::new(),
             verified: true,
-            damaged: None,
+            ..CatalogEntry::default()
         };
         let part = run_part(&entry, &df).unwrap();
         let (_, rounds) = part.points.iter().next().unwrap();

@@ -233,6 +233,13 @@ fn ratio_chart(name: &str, title: &str, c: &RunComparison) -> RatioChart {
 
 /// Analyse `groups` (the first the baseline) and build the compare report.
 pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareReport> {
+    // The specs a report of these runs reads: their archive's (`specs/`
+    // beside `runs/`), over the built-in ones.
+    let root = groups.first().and_then(|g| g.first()).and_then(|r| Some(r.path.parent()?.parent()?.to_path_buf()));
+    let book = match root {
+        Some(root) => crate::analysis::SpecBook::load(&root)?,
+        None => crate::analysis::SpecBook::builtin(),
+    };
     // Each run is read (and verified) once, whatever it is used for.
     let groups: Vec<Vec<LoadedRun>> =
         groups.iter().map(|g| g.iter().map(LoadedRun::read).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
@@ -244,7 +251,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
     for g in &groups {
         first_points.extend(crate::analysis::point_stats(polars::prelude::IntoLazy::lazy(g[0].df.clone()))?);
     }
-    let catalog = crate::analysis::Catalog::build(&first_points, &firsts, &crate::analysis::SpecBook::builtin(), None);
+    let catalog = crate::analysis::Catalog::build(&first_points, &firsts, &book, None);
     let mut system = crate::report::context::system(&firsts, &[], &catalog);
     system.runs = names.clone();
     let mut runs = Vec::new();

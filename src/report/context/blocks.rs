@@ -156,7 +156,7 @@ pub(super) fn bandwidth_section(
                 let mut row = sat_row(s);
                 // A collective without a bus factor (OSU's) charts its
                 // algbw: the busbw columns say so for its row.
-                if bench == Bench::Collective && c.busbw().is_empty() {
+                if bench == Bench::Collective && !c.has_bus_factor() {
                     row.label += " (algbw: the log gives no bus factor)";
                 }
                 row

@@ -264,7 +264,7 @@ pub(super) fn link_observations(curves: &[&Series], bench: Bench) -> Vec<Said> {
             ranks: c.points.first().and_then(|p| p.ranks),
             // Bus bandwidth only where the rows carry a bus factor (an OSU
             // collective gives none: its rate is algbw).
-            bus: bench == Bench::Collective && c.points.iter().any(|p| p.busbw_gbps.is_some()),
+            bus: bench == Bench::Collective && c.has_bus_factor(),
             peak_gbps: s.peak_gbps,
             size_bytes: s.peak_size_bytes,
             plateau_gbps: s.plateau_gbps,
