@@ -99,6 +99,25 @@ impl Curve {
         all.iter().filter(trusted).max_by(by_rate).or_else(|| all.iter().max_by(by_rate)).copied()
     }
 
+    /// Whether its point at `size` may set a level or carry a verdict: an
+    /// interval no wider than ±[`TRUSTED_HALF_WIDTH`], more than one round
+    /// where most of its curve had several (a curve measured in one round
+    /// throughout, as under a tight `--budget`, is judged as it is), and
+    /// not measured while throttled. The one trust rule of plateaus and of
+    /// every verdict between two of a curve's points.
+    pub fn trusts(&self, size: u64) -> bool {
+        let Some(point) = self.points.iter().find(|p| p.size_bytes == Some(size)) else { return false };
+        let mut rounds: Vec<u32> = self.points.iter().map(|p| p.rounds).collect();
+        rounds.sort_unstable();
+        let most_rounds = rounds.get(rounds.len() / 2).copied().unwrap_or(1);
+        let narrow = self
+            .rate_with_ci()
+            .into_iter()
+            .find(|(s, ..)| *s == size)
+            .is_some_and(|(_, r, ci)| ci.within(r, TRUSTED_HALF_WIDTH));
+        narrow && !(point.rounds == 1 && most_rounds > 1) && !point.held_out()
+    }
+
     /// The highest median above [`Self::peak`], when the peak passed one
     /// over (an interval too wide, or throttled): (size, rate).
     pub fn passed_over(&self) -> Option<(u64, f64)> {
@@ -283,24 +302,8 @@ pub const TRUSTED_HALF_WIDTH: f64 = 0.25;
 /// roofline in GB/s of the same convention.
 pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
     let pts = curve.rate();
-    // A point may set the level unless its interval is too wide, or it had
-    // one round where most of its curve had several (a curve measured in
-    // one round throughout, as under a tight --budget, is judged as it is).
-    let mut rounds: Vec<u32> = curve.points.iter().map(|p| p.rounds).collect();
-    rounds.sort_unstable();
-    let most_rounds = rounds.get(rounds.len() / 2).copied().unwrap_or(1);
-    let trusted: Vec<(u64, f64, bool)> = curve
-        .rate_with_ci()
-        .into_iter()
-        .map(|(size, r, ci)| {
-            let point = curve.points.iter().find(|p| p.size_bytes == Some(size));
-            let rounds = point.map_or(1, |p| p.rounds);
-            let narrow = ci.within(r, TRUSTED_HALF_WIDTH);
-            // A point measured while throttled never sets the level.
-            let held_out = point.is_some_and(PointStat::held_out);
-            (size, r, narrow && !(rounds == 1 && most_rounds > 1) && !held_out)
-        })
-        .collect();
+    let trusted: Vec<(u64, f64, bool)> =
+        curve.rate_with_ci().into_iter().map(|(size, r, _)| (size, r, curve.trusts(size))).collect();
     let (peak_size, peak, ..) = curve.peak()?;
     let tolerance = stats::PLATEAU_TOLERANCE;
     let level = stats::plateau_of(&trusted, tolerance)?;

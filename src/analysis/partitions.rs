@@ -20,6 +20,10 @@ use crate::vocab::partition::{partition_of, untagged_variant, without_partition}
 use crate::vocab::rows::{Row, Status};
 use crate::vocab::stats::{quantile_sorted, resampling_rng, RoundsResampler};
 
+/// A point's bytes per operation, its rounds by partition, and whether its
+/// bytes are read + written.
+type PointRounds = (Option<u64>, BTreeMap<u64, BTreeMap<Option<u32>, Vec<f64>>>, bool);
+
 /// One point's partitions, added up.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Aggregate {
@@ -36,6 +40,9 @@ pub struct Aggregate {
     /// `bytes_copied` for transfers, as their charts count them), to turn
     /// operations per second into GB/s; `None` for points without bytes.
     pub bytes_per_op: Option<u64>,
+    /// Whether those bytes are read + written (a memory benchmark's), not
+    /// copied once.
+    pub read_written: bool,
     /// Fastest over slowest partition.
     pub spread: f64,
 }
@@ -52,8 +59,7 @@ impl Aggregate {
 /// a latency does not, and is left out).
 pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
     // point (without partition) → partition → round → speeds.
-    type Rounds = BTreeMap<Option<u32>, Vec<f64>>;
-    let mut by_point: BTreeMap<String, (Option<u64>, BTreeMap<u64, Rounds>)> = BTreeMap::new();
+    let mut by_point: BTreeMap<String, PointRounds> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.status == Status::Measured) {
         let Some(k) = partition_of(r.params.axes.as_deref()) else { continue };
         // A timed row's speed (operations per second), or a named metric
@@ -72,13 +78,14 @@ pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
         let transfer = crate::vocab::benches::Bench::of(&r.params.bench)
             .is_some_and(|b| b.is_transfer() || b == crate::vocab::benches::Bench::Collective);
         e.0 = if transfer { r.params.bytes_copied } else { r.params.bytes_moved.or(r.params.bytes_copied) };
+        e.2 = !transfer && r.params.bytes_moved.is_some();
         e.1.entry(k).or_default().entry(r.round).or_default().push(speed);
     }
     let mut rng = resampling_rng(seed);
     by_point
         .into_iter()
-        .filter(|(_, (_, parts))| parts.len() >= 2)
-        .map(|(point, (bytes_per_op, parts))| {
+        .filter(|(_, (_, parts, _))| parts.len() >= 2)
+        .map(|(point, (bytes_per_op, parts, read_written))| {
             // A partition's figure: the median of its rounds' medians.
             let mut parts: Vec<(u64, RoundsResampler)> = parts
                 .iter()
@@ -97,6 +104,7 @@ pub fn aggregate(rows: &[Row], replicates: usize, seed: u64) -> Vec<Aggregate> {
                 total_low: quantile_sorted(&sums, 0.025),
                 total_high: quantile_sorted(&sums, 0.975),
                 bytes_per_op,
+                read_written,
                 spread: if lo > 0.0 { hi / lo } else { f64::NAN },
             }
         })

@@ -169,9 +169,6 @@ impl PointStat {
         }
     }
 
-    /// Whether it is kept out of plateaus and headlines: measured while
-    /// throttled ([`super::telemetry::PointTelemetry::held_out`]).
-    /// Whether benchbook measured it (not an imported tool's figure).
     /// What the point measures (a timed point: never a named metric): its
     /// row of the op table
     /// ([`crate::vocab::ops::meaning`]).
@@ -191,10 +188,13 @@ impl PointStat {
         crate::vocab::gemm::shape(self.m.unwrap_or(0), self.n.unwrap_or(0), self.k.unwrap_or(0))
     }
 
+    /// Whether benchbook measured it (not an imported tool's figure).
     pub fn native(&self) -> bool {
         crate::vocab::source::RowOrigin::parse(self.source.as_deref()) == crate::vocab::source::RowOrigin::Native
     }
 
+    /// Whether it is kept out of plateaus and headlines: measured while
+    /// throttled ([`super::telemetry::PointTelemetry::held_out`]).
     pub fn held_out(&self) -> bool {
         self.telemetry.as_ref().is_some_and(|t| t.held_out)
     }

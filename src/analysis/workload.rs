@@ -252,16 +252,41 @@ pub fn numeric_axes(stats: &[MetricStat], metric: &str) -> Vec<String> {
 /// `metric` against parameter `x`: one series per run (named by
 /// `run_label`), file (where the run imported several) and combination of
 /// the other parameters.
+/// The parameters that only name `x`'s value (`model=small` at
+/// `params_m=124`): within each run, one value of the parameter for each
+/// value of `x` and the other way round, over two values or more. They do
+/// not split a series: one line across the model sizes, not a dot per size.
+fn names_of(stats: &[MetricStat], metric: &str, x: &str) -> BTreeSet<String> {
+    let ours: Vec<&MetricStat> = stats.iter().filter(|s| s.metric == metric && s.params.contains_key(x)).collect();
+    let keys: BTreeSet<&String> = ours.iter().flat_map(|s| s.params.keys()).filter(|k| *k != x).collect();
+    keys.into_iter()
+        .filter(|k| {
+            // (run, x value) → parameter values, and (run, value) → x values.
+            let mut forward: BTreeMap<(&str, String), BTreeSet<String>> = BTreeMap::new();
+            let mut back: BTreeMap<(&str, String), BTreeSet<String>> = BTreeMap::new();
+            for s in &ours {
+                let (xv, pv) = (s.params[x].to_string(), s.params.get(*k).map_or("-".into(), |v| v.to_string()));
+                forward.entry((s.run_id.as_str(), xv.clone())).or_default().insert(pv.clone());
+                back.entry((s.run_id.as_str(), pv)).or_default().insert(xv);
+            }
+            forward.len() >= 2 && forward.values().all(|v| v.len() == 1) && back.values().all(|v| v.len() == 1)
+        })
+        .map(|k| k.to_string())
+        .collect()
+}
+
 pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&str) -> String) -> Vec<MetricSeries> {
     let mut groups: BTreeMap<String, Vec<(f64, f64, Option<Interval>)>> = BTreeMap::new();
     let mut files: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
     for s in stats {
         files.entry(s.run_id.as_str()).or_default().insert(s.source.as_str());
     }
+    let aliases = names_of(stats, metric, x);
     for s in stats.iter().filter(|s| s.metric == metric) {
         let Some(xv) = s.param_f64(x) else { continue };
         let mut others = s.params.clone();
         others.remove(x);
+        others.retain(|k, _| !aliases.contains(k));
         let mut name = run_label(&s.run_id);
         if files.get(s.run_id.as_str()).is_some_and(|f| f.len() > 1) {
             if let Some(file) = s.file_name() {
@@ -306,6 +331,19 @@ mod tests {
             peak: median,
             ci: None,
         }
+    }
+
+    #[test]
+    fn a_parameter_that_only_names_x_does_not_split_its_line() {
+        let model = |m: &str, p: i64, t: f64| stat("tflops", &[("model", m.into()), ("params_m", p.into())], t);
+        let stats = [model("small", 124, 16.0), model("medium", 350, 45.0), model("large", 774, 123.0)];
+        let lines = series(&stats, "tflops", "params_m", &|r| r.to_string());
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0].points.len(), 3);
+        // A parameter that takes two values at one x still splits.
+        let batch = |b: i64, p: i64, t: f64| stat("tflops", &[("batch", b.into()), ("params_m", p.into())], t);
+        let stats = [batch(8, 124, 16.0), batch(16, 124, 20.0), batch(8, 350, 45.0), batch(16, 350, 50.0)];
+        assert_eq!(series(&stats, "tflops", "params_m", &|r| r.to_string()).len(), 2);
     }
 
     #[test]

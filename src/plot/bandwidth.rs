@@ -7,7 +7,9 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, pow10_ticks, pow2_ticks, Chart, Palette, COLORS, FONT, SIZE, TITLE_ROOM};
+use super::{
+    is_narrow, legend_chars, plot_err, pow10_ticks, pow2_ticks, Chart, Palette, COLORS, FONT, SIZE, TITLE_ROOM,
+};
 
 /// Link lines: dark, and apart from the data colours.
 const LINK_COLORS: [RGBColor; 3] = [RGBColor(60, 60, 60), RGBColor(170, 0, 120), RGBColor(0, 120, 120)];
@@ -111,6 +113,8 @@ pub const MAX_CURVES: usize = 8;
 
 /// Height of one panel of small multiples, pixels.
 const PANEL_HEIGHT: u32 = 430;
+/// Height of a panel's plot in a narrow rendering (its legend goes below).
+const NARROW_PLOT: u32 = 330;
 
 impl BandwidthChart {
     /// Add link lines (label, value in the chart's y unit).
@@ -203,13 +207,29 @@ impl BandwidthChart {
             .collect()
     }
 
-    /// The height of a panel: one fills the chart, several stack.
-    fn panel_height(n: usize) -> u32 {
-        if n <= 1 {
-            SIZE.1 - TITLE_ROOM
-        } else {
-            PANEL_HEIGHT
-        }
+    /// Every legend label of a panel: its curves, then the roofline,
+    /// links and marks.
+    fn legend_labels<'a>(&'a self, panel: &'a [(usize, usize, usize)]) -> impl Iterator<Item = &'a str> + 'a {
+        let curves = panel.iter().map(|(i, _, _)| self.lines[*i].label.as_str());
+        let dashed = self.roofline.iter().chain(&self.links).chain(&self.marks).map(|(l, _)| l.as_str());
+        curves.chain(dashed)
+    }
+
+    /// The height of each panel at `width`: one fills the chart and
+    /// several stack; a narrow panel is its plot and its legend below.
+    fn panel_heights(&self, width: u32) -> Vec<u32> {
+        let panels = self.panels();
+        let n = panels.len();
+        panels
+            .iter()
+            .map(|p| match () {
+                _ if is_narrow(width) => {
+                    NARROW_PLOT + super::legend_height(self.legend_labels(p), legend_chars(width), 16)
+                }
+                _ if n <= 1 => SIZE.1 - TITLE_ROOM,
+                _ => PANEL_HEIGHT,
+            })
+            .collect()
     }
 
     fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
@@ -237,9 +257,10 @@ impl BandwidthChart {
         let body = super::title_strip(&root, &self.title, 20).map_err(|x| e(&x))?;
         let panels = self.panels();
         let n = panels.len();
+        let heights = self.panel_heights(root.dim_in_pixel().0);
         let mut rest = body;
         for (k, panel) in panels.iter().enumerate() {
-            let (area, below) = rest.split_vertically(Self::panel_height(n));
+            let (area, below) = rest.split_vertically(heights[k]);
             rest = below;
             let caption = (n > 1).then(|| {
                 let mut ops: Vec<String> = Vec::new();
@@ -264,6 +285,8 @@ impl BandwidthChart {
         (xlo, xhi): (f64, f64),
         (ylo, yhi): (f64, f64),
     ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let width = area.dim_in_pixel().0;
+        let (most_ticks, apart) = if is_narrow(width) { (5, 6.0) } else { (9, 2.5) };
         // Few sizes: tick exactly those; many: every other octave.
         let mut sizes: Vec<f64> = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
         sizes.sort_by(f64::total_cmp);
@@ -272,19 +295,22 @@ impl BandwidthChart {
             // Skip a tick too close to the previous one to leave room for its label.
             let mut kept: Vec<f64> = Vec::new();
             for s in sizes {
-                if kept.last().is_none_or(|k| s >= 2.5 * k) {
+                if kept.last().is_none_or(|k| s >= apart * k) {
                     kept.push(s);
                 }
             }
             kept
         } else {
-            pow2_ticks(xlo, xhi, 9)
+            pow2_ticks(xlo, xhi, most_ticks)
         };
-        // The legend gets its own column, so it never covers data.
-        let (plot_area, legend_area) = area.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+        // The legend gets its own column (on a phone, its own band below),
+        // so it never covers data.
+        let chars = legend_chars(width);
+        let legend_h = super::legend_height(self.legend_labels(panel), chars, 16);
+        let (plot_area, legend_area) = super::plot_and_legend(area, LEGEND_WIDTH, legend_h);
         let mut builder = ChartBuilder::on(&plot_area);
         if let Some(c) = caption {
-            builder.caption(c, (FONT, 15));
+            builder.caption(super::shorten(c, (width as usize).saturating_sub(24) / 8), (FONT, 15));
         }
         let mut chart = builder.margin(12).x_label_area_size(45).y_label_area_size(70).build_cartesian_2d(
             (xlo..xhi).log_scale().with_key_points(xticks),
@@ -342,11 +368,11 @@ impl BandwidthChart {
         // Legend: one entry per line (its colour and marker), then the
         // roofline and links.
         let text = (FONT, 12).into_font();
-        let mut y = 40;
+        let mut y = if is_narrow(width) { 16 } else { 40 };
         for &(i, c, m) in panel {
             legend_area.draw(&PathElement::new(vec![(6, y), (30, y)], COLORS[c].stroke_width(3)))?;
             super::draw_marker_at(&legend_area, m, COLORS[c], (18, y))?;
-            for part in super::wrap_label(&self.lines[i].label) {
+            for part in super::wrap_at(&self.lines[i].label, chars) {
                 legend_area.draw(&Text::new(part, (36, y - 7), text.clone()))?;
                 y += 15;
             }
@@ -361,7 +387,7 @@ impl BandwidthChart {
             for x0 in (6..30).step_by(8) {
                 legend_area.draw(&PathElement::new(vec![(x0, y), (x0 + 4, y)], color.stroke_width(2)))?;
             }
-            for part in super::wrap_label(label) {
+            for part in super::wrap_at(label, chars) {
                 legend_area.draw(&Text::new(part, (36, y - 7), text.clone()))?;
                 y += 15;
             }
@@ -371,7 +397,7 @@ impl BandwidthChart {
             for y0 in (y - 8..y + 8).step_by(4) {
                 legend_area.draw(&PathElement::new(vec![(18, y0), (18, y0 + 2)], MARK_COLOR.stroke_width(1)))?;
             }
-            for part in super::wrap_label(label) {
+            for part in super::wrap_at(label, chars) {
                 legend_area.draw(&Text::new(part, (36, y - 7), text.clone()))?;
                 y += 15;
             }
@@ -385,9 +411,8 @@ impl Chart for BandwidthChart {
     fn name(&self) -> &str {
         &self.name
     }
-    fn size(&self) -> (u32, u32) {
-        let n = self.panels().len();
-        (SIZE.0, super::title_height(&self.title, SIZE.0, 20) + n as u32 * Self::panel_height(n))
+    fn size_at(&self, width: u32) -> (u32, u32) {
+        (width, super::title_height(&self.title, width, 20) + self.panel_heights(width).iter().sum::<u32>())
     }
     fn style_keys(&self) -> Vec<(String, String)> {
         self.keys()

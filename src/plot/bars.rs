@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, COLORS, FONT};
+use super::{plot_err, COLORS, FONT, SIZE, TITLE_ROOM};
 use crate::error::Result;
 use crate::vocab::units::format_sig3;
 
@@ -24,19 +24,26 @@ pub fn bar_chart(name: &str, title: &str, y_label: &str, bars: Vec<(String, f64)
 }
 
 impl BarChart {
+    fn height_at(&self, width: u32) -> u32 {
+        super::title_height(&self.title, width, 20) + SIZE.1 - TITLE_ROOM
+    }
+
     /// Horizontal bars: long labels (`f32 1024×1024×1024 2T`) read on the y axis.
     fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
         let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let n = self.bars.len().max(1);
         let xmax = self.bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-9) * 1.12;
-        let labels: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
+        // The label column takes at most 45 % of the width (7 px a
+        // character); a longer label keeps both ends.
+        let most = ((root.dim_in_pixel().0 * 45 / 100).saturating_sub(16) / 7).max(8) as usize;
+        let labels: Vec<String> = self.bars.iter().map(|b| super::shorten(&b.0, most)).collect();
         let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4) as u32;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&self.title, (FONT, 20))
+        let body = super::title_strip(&root, &self.title, 20).map_err(|x| e(&x))?;
+        let mut chart = ChartBuilder::on(&body)
             .margin(12)
             .x_label_area_size(45)
-            .y_label_area_size((longest * 7 + 16).min(420))
+            .y_label_area_size(longest * 7 + 16)
             .build_cartesian_2d(0f64..xmax, 0f64..n as f64)
             .map_err(|x| e(&x))?;
         chart
@@ -53,6 +60,7 @@ impl BarChart {
                 }
             })
             .x_desc(self.y_label.as_str())
+            .x_labels(if super::is_narrow(root.dim_in_pixel().0) { 4 } else { 10 })
             .x_label_formatter(&|v| format_sig3(*v))
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 14))

@@ -6,7 +6,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, FONT, SIZE};
+use super::{is_narrow, legend_chars, plot_err, FONT, SIZE, TITLE_ROOM};
 use crate::error::Result;
 use crate::vocab::units::format_sig3;
 
@@ -32,6 +32,37 @@ fn shade(t: f64) -> RGBColor {
 }
 
 impl HeatmapChart {
+    /// The grid's geometry at `width`: (left edge, top edge, cell size,
+    /// colour key width). Cells are square and fill the space left of the
+    /// colour key, below the title and column labels; a narrow chart grows
+    /// downwards instead of shrinking its cells to fit a height.
+    fn grid(&self, width: u32) -> (i32, i32, i32, i32) {
+        let (nr, nc) = (self.rows.len().max(1) as i32, self.cols.len().max(1) as i32);
+        // Room for the longest row label (about 7.5 px a character at 13 px).
+        let longest = self.rows.iter().map(|r| r.chars().count()).max().unwrap_or(0) as i32;
+        let left = (longest * 15 / 2 + 24).max(if is_narrow(width) { 40 } else { 90 });
+        let top = super::title_height(&self.title, width, 20) as i32 + 34;
+        let key_w = if is_narrow(width) { 80 } else { 150 };
+        let across = (width as i32 - left - key_w - 20) / nc;
+        let down = (SIZE.1 as i32 - TITLE_ROOM as i32 - 34 - 50) / nr;
+        let cell = if is_narrow(width) { across.min(60) } else { across.min(down) };
+        (left, top, cell.max(8), key_w)
+    }
+
+    /// The unit's lines under the key (wide) or under the grid (narrow).
+    fn unit_lines(&self, width: u32) -> Vec<String> {
+        super::wrap_at(&self.unit, legend_chars(width))
+    }
+
+    fn height_at(&self, width: u32) -> u32 {
+        if !is_narrow(width) {
+            return super::title_height(&self.title, width, 20) + SIZE.1 - TITLE_ROOM;
+        }
+        let (_, top, cell, _) = self.grid(width);
+        let grid = (self.rows.len().max(1) as i32 * cell).max(200);
+        (top + grid + 36 + 15 * self.unit_lines(width).len() as i32 + 8) as u32
+    }
+
     fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
         let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
         root.fill(&WHITE).map_err(|x| e(&x))?;
@@ -40,15 +71,12 @@ impl HeatmapChart {
         // 2× one: only a pair well below the others stands out.
         let lo = values.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
         let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let title = (FONT, 20).into_font();
-        root.draw(&Text::new(self.title.clone(), (20, 12), title)).map_err(|x| e(&x))?;
+        super::title_strip(&root, &self.title, 20).map_err(|x| e(&x))?;
+        let width = root.dim_in_pixel().0;
         let (nr, nc) = (self.rows.len().max(1), self.cols.len().max(1));
-        // The grid fills the space left of the colour key, square cells.
-        // Room for the longest row label (about 7.5 px a character at 13 px).
-        let longest = self.rows.iter().map(|r| r.chars().count()).max().unwrap_or(0) as i32;
-        let (left, top, key_w) = ((longest * 15 / 2 + 24).max(90), 70i32, 150i32);
-        let cell = ((SIZE.0 as i32 - left - key_w - 20) / nc as i32).min((SIZE.1 as i32 - top - 50) / nr as i32).max(8);
-        let small = (FONT, (cell / 4).clamp(8, 14)).into_font();
+        let (left, top, cell, _) = self.grid(width);
+        // Values 11 px and up (legible on a phone), where a cell holds one.
+        let small = (FONT, (cell / 4).clamp(11, 14)).into_font();
         let label = (FONT, 13).into_font();
         for (r, row) in self.cells.iter().enumerate() {
             for c in 0..nc {
@@ -62,7 +90,7 @@ impl HeatmapChart {
                 let fill = if v.is_some() { shade(t) } else { RGBColor(215, 215, 215) };
                 root.draw(&Rectangle::new([(x0, y0), (x0 + cell - 1, y0 + cell - 1)], fill.filled()))
                     .map_err(|x| e(&x))?;
-                if cell >= 28 {
+                if cell >= 24 {
                     let text = v.map(format_sig3).unwrap_or_else(|| "n/a".into());
                     let color = if t > 0.55 { WHITE } else { BLACK };
                     let style = small.clone().color(&color).pos(plotters::style::text_anchor::Pos::new(
@@ -86,7 +114,7 @@ impl HeatmapChart {
                 .map_err(|x| e(&x))?;
         }
         let axis = (FONT, 14).into_font();
-        root.draw(&Text::new(self.col_label.clone(), (left, top - 40), axis.clone())).map_err(|x| e(&x))?;
+        root.draw(&Text::new(self.col_label.clone(), (left, top - 34), axis.clone())).map_err(|x| e(&x))?;
         root.draw(&Text::new(self.row_label.clone(), (10, top + nr as i32 * cell + 12), axis)).map_err(|x| e(&x))?;
         // Colour key: the ramp with its low and high values, and the unit.
         let kx = left + nc as i32 * cell + 30;
@@ -99,8 +127,11 @@ impl HeatmapChart {
             root.draw(&Text::new(format_sig3(hi), (kx + 26, top - 2), label.clone())).map_err(|x| e(&x))?;
             root.draw(&Text::new(format_sig3(lo), (kx + 26, top + 190), label.clone())).map_err(|x| e(&x))?;
         }
-        for (i, part) in super::wrap_label(&self.unit).into_iter().enumerate() {
-            root.draw(&Text::new(part, (kx - 10, top + 215 + 15 * i as i32), label.clone())).map_err(|x| e(&x))?;
+        // The unit: under the key, or on a phone under the grid.
+        let (ux, uy) =
+            if is_narrow(width) { (10, top + (nr as i32 * cell).max(200) + 36) } else { (kx - 10, top + 215) };
+        for (i, part) in self.unit_lines(width).into_iter().enumerate() {
+            root.draw(&Text::new(part, (ux, uy + 15 * i as i32), label.clone())).map_err(|x| e(&x))?;
         }
         root.present().map_err(|x| e(&x))
     }

@@ -6,13 +6,15 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, COLORS, FONT, SIZE};
+use super::{is_narrow, legend_chars, plot_err, COLORS, FONT, SIZE, TITLE_ROOM};
 use crate::analysis::workload::MetricSeries;
 
 use crate::error::Result;
 use crate::vocab::units::{format_axis, format_sig3};
 
 const LEGEND_WIDTH: u32 = 250;
+/// The plot's height in a narrow rendering (its legend goes below).
+const NARROW_PLOT: u32 = 320;
 /// The most series a history chart draws (the rest are in its table).
 pub const HISTORY_LINES: usize = 8;
 
@@ -23,7 +25,12 @@ pub struct MetricChart {
     pub x_label: String,
     pub y_label: String,
     pub series: Vec<MetricSeries>,
+    /// What the bars are, under the legend (where any point has one).
+    pub bars_note: String,
 }
+
+/// The bars of a single run's metric chart.
+const CI_BARS: &str = "bars: 95 % CI of the median";
 
 impl MetricChart {
     /// `metric` of `stats` against parameter `x`, one line per run (named
@@ -43,6 +50,7 @@ impl MetricChart {
             x_label: x.into(),
             y_label: format!("{metric} ({unit})"),
             series: crate::analysis::workload::series(stats, metric, x, run_label),
+            bars_note: CI_BARS.into(),
         }
     }
 
@@ -75,7 +83,44 @@ impl MetricChart {
                         .collect(),
                 })
                 .collect(),
+            bars_note: CI_BARS.into(),
         }
+    }
+
+    /// Whether a note under the legend says what the bars are.
+    fn has_bars(&self) -> bool {
+        self.series.iter().any(|s| s.points.iter().any(|p| p.2.is_some()))
+    }
+
+    /// The legend's height below a narrow plot.
+    fn legend_h(&self, width: u32) -> u32 {
+        let labels = self.series.iter().map(|s| s.label.as_str());
+        super::legend_height(labels, legend_chars(width), 12) + if self.has_bars() { 16 } else { 0 }
+    }
+
+    fn height_at(&self, width: u32) -> u32 {
+        let body = if is_narrow(width) { NARROW_PLOT + self.legend_h(width) } else { SIZE.1 - TITLE_ROOM };
+        super::title_height(&self.title, width, 20) + body
+    }
+
+    /// The ticks of a log x axis: the measured x values when few (thinned
+    /// so that labels never run together), else 1, 2 and 5 per decade.
+    fn log_ticks(&self, width: u32) -> Vec<f64> {
+        let mut xs: Vec<f64> = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        if xs.len() > 12 {
+            let (lo, hi) = (xs[0] / 1.3, xs[xs.len() - 1] * 1.3);
+            return super::pow10_ticks(lo, hi);
+        }
+        let apart = if is_narrow(width) { 2.5 } else { 1.6 };
+        let mut kept: Vec<f64> = Vec::new();
+        for x in xs {
+            if kept.last().is_none_or(|k| x >= apart * k) {
+                kept.push(x);
+            }
+        }
+        kept
     }
 
     /// Whether x spans enough (≥ 16×, all positive) to read best on a log axis.
@@ -102,24 +147,32 @@ impl MetricChart {
         // against zero); pad otherwise.
         let span = (ymax - ymin).abs().max(ymax.abs() * 0.05).max(1e-12);
         let (ylo, yhi) = if ymin >= 0.0 { (0.0, ymax + 0.08 * span) } else { (ymin - 0.08 * span, ymax + 0.08 * span) };
-        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+        let width = root.dim_in_pixel().0;
+        let body = super::title_strip(&root, &self.title, 20).map_err(|x| e(&x))?;
+        let (plot_area, legend_area) = super::plot_and_legend(&body, LEGEND_WIDTH, self.legend_h(width));
         let mut builder = ChartBuilder::on(&plot_area);
-        builder.caption(&self.title, (FONT, 20)).margin(12).x_label_area_size(45).y_label_area_size(70);
+        builder.margin(12).x_label_area_size(45).y_label_area_size(70);
+        let ticks = if is_narrow(width) { 4 } else { 10 };
         if self.log_x() {
-            let mut chart =
-                builder.build_cartesian_2d((xmin / 1.3..xmax * 1.3).log_scale(), ylo..yhi).map_err(|x| e(&x))?;
-            self.mesh_and_lines(&mut chart, &format!("{} (log scale)", self.x_label)).map_err(|x| e(&x))?;
+            let mut chart = builder
+                .build_cartesian_2d(
+                    (xmin / 1.3..xmax * 1.3).log_scale().with_key_points(self.log_ticks(width)),
+                    ylo..yhi,
+                )
+                .map_err(|x| e(&x))?;
+            self.mesh_and_lines(&mut chart, &format!("{} (log scale)", self.x_label), ticks).map_err(|x| e(&x))?;
         } else {
             let pad = ((xmax - xmin) * 0.05).max(0.5);
             let mut chart = builder.build_cartesian_2d(xmin - pad..xmax + pad, ylo..yhi).map_err(|x| e(&x))?;
-            self.mesh_and_lines(&mut chart, &self.x_label).map_err(|x| e(&x))?;
+            self.mesh_and_lines(&mut chart, &self.x_label, ticks).map_err(|x| e(&x))?;
         }
         let entries: Vec<(String, RGBColor)> =
             self.series.iter().enumerate().map(|(i, s)| (s.label.clone(), COLORS[i % COLORS.len()])).collect();
-        let y = super::draw_legend(&legend_area, &entries).map_err(|x| e(&x))?;
-        if self.series.iter().any(|s| s.points.iter().any(|p| p.2.is_some())) {
+        let top = if is_narrow(width) { 12 } else { 60 - TITLE_ROOM as i32 };
+        let y = super::draw_legend(&legend_area, &entries, top, legend_chars(width)).map_err(|x| e(&x))?;
+        if self.has_bars() {
             legend_area
-                .draw(&Text::new("bars: 95 % CI of the median", (6, y + 4), (FONT, 11).into_font()))
+                .draw(&Text::new(self.bars_note.clone(), (6, y + 4), (FONT, 11).into_font()))
                 .map_err(|x| e(&x))?;
         }
         root.present().map_err(|x| e(&x))
@@ -129,6 +182,7 @@ impl MetricChart {
         &self,
         chart: &mut ChartContext<'_, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
         x_desc: &str,
+        x_ticks: usize,
     ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>>
     where
         X: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
@@ -137,6 +191,7 @@ impl MetricChart {
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc(self.y_label.as_str())
+            .x_labels(x_ticks)
             .x_label_formatter(&|v| format_axis(*v))
             .y_label_formatter(&|v| format_sig3(*v))
             .label_style((FONT, 13))

@@ -12,6 +12,9 @@ macro_rules! impl_chart {
             fn name(&self) -> &str {
                 &self.name
             }
+            fn size_at(&self, width: u32) -> (u32, u32) {
+                (width, self.height_at(width))
+            }
             fn draw_svg(&self, root: DrawingArea<SVGBackend, Shift>) -> $crate::error::Result<()> {
                 self.draw(root)
             }
@@ -24,6 +27,7 @@ pub mod bandwidth;
 pub mod bars;
 pub mod grouped;
 pub mod heatmap;
+mod layout;
 pub mod metric;
 pub mod ratio;
 mod style;
@@ -32,6 +36,7 @@ pub use bandwidth::{bandwidth_chart, Line};
 pub use bars::bar_chart;
 pub use grouped::{BarPanel, BarSeries, GroupedBars};
 pub use heatmap::HeatmapChart;
+pub(crate) use layout::{draw_legend, legend_chars, legend_height, plot_and_legend, shorten, wrap_at};
 pub use metric::MetricChart;
 pub use ratio::{RatioChart, RatioSeries};
 pub(crate) use style::{draw_marker_at, draw_markers};
@@ -69,11 +74,20 @@ pub(crate) const COLORS: [RGBColor; 8] = [
 ];
 
 /// A chart, ready to render to SVG text or a PNG file.
+///
+/// A chart lays itself out for the width it is drawn at (its drawing
+/// area's): at [`SIZE`]'s width for a desktop page, print and PNG, and at
+/// [`NARROW_WIDTH`] for a phone, where its legend goes below the plot and
+/// its axes carry fewer ticks, so that the page shows it whole at about
+/// its own size instead of a desktop chart cut or shrunk past reading.
 pub trait Chart {
     fn name(&self) -> &str;
-    /// Its size in pixels: small multiples are taller than one panel.
+    /// Its size in pixels laid out `width` pixels wide: small multiples
+    /// are taller than one panel, and a narrow chart's legend adds height.
+    fn size_at(&self, width: u32) -> (u32, u32);
+    /// Its size at the desktop width.
     fn size(&self) -> (u32, u32) {
-        SIZE
+        self.size_at(SIZE.0)
     }
     /// The (colour, marker) keys of its curves, for a [`Palette`] shared
     /// by every chart of a report; none for charts without curves.
@@ -91,6 +105,15 @@ pub(crate) fn plot_err(name: &str, e: impl std::fmt::Display) -> Error {
 }
 
 pub const SIZE: (u32, u32) = (900, 540);
+
+/// The width of a chart's phone rendering, pixels: a 400 px screen, less
+/// its page margins, shows it at about its own size, text 9 px and up.
+pub const NARROW_WIDTH: u32 = 380;
+
+/// Whether a chart drawn `width` pixels wide takes the narrow layout.
+pub(crate) fn is_narrow(width: u32) -> bool {
+    width < 600
+}
 
 /// Draw `title` centred across the top of `root`, wrapped onto as many
 /// lines as it needs at `px` (never clipped); returns the area below it.
@@ -127,15 +150,29 @@ pub(crate) fn title_height(title: &str, width: u32, px: u32) -> u32 {
 /// The room a one-line title takes, pixels.
 pub(crate) const TITLE_ROOM: u32 = 36;
 
-/// Render a chart to SVG text.
+/// Render a chart to SVG text, at the desktop width.
 pub fn to_svg(chart: &dyn Chart) -> Result<String> {
+    to_svg_at(chart, SIZE.0)
+}
+
+/// Render a chart to SVG text laid out `width` pixels wide.
+pub fn to_svg_at(chart: &dyn Chart, width: u32) -> Result<String> {
     ensure_font();
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, chart.size()).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, chart.size_at(width)).into_drawing_area();
         chart.draw_svg(root)?;
     }
     Ok(out)
+}
+
+/// A chart for a web page: its desktop rendering `wide` ([`to_svg`]'s),
+/// marked `class="wide"`, and its phone rendering, `class="narrow"`, of
+/// which the page's style sheet shows one by the screen's width.
+pub fn to_page_svg(chart: &dyn Chart, wide: &str) -> Result<String> {
+    let wide = wide.replacen("<svg ", "<svg class=\"wide\" ", 1);
+    let narrow = to_svg_at(chart, NARROW_WIDTH)?.replacen("<svg ", "<svg class=\"narrow\" ", 1);
+    Ok(wide + &narrow)
 }
 
 /// The scale and resolution of `--png`: twice the SVG's pixels, marked
@@ -177,70 +214,6 @@ pub fn svg_to_png(name: &str, svg: &str, scale: f32, dpi: u32) -> Result<Vec<u8>
         w.write_image_data(pixmap.data()).map_err(|e| plot_err(name, e))?;
     }
     Ok(out)
-}
-
-/// Characters of legend text per line: the legend column (250 px) at 12 px
-/// DejaVu Sans, after the colour swatch.
-const LEGEND_CHARS: usize = 28;
-
-/// `label` wrapped at spaces into lines of at most [`LEGEND_CHARS`]; a word
-/// longer than a line (a run id) is broken after a `-` or `_` where it can,
-/// else at the line's end, and continues on the next line: never cut, so
-/// that two runs' labels stay told apart.
-pub(crate) fn wrap_label(label: &str) -> Vec<String> {
-    wrap_at(label, LEGEND_CHARS)
-}
-
-/// `text` wrapped as [`wrap_label`] does, at `max` characters a line.
-pub(crate) fn wrap_at(text: &str, max: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for word in text.split_whitespace() {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > max {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        let mut rest: Vec<char> = word.chars().collect();
-        // Break what does not fit on this line.
-        while cur.chars().count() + rest.len() > max {
-            let room = max - cur.chars().count();
-            let at = rest[..room].iter().rposition(|c| *c == '-' || *c == '_').map_or(room, |i| i + 1);
-            // A break point too early wastes the line: start a fresh one.
-            if at < room / 2 && !cur.is_empty() {
-                lines.push(std::mem::take(&mut cur).trim_end().to_string());
-                continue;
-            }
-            cur.extend(&rest[..at]);
-            lines.push(std::mem::take(&mut cur));
-            rest.drain(..at);
-        }
-        cur.extend(rest);
-    }
-    if !cur.is_empty() || lines.is_empty() {
-        lines.push(cur);
-    }
-    lines
-}
-
-/// Draw legend entries (label, colour) down the legend column from y = 60,
-/// each label wrapped onto as many lines as it needs; returns the y below.
-pub(crate) fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    entries: &[(String, RGBColor)],
-) -> std::result::Result<i32, DrawingAreaErrorKind<DB::ErrorType>> {
-    let text = (FONT, 12).into_font();
-    let mut y = 60;
-    for (label, color) in entries {
-        area.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(3)))?;
-        for line in wrap_label(label) {
-            area.draw(&Text::new(line, (36, y - 7), text.clone()))?;
-            y += 15;
-        }
-        y += 5;
-    }
-    Ok(y)
 }
 
 /// A dashed horizontal line at `y` across a log x axis from `xlo` to
@@ -288,23 +261,6 @@ pub(crate) fn pow10_ticks(lo: f64, hi: f64) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn legend_lines_fit_and_keep_every_short_word(words in proptest::collection::vec("[a-zA-Z0-9_<>→#()]{1,40}", 0..12)) {
-            let label = words.join(" ");
-            let lines = wrap_label(&label);
-            prop_assert!(lines.iter().all(|l| l.chars().count() <= LEGEND_CHARS), "{lines:?}");
-            // Nothing is cut: the lines hold every character of every word.
-            let kept: String = lines.concat().chars().filter(|c| *c != ' ').collect();
-            prop_assert_eq!(kept, words.concat());
-            let joined = lines.join(" ");
-            for w in words.iter().filter(|w| w.chars().count() <= LEGEND_CHARS) {
-                prop_assert!(joined.contains(w.as_str()), "{w} lost: {lines:?}");
-            }
-        }
-    }
 
     #[test]
     fn png_is_the_svg_at_twice_its_pixels_marked_300_dpi_with_its_text_drawn() {
@@ -333,19 +289,5 @@ mod tests {
         let wide = pow2_ticks(2.0, 3e10, 9);
         assert!(wide.len() <= 9 && wide.len() >= 5, "{wide:?}");
         assert_eq!(pow2_ticks(1000.0, 1e7, 9), [1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0]);
-    }
-
-    #[test]
-    fn a_long_legend_wraps_at_spaces() {
-        assert_eq!(
-            wrap_label("glibc-default #1: memcpy copy, 1 thread"),
-            ["glibc-default #1: memcpy", "copy, 1 thread"]
-        );
-        assert_eq!(wrap_label("short"), ["short"]);
-        // A run id continues on the next line, broken after a dash.
-        assert_eq!(
-            wrap_label("memcpy copy (20261122T014545Z-memcpy-rounds-a-2c86)"),
-            ["memcpy copy", "(20261122T014545Z-memcpy-", "rounds-a-2c86)"]
-        );
     }
 }

@@ -7,12 +7,16 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{plot_err, pow2_ticks, COLORS, FONT, SIZE};
+use super::{is_narrow, legend_chars, plot_err, pow2_ticks, COLORS, FONT, SIZE, TITLE_ROOM};
 use crate::error::Result;
 use crate::vocab::interval::Interval;
 use crate::vocab::units::format_bytes;
 
 const LEGEND_WIDTH: u32 = 250;
+/// The plot's height in a narrow rendering (its legend goes below).
+const NARROW_PLOT: u32 = 320;
+/// Height of one panel of small multiples, pixels.
+const PANEL_HEIGHT: u32 = 430;
 /// The most rows a forest plot draws; the caption says when more exist.
 pub const MAX_ROWS: usize = 20;
 
@@ -37,6 +41,43 @@ pub struct RatioChart {
 }
 
 impl RatioChart {
+    /// The legend's note: what the bands and dashes are.
+    fn note(&self) -> String {
+        format!("bands: 95 % CI; dashes: ±{:.3} threshold", self.threshold)
+    }
+
+    /// The panels of sized series: one while they fit
+    /// ([`super::bandwidth::MAX_CURVES`]), else as few as hold them, of
+    /// even sizes, so that no colour is used twice in a panel.
+    fn panels(&self) -> Vec<&[RatioSeries]> {
+        let most = super::bandwidth::MAX_CURVES;
+        let k = self.series.len().div_ceil(most).max(1);
+        self.series.chunks(self.series.len().div_ceil(k).max(1)).collect()
+    }
+
+    /// The height of a panel of `series` at `width`: a narrow one is its
+    /// plot and, below it, its legend and note.
+    fn panel_height(&self, series: &[RatioSeries], width: u32, panels: usize) -> u32 {
+        if is_narrow(width) {
+            let labels = series.iter().map(|s| s.label.as_str());
+            NARROW_PLOT + super::legend_height(labels, legend_chars(width), 12) + 16
+        } else if panels <= 1 {
+            SIZE.1 - TITLE_ROOM
+        } else {
+            PANEL_HEIGHT
+        }
+    }
+
+    fn height_at(&self, width: u32) -> u32 {
+        let panels = self.panels();
+        let body = if self.series.is_empty() {
+            SIZE.1 - TITLE_ROOM
+        } else {
+            panels.iter().map(|p| self.panel_height(p, width, panels.len())).sum()
+        };
+        super::title_height(&self.title, width, 18) + body
+    }
+
     fn range(&self) -> (f64, f64) {
         let all = self
             .series
@@ -55,90 +96,105 @@ impl RatioChart {
         ((lo - pad).max(0.0), hi + pad)
     }
 
+    /// One panel of sized series: ratio against size, the line of no
+    /// change, the threshold dashes, each series' band, and the legend.
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        series: &[RatioSeries],
+        caption: Option<String>,
+        (xlo, xhi): (f64, f64),
+        (ylo, yhi): (f64, f64),
+    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let grey = RGBColor(110, 110, 110);
+        let width = area.dim_in_pixel().0;
+        let labels = series.iter().map(|s| s.label.as_str());
+        let legend_h = super::legend_height(labels, legend_chars(width), 12) + 16;
+        let (plot_area, legend_area) = super::plot_and_legend(area, LEGEND_WIDTH, legend_h);
+        let ticks = pow2_ticks(xlo, xhi, if is_narrow(width) { 5 } else { 9 });
+        let mut builder = ChartBuilder::on(&plot_area);
+        if let Some(c) = &caption {
+            builder.caption(c, (FONT, 15));
+        }
+        let mut chart = builder
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d((xlo..xhi).log_scale().with_key_points(ticks), ylo..yhi)?;
+        chart
+            .configure_mesh()
+            .x_desc("size (bytes, log scale)")
+            .y_desc(self.y_label.as_str())
+            .x_label_formatter(&|v| format_bytes(*v as u64))
+            .y_label_formatter(&|v| format!("{v:.2}"))
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        let hline = |y: f64, style: ShapeStyle| PathElement::new(vec![(xlo, y), (xhi, y)], style);
+        chart.draw_series([hline(1.0, grey.stroke_width(1))])?;
+        for t in [1.0 - self.threshold, 1.0 + self.threshold] {
+            chart.draw_series(super::log_x_dashes(xlo, xhi, t, grey.stroke_width(1)))?;
+        }
+        for (i, s) in series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let band: Vec<(f64, f64, f64)> =
+                s.points.iter().filter_map(|p| p.2.map(|(lo, hi)| (p.0, lo, hi))).collect();
+            if band.len() > 1 {
+                let poly: Vec<(f64, f64)> =
+                    band.iter().map(|b| (b.0, b.2)).chain(band.iter().rev().map(|b| (b.0, b.1))).collect();
+                chart.draw_series([Polygon::new(poly, color.mix(0.2).filled())])?;
+            } else {
+                chart.draw_series(
+                    band.iter().map(|b| PathElement::new(vec![(b.0, b.1), (b.0, b.2)], color.stroke_width(2))),
+                )?;
+            }
+            let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
+            chart.draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2)))?;
+            chart.draw_series(line.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+        }
+        let entries: Vec<(String, RGBColor)> =
+            series.iter().enumerate().map(|(i, s)| (s.label.clone(), COLORS[i % COLORS.len()])).collect();
+        let top = if is_narrow(width) { 12 } else { 60 - TITLE_ROOM as i32 };
+        let y = super::draw_legend(&legend_area, &entries, top, legend_chars(width))?;
+        legend_area.draw(&Text::new(self.note(), (6, y + 4), (FONT, 11).into_font()))?;
+        Ok(())
+    }
+
     fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
         let e = |x: &dyn std::fmt::Display| plot_err(&self.name, x);
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let (ylo, yhi) = self.range();
         let grey = RGBColor(110, 110, 110);
+        let width = root.dim_in_pixel().0;
+        let body = super::title_strip(&root, &self.title, 18).map_err(|x| e(&x))?;
         if !self.series.is_empty() {
             let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| *x > 0.0);
             let (xmin, xmax) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
-            let (xlo, xhi) = (xmin / 1.5, xmax * 1.5);
-            let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
-            let mut chart = ChartBuilder::on(&plot_area)
-                .caption(&self.title, (FONT, 18))
-                .margin(12)
-                .x_label_area_size(45)
-                .y_label_area_size(70)
-                .build_cartesian_2d((xlo..xhi).log_scale().with_key_points(pow2_ticks(xlo, xhi, 9)), ylo..yhi)
-                .map_err(|x| e(&x))?;
-            chart
-                .configure_mesh()
-                .x_desc("size (bytes, log scale)")
-                .y_desc(self.y_label.as_str())
-                .x_label_formatter(&|v| format_bytes(*v as u64))
-                .y_label_formatter(&|v| format!("{v:.2}"))
-                .label_style((FONT, 13))
-                .axis_desc_style((FONT, 14))
-                .light_line_style(WHITE.mix(0.0))
-                .draw()
-                .map_err(|x| e(&x))?;
-            let hline = |y: f64, style: ShapeStyle| PathElement::new(vec![(xlo, y), (xhi, y)], style);
-            chart.draw_series([hline(1.0, grey.stroke_width(1))]).map_err(|x| e(&x))?;
-            for t in [1.0 - self.threshold, 1.0 + self.threshold] {
-                chart.draw_series(super::log_x_dashes(xlo, xhi, t, grey.stroke_width(1))).map_err(|x| e(&x))?;
+            let panels = self.panels();
+            let mut rest = body;
+            for (k, series) in panels.iter().enumerate() {
+                let (area, below) = rest.split_vertically(self.panel_height(series, width, panels.len()));
+                rest = below;
+                let caption = (panels.len() > 1).then(|| format!("{} of {}", k + 1, panels.len()));
+                self.draw_panel(&area, series, caption, (xmin / 1.5, xmax * 1.5), (ylo, yhi)).map_err(|x| e(&x))?;
             }
-            for (i, s) in self.series.iter().enumerate() {
-                let color = COLORS[i % COLORS.len()];
-                let band: Vec<(f64, f64, f64)> =
-                    s.points.iter().filter_map(|p| p.2.map(|(lo, hi)| (p.0, lo, hi))).collect();
-                if band.len() > 1 {
-                    let poly: Vec<(f64, f64)> =
-                        band.iter().map(|b| (b.0, b.2)).chain(band.iter().rev().map(|b| (b.0, b.1))).collect();
-                    chart.draw_series([Polygon::new(poly, color.mix(0.2).filled())]).map_err(|x| e(&x))?;
-                } else {
-                    chart
-                        .draw_series(
-                            band.iter().map(|b| PathElement::new(vec![(b.0, b.1), (b.0, b.2)], color.stroke_width(2))),
-                        )
-                        .map_err(|x| e(&x))?;
-                }
-                let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
-                chart.draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2))).map_err(|x| e(&x))?;
-                chart.draw_series(line.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(|x| e(&x))?;
-            }
-            let entries: Vec<(String, RGBColor)> =
-                self.series.iter().enumerate().map(|(i, s)| (s.label.clone(), COLORS[i % COLORS.len()])).collect();
-            let y = super::draw_legend(&legend_area, &entries).map_err(|x| e(&x))?;
-            let note = format!("bands: 95 % CI; dashes: ±{:.3} threshold", self.threshold);
-            legend_area.draw(&Text::new(note, (6, y + 4), (FONT, 11).into_font())).map_err(|x| e(&x))?;
             return root.present().map_err(|x| e(&x));
         }
         if self.rows.is_empty() {
-            root.draw(&Text::new("no compared points", (20, 20), (FONT, 18).into_font())).map_err(|x| e(&x))?;
+            body.draw(&Text::new("no compared points", (20, 20), (FONT, 18).into_font())).map_err(|x| e(&x))?;
             return root.present().map_err(|x| e(&x));
         }
         // Forest plot: one row per point, labels on the left.
         let rows = &self.rows[..self.rows.len().min(MAX_ROWS)];
         let n = rows.len();
-        let label = |i: usize| {
-            let l = &rows[i].0;
-            // Too long for the label column: keep both ends, where the
-            // point's name and what tells it from its neighbours are.
-            let n = l.chars().count();
-            if n > 34 {
-                let head: String = l.chars().take(16).collect();
-                let tail: String = l.chars().skip(n - 17).collect();
-                format!("{head}…{tail}")
-            } else {
-                l.clone()
-            }
-        };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&self.title, (FONT, 18))
+        // The label column: 250 px wide, or 150 on a phone.
+        let (column, most) = if is_narrow(width) { (150, 20) } else { (250, 34) };
+        let label = |i: usize| super::shorten(&rows[i].0, most);
+        let mut chart = ChartBuilder::on(&body)
             .margin(12)
             .x_label_area_size(45)
-            .y_label_area_size(250)
+            .y_label_area_size(column)
             .build_cartesian_2d(ylo..yhi, -0.5..(n as f64 - 0.5))
             .map_err(|x| e(&x))?;
         chart
@@ -153,6 +209,7 @@ impl RatioChart {
                     String::new()
                 }
             })
+            .x_labels(if is_narrow(width) { 5 } else { 10 })
             .x_label_formatter(&|v| format!("{v:.2}"))
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 14))

@@ -416,20 +416,25 @@ fn gpu_gemm_chart(
             dtypes.dedup();
             let series = dtypes
                 .iter()
-                .map(|(_, dtype)| plot::BarSeries {
-                    name: dtype.clone(),
-                    values: shapes
+                .map(|(_, dtype)| {
+                    let at: Vec<Option<&PointStat>> = shapes
                         .iter()
                         .map(|&(m, n, k)| {
                             of.iter()
                                 .find(|p| {
                                     p.dtype.as_ref() == Some(dtype) && (p.m, p.n, p.k) == (Some(m), Some(n), Some(k))
                                 })
-                                .and_then(|p| p.gflops)
-                                .map(|g| g / 1e3)
+                                .map(|p| **p)
                         })
-                        .collect(),
-                    peak: spec.and_then(|s| s.peak_tflops(dtype)),
+                        .collect();
+                    let tflops = |p: &PointStat| p.gflops.map(|g| g / 1e3);
+                    plot::BarSeries {
+                        name: dtype.clone(),
+                        values: at.iter().map(|p| p.and_then(tflops)).collect(),
+                        peak: spec.and_then(|s| s.peak_tflops(dtype)),
+                        intervals: at.iter().map(|p| p.and_then(|p| p.rate_interval(tflops(p)?).range())).collect(),
+                        throttled: at.iter().map(|p| p.is_some_and(|p| p.held_out())).collect(),
+                    }
                 })
                 .collect();
             let groups = shapes
@@ -528,7 +533,7 @@ fn write_page(
             write_atomic(&p, &plot::svg_to_png(chart.name(), &svg, plot::PNG_SCALE, plot::PNG_DPI)?)?;
             written.push(p);
         }
-        svgs.insert(name, svg);
+        svgs.insert(name, plot::to_page_svg(chart.as_ref(), &svg)?);
     }
     if opts.format != Format::Html {
         let p = out.join("report.md");

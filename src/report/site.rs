@@ -430,7 +430,8 @@ fn chart(name: &str, title: &str, series: &[&HistorySeries]) -> Result<BTreeMap<
     let mut svgs = BTreeMap::new();
     if owned.iter().any(|s| s.runs.len() >= 2) {
         let chart = crate::plot::metric::MetricChart::history(name, title, &owned);
-        svgs.insert(format!("{name}.svg"), crate::plot::to_svg(&chart)?);
+        let svg = crate::plot::to_svg(&chart)?;
+        svgs.insert(format!("{name}.svg"), crate::plot::to_page_svg(&chart, &svg)?);
     }
     Ok(svgs)
 }

@@ -72,7 +72,9 @@ fn tiny_sweep_archives_reads_back_and_reports() {
     assert!(md.contains("## Host memcpy") && md.contains("## STREAM kernels") && md.contains("## GEMM"));
     assert!(md.contains(&r.run.id));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert_eq!(html.matches("<svg").count(), 3, "three inline charts");
+    // Three inline charts, each laid out for a desktop and for a phone.
+    assert_eq!(html.matches("<svg class=\"wide\"").count(), 3, "three inline charts");
+    assert_eq!(html.matches("<svg class=\"narrow\"").count(), 3, "each with its phone rendering");
     assert!(!html.contains("<img"), "self-contained: no external images");
     assert!(written.iter().any(|p| p.ends_with("memcpy.svg")));
 }

@@ -118,9 +118,10 @@ fn every_example_report_renders_whole_in_headless_chromium() {
             assert!(p.errors.is_empty(), "{}: {:?}", page.display(), p.errors);
             assert_eq!(p.svgs, charts, "{}: every chart inline", page.display());
             assert!(p.scroll_width <= p.width && p.wide.is_empty(), "{} at {width} px: {p:?}", page.display());
-            // Every chart text lies inside its chart, and reads at a
-            // phone's width too (the chart scrolls sideways before its text
-            // shrinks below ~8 px).
+            // Every chart shows whole (its phone rendering on a phone, never
+            // a desktop chart scrolled or shrunk), every chart text lies
+            // inside its chart and reads 9 px tall or more.
+            assert!(p.charts_cut.is_empty(), "{} at {width} px: charts cut {:?}", page.display(), p.charts_cut);
             assert!(p.text_out.is_empty(), "{} at {width} px: cut chart text {:?}", page.display(), p.text_out);
             assert!(p.text_min_px >= 9.0, "{} at {width} px: chart text {} px tall", page.display(), p.text_min_px);
             let name = page.parent().and_then(|d| d.file_name()).unwrap().to_string_lossy().to_string();

@@ -113,10 +113,14 @@ pub fn overlay_charts(
     let benches: BTreeSet<&str> = shared.iter().map(|(b, _)| b.as_str()).collect();
     let mut out = Vec::new();
     let several_runs = groups.iter().any(|g| g.len() > 1);
-    let bars = if several_runs {
-        "bars: the lowest and highest run median of a group of runs, the rerun 95 % interval of a single run"
+    // What the bars are: the caption's words, and the legend's shorter ones.
+    let (bars, bars_legend) = if several_runs {
+        (
+            "bars: the lowest and highest run median of a group of runs, the rerun 95 % interval of a single run",
+            "bars: lowest to highest run median",
+        )
     } else {
-        "bars: rerun 95 % intervals"
+        ("bars: rerun 95 % intervals", "bars: rerun 95 % interval")
     };
     for bench in benches {
         let labels: Vec<&str> = shared.iter().filter(|(b, _)| b == bench).map(|(_, l)| l.as_str()).collect();
@@ -166,7 +170,9 @@ pub fn overlay_charts(
             }
             let id = format!("overlay-{}", c.name);
             let bench = metrics.iter().find(|s| s.metric == c.metric).map_or("exec", |s| s.bench.as_str());
-            charts.push(Box::new(MetricChart::of(&id, &c.title, &metrics, &c.metric, &c.x, &|g| g.to_string())));
+            let mut chart = MetricChart::of(&id, &c.title, &metrics, &c.metric, &c.x, &|g| g.to_string());
+            chart.bars_note = bars_legend.into();
+            charts.push(Box::new(chart));
             out.push((
                 Family::of(bench),
                 ChartRef {

@@ -106,7 +106,14 @@ pub fn section(
                     .map(move |(k, v)| (format!("P{k} {}", a.point), v * a.bytes_per_op.unwrap_or(0) as f64 / 1e9))
             })
             .collect();
-        charts.push(Box::new(bar_chart(&id, &format!("{name}: each partition"), "GB/s (bytes copied once)", bars)));
+        // The axis names the bytes its bars count: all read + written, all
+        // copied once, or each point its own way.
+        let axis = match (largest.iter().all(|a| a.read_written), largest.iter().any(|a| a.read_written)) {
+            (true, _) => "GB/s (bytes read + written)",
+            (false, false) => "GB/s (bytes copied once)",
+            _ => "GB/s (read + written for memory, copied once for transfers)",
+        };
+        charts.push(Box::new(bar_chart(&id, &format!("{name}: each partition"), axis, bars)));
         let shown = if aggs.iter().filter(|a| a.bytes_per_op.is_some()).count() > largest.len() {
             format!("the {} points with the largest sums (every point is in the table)", largest.len())
         } else {

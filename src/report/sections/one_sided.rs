@@ -93,14 +93,21 @@ pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRo
         v.sort_by_key(|(k, _)| *k);
         let ((k0, every), (k1, batched)) = (v[0], v[v.len() - 1]);
         let at = |c: &'_ Curve, size: u64| c.points.iter().find(|p| p.size_bytes == Some(size)).cloned();
-        let common = every.points.iter().filter_map(|p| p.size_bytes).filter(|&s| at(batched, s).is_some()).max();
-        let Some(size) = common else { continue };
+        // The largest size both measured and both trust (Curve::trusts);
+        // else the largest both measured, which is then not judged.
+        let common: Vec<u64> =
+            every.points.iter().filter_map(|p| p.size_bytes).filter(|&s| at(batched, s).is_some()).collect();
+        let trusted = common.iter().copied().filter(|&s| every.trusts(s) && batched.trusts(s)).max();
+        let Some(size) = trusted.or(common.iter().copied().max()) else { continue };
         let (Some(a), Some(b)) = (at(every, size), at(batched, size)) else { continue };
         let (Some(ga), Some(gb)) = (a.gbps_copied, b.gbps_copied) else { continue };
         if gb <= 0.0 {
             continue;
         }
-        let (resolved, verdict) = flush_verdict(gbits_interval(&a).range(), gbits_interval(&b).range(), ga, gb);
+        let (resolved, verdict) = match trusted {
+            Some(_) => flush_verdict(gbits_interval(&a).range(), gbits_interval(&b).range(), ga, gb),
+            None => (false, "not judged: no size both measured with an interval they trust (see Precision)"),
+        };
         flushes.push(FlushRow {
             op,
             size: format_bytes(size),

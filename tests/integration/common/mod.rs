@@ -58,7 +58,11 @@ pub struct PageProbe {
     /// Boxes whose content is wider than they show (scrolled on screen,
     /// cut on paper).
     pub clipped: Vec<String>,
+    /// Charts shown (a chart's other rendering, hidden at this width,
+    /// does not count).
     pub svgs: usize,
+    /// Charts whose figure scrolls sideways: shown cut.
+    pub charts_cut: Vec<String>,
     /// The smallest chart text as drawn, px (its box's height).
     pub text_min_px: f64,
     /// Chart texts whose box runs outside their chart (cut).
@@ -100,11 +104,14 @@ window.addEventListener('load', () => {
   const inScrollBox = e => { for (let p = e.parentElement; p; p = p.parentElement) { const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
   const wide = [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().width > w + 1 && !inScrollBox(e)).map(e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? '.' + e.className : ''));
   const clipped = [...document.querySelectorAll('main *')].filter(e => { const o = getComputedStyle(e).overflowX; return (o === 'auto' || o === 'scroll' || o === 'hidden') && e.scrollWidth > e.clientWidth + 1; }).map(e => e.tagName.toLowerCase());
-  const texts = [...document.querySelectorAll('main svg text')].filter(t => t.textContent.trim() !== '');
+  const shown = e => e.getClientRects().length > 0;
+  const svgs = [...document.querySelectorAll('svg')].filter(shown);
+  const chartsCut = [...document.querySelectorAll('figure.chart')].filter(f => f.scrollWidth > f.clientWidth + 1).map(f => (f.getAttribute('aria-label') || '').slice(0, 60));
+  const texts = [...document.querySelectorAll('main svg text')].filter(t => shown(t.ownerSVGElement) && t.textContent.trim() !== '');
   const textMin = texts.reduce((m, t) => Math.min(m, t.getBoundingClientRect().height), 1e9);
   const textOut = texts.filter(t => { const s = t.ownerSVGElement.getBoundingClientRect(), r = t.getBoundingClientRect(); return r.left < s.left - 1 || r.right > s.right + 1 || r.top < s.top - 1 || r.bottom > s.bottom + 1; }).map(t => t.textContent.trim().slice(0, 60));
   const out = document.createElement('pre'); out.id = 'probe';
-  out.textContent = 'PROBE' + JSON.stringify({width: w, scroll_width: document.documentElement.scrollWidth, wide: wide.slice(0, 20), clipped: clipped.slice(0, 20), svgs: document.querySelectorAll('svg').length, text_min_px: texts.length ? textMin : 1e9, text_out: textOut.slice(0, 20), errors: window.__errors, title: document.title}) + 'END';
+  out.textContent = 'PROBE' + JSON.stringify({width: w, scroll_width: document.documentElement.scrollWidth, wide: wide.slice(0, 20), clipped: clipped.slice(0, 20), svgs: svgs.length, charts_cut: chartsCut.slice(0, 20), text_min_px: texts.length ? textMin : 1e9, text_out: textOut.slice(0, 20), errors: window.__errors, title: document.title}) + 'END';
   document.body.appendChild(out);
 });
 </script>"#;
