@@ -55,9 +55,14 @@ impl std::fmt::Display for HistoryChange {
 }
 
 impl ChangeRule {
-    /// The rule in words: `E-divisive means, Welch t-test, p < 0.001, at least 3.0 %`.
+    /// The rule in words: `E-divisive means, pooled t-test, p < 0.001, at least 3.0 %, MBIC penalty 3 ln n`.
     pub fn describe(&self) -> String {
-        format!("E-divisive means, Welch t-test, p < {}, at least {:.1} %", self.alpha, 100.0 * self.min_effect)
+        format!(
+            "E-divisive means, pooled t-test, p < {}, at least {:.1} %, MBIC penalty {} ln n",
+            self.alpha,
+            100.0 * self.min_effect,
+            self.penalty
+        )
     }
 }
 

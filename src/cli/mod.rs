@@ -72,7 +72,8 @@ pub enum Command {
         json: bool,
     },
     /// A node's (or a fleet's) run medians of each point over time, with
-    /// the change points of every series (E-divisive means, Welch t-test).
+    /// the change points of every series (E-divisive means, pooled t-test,
+    /// MBIC penalty).
     #[command(after_help = HISTORY_AFTER_HELP)]
     History {
         #[command(flatten)]
@@ -564,9 +565,12 @@ const HISTORY_AFTER_HELP: &str = "\
 Each series is one node's median of one point per run, oldest first: GB/s of
 the bytes copied once where the point counts bytes, else operations per
 second. A change point splits a series where E-divisive means finds the two
-sides most different; it is kept when Welch's t-test between them gives a
-p-value below --alpha and their means differ by --min-effect or more, and
-each side is then searched again. Runs are selected from the archive's
+sides most different; it is kept when Student's t-test between them
+(variances pooled) gives a p-value below --alpha, their means differ by
+--min-effect or more, and the split reduces the squared error by 3 ln n in
+units of the series' variance (binary segmentation's MBIC penalty); each
+side is then searched again. These defaults lead the Turing Change Point
+Detection Benchmark's default experiment (docs/changepoints.md). Runs are selected from the archive's
 catalog, and each results file's hash is checked once and remembered.
 
 Examples:

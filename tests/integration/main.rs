@@ -11,6 +11,7 @@ mod architecture;
 mod archive_integrity;
 mod backends;
 mod bundle;
+mod changepoints;
 mod cli;
 mod compare;
 mod container;
