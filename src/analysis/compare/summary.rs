@@ -18,13 +18,15 @@ pub enum CurveVerdict {
     /// Every point `same`: no difference this data can resolve beyond the
     /// threshold.
     Same,
-    /// At least one point faster, none slower.
+    /// More points faster than chance gives ([`beyond_chance`]), none
+    /// slower beyond it.
     Faster,
-    /// At least one point slower, none faster.
+    /// More points slower than chance gives, none faster beyond it.
     Slower,
-    /// Faster at some points, slower at others.
+    /// Faster at some points, slower at others, each beyond chance.
     Mixed,
-    /// No point faster or slower, and at least one inconclusive.
+    /// Neither: some point inconclusive, or faster or slower at no more
+    /// points than chance gives.
     Inconclusive,
 }
 
@@ -187,6 +189,34 @@ impl CurveSummary {
 }
 
 /// Per curve, in the order the points come (curve, then size).
+/// How often a point with no real change gets a `faster` (or a `slower`)
+/// verdict at most: its 95 % interval wholly above (below) the threshold
+/// band, one tail of the interval's 5 %.
+pub const POINT_CHANCE: f64 = 0.025;
+
+/// A curve is called faster or slower only where that many of its points
+/// would be so called by chance alone less often than this.
+pub const CURVE_ALPHA: f64 = 0.05;
+
+/// Whether `hits` verdicts one way among `points` are more than chance
+/// gives: P(X ≥ hits) < [`CURVE_ALPHA`] for X ~ Binomial(points,
+/// [`POINT_CHANCE`]). One point of one is (2.5 %); one of 7 is not
+/// (16 %); two of 7 are (1.2 %).
+pub fn beyond_chance(hits: usize, points: usize) -> bool {
+    if hits == 0 {
+        return false;
+    }
+    let (p, q) = (POINT_CHANCE, 1.0 - POINT_CHANCE);
+    // P(X < hits), term by term: pmf(i + 1) = pmf(i) (n − i) / (i + 1) · p / q.
+    let mut pmf = q.powi(points as i32);
+    let mut below = 0.0;
+    for i in 0..hits.min(points + 1) {
+        below += pmf;
+        pmf *= (points - i) as f64 / (i + 1) as f64 * p / q;
+    }
+    1.0 - below < CURVE_ALPHA
+}
+
 pub fn summarize(points: &[PointComparison]) -> Vec<CurveSummary> {
     let mut curves: BTreeMap<super::CurveGroup, Vec<&PointComparison>> = BTreeMap::new();
     for p in points {
@@ -198,11 +228,15 @@ pub fn summarize(points: &[PointComparison]) -> Vec<CurveSummary> {
             let count = |v: Verdict| ps.iter().filter(|p| p.verdict == v).count();
             let (same, faster, slower, inconclusive) =
                 (count(Verdict::Same), count(Verdict::Faster), count(Verdict::Slower), count(Verdict::Inconclusive));
-            let verdict = match (faster > 0, slower > 0) {
+            // Across the many points of a comparison some verdicts are
+            // chance: a curve is called one way only where its points are
+            // so called more often than chance gives.
+            let n = ps.len();
+            let verdict = match (beyond_chance(faster, n), beyond_chance(slower, n)) {
                 (true, true) => CurveVerdict::Mixed,
                 (true, false) => CurveVerdict::Faster,
                 (false, true) => CurveVerdict::Slower,
-                (false, false) if inconclusive > 0 => CurveVerdict::Inconclusive,
+                (false, false) if inconclusive + faster + slower > 0 => CurveVerdict::Inconclusive,
                 (false, false) => CurveVerdict::Same,
             };
             let ratios: Vec<f64> = ps.iter().map(|p| p.ratio).collect();
@@ -307,7 +341,9 @@ mod tests {
             point("a", 0.995, Some((0.985, 1.004)), Verdict::Same),
             point("b", 1.0, Some((0.99, 1.01)), Verdict::Same),
             point("b", 0.9, Some((0.88, 0.92)), Verdict::Slower),
+            point("b", 0.88, Some((0.86, 0.90)), Verdict::Slower),
             point("b", 1.001, Some((0.99, 1.01)), Verdict::Same),
+            point("b", 1.0, Some((0.99, 1.01)), Verdict::Same),
             point("c", 1.1, Some((1.08, 1.12)), Verdict::Faster),
             point("c", 0.9, Some((0.88, 0.92)), Verdict::Slower),
             point("d", 1.0, Some((0.97, 1.03)), Verdict::Inconclusive),
@@ -327,11 +363,24 @@ mod tests {
         let a = &s[0];
         assert_eq!((a.ci_low, a.ci_high), (Some(0.985), Some(1.01)));
         assert!((a.within.unwrap() - 0.015).abs() < 1e-12);
-        assert_eq!((s[1].slower, s[1].same, s[1].points), (1, 2, 3));
+        assert_eq!((s[1].slower, s[1].same, s[1].points), (2, 3, 5));
         // How much slower is said of the slower points, not of all.
-        assert_eq!((s[1].ratio, s[1].verdict_ratio), (1.0, Some(0.9)));
+        assert_eq!((s[1].ratio, s[1].verdict_ratio), (1.0, Some(0.89)));
         assert_eq!(s[0].verdict_ratio, None);
         // One sample: no interval, and no "within".
         assert_eq!((s[4].ci_low, s[4].within), (None, None));
+    }
+
+    /// One faster point among 7 is what chance gives across a comparison's
+    /// many points (seed 004's "stream add: faster (1 faster, 6
+    /// inconclusive)"): the curve is inconclusive, not faster.
+    #[test]
+    fn one_point_in_seven_is_within_chance() {
+        assert!(beyond_chance(1, 1) && beyond_chance(2, 7) && !beyond_chance(1, 7) && !beyond_chance(0, 3));
+        let mut ps = vec![point("s", 1.66, Some((1.3, 2.1)), Verdict::Faster)];
+        ps.extend((0..6).map(|_| point("s", 1.0, Some((0.8, 1.25)), Verdict::Inconclusive)));
+        assert_eq!(summarize(&ps)[0].verdict, CurveVerdict::Inconclusive);
+        ps[1] = point("s", 1.5, Some((1.2, 1.8)), Verdict::Faster);
+        assert_eq!(summarize(&ps)[0].verdict, CurveVerdict::Faster);
     }
 }
