@@ -16,6 +16,8 @@ mod hiprtc;
 pub mod mpi;
 #[cfg(feature = "cuda")]
 mod nvml;
+#[cfg(feature = "cuda")]
+mod nvml_health;
 
 use crate::bench::Benchmark;
 use crate::vocab::benches::Bench;
@@ -52,6 +54,24 @@ pub fn all_gpus_sensor() -> crate::vocab::telemetry::SensorOpener {
     #[cfg(not(feature = "cuda"))]
     {
         Box::new(|| Err("built without the `cuda` feature: no NVML to read GPUs with".to_string()))
+    }
+}
+
+/// What every GPU of this node reports about its own health (NVML), or
+/// why nothing could be read.
+pub fn gpu_health() -> Result<Vec<crate::vocab::health::DeviceHealth>, String> {
+    #[cfg(feature = "cuda")]
+    {
+        let nvml = nvml::Nvml::open()?;
+        let devices = nvml.health();
+        if devices.is_empty() {
+            return Err("NVML sees no GPU".into());
+        }
+        Ok(devices)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err("built without the `cuda` feature: no NVML to read GPUs with".to_string())
     }
 }
 

@@ -14,8 +14,8 @@ use libloading::{Library, Symbol};
 
 use crate::vocab::telemetry::{Reading, Sensor};
 
-type Device = *mut c_void;
-const SUCCESS: c_int = 0;
+pub(crate) type Device = *mut c_void;
+pub(crate) const SUCCESS: c_int = 0;
 const CLOCK_SM: c_uint = 1;
 const CLOCK_MEM: c_uint = 2;
 const TEMPERATURE_GPU: c_uint = 0;
@@ -42,7 +42,7 @@ impl Nvml {
         Ok(nvml)
     }
 
-    fn sym<T>(&self, name: &str) -> Result<Symbol<'_, T>, String> {
+    pub(crate) fn sym<T>(&self, name: &str) -> Result<Symbol<'_, T>, String> {
         unsafe { self.lib.get::<T>(name.as_bytes()) }.map_err(|e| format!("NVML has no {name}: {e}"))
     }
 

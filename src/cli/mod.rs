@@ -841,6 +841,12 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }
+        Command::Fleet { command: commands::fleet::FleetCommand::Health { json } } => {
+            let specs = crate::analysis::SpecBook::load(&archive.root)?;
+            let out = commands::health::health(&specs);
+            emit(&out, Form::json(json), quiet);
+            Ok(out.exit_code())
+        }
         Command::Fleet { command: commands::fleet::FleetCommand::Gate(a) } => {
             let out = commands::gate::gate(&archive, &a, quiet);
             emit(&out, Form::json(a.json), quiet);

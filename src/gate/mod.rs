@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::analysis::fleet::gate::collect::{collect, Window};
 use crate::analysis::fleet::gate::floors::FloorSpec;
 use crate::analysis::fleet::gate::{confirm, judge, reason, GateJudgement, GateRule, Verdict, GATE_BENCH, GATE_SOURCE};
+use crate::analysis::fleet::health::{Action, Health};
 use crate::analysis::specs::SpecBook;
 use crate::archive::Archive;
 use crate::bench::BenchConfig;
@@ -58,6 +59,11 @@ pub struct GateOutcome {
     pub damaged: Vec<(String, String)>,
     /// The verdict's own run.
     pub verdict_run: Option<String>,
+    /// What this node's GPUs report about their own health, judged
+    /// (`analysis::fleet::health`), read before the suite runs; or why it
+    /// could not be read (`health_unread`: no NVML, no GPU).
+    pub health: Option<Health>,
+    pub health_unread: Option<String>,
 }
 
 impl GateOutcome {
@@ -86,6 +92,8 @@ impl GateOutcome {
             history_runs: 0,
             damaged: Vec::new(),
             verdict_run: None,
+            health: None,
+            health_unread: None,
         }
     }
 }
@@ -110,11 +118,40 @@ fn node_of(archive: &Archive, run: &str) -> Option<String> {
 
 /// Gate this node: a pass, its judgement, and a retest when it fails. The
 /// caller acts on the outcome, then archives it ([`write_verdict`]).
+///
+/// First the GPUs' own health (passive, instant): a finding that asks to
+/// drain the node or reset a GPU makes the gate bad at once, with the
+/// finding as its reason, and the suite does not run.
 pub fn gate(archive: &Archive, spec: &GateSpec, specs: &SpecBook, progress: &dyn Progress) -> GateOutcome {
-    match pass(archive, spec, progress) {
-        Err(why) => GateOutcome::not_judged(&spec.fleet, &this_node(), Vec::new(), &why),
-        Ok(first) => judge_passes(archive, spec, specs, progress, first),
+    let (health, unread) = match passive_health(specs) {
+        Ok(h) => (Some(h), None),
+        Err(why) => (None, Some(why)),
+    };
+    let urgent = health.as_ref().and_then(|h| h.findings.iter().find(|f| f.action != Action::Warn)).cloned();
+    let mut out = match urgent {
+        Some(f) => GateOutcome {
+            verdict: Verdict::Bad,
+            reason: format!("{} {}", reason::PREFIX, f.line()),
+            ..GateOutcome::not_judged(&spec.fleet, &this_node(), Vec::new(), "")
+        },
+        None => match pass(archive, spec, progress) {
+            Err(why) => GateOutcome::not_judged(&spec.fleet, &this_node(), Vec::new(), &why),
+            Ok(first) => judge_passes(archive, spec, specs, progress, first),
+        },
+    };
+    (out.health, out.health_unread) = (health, unread);
+    out
+}
+
+/// This node's GPUs' health, judged, each GPU held against its spec's
+/// NVLink count.
+pub fn passive_health(specs: &SpecBook) -> std::result::Result<Health, String> {
+    let mut devices = crate::session::gpu_health()?;
+    for d in &mut devices {
+        let link = d.name.as_deref().and_then(|n| specs.find(n)).and_then(|s| s.link.as_ref());
+        d.nvlinks_expected = link.map(|l| (l.count, l.name.clone()));
     }
+    Ok(Health::of(&devices))
 }
 
 /// The node this process's runs are recorded on (Slurm's name for it, else the host name).
@@ -156,6 +193,8 @@ fn judge_passes(
         history_runs: c.history_runs,
         damaged: c.damaged.clone(),
         verdict_run: None,
+        health: None,
+        health_unread: None,
     };
     if !j1.judged() {
         let why = why_not(spec, &c, &j1);

@@ -28,6 +28,10 @@ use crate::vocab::source::Source;
 pub use exec::{parse_metrics, ExecSource, ExecSpec, METRICS_ENV, WALL_METRIC};
 pub use local::LocalSource;
 
+/// What this node's GPUs report about their own health (passive: nothing
+/// runs), or why nothing could be read.
+pub use crate::backend::gpu_health;
+
 /// What a finished (or interrupted) run left in the archive.
 #[derive(Debug, Clone)]
 pub struct RunResult {

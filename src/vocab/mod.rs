@@ -75,6 +75,7 @@ pub mod config;
 pub mod facts;
 pub mod gate;
 pub mod gemm;
+pub mod health;
 pub mod interrupt;
 pub mod interval;
 pub mod kinds;

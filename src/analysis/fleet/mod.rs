@@ -31,6 +31,7 @@
 
 pub mod gate;
 mod gather;
+pub mod health;
 pub mod large;
 pub mod links;
 

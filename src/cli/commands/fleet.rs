@@ -48,6 +48,15 @@ pub enum FleetCommand {
     /// Slurm when asked (exit 0 pass, 1 bad, 3 not judged).
     #[command(after_help = super::gate::GATE_HELP)]
     Gate(super::gate::GateArgs),
+    /// This node's GPUs' own health, read without running anything (ECC,
+    /// row remapping, PCIe link, NVLinks, fabric, throttle reasons): exit 0
+    /// healthy, 1 a GPU to drain or reset, 3 nothing readable.
+    #[command(after_help = super::health::HEALTH_HELP)]
+    Health {
+        /// Print JSON (every GPU's findings, with each rule's source).
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the fleet's report: ranked nodes, one chart per point, the
     /// drain list (Markdown, HTML, SVG).
     #[command(after_help = REPORT_HELP)]

@@ -242,6 +242,7 @@ impl Render for GateOutput {
             o.peers,
             o.history_runs
         )?;
+        crate::cli::commands::health::render_health(t, o.health.as_ref(), o.health_unread.as_deref())?;
         for (k, (name, j)) in [("first pass", &o.first), ("retest", &o.retest)].into_iter().enumerate() {
             if let Some(j) = j {
                 writeln!(

@@ -7,6 +7,7 @@ pub mod bundle;
 pub mod compare;
 pub mod fleet;
 pub mod gate;
+pub mod health;
 pub mod history;
 pub mod import;
 pub mod list;

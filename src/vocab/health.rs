@@ -1,0 +1,41 @@
+//! What a GPU reports about its own health, read without running anything
+//! (NVML on NVIDIA, `backend::gpu_health`), as every layer passes it on;
+//! `analysis::fleet::health` judges it.
+
+use serde::Serialize;
+
+/// What one GPU reported. `None`: not readable here (not supported by
+/// the part or the driver, or the call failed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DeviceHealth {
+    /// How reports name it: `GPU 0 (GPU-8f2e…, 0000:18:00.0)`.
+    pub device: String,
+    /// Its product name (`NVIDIA H100 80GB HBM3`): which spec says how
+    /// many NVLinks it has.
+    pub name: Option<String>,
+    /// Uncorrectable ECC errors since the last reset (volatile) and over
+    /// the part's life (aggregate).
+    pub ecc_uncorrected_volatile: Option<u64>,
+    pub ecc_uncorrected_aggregate: Option<u64>,
+    /// Row remapping (A100 and later): a remap waiting for a reset, and a
+    /// remap that failed (no spare row left).
+    pub remap_pending: Option<bool>,
+    pub remap_failed: Option<bool>,
+    /// Page retirement (before A100): pages retired for double-bit errors,
+    /// and a retirement waiting for a reset.
+    pub retired_pages: Option<u64>,
+    pub retired_pending: Option<bool>,
+    /// PCIe link: (current, the device's maximum) generation and width.
+    pub pcie_gen: Option<(u32, u32)>,
+    pub pcie_width: Option<(u32, u32)>,
+    /// NVLinks reported active, and how many the part's spec says it has
+    /// (its `[link] count`, with the spec's name).
+    pub nvlinks_active: Option<u32>,
+    pub nvlinks_expected: Option<(u32, String)>,
+    /// The clock event (throttle) reasons bit mask now.
+    pub throttle_reasons: Option<u64>,
+    /// The GPU fabric (NVSwitch systems): NVML's state (0 not supported,
+    /// 1 not started, 2 in progress, 3 completed) and its status (0:
+    /// success).
+    pub fabric: Option<(u8, i32)>,
+}
