@@ -10,6 +10,8 @@ pub mod slurm;
 
 use serde::Serialize;
 
+use crate::analysis::changepoints::ChangeRule;
+use crate::analysis::fleet::gate::changes;
 use crate::analysis::fleet::gate::collect::{collect, Window};
 use crate::analysis::fleet::gate::floors::FloorSpec;
 use crate::analysis::fleet::gate::{confirm, judge, reason, GateJudgement, GateRule, Verdict, GATE_BENCH, GATE_SOURCE};
@@ -64,6 +66,10 @@ pub struct GateOutcome {
     /// could not be read (`health_unread`: no NVML, no GPU).
     pub health: Option<Health>,
     pub health_unread: Option<String>,
+    /// Where this node's own runs (its earlier ones and the first pass)
+    /// changed level, point by point: informative, never a reason to drain
+    /// (`analysis::fleet::gate::changes`).
+    pub own_changes: Vec<String>,
 }
 
 impl GateOutcome {
@@ -94,6 +100,7 @@ impl GateOutcome {
             verdict_run: None,
             health: None,
             health_unread: None,
+            own_changes: Vec::new(),
         }
     }
 }
@@ -195,6 +202,7 @@ fn judge_passes(
         verdict_run: None,
         health: None,
         health_unread: None,
+        own_changes: changes::own_changes(&c.data, &ChangeRule::default()).iter().map(|c| c.line()).collect(),
     };
     if !j1.judged() {
         let why = why_not(spec, &c, &j1);

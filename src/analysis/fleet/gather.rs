@@ -96,7 +96,7 @@ pub(super) struct RunPart {
     pub(super) run_id: String,
     pub(super) node: String,
     job: Option<String>,
-    started_at: String,
+    pub(super) started_at: String,
     links: Vec<LinkSweep>,
     /// Whether it measured anything but link sweeps.
     measured: bool,

@@ -254,6 +254,9 @@ impl Render for GateOutput {
                 points_table(t, j)?;
             }
         }
+        for c in &o.own_changes {
+            writeln!(t.out, "own history: {}", s(c))?;
+        }
         if let Some(a) = &self.action {
             writeln!(t.out, "slurm: {} {}", s(&o.node), s(&a.to_string()))?;
         }

@@ -8,7 +8,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::floors::{floor_for, FloorSpec};
 use super::GateData;
 use crate::analysis::fleet::gather::{read_parallel, RunPart};
-use crate::analysis::fleet::Runs;
 use crate::analysis::specs::SpecBook;
 use crate::archive::catalog::{Catalog, CatalogEntry};
 use crate::archive::{Archive, ScanFilter};
@@ -21,11 +20,15 @@ pub struct Window {
     pub peer_runs: usize,
     /// This node's latest earlier runs (its history line).
     pub history_runs: usize,
+    /// This node's latest earlier runs searched for a change of level
+    /// (`changes`): the change-point detector needs 3 runs on each side
+    /// and, for its penalty, 7 in all.
+    pub change_runs: usize,
 }
 
 impl Default for Window {
     fn default() -> Self {
-        Window { peer_runs: crate::analysis::fleet::RUNS_ADVISED, history_runs: 5 }
+        Window { peer_runs: crate::analysis::fleet::RUNS_ADVISED, history_runs: 5, change_runs: 11 }
     }
 }
 
@@ -70,7 +73,7 @@ pub fn collect(
     let mut wanted: BTreeSet<String> = fresh.iter().cloned().collect();
     for (n, runs) in by_node.iter_mut() {
         runs.sort_by(|a, b| (&b.started_at, &b.run_id).cmp(&(&a.started_at, &a.run_id)));
-        let keep = if *n == node { window.history_runs } else { window.peer_runs };
+        let keep = if *n == node { window.history_runs.max(window.change_runs) } else { window.peer_runs };
         wanted.extend(runs.iter().take(keep).map(|e| e.run_id.clone()));
     }
     let filter = ScanFilter { runs: Some(wanted), ..ScanFilter::default() };
@@ -109,11 +112,20 @@ pub fn collect(
             }
         }
     }
+    // Oldest first: a node's own runs are a series in time.
+    others.sort_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)));
+    // This node's runs beyond its history window only feed `own_series`.
+    let own_read = others.iter().filter(|p| p.node == node).count();
+    let mut own_seen = 0;
     for p in others {
         let mine = p.node == node;
-        if mine {
+        let in_history = mine && {
+            own_seen += 1;
+            own_read - own_seen < window.history_runs
+        };
+        if in_history {
             history_runs += 1;
-        } else {
+        } else if !mine {
             peers.insert(p.node.clone());
         }
         for (point, rounds) in p.points {
@@ -121,12 +133,14 @@ pub fn collect(
                 continue;
             }
             let run: Vec<Vec<f64>> = rounds.into_values().collect();
-            let target: &mut Runs = if mine {
-                data.own.entry(point).or_default()
+            if mine {
+                data.own_series.entry(point.clone()).or_default().push(run.clone());
+                if in_history {
+                    data.own.entry(point).or_default().push(run);
+                }
             } else {
-                data.peers.entry(point).or_default().entry(p.node.clone()).or_default()
-            };
-            target.push(run);
+                data.peers.entry(point).or_default().entry(p.node.clone()).or_default().push(run);
+            }
         }
     }
     Ok(Collected { data, peers, history_runs, damaged })

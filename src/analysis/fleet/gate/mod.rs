@@ -20,6 +20,7 @@
 //! caller over passes ([`confirm`]): a point must fail in the first pass
 //! *and* in a retest, so one flaky pass is not a fault.
 
+pub mod changes;
 pub mod collect;
 pub mod floors;
 pub mod reason;
@@ -81,6 +82,9 @@ pub struct GateData {
     pub peers: BTreeMap<String, BTreeMap<String, Runs>>,
     /// point → this node's earlier runs (before the fresh ones).
     pub own: BTreeMap<String, Runs>,
+    /// point → this node's earlier runs over the longer change window,
+    /// oldest first (`changes`).
+    pub own_series: BTreeMap<String, Runs>,
     /// point → the published floor that applies to it, in operations per second.
     pub floors: BTreeMap<String, Floor>,
 }
