@@ -232,6 +232,17 @@ impl Catalog {
         self.systems.iter().find(|s| s.run_id == run_id && s.device == device)
     }
 
+    /// A point in prose: a sized point by its series' name
+    /// ([`Self::name_of`]) and its size (`p2p put host buffers, 2 channels
+    /// split, flush every 64 at 16 MiB`); any other (a GEMM shape, a
+    /// metric) by its own label, which names its shape and dtype.
+    pub fn point_name(&self, p: &PointStat) -> String {
+        match p.size_bytes {
+            Some(size) => format!("{} at {}", self.name_of(p), crate::vocab::units::format_bytes(size)),
+            None => p.params().label(),
+        }
+    }
+
     /// The name of a point's series, unique across the report, naming its
     /// system wherever the report holds more than one: the base name
     /// ([`series_name`]), then, in parentheses, its device (where the

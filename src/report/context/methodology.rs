@@ -10,7 +10,11 @@ use super::prose::pct;
 use super::said::{Missed, Said};
 use super::{Methodology, SkippedRow};
 
-pub(super) fn methodology(manifest: &Manifest, all_stats: &[PointStat]) -> Methodology {
+pub(super) fn methodology(
+    manifest: &Manifest,
+    all_stats: &[PointStat],
+    catalog: &crate::analysis::Catalog,
+) -> Methodology {
     // What benchbook timed itself: imported points keep their tool's timer,
     // named in Imported sources, and have one sample (no CV to speak of).
     let native: Vec<PointStat> = all_stats
@@ -25,7 +29,7 @@ pub(super) fn methodology(manifest: &Manifest, all_stats: &[PointStat]) -> Metho
     Methodology {
         timers: timers(all_stats),
         stop_rule: stop_rule(manifest),
-        precision: precision(rule, all_stats),
+        precision: precision(rule, all_stats, &|p| catalog.point_name(p)),
         median_cv_pct: if cvs.is_empty() { "n/a".into() } else { pct(crate::vocab::stats::quantile_sorted(&cvs, 0.5)) },
         rerun_share: crate::vocab::interval::RERUN_SHARE,
     }
@@ -55,7 +59,7 @@ fn timers(all_stats: &[PointStat]) -> String {
 /// How precise the medians are: which points reached the interval target
 /// (the run's own, else ±1 %), which did not, and which intervals rest on
 /// one round only.
-pub(super) fn precision(rule: Option<&StopRule>, stats: &[PointStat]) -> Said {
+pub(super) fn precision(rule: Option<&StopRule>, stats: &[PointStat], name: &dyn Fn(&PointStat) -> String) -> Said {
     if stats.is_empty() {
         return Said::NoTimedPoints;
     }
@@ -68,11 +72,7 @@ pub(super) fn precision(rule: Option<&StopRule>, stats: &[PointStat]) -> Said {
         .iter()
         .zip(&widths)
         .filter(|(_, w)| !within(w))
-        .map(|(p, w)| Missed {
-            label: p.params().label(),
-            width: *w,
-            why: p.ci_wide_why.as_ref().map(|y| y.to_string()),
-        })
+        .map(|(p, w)| Missed { label: name(p), width: *w, why: p.ci_wide_why.as_ref().map(|y| y.to_string()) })
         .collect();
     missed.sort_by(|a, b| b.width.unwrap_or(f64::INFINITY).total_cmp(&a.width.unwrap_or(f64::INFINITY)));
     let more = missed.len().saturating_sub(6);
@@ -142,7 +142,7 @@ mod tests {
         let mut stats = vec![point(1, Some(0.005), Basis::Rounds), point(2, None, Basis::Rounds)];
         stats.extend((0..7).map(|i| point(10 + i, Some(0.02 + i as f64 * 0.01), Basis::Samples)));
         let Said::Precision { met, of, target, widest_missed, more, one_round, median_width, median_rerun } =
-            precision(None, &stats)
+            precision(None, &stats, &|p| p.params().label())
         else {
             panic!("a precision sentence")
         };
@@ -155,6 +155,6 @@ mod tests {
         assert!((median_width.unwrap() - 0.045).abs() < 1e-9, "{median_width:?}");
         // The rerun intervals (twice as wide here) are stated beside it.
         assert!((median_rerun.unwrap() - 0.09).abs() < 1e-9, "{median_rerun:?}");
-        assert_eq!(precision(None, &[]), Said::NoTimedPoints);
+        assert_eq!(precision(None, &[], &|p| p.params().label()), Said::NoTimedPoints);
     }
 }

@@ -435,7 +435,11 @@ pub fn build(
         native: !manifests.iter().all(Manifest::is_import) && workload::exec_info(manifest).is_none(),
         imported,
         skipped: methodology::not_measured(not_measured),
-        methodology: methodology::methodology(manifests.iter().find(|m| !m.is_import()).unwrap_or(manifest), all_stats),
+        methodology: methodology::methodology(
+            manifests.iter().find(|m| !m.is_import()).unwrap_or(manifest),
+            all_stats,
+            catalog,
+        ),
         provenance: manifests
             .iter()
             .flat_map(|m| {

@@ -268,6 +268,8 @@ pub(super) fn link_observations(curves: &[&Series], bench: Bench) -> Vec<Said> {
             peak_gbps: s.peak_gbps,
             size_bytes: s.peak_size_bytes,
             plateau_gbps: s.plateau_gbps,
+            level_at: s.plateau_sizes.last().copied().unwrap_or(s.peak_size_bytes),
+            largest: c.rate().last().map_or(s.peak_size_bytes, |(size, _)| *size),
             sizes: s.sizes,
             settled: s.settled(),
             p80: s.plateau_80,

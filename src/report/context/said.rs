@@ -87,6 +87,10 @@ pub enum Said {
         peak_gbps: f64,
         size_bytes: u64,
         plateau_gbps: f64,
+        /// The size the unsettled level is read at (its largest trusted
+        /// size), and the curve's largest size.
+        level_at: u64,
+        largest: u64,
         sizes: usize,
         settled: bool,
         p80: Crossing,
@@ -341,6 +345,8 @@ mod tests {
                 peak_gbps: 5.0,
                 size_bytes: 1 << 20,
                 plateau_gbps: 3.0,
+                level_at: 1 << 24,
+                largest: 1 << 24,
                 sizes: 9,
                 settled: true,
                 p80: at,
