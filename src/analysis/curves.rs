@@ -106,16 +106,24 @@ impl Curve {
     /// not measured while throttled. The one trust rule of plateaus and of
     /// every verdict between two of a curve's points.
     pub fn trusts(&self, size: u64) -> bool {
-        let Some(point) = self.points.iter().find(|p| p.size_bytes == Some(size)) else { return false };
+        self.trusted().into_iter().any(|(s, _, trusted)| s == size && trusted)
+    }
+
+    /// Every sized point's (size, rate, whether [`Self::trusts`] it),
+    /// worked out once for the whole curve.
+    pub fn trusted(&self) -> Vec<(u64, f64, bool)> {
         let mut rounds: Vec<u32> = self.points.iter().map(|p| p.rounds).collect();
         rounds.sort_unstable();
         let most_rounds = rounds.get(rounds.len() / 2).copied().unwrap_or(1);
-        let narrow = self
-            .rate_with_ci()
+        self.rate_with_ci()
             .into_iter()
-            .find(|(s, ..)| *s == size)
-            .is_some_and(|(_, r, ci)| ci.within(r, TRUSTED_HALF_WIDTH));
-        narrow && !(point.rounds == 1 && most_rounds > 1) && !point.held_out()
+            .map(|(size, r, ci)| {
+                let point = self.points.iter().find(|p| p.size_bytes == Some(size));
+                let one_round = point.is_some_and(|p| p.rounds == 1) && most_rounds > 1;
+                let ok = point.is_some_and(|p| !p.held_out()) && ci.within(r, TRUSTED_HALF_WIDTH) && !one_round;
+                (size, r, ok)
+            })
+            .collect()
     }
 
     /// The highest median above [`Self::peak`], when the peak passed one
@@ -302,8 +310,7 @@ pub const TRUSTED_HALF_WIDTH: f64 = 0.25;
 /// roofline in GB/s of the same convention.
 pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturation> {
     let pts = curve.rate();
-    let trusted: Vec<(u64, f64, bool)> =
-        curve.rate_with_ci().into_iter().map(|(size, r, _)| (size, r, curve.trusts(size))).collect();
+    let trusted: Vec<(u64, f64, bool)> = curve.trusted();
     let (peak_size, peak, ..) = curve.peak()?;
     let tolerance = stats::PLATEAU_TOLERANCE;
     let level = stats::plateau_of(&trusted, tolerance)?;

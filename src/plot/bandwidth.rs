@@ -8,7 +8,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    is_narrow, legend_chars, plot_err, pow10_ticks, pow2_ticks, Chart, Palette, COLORS, FONT, SIZE, TITLE_ROOM,
+    is_narrow, legend_chars, plot_err, pow10_ticks, pow2_ticks, Chart, Palette, COLORS, FONT, NARROW_PLOT,
+    PANEL_HEIGHT, SIZE, TITLE_ROOM,
 };
 
 /// Link lines: dark, and apart from the data colours.
@@ -111,11 +112,6 @@ const MARK_COLOR: RGBColor = RGBColor(90, 90, 90);
 /// The most curves one panel holds; past that, small multiples.
 pub const MAX_CURVES: usize = 8;
 
-/// Height of one panel of small multiples, pixels.
-const PANEL_HEIGHT: u32 = 430;
-/// Height of a panel's plot in a narrow rendering (its legend goes below).
-const NARROW_PLOT: u32 = 330;
-
 impl BandwidthChart {
     /// Add link lines (label, value in the chart's y unit).
     pub fn with_links(mut self, links: Vec<(String, f64)>) -> Self {
@@ -215,6 +211,11 @@ impl BandwidthChart {
         curves.chain(dashed)
     }
 
+    /// The height of a panel's legend below a narrow plot (from y = 16).
+    fn legend_h(&self, panel: &[(usize, usize, usize)], width: u32) -> u32 {
+        super::legend_height(self.legend_labels(panel), legend_chars(width), 16)
+    }
+
     /// The height of each panel at `width`: one fills the chart and
     /// several stack; a narrow panel is its plot and its legend below.
     fn panel_heights(&self, width: u32) -> Vec<u32> {
@@ -223,9 +224,7 @@ impl BandwidthChart {
         panels
             .iter()
             .map(|p| match () {
-                _ if is_narrow(width) => {
-                    NARROW_PLOT + super::legend_height(self.legend_labels(p), legend_chars(width), 16)
-                }
+                _ if is_narrow(width) => NARROW_PLOT + self.legend_h(p, width),
                 _ if n <= 1 => SIZE.1 - TITLE_ROOM,
                 _ => PANEL_HEIGHT,
             })
@@ -306,8 +305,7 @@ impl BandwidthChart {
         // The legend gets its own column (on a phone, its own band below),
         // so it never covers data.
         let chars = legend_chars(width);
-        let legend_h = super::legend_height(self.legend_labels(panel), chars, 16);
-        let (plot_area, legend_area) = super::plot_and_legend(area, LEGEND_WIDTH, legend_h);
+        let (plot_area, legend_area) = super::plot_and_legend(area, LEGEND_WIDTH, self.legend_h(panel, width));
         let mut builder = ChartBuilder::on(&plot_area);
         if let Some(c) = caption {
             builder.caption(super::shorten(c, (width as usize).saturating_sub(24) / 8), (FONT, 15));

@@ -4,7 +4,23 @@
 
 use plotters::prelude::*;
 
-use super::{is_narrow, FONT};
+use super::{is_narrow, FONT, TITLE_ROOM};
+
+/// The plot's height in a narrow rendering (its legend goes below), pixels.
+pub(crate) const NARROW_PLOT: u32 = 320;
+
+/// Height of one panel of small multiples, pixels.
+pub(crate) const PANEL_HEIGHT: u32 = 430;
+
+/// Where [`draw_legend`] starts a legend at `width`: at the top of its band
+/// below a narrow plot; beside a wide one, level with the plot's top.
+pub(crate) fn legend_top(width: u32) -> i32 {
+    if is_narrow(width) {
+        12
+    } else {
+        60 - TITLE_ROOM as i32
+    }
+}
 
 /// Characters of legend text per line at `width`: a 250 px column beside
 /// the plot, or the chart's whole width below it.

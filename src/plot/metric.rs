@@ -6,15 +6,13 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{is_narrow, legend_chars, plot_err, COLORS, FONT, SIZE, TITLE_ROOM};
+use super::{is_narrow, legend_chars, legend_top, plot_err, COLORS, FONT, NARROW_PLOT, SIZE, TITLE_ROOM};
 use crate::analysis::workload::MetricSeries;
 
 use crate::error::Result;
 use crate::vocab::units::{format_axis, format_sig3};
 
 const LEGEND_WIDTH: u32 = 250;
-/// The plot's height in a narrow rendering (its legend goes below).
-const NARROW_PLOT: u32 = 320;
 /// The most series a history chart draws (the rest are in its table).
 pub const HISTORY_LINES: usize = 8;
 
@@ -95,7 +93,8 @@ impl MetricChart {
     /// The legend's height below a narrow plot.
     fn legend_h(&self, width: u32) -> u32 {
         let labels = self.series.iter().map(|s| s.label.as_str());
-        super::legend_height(labels, legend_chars(width), 12) + if self.has_bars() { 16 } else { 0 }
+        super::legend_height(labels, legend_chars(width), legend_top(width) as u32)
+            + if self.has_bars() { 16 } else { 0 }
     }
 
     fn height_at(&self, width: u32) -> u32 {
@@ -168,8 +167,8 @@ impl MetricChart {
         }
         let entries: Vec<(String, RGBColor)> =
             self.series.iter().enumerate().map(|(i, s)| (s.label.clone(), COLORS[i % COLORS.len()])).collect();
-        let top = if is_narrow(width) { 12 } else { 60 - TITLE_ROOM as i32 };
-        let y = super::draw_legend(&legend_area, &entries, top, legend_chars(width)).map_err(|x| e(&x))?;
+        let y =
+            super::draw_legend(&legend_area, &entries, legend_top(width), legend_chars(width)).map_err(|x| e(&x))?;
         if self.has_bars() {
             legend_area
                 .draw(&Text::new(self.bars_note.clone(), (6, y + 4), (FONT, 11).into_font()))

@@ -36,7 +36,9 @@ pub use bandwidth::{bandwidth_chart, Line};
 pub use bars::bar_chart;
 pub use grouped::{BarPanel, BarSeries, GroupedBars};
 pub use heatmap::HeatmapChart;
-pub(crate) use layout::{draw_legend, legend_chars, legend_height, plot_and_legend, shorten, wrap_at};
+pub(crate) use layout::{
+    draw_legend, legend_chars, legend_height, legend_top, plot_and_legend, shorten, wrap_at, NARROW_PLOT, PANEL_HEIGHT,
+};
 pub use metric::MetricChart;
 pub use ratio::{RatioChart, RatioSeries};
 pub(crate) use style::{draw_marker_at, draw_markers};

@@ -7,16 +7,15 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{is_narrow, legend_chars, plot_err, pow2_ticks, COLORS, FONT, SIZE, TITLE_ROOM};
+use super::{
+    is_narrow, legend_chars, legend_top, plot_err, pow2_ticks, COLORS, FONT, NARROW_PLOT, PANEL_HEIGHT, SIZE,
+    TITLE_ROOM,
+};
 use crate::error::Result;
 use crate::vocab::interval::Interval;
 use crate::vocab::units::format_bytes;
 
 const LEGEND_WIDTH: u32 = 250;
-/// The plot's height in a narrow rendering (its legend goes below).
-const NARROW_PLOT: u32 = 320;
-/// Height of one panel of small multiples, pixels.
-const PANEL_HEIGHT: u32 = 430;
 /// The most rows a forest plot draws; the caption says when more exist.
 pub const MAX_ROWS: usize = 20;
 
@@ -55,12 +54,17 @@ impl RatioChart {
         self.series.chunks(self.series.len().div_ceil(k).max(1)).collect()
     }
 
+    /// The height of a legend of `series` and its note, below a narrow plot.
+    fn legend_h(series: &[RatioSeries], width: u32) -> u32 {
+        let labels = series.iter().map(|s| s.label.as_str());
+        super::legend_height(labels, legend_chars(width), legend_top(width) as u32) + 16
+    }
+
     /// The height of a panel of `series` at `width`: a narrow one is its
     /// plot and, below it, its legend and note.
     fn panel_height(&self, series: &[RatioSeries], width: u32, panels: usize) -> u32 {
         if is_narrow(width) {
-            let labels = series.iter().map(|s| s.label.as_str());
-            NARROW_PLOT + super::legend_height(labels, legend_chars(width), 12) + 16
+            NARROW_PLOT + Self::legend_h(series, width)
         } else if panels <= 1 {
             SIZE.1 - TITLE_ROOM
         } else {
@@ -108,9 +112,7 @@ impl RatioChart {
     ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let grey = RGBColor(110, 110, 110);
         let width = area.dim_in_pixel().0;
-        let labels = series.iter().map(|s| s.label.as_str());
-        let legend_h = super::legend_height(labels, legend_chars(width), 12) + 16;
-        let (plot_area, legend_area) = super::plot_and_legend(area, LEGEND_WIDTH, legend_h);
+        let (plot_area, legend_area) = super::plot_and_legend(area, LEGEND_WIDTH, Self::legend_h(series, width));
         let ticks = pow2_ticks(xlo, xhi, if is_narrow(width) { 5 } else { 9 });
         let mut builder = ChartBuilder::on(&plot_area);
         if let Some(c) = &caption {
@@ -155,8 +157,7 @@ impl RatioChart {
         }
         let entries: Vec<(String, RGBColor)> =
             series.iter().enumerate().map(|(i, s)| (s.label.clone(), COLORS[i % COLORS.len()])).collect();
-        let top = if is_narrow(width) { 12 } else { 60 - TITLE_ROOM as i32 };
-        let y = super::draw_legend(&legend_area, &entries, top, legend_chars(width))?;
+        let y = super::draw_legend(&legend_area, &entries, legend_top(width), legend_chars(width))?;
         legend_area.draw(&Text::new(self.note(), (6, y + 4), (FONT, 11).into_font()))?;
         Ok(())
     }

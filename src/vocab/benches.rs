@@ -97,8 +97,10 @@ pub struct BenchInfo {
 
 const READ_WRITTEN: &str = "bytes read + written (2 × size); the tables also give bytes copied once";
 const COPIED_ONCE: &str = "bytes copied once (the payload), GB/s = 10^9 bytes/s";
-const AXIS_MOVED: &str = "GB/s (bytes read + written)";
-const AXIS_ONCE: &str = "GB/s (bytes copied once)";
+/// The y axis of a rate that counts bytes read + written, and of one that
+/// counts bytes copied once.
+pub const AXIS_MOVED: &str = "GB/s (bytes read + written)";
+pub const AXIS_ONCE: &str = "GB/s (bytes copied once)";
 
 impl Bench {
     /// The benchmark a row's `bench` names, if this table lists it.

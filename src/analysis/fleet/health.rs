@@ -35,16 +35,98 @@ impl Action {
     }
 }
 
+/// One passive check: its name, its rule in words and the rule's source
+/// (`docs/gate-health.md` tabulates them), and whether a GPU answered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    RowRemap,
+    Ecc,
+    RetiredPages,
+    PcieWidth,
+    PcieGen,
+    Nvlink,
+    Fabric,
+    Throttle,
+}
+
+impl Check {
+    pub const ALL: [Check; 8] = [
+        Check::RowRemap,
+        Check::Ecc,
+        Check::RetiredPages,
+        Check::PcieWidth,
+        Check::PcieGen,
+        Check::Nvlink,
+        Check::Fabric,
+        Check::Throttle,
+    ];
+
+    /// `row-remap`, `pcie-width`, ...: as reasons and JSON name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::RowRemap => "row-remap",
+            Check::Ecc => "ecc",
+            Check::RetiredPages => "retired-pages",
+            Check::PcieWidth => "pcie-width",
+            Check::PcieGen => "pcie-gen",
+            Check::Nvlink => "nvlink",
+            Check::Fabric => "fabric",
+            Check::Throttle => "throttle",
+        }
+    }
+
+    /// What drains, what asks for a reset, what only warns.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Check::RowRemap => "a failed remap drains; a pending one asks for a reset",
+            Check::Ecc => "an uncorrectable error since the last reset asks for a reset",
+            Check::RetiredPages => "a pending retirement asks for a reset",
+            Check::PcieWidth => "a link narrower than the part's maximum drains",
+            Check::PcieGen => "a generation below the maximum only warns (links step down when idle)",
+            Check::Nvlink => "fewer active NVLinks than the spec's count drains",
+            Check::Fabric => "a fabric not completed, or completed with an error, drains",
+            Check::Throttle => "a hardware slowdown or power-brake reason warns",
+        }
+    }
+
+    /// The published rule it follows.
+    pub fn source(self) -> &'static str {
+        match self {
+            Check::RowRemap => "NVIDIA, GPU Memory Error Management (r. Row Remapping): a remapping failure means the GPU should be replaced; a pending remap takes effect after a GPU reset. https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/",
+            Check::Ecc => "NVIDIA, GPU Memory Error Management: an uncorrectable ECC error terminates the work on the GPU; DCGM's memory health watch fails on it. https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/",
+            Check::RetiredPages => "NVIDIA, Dynamic Page Retirement: a retired page is blacklisted at the next reset; pending retirements need one. https://docs.nvidia.com/deploy/dynamic-page-retirement/",
+            Check::PcieWidth | Check::PcieGen => "Azure NHC check_gpu_bw / NVSentinel PCIe checks: a link trained below the part's width halves host transfers; NVML reports the generation lowered while idle (power saving). https://github.com/Azure/azurehpc-health-checks",
+            Check::Nvlink => "NVML nvmlDeviceGetNvLinkState against the part's NVLink count (its spec's [link] count); NHC check_nvlink_status drains on an inactive link. https://docs.nvidia.com/deploy/nvml-api/",
+            Check::Fabric => "NVIDIA Fabric Manager user guide: on NVSwitch systems a GPU takes no CUDA work until its fabric registration completes. https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/",
+            Check::Throttle => "NVML clock event reasons: HW slowdown (0x8), HW thermal (0x40) and HW power brake (0x80) are the hardware's own slowdowns. https://docs.nvidia.com/deploy/nvml-api/",
+        }
+    }
+
+    /// Whether `d` answered this check at all (unread is never a fault).
+    fn read(self, d: &DeviceHealth) -> bool {
+        match self {
+            Check::RowRemap => d.remap_failed.is_some(),
+            Check::Ecc => d.ecc_uncorrected_volatile.is_some(),
+            Check::RetiredPages => d.retired_pending.is_some(),
+            Check::PcieWidth => d.pcie_width.is_some(),
+            Check::PcieGen => d.pcie_gen.is_some(),
+            Check::Nvlink => d.nvlinks_active.is_some() && d.nvlinks_expected.is_some(),
+            Check::Fabric => d.fabric.is_some_and(|f| f.0 != 0),
+            Check::Throttle => d.throttle_reasons.is_some(),
+        }
+    }
+}
+
 /// One check that did not pass.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     pub device: String,
-    /// The check's name: `row-remap`, `pcie-width`, ...
-    pub check: &'static str,
+    pub check: Check,
     pub action: Action,
     /// What was read, in words.
     pub what: String,
-    /// The published rule it follows.
+    /// The published rule it follows ([`Check::source`]).
     pub source: &'static str,
 }
 
@@ -52,29 +134,9 @@ impl Finding {
     /// One line, for a drain reason and for people: `drain: GPU 0 (…)
     /// row-remap: a row remap failed (…)`.
     pub fn line(&self) -> String {
-        format!("{}: {} {}: {}", self.action.as_str(), self.device, self.check, self.what)
+        format!("{}: {} {}: {}", self.action.as_str(), self.device, self.check.name(), self.what)
     }
 }
-
-/// Every check's rule and source, as `docs/gate-health.md` tabulates them.
-pub const RULES: &[(&str, &str, &str)] = &[
-    ("row-remap", "a failed remap drains; a pending one asks for a reset", ROW_REMAP),
-    ("ecc", "an uncorrectable error since the last reset asks for a reset", ECC),
-    ("retired-pages", "a pending retirement asks for a reset", RETIRED),
-    ("pcie-width", "a link narrower than the part's maximum drains", PCIE),
-    ("pcie-gen", "a generation below the maximum only warns (links step down when idle)", PCIE),
-    ("nvlink", "fewer active NVLinks than the spec's count drains", NVLINK),
-    ("fabric", "a fabric not completed, or completed with an error, drains", FABRIC),
-    ("throttle", "a hardware slowdown or power-brake reason warns", THROTTLE),
-];
-
-const ROW_REMAP: &str = "NVIDIA, GPU Memory Error Management (r. Row Remapping): a remapping failure means the GPU should be replaced; a pending remap takes effect after a GPU reset. https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/";
-const ECC: &str = "NVIDIA, GPU Memory Error Management: an uncorrectable ECC error terminates the work on the GPU; DCGM's memory health watch fails on it. https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/";
-const RETIRED: &str = "NVIDIA, Dynamic Page Retirement: a retired page is blacklisted at the next reset; pending retirements need one. https://docs.nvidia.com/deploy/dynamic-page-retirement/";
-const PCIE: &str = "Azure NHC check_gpu_bw / NVSentinel PCIe checks: a link trained below the part's width halves host transfers; NVML reports the generation lowered while idle (power saving). https://github.com/Azure/azurehpc-health-checks";
-const NVLINK: &str = "NVML nvmlDeviceGetNvLinkState against the part's NVLink count (its spec's [link] count); NHC check_nvlink_status drains on an inactive link. https://docs.nvidia.com/deploy/nvml-api/";
-const FABRIC: &str = "NVIDIA Fabric Manager user guide: on NVSwitch systems a GPU takes no CUDA work until its fabric registration completes. https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/";
-const THROTTLE: &str = "NVML clock event reasons: HW slowdown (0x8), HW thermal (0x40) and HW power brake (0x80) are the hardware's own slowdowns. https://docs.nvidia.com/deploy/nvml-api/";
 
 /// The bits of the throttle reasons that are the hardware slowing itself.
 const HW_SLOWDOWN: u64 = 0x8 | 0x40 | 0x80;
@@ -82,55 +144,48 @@ const HW_SLOWDOWN: u64 = 0x8 | 0x40 | 0x80;
 /// Every finding of one GPU, most severe first.
 pub fn judge(d: &DeviceHealth) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut find = |check: &'static str, action: Action, what: String, source: &'static str| {
-        out.push(Finding { device: d.device.clone(), check, action, what, source })
+    let mut find = |check: Check, action: Action, what: String| {
+        out.push(Finding { device: d.device.clone(), check, action, what, source: check.source() })
     };
     if d.remap_failed == Some(true) {
         find(
-            "row-remap",
+            Check::RowRemap,
             Action::Drain,
             "a row remap failed: no spare row was left for a failing memory row".into(),
-            ROW_REMAP,
         );
     } else if d.remap_pending == Some(true) {
-        find(
-            "row-remap",
-            Action::Reset,
-            "a row remap is pending: it takes effect at the next GPU reset".into(),
-            ROW_REMAP,
-        );
+        find(Check::RowRemap, Action::Reset, "a row remap is pending: it takes effect at the next GPU reset".into());
     }
     if let Some(n) = d.ecc_uncorrected_volatile.filter(|n| *n > 0) {
-        find("ecc", Action::Reset, format!("{n} uncorrectable ECC error(s) since the last reset"), ECC);
+        find(Check::Ecc, Action::Reset, format!("{n} uncorrectable ECC error(s) since the last reset"));
     }
     if d.retired_pending == Some(true) {
         let pages = d.retired_pages.map(|n| format!(" ({n} retired so far)")).unwrap_or_default();
-        find("retired-pages", Action::Reset, format!("a page retirement is pending{pages}"), RETIRED);
+        find(Check::RetiredPages, Action::Reset, format!("a page retirement is pending{pages}"));
     }
     if let Some((now, max)) = d.pcie_width.filter(|(now, max)| now < max) {
-        find("pcie-width", Action::Drain, format!("PCIe link x{now}, the part's maximum is x{max}"), PCIE);
+        find(Check::PcieWidth, Action::Drain, format!("PCIe link x{now}, the part's maximum is x{max}"));
     }
     if let Some((now, max)) = d.pcie_gen.filter(|(now, max)| now < max) {
         find(
-            "pcie-gen",
+            Check::PcieGen,
             Action::Warn,
             format!("PCIe Gen{now}, the part's maximum is Gen{max} (normal while idle)"),
-            PCIE,
         );
     }
     if let (Some(active), Some((expected, name))) = (d.nvlinks_active, &d.nvlinks_expected) {
         if active < *expected {
-            find("nvlink", Action::Drain, format!("{active} of {expected} NVLinks active ({name})"), NVLINK);
+            find(Check::Nvlink, Action::Drain, format!("{active} of {expected} NVLinks active ({name})"));
         }
     }
     match d.fabric {
         Some((3, 0)) | Some((0, _)) | None => {}
         Some((3, status)) => {
-            find("fabric", Action::Drain, format!("fabric registration completed with error {status}"), FABRIC)
+            find(Check::Fabric, Action::Drain, format!("fabric registration completed with error {status}"))
         }
         Some((state, _)) => {
             let word = if state == 1 { "not started" } else { "still in progress" };
-            find("fabric", Action::Drain, format!("fabric registration {word}: is the fabric manager running?"), FABRIC)
+            find(Check::Fabric, Action::Drain, format!("fabric registration {word}: is the fabric manager running?"))
         }
     }
     if let Some(bits) = d.throttle_reasons.filter(|b| b & HW_SLOWDOWN != 0) {
@@ -139,7 +194,7 @@ pub fn judge(d: &DeviceHealth) -> Vec<Finding> {
             .filter(|(b, _)| bits & b != 0)
             .map(|(_, w)| *w)
             .collect();
-        find("throttle", Action::Warn, format!("the hardware is slowing itself: {}", words.join(", ")), THROTTLE);
+        find(Check::Throttle, Action::Warn, format!("the hardware is slowing itself: {}", words.join(", ")));
     }
     out.sort_by_key(|f| f.action);
     out
@@ -150,8 +205,8 @@ pub fn judge(d: &DeviceHealth) -> Vec<Finding> {
 pub struct Health {
     pub devices: usize,
     pub findings: Vec<Finding>,
-    /// Checks that no GPU of the node could answer, by name.
-    pub unread: Vec<&'static str>,
+    /// Checks that no GPU of the node could answer.
+    pub unread: Vec<Check>,
 }
 
 impl Health {
@@ -159,21 +214,7 @@ impl Health {
     pub fn of(devices: &[DeviceHealth]) -> Health {
         let mut findings: Vec<Finding> = devices.iter().flat_map(judge).collect();
         findings.sort_by_key(|f| f.action);
-        let none = |read: &dyn Fn(&DeviceHealth) -> bool| !devices.iter().any(read);
-        let mut unread = Vec::new();
-        for (check, read) in [
-            ("row-remap", &(|d: &DeviceHealth| d.remap_failed.is_some()) as &dyn Fn(&DeviceHealth) -> bool),
-            ("ecc", &|d: &DeviceHealth| d.ecc_uncorrected_volatile.is_some()),
-            ("retired-pages", &|d: &DeviceHealth| d.retired_pending.is_some()),
-            ("pcie-width", &|d: &DeviceHealth| d.pcie_width.is_some()),
-            ("nvlink", &|d: &DeviceHealth| d.nvlinks_active.is_some() && d.nvlinks_expected.is_some()),
-            ("fabric", &|d: &DeviceHealth| d.fabric.is_some_and(|f| f.0 != 0)),
-            ("throttle", &|d: &DeviceHealth| d.throttle_reasons.is_some()),
-        ] {
-            if none(read) {
-                unread.push(check);
-            }
-        }
+        let unread = Check::ALL.into_iter().filter(|c| !devices.iter().any(|d| c.read(d))).collect();
         Health { devices: devices.len(), findings, unread }
     }
 
@@ -224,7 +265,7 @@ mod tests {
         for (d, check, action) in cases {
             let f = judge(&d);
             assert_eq!(f.len(), 1, "{check}: {f:?}");
-            assert_eq!((f[0].check, f[0].action), (check, action));
+            assert_eq!((f[0].check.name(), f[0].action), (check, action));
             assert!(f[0].line().contains("GPU 0 (GPU-test)") && f[0].line().contains(check), "{}", f[0].line());
         }
     }
@@ -234,7 +275,7 @@ mod tests {
         let blank = DeviceHealth { device: "GPU 0".into(), ..Default::default() };
         let h = Health::of(&[blank]);
         assert!(h.findings.is_empty() && h.worst().is_none());
-        assert!(h.unread.contains(&"row-remap") && h.unread.contains(&"nvlink"), "{:?}", h.unread);
+        assert!(h.unread.contains(&Check::RowRemap) && h.unread.contains(&Check::Nvlink), "{:?}", h.unread);
         // A failed remap on one GPU of two drains the node, before a warning.
         let h = Health::of(&[
             DeviceHealth { throttle_reasons: Some(0x8), ..healthy() },

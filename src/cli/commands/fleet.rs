@@ -51,7 +51,7 @@ pub enum FleetCommand {
     /// This node's GPUs' own health, read without running anything (ECC,
     /// row remapping, PCIe link, NVLinks, fabric, throttle reasons): exit 0
     /// healthy, 1 a GPU to drain or reset, 3 nothing readable.
-    #[command(after_help = super::health::HEALTH_HELP)]
+    #[command(after_help = super::health::health_help())]
     Health {
         /// Print JSON (every GPU's findings, with each rule's source).
         #[arg(long)]

@@ -9,28 +9,26 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::analysis::fleet::health::{Action, Health, RULES};
+use crate::analysis::fleet::health::{Action, Check, Health};
 use crate::analysis::specs::SpecBook;
 use crate::cli::print::{terminal_safe, Render, Term};
 
-pub const HEALTH_HELP: &str = "\
-Reads every GPU through NVML and judges it by the rules below; nothing runs
+/// `fleet health --help`'s text after the options: the rules, from the
+/// checks themselves.
+pub fn health_help() -> String {
+    let rules: String = Check::ALL.iter().map(|c| format!("  {:<15}{}\n", c.name(), c.rule())).collect();
+    format!(
+        "Reads every GPU through NVML and judges it by the rules below; nothing runs
 on the GPUs, so it takes well under a second. A check the part or driver
 cannot answer is listed as not read, never as a fault.
 
-Rules (docs/gate-health.md gives each one's source):
-  row-remap      a failed remap drains; a pending one asks for a reset
-  ecc            an uncorrectable error since the last reset asks for a reset
-  retired-pages  a pending retirement asks for a reset
-  pcie-width     a link narrower than the part's maximum drains
-  pcie-gen       a generation below the maximum warns (links step down when idle)
-  nvlink         fewer active NVLinks than the spec's [link] count drains
-  fabric         a fabric not completed, or completed with an error, drains
-  throttle       a hardware slowdown or power-brake reason warns
-
+Rules (docs/gate-health.md and --json give each one's source):
+{rules}
 Examples:
   benchbook fleet health
-  benchbook fleet health --json";
+  benchbook fleet health --json"
+    )
+}
 
 /// What `fleet health` found.
 #[derive(Debug, Serialize)]
@@ -69,7 +67,8 @@ pub fn render_health(t: &mut Term<'_>, health: Option<&Health>, unread: Option<&
                 writeln!(t.out, "  {}", s(&f.line()))?;
             }
             if !h.unread.is_empty() {
-                writeln!(t.out, "  not read here (the part or driver does not say): {}", h.unread.join(", "))?;
+                let names: Vec<&str> = h.unread.iter().map(|c| c.name()).collect();
+                writeln!(t.out, "  not read here (the part or driver does not say): {}", names.join(", "))?;
             }
         }
         (None, Some(why)) => writeln!(t.out, "GPU health: not read ({})", s(why))?,
@@ -82,7 +81,7 @@ impl Render for HealthOutput {
     fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
         render_health(t, self.health.as_ref(), self.unread.as_deref())?;
         if self.health.as_ref().is_some_and(|h| !h.findings.is_empty()) {
-            writeln!(t.err, "the {} rules and their sources: docs/gate-health.md (and --json)", RULES.len())?;
+            writeln!(t.err, "the {} rules and their sources: docs/gate-health.md (and --json)", Check::ALL.len())?;
         }
         Ok(())
     }

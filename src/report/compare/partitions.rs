@@ -109,8 +109,8 @@ pub fn section(
         // The axis names the bytes its bars count: all read + written, all
         // copied once, or each point its own way.
         let axis = match (largest.iter().all(|a| a.read_written), largest.iter().any(|a| a.read_written)) {
-            (true, _) => "GB/s (bytes read + written)",
-            (false, false) => "GB/s (bytes copied once)",
+            (true, _) => crate::vocab::benches::AXIS_MOVED,
+            (false, false) => crate::vocab::benches::AXIS_ONCE,
             _ => "GB/s (read + written for memory, copied once for transfers)",
         };
         charts.push(Box::new(bar_chart(&id, &format!("{name}: each partition"), axis, bars)));

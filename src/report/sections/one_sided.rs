@@ -97,7 +97,9 @@ pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRo
         // else the largest both measured, which is then not judged.
         let common: Vec<u64> =
             every.points.iter().filter_map(|p| p.size_bytes).filter(|&s| at(batched, s).is_some()).collect();
-        let trusted = common.iter().copied().filter(|&s| every.trusts(s) && batched.trusts(s)).max();
+        let (te, tb) = (every.trusted(), batched.trusted());
+        let ok = |t: &[(u64, f64, bool)], s: u64| t.iter().any(|&(size, _, trusted)| size == s && trusted);
+        let trusted = common.iter().copied().filter(|&s| ok(&te, s) && ok(&tb, s)).max();
         let Some(size) = trusted.or(common.iter().copied().max()) else { continue };
         let (Some(a), Some(b)) = (at(every, size), at(batched, size)) else { continue };
         let (Some(ga), Some(gb)) = (a.gbps_copied, b.gbps_copied) else { continue };

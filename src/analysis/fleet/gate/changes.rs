@@ -9,8 +9,7 @@ use serde::Serialize;
 
 use super::GateData;
 use crate::analysis::changepoints::{change_points, ChangeRule};
-use crate::vocab::interval::figure;
-use crate::vocab::stats::median_unsorted;
+use crate::vocab::stats::RoundsResampler;
 
 /// A change in a node's own runs of one point.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,10 +40,8 @@ impl OwnChange {
 /// Each point's changes over the node's earlier runs and the first fresh
 /// pass, in that order.
 pub fn own_changes(data: &GateData, rule: &ChangeRule) -> Vec<OwnChange> {
-    let run_figure = |run: &Vec<Vec<f64>>| -> Option<f64> {
-        let medians: Vec<f64> = run.iter().filter(|r| !r.is_empty()).map(|r| median_unsorted(&mut r.clone())).collect();
-        figure(&medians)
-    };
+    // A run's figure as the fleet judges it: the median of its rounds' medians.
+    let run_figure = |run: &Vec<Vec<f64>>| RoundsResampler::new(run).map(|r| r.figure());
     let mut out = Vec::new();
     for (point, fresh) in &data.fresh {
         let own = data.own_series.get(point).or(data.own.get(point)).map(Vec::as_slice).unwrap_or_default();
