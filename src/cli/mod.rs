@@ -287,6 +287,11 @@ pub struct ImportArgs {
     /// nccl-tests, nvbandwidth or perftest are judged like `run --fleet`.
     #[arg(long, value_name = "NAME", value_parser = parse_fleet)]
     pub fleet: Option<String>,
+    /// Write nothing: print, for each file, which importer claims it and
+    /// why (the line that told), the version it seems to be, the blocks of
+    /// lines that give records, and why a file would be refused.
+    #[arg(long)]
+    pub explain: bool,
     /// Print a JSON summary.
     #[arg(long)]
     pub json: bool,
@@ -862,6 +867,11 @@ pub fn main_with(cli: Cli) -> Result<u8> {
         Command::Verify { runs, json } => {
             let out = commands::verify::verify(&archive, &runs);
             emit(&out, Form::json(json), quiet);
+            Ok(out.exit_code())
+        }
+        Command::Import(a) if a.explain => {
+            let out = commands::import::explain(&a)?;
+            emit(&out, Form::json(a.json), quiet);
             Ok(out.exit_code())
         }
         Command::Import(a) => {

@@ -11,7 +11,7 @@
 //! header's value; the time is then derived from the printed rate, which is
 //! exact, and checked against the printed min time.
 
-use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
@@ -59,10 +59,18 @@ impl Format for BabelStream {
         Some(Family::Memcpy)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("BabelStream")
-            || text.contains("GPU-STREAM")
-            || (text.contains("Function") && text.contains("MBytes/sec"))
+    fn markers(&self) -> &'static [&'static str] {
+        &["BabelStream", "GPU-STREAM"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "its banner names BabelStream", |l| l.contains("BabelStream"))
+            .or_else(|| Claim::find(text, "its banner names GPU-STREAM", |l| l.contains("GPU-STREAM")))
+            .or_else(|| {
+                Claim::find(text, "its table header (`Function`, `MBytes/sec`)", |l| {
+                    l.contains("Function") && l.contains("MBytes/sec")
+                })
+            })
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
@@ -75,9 +83,41 @@ impl Format for BabelStream {
         let mut implementation: Option<String> = None;
         let mut device: Option<String> = None;
         let mut resized: Option<u64> = None;
+        // `--triad-only` (4.0+): `Running triad N times`, the exact element
+        // count, and the runtime of all N runs.
+        let (mut triad_runs, mut elements, mut runtime): (Option<u64>, Option<u64>, Option<(usize, f64)>) =
+            (None, None, None);
         for &(no, line) in &all {
             let t = line.trim();
-            if let Some(v) = t.strip_prefix("Version:") {
+            if let Some(n) = t.strip_prefix("Running triad ").and_then(|r| r.strip_suffix(" times")) {
+                triad_runs = n.trim().parse().ok().filter(|&n: &u64| n > 0);
+            } else if let Some(n) = t.strip_prefix("Number of elements:") {
+                elements = n.trim().parse().ok();
+            } else if let Some(v) = t.strip_prefix("Runtime (seconds):") {
+                runtime = num(v).filter(|s| *s > 0.0).map(|s| (no, s));
+            } else if let Some(v) = t.strip_prefix("Bandwidth (GB/s):") {
+                if let (Some(runs), Some((_, secs))) = (triad_runs, runtime) {
+                    let elem = if precision == "f32" { 4 } else { 8 };
+                    let array = elements.and_then(|n| n.checked_mul(elem)).ok_or_else(|| {
+                        ParseError::new(no, "a `--triad-only` result without its `Number of elements:` line")
+                    })?;
+                    let moved = array.checked_mul(3).ok_or_else(|| ParseError::new(no, "array size overflows"))?;
+                    let gbs = num(v).unwrap_or(f64::NAN);
+                    let mut p = point("triad", 3, array, moved, &precision);
+                    p.variant = Some("weight 3, triad-only".into());
+                    let mut r = record(
+                        p,
+                        secs / runs as f64,
+                        no,
+                        format!(
+                            "BabelStream --triad-only: {runs} triads in {secs} s (their total, so the time is their mean, not the min the table reports); bytes = 3 × {array}; printed {gbs} GB/s"
+                        ),
+                    );
+                    r.iterations = Some(runs);
+                    r.device = device.clone().or_else(|| implementation.clone());
+                    out.records.push(r);
+                }
+            } else if let Some(v) = t.strip_prefix("Version:") {
                 out.tool_version = Some(format!("BabelStream {}", v.trim()));
             } else if let Some(v) = t.strip_prefix("Implementation:") {
                 implementation = Some(v.trim().to_string());
@@ -214,8 +254,14 @@ impl Format for BabelStreamCsv {
         Some(Family::Memcpy)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.lines().any(|l| l.trim().starts_with("function,num_times,n_elements,sizeof"))
+    fn markers(&self) -> &'static [&'static str] {
+        &["BabelStream", "GPU-STREAM"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "its CSV header (`function,num_times,n_elements,sizeof`)", |l| {
+            l.trim().starts_with("function,num_times,n_elements,sizeof")
+        })
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
@@ -292,7 +338,7 @@ Triad       183157.380  0.00687     0.00690     0.00689\n";
 
     #[test]
     fn mb_that_the_rate_shows_are_mib_are_read_as_mib() {
-        assert!(BabelStream.sniff(GPU_STREAM_1_0));
+        assert!(BabelStream.sniff(GPU_STREAM_1_0).is_some());
         let p = BabelStream.parse(GPU_STREAM_1_0, "gpu-stream.log").unwrap();
         assert_eq!(p.records.len(), 2);
         for r in &p.records {

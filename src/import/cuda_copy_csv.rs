@@ -11,7 +11,7 @@
 //! - `h2d_pinned`, `d2h_pageable`, ...: `h2d` / `d2h` with the host memory
 //!   kind as the variant, each byte moved once (it crosses the link once).
 
-use super::{record, Format, ParseError, Parsed};
+use super::{record, Claim, Format, ParseError, Parsed};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
@@ -32,8 +32,8 @@ impl Format for CudaCopyCsv {
         None
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.lines().any(|l| l.trim() == HEADER)
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "benchbook's CUDA C reference CSV header", |l| l.trim() == HEADER)
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
@@ -149,7 +149,7 @@ mod tests {
                     d2d_sm_u8_b16x1024,268435456,1.3e-4,2064.9,4129.8\n\
                     h2d_pinned,67108864,1.2092e-3,55.50,\n";
         let p = CudaCopyCsv.parse(text, "cuda_c.csv").unwrap();
-        assert!(CudaCopyCsv.sniff(text));
+        assert!(CudaCopyCsv.sniff(text).is_some());
         assert_eq!(p.records.len(), 3);
         let ce = &p.records[0];
         assert_eq!(ce.params.bench, "memcpy");

@@ -14,7 +14,7 @@
 //! rows (launcher prefixes, runtime warnings) are read through; a file with
 //! several blocks numbers them in the variant.
 
-use super::{lines, num, record, Format, ParseError, Parsed, Record};
+use super::{lines, num, record, Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::accounting::bus_factor;
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
@@ -51,8 +51,17 @@ impl Format for DeepspeedComm {
         Some(Family::Network)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("---- Performance of ") && text.contains("Size (Bytes)")
+    fn markers(&self) -> &'static [&'static str] {
+        &["---- Performance of ", "ds_bench", "communication/all_reduce.py"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        if !text.contains("Size (Bytes)") {
+            return None;
+        }
+        Claim::find(text, "a `---- Performance of OP` block with a `Size (Bytes)` table", |l| {
+            l.contains("---- Performance of ")
+        })
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {

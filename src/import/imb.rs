@@ -22,7 +22,7 @@
 //! printed rate), and the note says which. Other blocks (the `Multi-`
 //! forms, IO and RMA parts) are left out with a warning naming the line.
 
-use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed, Record};
+use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
@@ -93,13 +93,28 @@ impl Format for Imb {
         Some(Family::Network)
     }
 
-    fn sniff(&self, text: &str) -> bool {
+    fn markers(&self) -> &'static [&'static str] {
+        &["Intel(R) MPI Benchmarks", "Intel (R) MPI Benchmark", "IMB-MPI1", "IMB-NBC", "IMB-RMA", "IMB-EXT"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
         // The banner may be cut from an excerpt; the block header and its
         // process count, or the table header, are IMB's own (perftest
         // prints `#iterations`, not `#repetitions`).
-        let blocks = text.lines().any(|l| l.trim_start().starts_with("# Benchmarking "))
-            && (text.contains("MPI Benchmark") || text.contains("#processes ="));
-        blocks || text.lines().any(|l| l.contains("#bytes") && l.contains("#repetitions") && l.contains("[usec]"))
+        let blocks = || {
+            (text.contains("MPI Benchmark") || text.contains("#processes ="))
+                .then(|| {
+                    Claim::find(text, "a `# Benchmarking` block with IMB's banner or `#processes =`", |l| {
+                        l.trim_start().starts_with("# Benchmarking ")
+                    })
+                })
+                .flatten()
+        };
+        blocks().or_else(|| {
+            Claim::find(text, "IMB's table header (`#bytes #repetitions ... [usec]`)", |l| {
+                l.contains("#bytes") && l.contains("#repetitions") && l.contains("[usec]")
+            })
+        })
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {

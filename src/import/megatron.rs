@@ -18,7 +18,7 @@
 //! `global_batch_size` is a parameter too, so that a ramped batch size is
 //! never averaged with the full one.
 
-use super::{metric_record, num, strip_ansi, Format, MetricValue, ParseError, Parsed, Record};
+use super::{metric_record, num, strip_ansi, Claim, Format, MetricValue, ParseError, Parsed, Record};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{Better, Params};
 
@@ -59,8 +59,12 @@ impl Format for Megatron {
     fn family(&self) -> Option<Family> {
         Some(Family::Gemm)
     }
-    fn sniff(&self, text: &str) -> bool {
-        text.lines().any(is_iteration_line)
+    fn markers(&self) -> &'static [&'static str] {
+        &["elapsed time per iteration", "pretrain_gpt", "Megatron"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "an iteration line with `elapsed time per iteration`", is_iteration_line)
     }
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
         super::collect(self, text, file_name)

@@ -20,7 +20,9 @@ pub mod babelstream;
 mod command;
 pub mod cuda_copy_csv;
 pub mod deepspeed_comm;
+pub mod detect;
 mod gate;
+mod helpers;
 pub mod imb;
 mod launcher;
 pub mod megatron;
@@ -44,8 +46,10 @@ pub mod vllm;
 pub mod vllm_throughput;
 
 pub(crate) use command::command_line;
+pub use detect::{explain, Claim, Explanation};
 use gate::possible;
 pub use gate::{metric_bound, MAX_GB_PER_S};
+pub(crate) use helpers::*;
 pub(crate) use launcher::{lines, strip_ansi};
 pub use source::ImportSource;
 
@@ -122,8 +126,14 @@ pub trait Format {
     /// The write-up its rows belong to (the report kind an import of it
     /// gets), or `None` for the generic report.
     fn family(&self) -> Option<Family>;
-    /// Does `text` look like this format?
-    fn sniff(&self, text: &str) -> bool;
+    /// Does `text` look like this format? The line that told, and why.
+    fn sniff(&self, text: &str) -> Option<Claim>;
+    /// Strings that name the tool (its banner, its binaries): a file that
+    /// holds one but no layout `sniff` knows is tried as this tool and
+    /// refused naming it ([`detect`]).
+    fn markers(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Parse the whole text. `file_name` may hint at what the file holds.
     fn parse(&self, text: &str, file_name: &str) -> std::result::Result<Parsed, ParseError>;
     /// Parse, handing each record to `each` as soon as it is read, so that
@@ -250,6 +260,8 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
     let text = text.as_ref();
     let all = formats();
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    // A file no layout claims but that names a tool is tried as that tool.
+    let mut named = None;
     let format = match tool {
         Some(t) => all.iter().find(|f| f.name() == t).ok_or_else(|| {
             Error::config(
@@ -257,10 +269,27 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
                 format!("unknown tool `{t}`; known: {}", all.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")),
             )
         })?,
-        None => all.iter().find(|f| f.sniff(text)).ok_or_else(|| Error::UnknownFormat {
-            path: path.to_path_buf(),
-            tried: all.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
-        })?,
+        None => match all.iter().find(|f| f.sniff(text).is_some()) {
+            Some(f) => f,
+            None => all
+                .iter()
+                .find_map(|f| detect::named(f.as_ref(), text).map(|n| (f, n)))
+                .map(|(f, n)| {
+                    named = Some(n);
+                    f
+                })
+                .ok_or_else(|| match detect::not_read(text) {
+                    Some((tool, line, instead)) => Error::Import {
+                        path: path.to_path_buf(),
+                        line,
+                        message: format!("this is {tool}'s output, which benchbook has no importer for: {instead}"),
+                    },
+                    None => Error::UnknownFormat {
+                        path: path.to_path_buf(),
+                        tried: all.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
+                    },
+                })?,
+        },
     };
     let mut dropped = Vec::new();
     let mut count = 0;
@@ -271,8 +300,16 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
                 each(r);
             }
         })
-        .map_err(|e| Error::Import { path: path.to_path_buf(), line: e.line, message: e.message })?;
+        .map_err(|e| refusal(path, text, format.as_ref(), named.as_ref(), e))?;
     parsed.family = format.family();
+    if let Some(n) = &named {
+        parsed.warnings.push(format!(
+            "line {}: read as {} because it names the tool (`{}`); no layout's header claimed the file",
+            n.line,
+            format.name(),
+            n.marker
+        ));
+    }
     parsed.record_count = count;
     if let Some(n) = labels {
         parsed.warnings.push(format!("{n} lines carried a launcher's task label (`srun -l`); read without it"));
@@ -293,104 +330,21 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
     Ok(parsed)
 }
 
-// ---- helpers shared by the formats ----
-
-/// Bytes one operation is normalized to where a matrix tool does not print
-/// its buffer size (nvbandwidth, rocm-bandwidth-test, TransferBench): time
-/// = 1 / rate, so the derived rate is the printed one.
-pub(crate) const NORMALIZED_BYTES: u64 = 1_000_000_000;
-
-/// The benchmark of a copy between two endpoints of one node: GPU → GPU a
-/// peer copy, CPU → GPU `h2d`, GPU → CPU `d2h`; none between CPUs.
-pub(crate) fn copy_bench(src_gpu: bool, dst_gpu: bool) -> Option<crate::vocab::benches::Bench> {
-    use crate::vocab::benches::Bench;
-    match (src_gpu, dst_gpu) {
-        (true, true) => Some(Bench::MemcpyPeer),
-        (false, true) => Some(Bench::H2d),
-        (true, false) => Some(Bench::D2h),
-        (false, false) => None,
-    }
-}
-
-/// Whether the final line of `text` was cut off (no trailing newline).
-pub(crate) fn last_line_incomplete(text: &str) -> bool {
-    !text.is_empty() && !text.ends_with('\n')
-}
-
-/// A number as tools print them; `None` for `N/A` and friends.
-pub(crate) fn num(tok: &str) -> Option<f64> {
-    tok.trim().parse::<f64>().ok().filter(|v| v.is_finite())
-}
-
-/// What to add when `tok` is not a number: a placeholder (`xxx.xx`,
-/// `XXX.XX`, `xxx`) means a documentation template, not a measurement.
-pub(crate) fn placeholder_hint(tok: &str) -> &'static str {
-    let t = tok.trim();
-    if !t.is_empty() && t.contains(['x', 'X']) && t.chars().all(|c| matches!(c, 'x' | 'X' | '.' | ',')) {
-        " (a placeholder: the file is a documentation template, with no measurement in it)"
-    } else {
-        ""
-    }
-}
-
-/// Normalize a tool's dtype name to benchbook's (`float` → `f32`).
-pub(crate) fn dtype(name: &str) -> String {
-    match name.to_ascii_lowercase().as_str() {
-        "float" | "float32" | "fp32" => "f32".into(),
-        "double" | "float64" | "fp64" => "f64".into(),
-        "half" | "float16" | "fp16" => "f16".into(),
-        "bfloat16" | "bf16" => "bf16".into(),
-        "int8" | "char" => "i8".into(),
-        "uint8" => "u8".into(),
-        "int32" | "int" => "i32".into(),
-        "uint32" => "u32".into(),
-        "int64" => "i64".into(),
-        "uint64" => "u64".into(),
-        other => other.into(),
-    }
-}
-
-/// A record for a point with a time per operation.
-pub(crate) fn record(params: Point, seconds_per_op: f64, line: usize, note: impl Into<String>) -> Record {
-    Record {
-        params,
-        seconds_per_op,
-        iterations: None,
-        device: None,
-        host: None,
-        status: Status::Measured,
-        value: None,
-        note: note.into(),
-        line,
-    }
-}
-
-/// One named metric's value as a tool printed it: `value` in `unit`,
-/// better `better`.
-pub(crate) struct MetricValue<'a> {
-    pub name: &'a str,
-    pub value: f64,
-    pub unit: &'a str,
-    pub better: crate::vocab::metrics::Better,
-}
-
-/// A record of a named metric at the point's named parameters (`tool`
-/// becomes the row's `bench`).
-pub(crate) fn metric_record(
-    tool: &str,
-    m: MetricValue,
-    params: &crate::vocab::metrics::Params,
-    line: usize,
-    note: impl Into<String>,
-) -> Record {
-    let point = Point {
-        bench: tool.into(),
-        op: m.name.into(),
-        metric: Some(m.name.into()),
-        axes: crate::vocab::metrics::params_text(params),
-        unit: Some(m.unit.into()),
-        better: Some(m.better.as_str().into()),
-        ..Point::default()
+/// A parse failure as the user reads it: the tool and the version the file
+/// seems to be, the error, and the line that did not fit.
+fn refusal(path: &Path, text: &str, f: &dyn Format, named: Option<&detect::Named>, e: ParseError) -> Error {
+    let version = detect::version_suffix(&detect::version(f, text));
+    let seen = detect::quote_line(text, e.line).map(|q| format!("; line {} reads `{q}`", e.line)).unwrap_or_default();
+    let message = match named {
+        Some(n) => format!(
+            "looks like {}{version} (line {} names it: `{}`), but no layout benchbook reads matches: {}{seen}. \
+docs/importers.md lists the versions read",
+            f.name(),
+            n.line,
+            n.marker,
+            e.message
+        ),
+        None => format!("as {}{version}: {}{seen}", f.name(), e.message),
     };
-    Record { value: Some(m.value), ..record(point, f64::NAN, line, note) }
+    Error::Import { path: path.to_path_buf(), line: e.line, message }
 }

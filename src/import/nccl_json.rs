@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::{record, Format, ParseError, Parsed};
+use super::{record, Claim, Format, ParseError, Parsed};
 use crate::vocab::accounting::bus_factor;
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::{Point, Status};
@@ -88,11 +88,21 @@ impl Format for NcclTestsJson3 {
         Some(Family::Network)
     }
 
-    fn sniff(&self, text: &str) -> bool {
+    fn markers(&self) -> &'static [&'static str] {
+        &["\"nccl_version\""]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
         let t = text.trim_start();
         // A run that failed before measuring still writes `nccl_version`
         // and `config`: it is refused by name, not taken for another tool.
-        t.starts_with('{') && t.contains("\"nccl_version\"") && t.contains("\"config\"")
+        (t.starts_with('{') && t.contains("\"config\""))
+            .then(|| {
+                Claim::find(text, "a JSON document with `nccl_version` and `config` (`-J`)", |l| {
+                    l.contains("\"nccl_version\"")
+                })
+            })
+            .flatten()
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {

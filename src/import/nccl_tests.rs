@@ -26,7 +26,8 @@
 //! together against the real-log corpus.
 
 use super::{
-    bus_factor, command_line, dtype, last_line_incomplete, lines, num, record, Format, ParseError, Parsed, Record,
+    bus_factor, command_line, dtype, last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed,
+    Record,
 };
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
@@ -54,6 +55,7 @@ pub(crate) fn normalize_op(name: &str) -> String {
         "allgather" => "all_gather".into(),
         "reducescatter" => "reduce_scatter".into(),
         "alltoall" | "all_to_all" => "all_to_all".into(),
+        "sendrecv" => "send_recv".into(),
         _ => n,
     }
 }
@@ -198,10 +200,10 @@ impl Table<'_> {
 
     /// One row, whose column count was checked when it was read.
     fn row(&self, no: usize, text: &str) -> TableRow {
-        let toks: Vec<&str> = text.split_whitespace().collect();
+        let toks = self.tokens(text);
         let col = |name: &str| self.index(name, 0).map(|i| toks[i]);
         let cell = |nth: usize| -> Option<Cell> {
-            let time_us = num(toks[self.index("time", nth)?])?;
+            let time_us = num(toks[self.index("time", nth).or_else(|| self.index("cputime", nth))?])?;
             let check = self.index("#wrong", nth).or_else(|| self.index("error", nth)).map(|i| toks[i].to_string());
             Some(Cell { time_us, busbw: self.index("busbw", nth).and_then(|i| num(toks[i])), check })
         };
@@ -210,10 +212,34 @@ impl Table<'_> {
             size: toks[0].parse().unwrap_or(0),
             count: col("count").and_then(|c| c.parse().ok()),
             dtype: col("type").map(dtype),
-            redop: col("redop").map(String::from),
+            redop: col("redop").filter(|o| !o.is_empty()).map(String::from),
             root: col("root").and_then(|r| r.parse().ok()),
             cells: [cell(0), cell(1)],
         }
+    }
+
+    /// A row's tokens, one per header column. nccl-tests up to 2.11 prints
+    /// an empty `redop` for collectives without one (alltoall: six blanks),
+    /// so such a row is one token short, with a number where the header
+    /// says `redop`: the blank is put back. `None` when the count does not
+    /// fit the header.
+    fn fit<'t>(&self, text: &'t str) -> Option<Vec<&'t str>> {
+        let mut toks: Vec<&str> = text.split_whitespace().collect();
+        // `-S 1` (2.17.6+): a `timestamp` column printed as date and time.
+        if self.cols.last().is_some_and(|c| c == "timestamp") && toks.len() == self.cols.len() + 1 {
+            toks.pop();
+        }
+        if toks.len() + 1 == self.cols.len() {
+            let at = self.index("redop", 0)?;
+            toks.get(at).and_then(|t| num(t))?;
+            toks.insert(at, "");
+        }
+        (toks.len() == self.cols.len()).then_some(toks)
+    }
+
+    /// [`Table::fit`] of a row that was checked when it was read.
+    fn tokens<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        self.fit(text).unwrap_or_else(|| text.split_whitespace().collect())
     }
 
     fn index(&self, name: &str, nth: usize) -> Option<usize> {
@@ -281,8 +307,30 @@ impl Format for NcclTests {
         Some(Family::Network)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        lines(text).iter().any(|(_, l)| is_header(l))
+    fn markers(&self) -> &'static [&'static str] {
+        &[
+            "# nThread",
+            "# Avg bus bandwidth",
+            "nccl-tests",
+            "rccl-tests",
+            "all_reduce_perf",
+            "all_gather_perf",
+            "alltoall_perf",
+            "broadcast_perf",
+            "reduce_scatter_perf",
+            "reduce_perf",
+            "sendrecv_perf",
+            "gather_perf",
+            "scatter_perf",
+            "hypercube_perf",
+        ]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        lines(text)
+            .iter()
+            .find(|(_, l)| is_header(l))
+            .map(|&(line, _)| Claim { line, why: "a table header with `size`, `time`, `algbw` and `busbw`" })
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
@@ -320,7 +368,8 @@ impl Format for NcclTests {
 
 fn is_header(line: &str) -> bool {
     let t: Vec<&str> = line.trim_start_matches('#').split_whitespace().collect();
-    ["size", "time", "algbw", "busbw"].iter().all(|c| t.contains(c))
+    // `-C 1` (2.13.4+) prints CPU time as `cputime`.
+    ["size", "algbw", "busbw"].iter().all(|c| t.contains(c)) && (t.contains(&"time") || t.contains(&"cputime"))
 }
 
 /// Read the tables of a log, handing each to `done` when it ends.
@@ -372,7 +421,7 @@ fn read_tables<'a>(
         if toks.first().and_then(|t| t.parse::<u64>().ok()).is_none() {
             continue; // NCCL INFO lines, <snip>, launcher chatter between rows
         }
-        if toks.len() != table.cols.len() {
+        if table.fit(rest).is_none() {
             if truncated && no == all.len() {
                 out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
                 continue;
@@ -470,7 +519,8 @@ fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed, each: &
     for row in table.parsed() {
         for (nth, variant) in [(0, "out-of-place"), (1, "in-place")] {
             let Some(cell) = &row.cells[nth] else { continue };
-            let mut note = format!("nccl-tests {variant} time {} us → s; algbw = size / time; {how}", cell.time_us);
+            let clock = if table.index("cputime", 0).is_some() { "CPU time (`-C 1`)" } else { "time" };
+            let mut note = format!("nccl-tests {variant} {clock} {} us → s; algbw = size / time; {how}", cell.time_us);
             let mut status = Status::Measured;
             match (table.index("#wrong", nth).is_some(), cell.check.as_deref()) {
                 (true, Some(c)) if num(c.trim_end_matches('*')).is_some_and(|w| w > 0.0) => {

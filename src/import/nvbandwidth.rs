@@ -13,7 +13,7 @@
 //! printed as `0.00` (a GPU to itself, in some versions) is kept as a
 //! skipped point; `N/A` cells are not points.
 
-use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed, NORMALIZED_BYTES};
+use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, NORMALIZED_BYTES};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
@@ -115,8 +115,20 @@ impl Format for Nvbandwidth {
         Some(Family::Peer)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("nvbandwidth Version") || (text.contains("Running ") && text.contains("bandwidth (GB/s)"))
+    fn markers(&self) -> &'static [&'static str] {
+        &["nvbandwidth"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "its banner (`nvbandwidth Version`)", |l| l.contains("nvbandwidth Version")).or_else(|| {
+            text.contains("Running ")
+                .then(|| {
+                    Claim::find(text, "a `Running TESTCASE` line and a `bandwidth (GB/s)` matrix", |l| {
+                        l.contains("bandwidth (GB/s)")
+                    })
+                })
+                .flatten()
+        })
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
@@ -304,13 +316,25 @@ impl Format for NvbandwidthJson {
         Some(Family::Peer)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.trim_start().starts_with('{') && text.contains("\"nvbandwidth\"") && text.contains("bandwidth_matrix")
+    fn markers(&self) -> &'static [&'static str] {
+        &["\"nvbandwidth\""]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        (json_start(text).is_some() && text.contains("bandwidth_matrix"))
+            .then(|| {
+                Claim::find(text, "a JSON document with `nvbandwidth` and `bandwidth_matrix`", |l| {
+                    l.contains("\"nvbandwidth\"")
+                })
+            })
+            .flatten()
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| ParseError::new(e.line(), format!("expected nvbandwidth's JSON document: {e}")))?;
+        // 0.5–0.7 print their `Device N: …` lines before the document.
+        let (at, before) = json_start(text).unwrap_or((0, 0));
+        let v: serde_json::Value = serde_json::from_str(&text[at..])
+            .map_err(|e| ParseError::new(e.line() + before, format!("expected nvbandwidth's JSON document: {e}")))?;
         let root =
             v.get("nvbandwidth").ok_or_else(|| ParseError::new(1, "expected a top-level `nvbandwidth` object"))?;
         let mut out = Parsed {
@@ -323,6 +347,11 @@ impl Format for NvbandwidthJson {
                 .map(|s| format!("nvbandwidth {s}")),
             ..Parsed::default()
         };
+        if before > 0 {
+            out.warnings.push(format!(
+                "{before} lines before the JSON document (nvbandwidth 0.5–0.7 print the device list there) were not read"
+            ));
+        }
         let bytes = root.get("bufferSize").and_then(|b| b.as_u64()).and_then(|mib| mib.checked_mul(1 << 20));
         if bytes.is_none() {
             out.warnings.push("buffer size not stated in the file; rows normalized to 10^9 bytes per operation".into());
@@ -351,4 +380,21 @@ impl Format for NvbandwidthJson {
         }
         Ok(out)
     }
+}
+
+/// Where nvbandwidth's JSON document starts: its byte offset and the lines
+/// before it, which must not look like JSON themselves (`Device 0: …`).
+fn json_start(text: &str) -> Option<(usize, usize)> {
+    let mut at = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let t = line.trim();
+        if t.starts_with('{') {
+            return Some((at, i));
+        }
+        if t.starts_with(['[', '"', '}']) || i >= 64 {
+            return None;
+        }
+        at += line.len();
+    }
+    None
 }

@@ -2,7 +2,9 @@
 //! `osu_latency`, `osu_multi_lat`, `osu_mbw_mr`), the one-sided ones
 //! (`osu_put_bw`, `osu_get_latency`, `osu_acc_latency`, ...) and the
 //! collective latency tests, blocking, non-blocking (`osu_iallreduce`) and
-//! persistent (`osu_allreduce_persistent`), with host or device buffers.
+//! persistent (`osu_allreduce_persistent`), with host or device buffers,
+//! and the NCCL/RCCL-backed `osu_xccl_*` tests of OMB 7.2+ (method
+//! `osu_xccl (nccl)`; their ranks print `#Using NCCL` lines first).
 //!
 //! OSU prints MB/s as 10^6 bytes/s. `osu_bibw` counts both directions, so
 //! one operation is `2 × size`; `osu_mbw_mr` sums over its pairs, so one
@@ -13,7 +15,7 @@
 //! variant's (`host buffers, non-blocking`); its op is the collective's.
 //! Collective rows carry no `bw_factor`: OSU does not print the rank count.
 
-use super::{last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
@@ -117,6 +119,26 @@ fn test_kind(title: &str) -> Option<Kind> {
     Some(Kind { op, class: Class::Collective, style })
 }
 
+/// The OSU title on a line: from `# OSU` on. Every rank of an `osu_xccl_*`
+/// test prints `#Using NCCL` first, and the title may follow one on the
+/// same line when their output interleaves.
+fn title_at(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    if t.starts_with("# OSU") {
+        return Some(t);
+    }
+    let at = t.find("# OSU ")?;
+    xccl_line(&t[..at]).then(|| &t[at..])
+}
+
+/// `#Using NCCL` / `#Using RCCL` lines (one per rank of an `osu_xccl_*`
+/// test), possibly several glued together.
+fn xccl_line(t: &str) -> bool {
+    let rest =
+        t.replace("#Using NCCL", "").replace("#Using RCCL", "").replace("Using NCCL", "").replace("Using RCCL", "");
+    rest.len() < t.len() && rest.trim().is_empty()
+}
+
 /// `host`, `device` or `managed` for OSU's H, D and M buffer letters.
 fn buffer_word(letter: &str) -> Option<&'static str> {
     match letter {
@@ -172,8 +194,12 @@ impl Format for Osu {
         Some(Family::Network)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.lines().any(|l| l.trim_start().starts_with("# OSU"))
+    fn markers(&self) -> &'static [&'static str] {
+        &["# OSU", "osu_"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "an OSU banner (`# OSU ...`)", |l| title_at(l).is_some())
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
@@ -191,18 +217,27 @@ impl Format for Osu {
         // MPI-ROCM title, which OSU prints only then), else host.
         let mut stated: Option<String> = None;
         let mut title_accelerated = false;
+        let mut xccl: Option<&str> = None;
         let mut columns: Vec<String> = Vec::new();
         for &(no, line) in &all {
             let t = line.trim();
-            if t.is_empty() {
+            if t.is_empty() || xccl_line(t) {
                 continue;
             }
-            if t.starts_with("# OSU") {
+            if let Some(t) = title_at(t) {
                 kind = test_kind(t);
                 if kind.is_none() {
                     return Err(ParseError::new(no, format!("unknown OSU test `{t}`; expected a point-to-point Bandwidth, Bi-Directional Bandwidth, Multiple Bandwidth / Message Rate or Latency test, a one-sided MPI_Put/MPI_Get/MPI_Accumulate test, or a collective Latency test")));
                 }
-                title_accelerated = ["MPI-CUDA", "MPI-ROCM", "MPI-OPENACC", "MPI-SYCL"].iter().any(|a| t.contains(a));
+                title_accelerated =
+                    ["MPI-CUDA", "MPI-ROCM", "MPI-OPENACC", "MPI-SYCL", "NCCL", "RCCL"].iter().any(|a| t.contains(a));
+                // `osu_xccl_*` (OMB 7.2+): the test runs through NCCL or RCCL.
+                xccl = ["NCCL", "RCCL"]
+                    .into_iter()
+                    .find(|x| t.split_whitespace().nth(2).is_some_and(|api| api.starts_with(x)));
+                if let Some(x) = xccl {
+                    out.backend = x.to_ascii_lowercase();
+                }
                 out.tool_version = t.split(" v").nth(1).map(|v| format!("OSU Micro-Benchmarks {v}"));
                 continue;
             }
@@ -319,6 +354,7 @@ impl Format for Osu {
                     size_bytes: size,
                     ranks,
                     bytes_copied: bytes,
+                    method: xccl.map(|x| format!("osu_xccl ({})", x.to_ascii_lowercase())),
                     ..Point::default()
                 },
                 seconds,
@@ -375,5 +411,23 @@ mod tests {
         assert_eq!(kind("# OSU MPI Reduce Latency Test v7.4"), Some(("reduce".into(), Class::Collective, None)));
         assert_eq!(kind("# OSU MPI_Frobnicate latency Test v1"), None);
         assert_eq!(kind("# OSU"), None);
+        assert_eq!(kind("# OSU NCCL-CUDA Bandwidth Test v7.4"), p2p("bw", Class::Bandwidth));
+        assert_eq!(kind("# OSU RCCL-ROCM Bi-Directional Bandwidth Test v7.5"), p2p("bibw", Class::Bandwidth));
+        assert_eq!(
+            kind("# OSU NCCL-CUDA All-to-All Personalized Exchange Latency Test v7.5"),
+            Some(("all_to_all".into(), Class::Collective, None))
+        );
+    }
+
+    #[test]
+    fn xccl_rank_lines_are_not_rows() {
+        assert!(xccl_line("#Using NCCL"));
+        assert!(xccl_line("#Using NCCL#Using NCCL"));
+        assert!(!xccl_line("# Size  Bandwidth (MB/s)"));
+        assert_eq!(
+            title_at("#Using NCCL# OSU NCCL-CUDA Bandwidth Test v7.4"),
+            Some("# OSU NCCL-CUDA Bandwidth Test v7.4")
+        );
+        assert_eq!(title_at("1024  # OSU"), None);
     }
 }

@@ -9,7 +9,7 @@
 //! directions, so one operation is `2 × #bytes`. Latency tables give
 //! `t_typical` (the median, used as the time) and min/max/avg in µs.
 
-use super::{command_line, last_line_incomplete, lines, num, record, Format, ParseError, Parsed};
+use super::{command_line, last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
@@ -47,12 +47,35 @@ impl Format for Perftest {
         Some(Family::Network)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("#bytes")
-            && (text.contains("BW average[") || text.contains("t_typical[") || text.contains("t_avg["))
+    fn markers(&self) -> &'static [&'static str] {
+        &[
+            "ib_write_bw",
+            "ib_read_bw",
+            "ib_send_bw",
+            "ib_atomic_bw",
+            "ib_write_lat",
+            "ib_read_lat",
+            "ib_send_lat",
+            "ib_atomic_lat",
+            "raw_ethernet_bw",
+            "RDMA_Write BW Test",
+            "RDMA_Read BW Test",
+            "Send BW Test",
+            "RDMA_Write Latency Test",
+            "Send Latency Test",
+        ]
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        if !text.contains("#bytes") {
+            return None;
+        }
+        Claim::find(text, "perftest's table header (`#bytes` with `BW average[`, `t_typical[` or `t_avg[`)", |l| {
+            l.contains("BW average[") || l.contains("t_typical[") || l.contains("t_avg[")
+        })
+    }
+
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: Bench::Rdma.name().into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
@@ -142,6 +165,19 @@ impl Format for Perftest {
             let Some((names, unit, hline)) = &table else { continue };
             let toks: Vec<&str> = t.split_whitespace().collect();
             let Some(bytes) = toks.first().and_then(|b| b.parse::<u64>().ok()) else { continue };
+            if op == "unknown" {
+                // No banner (an excerpt of the table): the command's or the
+                // file's name says which test it is, or nothing does.
+                op = out.command.as_deref().and_then(test_of).or_else(|| test_of(file_name)).ok_or_else(|| {
+                    ParseError::new(
+                        *hline,
+                        "a perftest table without its banner (` RDMA_Write BW Test`) or command line: which test it is (write, read, send; bandwidth or latency) is not in the file; paste the banner, or name the file after the test (ib_write_bw.txt)",
+                    )
+                })?;
+                out.warnings.push(format!(
+                    "line {hline}: no perftest banner; the test ({op}) is taken from the command or file name"
+                ));
+            }
             if toks.len() < names.len() {
                 if truncated && no == all.len() {
                     out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));
@@ -231,5 +267,29 @@ impl Format for Perftest {
             None => t,
         });
         Ok(out)
+    }
+}
+
+/// The test a perftest binary's name in `text` runs: `ib_write_bw` →
+/// `write_bw`.
+fn test_of(text: &str) -> Option<String> {
+    let at = text.find("ib_")?;
+    let name: String = text[at + 3..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let (verb, kind) = name.split_once('_')?;
+    let kind = kind.split('_').next()?;
+    (["write", "read", "send", "atomic"].contains(&verb) && ["bw", "lat"].contains(&kind))
+        .then(|| format!("{verb}_{kind}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_are_named_by_their_binary() {
+        assert_eq!(test_of("/opt/perftest/ib_write_bw -d mlx5_0 -a").as_deref(), Some("write_bw"));
+        assert_eq!(test_of("ib_send_lat.txt").as_deref(), Some("send_lat"));
+        assert_eq!(test_of("ib_frob_bw"), None);
+        assert_eq!(test_of("output.log"), None);
     }
 }

@@ -2,7 +2,7 @@
 //! in-place flag.
 
 use super::nccl_tests::normalize_op;
-use super::{bus_factor, dtype, last_line_incomplete, num, record, Format, ParseError, Parsed};
+use super::{bus_factor, dtype, last_line_incomplete, num, record, Claim, Format, ParseError, Parsed};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
@@ -24,9 +24,10 @@ impl Format for NcclTestsJson {
         Some(Family::Network)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        first.trim_start().starts_with('{') && first.contains("\"algBw\"") && first.contains("\"busBw\"")
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        let (i, first) = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty())?;
+        (first.trim_start().starts_with('{') && first.contains("\"algBw\"") && first.contains("\"busBw\""))
+            .then_some(Claim { line: i + 1, why: "a JSON line with `algBw` and `busBw`" })
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {

@@ -14,17 +14,25 @@
 
 use std::collections::BTreeMap;
 
-use super::{lines, num, record, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
+use super::{lines, num, record, Claim, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
 use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
 
 pub struct RocmBandwidth;
 
-/// One device of the list: its name and whether it is a GPU.
+/// One device of the list: its name, whether it is a GPU, and whether the
+/// line said so (a UUID or PCI address) or only named the device.
 #[derive(Debug, Clone)]
 struct Device {
     name: String,
     gpu: bool,
+    stated: bool,
+}
+
+/// A CPU agent's name as ROCm prints it (`AMD EPYC 7763 64-Core
+/// Processor`, `AMD Ryzen AI Max+ 395 w/ Radeon 8060S`).
+fn cpu_name(name: &str) -> bool {
+    ["Processor", "CPU", "EPYC", "Xeon", "Ryzen", "Threadripper", "Opteron"].iter().any(|m| name.contains(m))
 }
 
 /// `Device: 2,  AMD Instinct MI100,  GPU-4a6f…,  23:0.0` → (2, MI100, GPU).
@@ -35,7 +43,7 @@ fn device_line(t: &str) -> Option<(u32, Device)> {
     let name = fields.first()?.to_string();
     // GPUs carry a UUID (`GPU-…`) and a PCI address; CPU agents only a name.
     let gpu = fields.len() > 1 && fields[1..].iter().any(|f| f.starts_with("GPU-") || f.contains(':'));
-    Some((index.trim().parse().ok()?, Device { name, gpu }))
+    Some((index.trim().parse().ok()?, Device { name, gpu, stated: fields.len() > 1 }))
 }
 
 impl Format for RocmBandwidth {
@@ -51,8 +59,18 @@ impl Format for RocmBandwidth {
         Some(Family::Peer)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("copy peak bandwidth GB/s") && text.contains("D/D")
+    fn markers(&self) -> &'static [&'static str] {
+        &["RocmBandwidthTest", "rocm-bandwidth-test", "rocm_bandwidth_test", "copy peak bandwidth"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        text.contains("D/D")
+            .then(|| {
+                Claim::find(text, "a `copy peak bandwidth GB/s` matrix with a `D/D` corner", |l| {
+                    l.contains("copy peak bandwidth GB/s")
+                })
+            })
+            .flatten()
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
@@ -80,7 +98,8 @@ impl Format for RocmBandwidth {
                 continue;
             }
             if t.ends_with("copy peak bandwidth GB/s") {
-                matrix = Some((t.starts_with("Bidirectional"), Vec::new()));
+                // 2.0.x spells it `Bdirectional`.
+                matrix = Some((t.starts_with("Bidirectional") || t.starts_with("Bdirectional"), Vec::new()));
                 continue;
             }
             if t.starts_with("Inter-Device") {
@@ -113,6 +132,17 @@ impl Format for RocmBandwidth {
         // leading devices whose copies among themselves are all N/A: the
         // tool lists CPU agents first and never copies between them.
         let inferred = devices.is_empty();
+        // A list condensed to names (no UUID or PCI address on any line):
+        // a device whose name is not a CPU's is a GPU.
+        if !inferred && devices.values().all(|d| !d.stated) {
+            for d in devices.values_mut() {
+                d.gpu = !cpu_name(&d.name);
+            }
+            out.warnings.push(format!(
+                "the `Device:` list gives names only (no UUID or PCI address): {} taken as GPUs by their names",
+                devices.iter().filter(|(_, d)| d.gpu).map(|(i, _)| i.to_string()).collect::<Vec<_>>().join(", ")
+            ));
+        }
         let cpus = if inferred {
             let na = |a: u32, b: u32| cells.iter().all(|c| !(c.2 == a && c.3 == b) || c.4.is_none());
             let mut k = 1u32;

@@ -8,7 +8,7 @@
 //! with `m`, `n`, `k`, `dtype` and `time` (seconds per `torch.matmul`),
 //! which become `gemm` rows with FLOPs = 2·m·n·k.
 
-use super::{record, Format, ParseError, Parsed};
+use super::{record, Claim, Format, ParseError, Parsed};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
@@ -28,10 +28,12 @@ impl Format for SeedJson {
         None
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.trim_start().starts_with('{')
-            && (text.contains("\"bytes\"") || text.contains("\"m\""))
-            && text.contains("\"time\"")
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        (text.trim_start().starts_with('{') && (text.contains("\"bytes\"") || text.contains("\"m\"")))
+            .then(|| {
+                Claim::find(text, "a JSON object of sizes with `time` (the seed scripts')", |l| l.contains("\"time\""))
+            })
+            .flatten()
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {

@@ -5,7 +5,7 @@
 //! `Traffic request rate` and `Max request concurrency` inside the block,
 //! `E2E Latency` and retokenized token counts.
 
-use super::{Format, ParseError, Parsed, Record};
+use super::{Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::Family;
 
 pub struct SglangServe;
@@ -24,12 +24,24 @@ impl Format for SglangServe {
     }
     /// vLLM's summary has no `Backend:` line, no retokenized token count
     /// and no `E2E Latency`; SGLang's has them.
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("Serving Benchmark Result")
-            && (text.contains("sglang.bench_serving")
-                || text.contains("(retokenized)")
-                || text.contains("E2E Latency (ms)")
-                || text.lines().any(|l| l.trim_start().starts_with("Backend:")))
+    fn markers(&self) -> &'static [&'static str] {
+        &["sglang.bench_serving", "bench_serving"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        if !text.contains("Serving Benchmark Result") {
+            return None;
+        }
+        Claim::find(
+            text,
+            "a `Serving Benchmark Result` block with SGLang's lines (`Backend:`, `E2E Latency (ms)`, `(retokenized)`)",
+            |l| {
+                l.contains("sglang.bench_serving")
+                    || l.contains("(retokenized)")
+                    || l.contains("E2E Latency (ms)")
+                    || l.trim_start().starts_with("Backend:")
+            },
+        )
     }
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
         super::collect(self, text, file_name)

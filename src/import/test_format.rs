@@ -5,7 +5,7 @@
 //! lists it, `import` detects it, the manifest records its family and the
 //! report picks the training write-up for it; no other file names it.
 
-use super::{metric_record, Format, MetricValue, ParseError, Parsed};
+use super::{metric_record, Claim, Format, MetricValue, ParseError, Parsed};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{Better, Params};
 
@@ -26,8 +26,8 @@ impl Format for TestSteps {
         Some(Family::Gemm)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.starts_with("step ")
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        text.starts_with("step ").then_some(Claim { line: 1, why: "test lines" })
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {

@@ -15,7 +15,7 @@
 //! busbw / algbw, or that ratio where the log does not give the ranks.
 //! Launcher prefixes (`[host:0]:`) are read through.
 
-use super::{lines, num, record, Format, ParseError, Parsed, Record};
+use super::{lines, num, record, Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::accounting::bus_factor;
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
@@ -62,9 +62,19 @@ impl Format for TorchAllReduce {
         Some(Family::Network)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("The average bandwidth of all_reduce")
-            || text.lines().any(|l| l.contains("| payload |") && l.contains("busbw") && l.contains("algbw"))
+    fn markers(&self) -> &'static [&'static str] {
+        &["all_reduce_bench", "torch-dist-bench"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "`The average bandwidth of all_reduce` (all_reduce_bench.py)", |l| {
+            l.contains("The average bandwidth of all_reduce")
+        })
+        .or_else(|| {
+            Claim::find(text, "a `| payload |` table with `busbw` and `algbw`", |l| {
+                l.contains("| payload |") && l.contains("busbw") && l.contains("algbw")
+            })
+        })
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {

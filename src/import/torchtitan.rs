@@ -18,7 +18,7 @@
 //! `parallelism` (the mesh's dimensions above 1) are parameters where the
 //! log prints them.
 
-use super::{metric_record, strip_ansi, Format, MetricValue, ParseError, Parsed, Record};
+use super::{metric_record, strip_ansi, Claim, Format, MetricValue, ParseError, Parsed, Record};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{Better, Params};
 
@@ -88,8 +88,12 @@ impl Format for Torchtitan {
         Some(Family::Gemm)
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.lines().any(|l| {
+    fn markers(&self) -> &'static [&'static str] {
+        &["torchtitan"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "a step line with `step:`, `loss:` and `tps:`, `wps:` or `mfu:`", |l| {
             l.contains("step:")
                 && l.contains("loss:")
                 && (l.contains("tps:") || l.contains("wps:") || l.contains("mfu:"))

@@ -18,7 +18,7 @@
 //! (memset, read-only, a copy within one device, a broadcast) as
 //! `transferbench` rows named so.
 
-use super::{lines, num, record, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
+use super::{lines, num, record, Claim, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
@@ -65,6 +65,17 @@ fn row_label<'a>(toks: &'a [&'a str]) -> Option<(String, &'a [&'a str])> {
     Some((format!("{} {n}", &first[..3]), &toks[1..]))
 }
 
+/// A line with its box-drawing characters (`│ SRC\DST │ GPU 00 …`) as
+/// spaces; other lines as they are.
+fn unbox(line: &str) -> std::borrow::Cow<'_, str> {
+    const BOX: [char; 11] = ['│', '┌', '┐', '└', '┘', '├', '┤', '┬', '┴', '┼', '─'];
+    if line.contains(BOX) {
+        line.replace(BOX, " ").into()
+    } else {
+        line.into()
+    }
+}
+
 /// The number after `marker` on a line (`Bytes Per Direction 268435456`,
 /// `[268435456 bytes per Transfer]`).
 fn bytes_in(text: &str) -> Option<u64> {
@@ -92,14 +103,37 @@ impl Format for TransferBench {
         Some(Family::Peer)
     }
 
-    fn sniff(&self, text: &str) -> bool {
+    fn markers(&self) -> &'static [&'static str] {
+        &["TransferBench", "SRC\\DST", "SRC+EXE\\DST"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
         // Documentation copies escape the backslash (`SRC\\DST`).
         let table = |l: &str| {
             let l = l.replace("\\\\", "\\");
             l.contains("SRC+EXE\\DST") || (l.contains("SRC\\DST") && l.contains("STotal"))
         };
-        let config = text.contains("Executor:") && text.lines().any(|l| l.trim_start().starts_with("Transfer 00"));
-        text.contains("TransferBench") || config || text.lines().any(table)
+        let config = || {
+            text.contains("Executor:")
+                .then(|| {
+                    Claim::find(text, "a config-file run (`Executor:`, `Transfer 00`)", |l| {
+                        transfer_line(l.trim_start())
+                    })
+                })
+                .flatten()
+        };
+        Claim::find(text, "its name (`TransferBench`)", |l| l.contains("TransferBench"))
+            .or_else(config)
+            .or_else(|| Claim::find(text, "a `SRC\\DST` table", table))
+            .or_else(|| {
+                text.contains("Test ")
+                    .then(|| {
+                        Claim::find(text, "1.0x's `Link NN: SRC -> EXE -> DST | r GB/s` lines", |l| {
+                            l.trim_start().starts_with("Link ") && l.contains("GB/s") && l.contains("->")
+                        })
+                    })
+                    .flatten()
+            })
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
@@ -115,7 +149,9 @@ impl Format for TransferBench {
         let mut pending: Option<Table> = None;
         let mut config_line = None;
         for (no, line) in lines(text) {
-            let t = line.trim();
+            // Releases since 1.6x draw the a2a table in box characters.
+            let unboxed = unbox(line);
+            let t = unboxed.trim();
             if t.starts_with("Unidirectional copy peak bandwidth") {
                 pending = Some(Table::Unidirectional);
                 continue;
@@ -124,7 +160,7 @@ impl Format for TransferBench {
                 pending = Some(Table::Bidirectional);
                 continue;
             }
-            if config_line.is_none() && (t.starts_with("Test 1:") || t.starts_with("Transfer 00")) {
+            if config_line.is_none() && (t.starts_with("Test 1:") || transfer_line(t)) {
                 config_line = Some(no);
             }
             let toks: Vec<&str> = t.split_whitespace().collect();
@@ -208,6 +244,16 @@ impl Format for TransferBench {
     }
 }
 
+/// A config-file run's result line: `Transfer 00 |`, `Transfer 0    │`
+/// (1.6x), `Transfer 00  ,` (CSV) or `Transfer 00 \|` (escaped in docs).
+fn transfer_line(t: &str) -> bool {
+    t.strip_prefix("Transfer ").is_some_and(|r| {
+        let n = r.trim_start();
+        n.starts_with(|c: char| c.is_ascii_digit())
+            && n.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with(['|', '│', ',', '\\'])
+    })
+}
+
 /// The kind of a config-file endpoint list: `G1` (a GPU), `C0` (a CPU),
 /// `N` (none: a memset source or a read-only destination), or several
 /// (`G0G1`, a broadcast).
@@ -226,23 +272,40 @@ fn endpoint(e: &str) -> (&'static str, usize) {
 /// printed rate (three decimals, more precise than the printed ms).
 fn config_runs(text: &str, each: &mut dyn FnMut(Record)) -> Result<usize, ParseError> {
     let mut test = 0u32;
+    let mut test_bytes: Option<u64> = None;
     let mut count = 0usize;
     for (no, line) in lines(text) {
-        let t = line.replace("\\|", "|");
+        // Cells are separated by `|` (escaped `\|` in documentation), by
+        // `│` in the bordered tables of 1.6x, by `,` in CSV mode (1.51+).
+        let t = line.replace("\\|", "|").replace('│', "|");
+        let t = if t.contains('|') { t } else { t.replace(',', "|") };
         let t = t.trim();
-        if let Some(n) = t.strip_prefix("Test ").and_then(|r| r.trim_end_matches(':').parse().ok()) {
-            test = n;
-            continue;
-        }
-        if !t.starts_with("Transfer ") {
-            continue;
+        // `Test 3:`, or 1.01–1.03's `Test 3: [67108864 bytes]`.
+        if let Some((n, rest)) = t.strip_prefix("Test ").and_then(|r| r.split_once(':')) {
+            if let Ok(n) = n.trim().parse() {
+                test = n;
+                test_bytes = rest.trim().strip_prefix('[').and_then(|b| b.split_whitespace().next()?.parse().ok());
+                continue;
+            }
         }
         let cells: Vec<&str> = t.split('|').map(str::trim).collect();
-        let (Some(rate), Some(bytes), Some(route)) = (
-            cells.get(1).and_then(|c| num(c.trim_end_matches("GB/s").trim())),
-            cells.get(3).and_then(|c| c.trim_end_matches("bytes").trim().parse::<u64>().ok()),
-            cells.get(4),
-        ) else {
+        let rate_of = |c: &str| num(c.trim_end_matches("GB/s").trim());
+        // 1.01–1.03: `Link 00: G00 -> [GPU 00:04] -> G01 | r GB/s | t ms | link`.
+        let link =
+            t.strip_prefix("Link ").and_then(|r| r.split_once(':')).filter(|(n, _)| n.trim().parse::<u32>().is_ok());
+        let (rate, bytes, route) = match link {
+            Some((_, rest)) => {
+                let route = rest.split('|').next().unwrap_or("").trim();
+                (cells.get(1).and_then(|c| rate_of(c)), test_bytes, Some(route))
+            }
+            None if transfer_line(t) => (
+                cells.get(1).and_then(|c| rate_of(c)),
+                cells.get(3).and_then(|c| c.trim_end_matches("bytes").trim().parse::<u64>().ok()),
+                cells.get(4).copied(),
+            ),
+            None => continue,
+        };
+        let (Some(rate), Some(bytes), Some(route)) = (rate, bytes, route) else {
             return Err(ParseError::new(
                 no,
                 format!("expected `Transfer NN | r GB/s | t ms | b bytes | SRC -> EXE -> DST`, found `{t}`"),

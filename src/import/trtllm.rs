@@ -8,11 +8,14 @@
 //! (input + output), `per_user_output_tokens_per_s`,
 //! `per_gpu_output_tokens_per_s`, `total_latency_ms`, `e2el_ms_mean`,
 //! `ttft_ms_mean`, `tpot_ms_mean` (with `--streaming`), and from the
-//! breakdowns `{ttft,tpot,e2el}_ms_{p50,p90,p95,p99,min,max}`. A report of
+//! breakdowns `{ttft,tpot,e2el}_ms_{p50,p90,p95,p99,min,max}`. Older
+//! layouts: 0.12's `STATISTICS` block (its `Total Latency (seconds)` read
+//! as ms, × 1000), and 0.13–0.16's `STREAMING STATISTICS` block
+//! (`ttft_ms_mean`, `e2el_ms_mean`, `itl_ms_mean`). A report of
 //! `<value>` placeholders is a documentation template and is refused as
 //! one; a run that ended before its report is refused by name.
 
-use super::{metric_record, num, Format, MetricValue, ParseError, Parsed};
+use super::{metric_record, num, Claim, Format, MetricValue, ParseError, Parsed};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{scalar, Better, Params};
 
@@ -30,8 +33,14 @@ fn overview(label: &str) -> Option<(&'static str, &'static str, Better)> {
         }
         "total token throughput (tokens/sec)" => ("total_tokens_per_s", "tokens/s", Better::Higher),
         "total latency (ms)" => ("total_latency_ms", "ms", Better::Lower),
+        // 0.12–0.16's `STATISTICS` block: seconds, read as ms (× 1000).
+        "total latency (seconds)" => ("total_latency_ms", "s", Better::Lower),
         "average request latency (ms)" => ("e2el_ms_mean", "ms", Better::Lower),
-        "average time-to-first-token [ttft] (ms)" => ("ttft_ms_mean", "ms", Better::Lower),
+        "average time-to-first-token [ttft] (ms)" | "average time-to-first-token (ms)" => {
+            ("ttft_ms_mean", "ms", Better::Lower)
+        }
+        // 0.13–0.16's `STREAMING STATISTICS` block.
+        "average inter-token latency (ms)" => ("itl_ms_mean", "ms", Better::Lower),
         "average time-per-output-token [tpot] (ms)" => ("tpot_ms_mean", "ms", Better::Lower),
         "per gpu output throughput (tps/gpu)" | "per gpu output throughput (tokens/sec/gpu)" => {
             ("per_gpu_output_tokens_per_s", "tokens/s/GPU", Better::Higher)
@@ -76,11 +85,40 @@ impl Format for TrtllmBench {
         None
     }
 
-    fn sniff(&self, text: &str) -> bool {
+    fn markers(&self) -> &'static [&'static str] {
+        &["trtllm-bench", "TensorRT-LLM", "[TRT-LLM]"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
         // A run that ended before its report printed only its start.
-        text.contains("= PERFORMANCE OVERVIEW")
-            || (text.contains("trtllm-bench") && text.contains("= WORLD + RUNTIME INFORMATION"))
-            || (text.contains("[TRT-LLM]") && text.contains("Preparing to run throughput benchmark"))
+        Claim::find(text, "a `PERFORMANCE OVERVIEW` block", |l| l.contains("= PERFORMANCE OVERVIEW"))
+            .or_else(|| {
+                text.contains("Request Throughput (req/sec)")
+                    .then(|| {
+                        Claim::find(text, "a `STATISTICS` block (trtllm-bench 0.12–0.16)", |l| {
+                            l.trim() == "= STATISTICS"
+                        })
+                    })
+                    .flatten()
+            })
+            .or_else(|| {
+                text.contains("trtllm-bench")
+                    .then(|| {
+                        Claim::find(text, "a `WORLD + RUNTIME INFORMATION` block of trtllm-bench", |l| {
+                            l.contains("= WORLD + RUNTIME INFORMATION")
+                        })
+                    })
+                    .flatten()
+            })
+            .or_else(|| {
+                text.contains("[TRT-LLM]")
+                    .then(|| {
+                        Claim::find(text, "`Preparing to run throughput benchmark` ([TRT-LLM])", |l| {
+                            l.contains("Preparing to run throughput benchmark")
+                        })
+                    })
+                    .flatten()
+            })
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
@@ -88,10 +126,13 @@ impl Format for TrtllmBench {
         let mut params = Params::new();
         let mut values: Vec<(String, &'static str, Better, f64, usize)> = Vec::new();
         let mut in_overview = false;
+        // Lines whose value was printed in seconds.
+        let mut in_seconds = Vec::new();
         for (no, line) in super::lines(text) {
             let t = line.trim();
             if t.starts_with("= ") {
-                in_overview = t == "= PERFORMANCE OVERVIEW";
+                // `STATISTICS` until 0.16, `PERFORMANCE OVERVIEW` since.
+                in_overview = ["= PERFORMANCE OVERVIEW", "= STATISTICS", "= STREAMING STATISTICS"].contains(&t);
                 continue;
             }
             if let Some((name, v)) = breakdown(t) {
@@ -129,6 +170,13 @@ impl Format for TrtllmBench {
                             };
                             ParseError::new(no, format!("`{}` is not a number: `{token}`{hint}", label.trim()))
                         })?;
+                        // The one value printed in seconds becomes ms.
+                        let (unit, v) = if unit == "s" {
+                            in_seconds.push(no);
+                            ("ms", v * 1e3)
+                        } else {
+                            (unit, v)
+                        };
                         values.push((m.to_string(), unit, better, v, no));
                     }
                 }
@@ -155,7 +203,11 @@ impl Format for TrtllmBench {
                 MetricValue { name: &name, value, unit, better },
                 &params,
                 no,
-                format!("trtllm-bench `{name}` as printed ({unit})"),
+                if in_seconds.contains(&no) {
+                    format!("trtllm-bench `{name}`: printed in seconds (`Total Latency (seconds)`), × 1000")
+                } else {
+                    format!("trtllm-bench `{name}` as printed ({unit})")
+                },
             ));
         }
         if let Some(no) = again {

@@ -24,7 +24,7 @@
 use crate::vocab::benches::Family;
 use serde_json::Value;
 
-use super::{lines, metric_record, num, Format, MetricValue, ParseError, Parsed, Record};
+use super::{lines, metric_record, num, Claim, Format, MetricValue, ParseError, Parsed, Record};
 use crate::vocab::metrics::{scalar, Better, Params};
 use crate::vocab::rows::Status;
 
@@ -199,8 +199,12 @@ impl Format for VllmServe {
     fn family(&self) -> Option<Family> {
         None
     }
-    fn sniff(&self, text: &str) -> bool {
-        text.contains("Serving Benchmark Result")
+    fn markers(&self) -> &'static [&'static str] {
+        &["benchmark_serving", "vllm bench serve"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "a `Serving Benchmark Result` block", |l| l.contains("Serving Benchmark Result"))
     }
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
         super::collect(self, text, file_name)
@@ -356,9 +360,19 @@ impl Format for VllmServeJson {
     fn family(&self) -> Option<Family> {
         None
     }
-    fn sniff(&self, text: &str) -> bool {
+    fn markers(&self) -> &'static [&'static str] {
+        &["\"request_throughput\""]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
         let t = text.trim_start();
-        t.starts_with('{') && t.contains("\"request_throughput\"") && t.contains("_ms\"")
+        (t.starts_with('{') && t.contains("_ms\""))
+            .then(|| {
+                Claim::find(text, "a JSON result with `request_throughput` and `*_ms` keys (`--save-result`)", |l| {
+                    l.contains("\"request_throughput\"")
+                })
+            })
+            .flatten()
     }
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
         let objects: Vec<(usize, Value)> = match serde_json::from_str::<Value>(text) {

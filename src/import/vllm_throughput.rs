@@ -12,7 +12,7 @@
 //! (`Before: Throughput: ...`, `... @ --num-scheduler-steps 10`) is the
 //! run's `label`.
 
-use super::{lines, metric_record, num, Format, MetricValue, ParseError, Parsed, Record};
+use super::{lines, metric_record, num, Claim, Format, MetricValue, ParseError, Parsed, Record};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{Better, Params};
 
@@ -69,8 +69,12 @@ impl Format for VllmThroughput {
         None
     }
 
-    fn sniff(&self, text: &str) -> bool {
-        text.lines().any(|l| read(l).is_some())
+    fn markers(&self) -> &'static [&'static str] {
+        &["benchmark_throughput", "vllm bench throughput"]
+    }
+
+    fn sniff(&self, text: &str) -> Option<Claim> {
+        Claim::find(text, "a `Throughput: X requests/s, Y total tokens/s` line", |l| read(l).is_some())
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {

@@ -411,6 +411,20 @@ fn all_logs() -> Vec<(String, String)> {
             logs.push((name, std::fs::read_to_string(&f).unwrap()));
         }
     }
+    // Layouts rebuilt from the tools' printing code (issue 68).
+    let layouts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/layouts");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&layouts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    for f in files {
+        logs.push((
+            format!("layouts/{}", f.file_name().unwrap().to_string_lossy()),
+            std::fs::read_to_string(&f).unwrap(),
+        ));
+    }
     logs
 }
 

@@ -447,6 +447,15 @@ fn trtllm_bench_reports_import_every_published_value_and_templates_are_refused()
             assert_eq!(got, Some(num(want)), "{file}: {key} → {metric}");
             checked += 1;
         }
+        // 0.12–0.16's STATISTICS block prints the total latency in seconds.
+        if let Some(want) = e.get("total_latency_s") {
+            let got = of(&p, "total_latency_ms").first().and_then(|r| r.value).unwrap_or(f64::NAN);
+            assert!(
+                (got / (num(want) * 1e3) - 1.0).abs() < 1e-12,
+                "{file}: total latency {got} ms, printed {want:?} s"
+            );
+            checked += 1;
+        }
         assert!(checked >= 2, "{file}: only {checked} values checked");
     }
 }

@@ -25,6 +25,7 @@ mod gpu_truth;
 mod history;
 mod import;
 mod import_corpus;
+mod import_layouts;
 mod import_workload;
 mod interop;
 mod interrupted_run;

@@ -63,3 +63,77 @@ impl Render for ImportOutput {
         Ok(())
     }
 }
+
+/// `import --explain`: how each file would be read, writing nothing.
+#[derive(Debug, Serialize)]
+pub struct ExplainOutput {
+    pub files: Vec<crate::import::Explanation>,
+}
+
+impl ExplainOutput {
+    /// 0 when every file would import, 1 when any is refused.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(self.files.iter().any(|f| f.error.is_some()))
+    }
+}
+
+pub fn explain(a: &ImportArgs) -> Result<ExplainOutput> {
+    let mut files = Vec::new();
+    for path in &a.files {
+        let data = std::fs::read(path).map_err(|e| crate::error::Error::io(path, e))?;
+        let (text, note) = crate::import::decode(path, &data)?;
+        let mut e = crate::import::explain(path, &text, a.tool.as_deref());
+        e.warnings.extend(note);
+        files.push(e);
+    }
+    Ok(ExplainOutput { files })
+}
+
+impl Render for ExplainOutput {
+    fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
+        for f in &self.files {
+            writeln!(t.out, "{}: {} lines", safe_path(&f.file), f.lines)?;
+            writeln!(t.out, "  detection (formats in order; the first claim wins):")?;
+            let silent = f.answers.iter().filter(|a| a.claim.is_none() && a.named.is_none()).count();
+            for a in &f.answers {
+                if let Some(c) = &a.claim {
+                    writeln!(t.out, "    {:<17} claims it at line {}: {}", a.format, c.line, c.why)?;
+                } else if let Some(n) = &a.named {
+                    writeln!(
+                        t.out,
+                        "    {:<17} no layout claims it, but line {} names the tool (`{}`)",
+                        a.format,
+                        n.line,
+                        terminal_safe(n.marker)
+                    )?;
+                }
+            }
+            writeln!(t.out, "    {silent} other formats: no claim")?;
+            match &f.read_as {
+                Some(tool) => {
+                    let version = match &f.version {
+                        Some((line, v)) => format!(", version {} (line {line})", terminal_safe(v)),
+                        None => ", no version stated".into(),
+                    };
+                    writeln!(t.out, "  read as {}{version}", terminal_safe(tool))?;
+                }
+                None => writeln!(t.out, "  read as: no format")?,
+            }
+            for b in &f.blocks {
+                let lines = if b.first_line == b.last_line {
+                    format!("line {}", b.first_line)
+                } else {
+                    format!("lines {}-{}", b.first_line, b.last_line)
+                };
+                writeln!(t.out, "    {lines:<16} {:>6} records  {}", b.records, terminal_safe(&b.what))?;
+            }
+            for w in &f.warnings {
+                writeln!(t.out, "  warning: {}", terminal_safe(w))?;
+            }
+            if let Some(e) = &f.error {
+                writeln!(t.out, "  refused: {}", terminal_safe(e))?;
+            }
+        }
+        Ok(())
+    }
+}
