@@ -11,6 +11,7 @@
 //! header's value; the time is then derived from the printed rate, which is
 //! exact, and checked against the printed min time.
 
+use super::babelstream_units::{array_bytes, array_bytes_checked, table_unit, MIB};
 use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
@@ -83,6 +84,9 @@ impl Format for BabelStream {
         let mut implementation: Option<String> = None;
         let mut device: Option<String> = None;
         let mut resized: Option<u64> = None;
+        // The table's rate unit (bytes/s of one) and its name; MiB sizes.
+        let mut rate: (f64, &str) = (1e6, "MBytes/sec (10^6 bytes/s)");
+        let mut array_mib = false;
         // `--triad-only` (4.0+): `Running triad N times`, the exact element
         // count, and the runtime of all N runs.
         let (mut triad_runs, mut elements, mut runtime): (Option<u64>, Option<u64>, Option<(usize, f64)>) =
@@ -139,8 +143,16 @@ impl Format for BabelStream {
                 precision = if v.trim() == "float" { "f32".into() } else { "f64".into() };
             } else if let Some(v) = t.strip_prefix("Array size:") {
                 array_mb = v.split_whitespace().next();
+                // 3.4+'s `--mibibytes`: `Array size: 256.0 MiB (=0.2 GiB)`.
+                array_mib = v.split_whitespace().nth(1) == Some("MiB");
             } else if t.starts_with("Function") {
                 in_table = true;
+                rate = table_unit(t).ok_or_else(|| {
+                    ParseError::new(
+                        no,
+                        format!("a BabelStream table header with no rate unit BabelStream prints: `{t}`"),
+                    )
+                })?;
             } else if in_table && !t.is_empty() {
                 let toks: Vec<&str> = t.split_whitespace().collect();
                 let Some((op, weight)) = toks.first().and_then(|f| kernel(f)) else { continue };
@@ -155,16 +167,22 @@ impl Format for BabelStream {
                 let elem = if precision == "f32" { 4 } else { 8 };
                 // What the rate and min time say the array is, to tell MB
                 // from MiB (GPU-STREAM 1.0 prints MiB as `MB`).
-                let arith = mbs * 1e6 * min / weight as f64;
+                let arith = mbs * rate.0 * min / weight as f64;
                 let exact = resized
                     .and_then(|n| n.checked_mul(elem))
                     .map(|b| (b, format!("{} elements × {elem} B, from the `Resizing array` line", b / elem)));
-                let (array, how) = match exact.or_else(|| array_mb.and_then(|mb| array_bytes_checked(mb, elem, arith)))
-                {
+                let sized = |mb: &str| {
+                    if array_mib {
+                        array_bytes(mb, elem, MIB)
+                    } else {
+                        array_bytes_checked(mb, elem, arith)
+                    }
+                };
+                let (array, how) = match exact.or_else(|| array_mb.and_then(sized)) {
                     Some(found) => found,
                     None => {
-                        let a = (mbs * 1e6 * min / weight as f64).round() as u64;
-                        (a, "no `Array size:` line, so derived as MBytes/sec × min time / weight".to_string())
+                        let a = arith.round() as u64;
+                        (a, "no `Array size:` line, so derived as rate × min time / weight".to_string())
                     }
                 };
                 let Some(moved) = weight.checked_mul(array) else {
@@ -173,11 +191,12 @@ impl Format for BabelStream {
                         format!("array size {array} B × {weight} arrays overflows a byte count"),
                     ));
                 };
-                let seconds = moved as f64 / (mbs * 1e6);
+                let seconds = moved as f64 / (mbs * rate.0);
                 // The printed min has five decimals.
                 if (seconds - min).abs() > 0.5e-5 + 1e-3 * min {
                     out.warnings.push(format!(
-                        "line {no}: {op}: {moved} bytes at {mbs} MBytes/sec take {seconds:.6} s, but the printed min time is {min} s"
+                        "line {no}: {op}: {moved} bytes at {mbs} {} take {seconds:.6} s, but the printed min time is {min} s",
+                        rate.1
                     ));
                 }
                 let max_avg: String = [("max", toks.get(3)), ("average", toks.get(4))]
@@ -189,7 +208,8 @@ impl Format for BabelStream {
                     seconds,
                     no,
                     format!(
-                        "BabelStream {mbs} MBytes/sec (10^6 bytes/s) from its min time (printed {min} s); time = bytes / rate{max_avg}; bytes = weight {weight} × array; array {how}"
+                        "BabelStream {mbs} {} from its min time (printed {min} s); time = bytes / rate{max_avg}; bytes = weight {weight} × array; array {how}",
+                        rate.1
                     ),
                 );
                 // A CPU build names no device; its implementation (OpenMP) is
@@ -200,45 +220,6 @@ impl Format for BabelStream {
         }
         Ok(out)
     }
-}
-
-/// [`array_bytes`], unless the printed MB are MiB: when MBytes/sec × the
-/// min time (`arith`, bytes) agrees with `mb` × 2^20 within 1 % and
-/// [`array_bytes`]'s reading is more than 2 % off it.
-fn array_bytes_checked(mb: &str, elem: u64, arith: f64) -> Option<(u64, String)> {
-    let (bytes, how) = array_bytes(mb, elem)?;
-    let off = |b: f64| (b - arith).abs() / arith.max(1.0);
-    let value = num(mb)?;
-    let mib = ((value * 1048576.0 / elem as f64).round() as u64).checked_mul(elem)?;
-    if arith > 0.0 && off(mib as f64) < 0.01 && off(bytes as f64) > 0.02 {
-        return Some((
-            mib,
-            format!(
-                "{mb} MB read as MiB (2^20 bytes), as older GPU-STREAM prints them: its MBytes/sec × min time gives {arith:.0} bytes, not {bytes}"
-            ),
-        ));
-    }
-    Some((bytes, how))
-}
-
-/// The array size in bytes that BabelStream's rounded `Array size: <mb> MB`
-/// stands for, and how it was read: the power-of-two element count that
-/// prints as `mb`, else `mb` × 10^6 rounded to whole elements.
-fn array_bytes(mb: &str, elem: u64) -> Option<(u64, String)> {
-    let value = num(mb).filter(|v| *v > 0.0)?;
-    let decimals = mb.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
-    let half_ulp = 0.5 * 10f64.powi(-decimals);
-    for k in 0..48u32 {
-        let bytes = (1u64 << k) * elem;
-        if ((bytes as f64 / 1e6) - value).abs() <= half_ulp + 1e-9 {
-            return Some((
-                bytes,
-                format!("{mb} MB read as 2^{k} elements × {elem} B, the power of two that prints so"),
-            ));
-        }
-    }
-    let bytes = ((value * 1e6 / elem as f64).round() as u64).checked_mul(elem)?;
-    Some((bytes, format!("{mb} MB from the header (± {half_ulp} MB as printed)")))
 }
 
 impl Format for BabelStreamCsv {
@@ -335,6 +316,22 @@ Precision: double\nArray size: 400.0 MB (=0.4 GB)\nTotal size: 1200.0 MB (=1.2 G
 Driver: 7050\nFunction    MBytes/sec  Min (sec)   Max         Average\n\
 Copy        183157.380  0.00458     0.00462     0.00460\n\
 Triad       183157.380  0.00687     0.00690     0.00689\n";
+
+    /// 3.4's `--mibibytes` table (printing code: v3.4 main.cpp L68-74,
+    /// L227-294): MiB sizes and MiBytes/sec rates; values written here.
+    #[test]
+    fn mibibytes_tables_are_read_in_mib() {
+        let text = "BabelStream\nVersion: 3.4\nImplementation: CUDA\nRunning kernels 100 times\nPrecision: double\n\
+Array size: 256.0 MiB (=0.2 GiB)\nTotal size: 768.0 MiB (=0.8 GiB)\n\
+Function    MiBytes/sec Min (sec)   Max         Average     \n\
+Copy        1280000.000 0.00040     0.00042     0.00041     \n";
+        let p = BabelStream.parse(text, "x.log").unwrap();
+        let r = &p.records[0];
+        assert_eq!(r.params.size_bytes, Some(1 << 28));
+        let rate = r.params.bytes_moved.unwrap() as f64 / r.seconds_per_op;
+        assert!((rate / (1_280_000.0 * 1_048_576.0) - 1.0).abs() < 1e-12, "{}", r.note);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
 
     #[test]
     fn mb_that_the_rate_shows_are_mib_are_read_as_mib() {

@@ -17,6 +17,7 @@
 //!   filled only where read + written is known (BabelStream, memcpy).
 
 pub mod babelstream;
+mod babelstream_units;
 mod command;
 pub mod cuda_copy_csv;
 pub mod deepspeed_comm;
@@ -30,6 +31,7 @@ pub mod nccl_json;
 pub mod nccl_tests;
 pub mod nvbandwidth;
 pub mod osu;
+mod osu_title;
 pub mod perftest;
 pub mod rccl_json;
 pub mod rocm_bandwidth;

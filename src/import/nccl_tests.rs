@@ -35,7 +35,7 @@ use crate::vocab::rows::{Point, Status};
 
 pub struct NcclTests;
 
-const COLLECTIVES: [&str; 10] = [
+const COLLECTIVES: [&str; 11] = [
     "all_reduce",
     "all_gather",
     "reduce_scatter",
@@ -46,6 +46,7 @@ const COLLECTIVES: [&str; 10] = [
     "gather",
     "scatter",
     "hypercube",
+    "alltoallv",
 ];
 
 pub(crate) fn normalize_op(name: &str) -> String {
@@ -56,6 +57,7 @@ pub(crate) fn normalize_op(name: &str) -> String {
         "reducescatter" => "reduce_scatter".into(),
         "alltoall" | "all_to_all" => "all_to_all".into(),
         "sendrecv" => "send_recv".into(),
+        "alltoallv" => "all_to_allv".into(),
         _ => n,
     }
 }

@@ -296,7 +296,9 @@ fn config_runs(text: &str, each: &mut dyn FnMut(Record)) -> Result<usize, ParseE
         let (rate, bytes, route) = match link {
             Some((_, rest)) => {
                 let route = rest.split('|').next().unwrap_or("").trim();
-                (cells.get(1).and_then(|c| rate_of(c)), test_bytes, Some(route))
+                // 1.04–1.10 print the bytes on the line, not after `Test N:`.
+                let on_line = cells.iter().find_map(|c| c.strip_suffix("bytes")?.trim().parse::<u64>().ok());
+                (cells.get(1).and_then(|c| rate_of(c)), on_line.or(test_bytes), Some(route))
             }
             None if transfer_line(t) => (
                 cells.get(1).and_then(|c| rate_of(c)),
@@ -357,5 +359,17 @@ mod tests {
         assert_eq!(row_label(&row).map(|(l, r)| (l, r.len())), Some(("GPU 01".into(), 2)));
         assert_eq!(bytes_in("Summary: [268435456 bytes per Transfer] [GFX:8]"), Some(268435456));
         assert_eq!(bytes_in("Bytes Per Direction 4194304\n"), Some(4194304));
+    }
+
+    /// 1.04–1.10 (v1.04 TransferBench.cpp L240-448): `Test N:` without
+    /// bytes, and a bytes column on each `Link` line. Values written here.
+    #[test]
+    fn link_lines_with_their_own_byte_count() {
+        let text = "TransferBench v1.04\nTest 1:\n Link 00: G00 -> [GPU 00:04] -> G01 |    48.512 GB/s |    1.383 ms |     67108864 bytes | LOCAL-XGMI-1\n";
+        let p = crate::import::collect(&TransferBench, text, "x.log").unwrap();
+        assert_eq!(p.records.len(), 1);
+        let r = &p.records[0];
+        assert_eq!((r.params.bench.as_str(), r.params.bytes_copied), ("memcpy-peer", Some(67108864)));
+        assert!((67108864.0 / r.seconds_per_op / 1e9 / 48.512 - 1.0).abs() < 1e-9);
     }
 }

@@ -209,3 +209,17 @@ fn import_explain_says_which_importer_claims_each_file_and_why() {
 fn common_bin() -> &'static str {
     crate::common::bin()
 }
+
+#[test]
+fn osu_derived_datatype_runs_and_nccl_tests_alltoallv_are_told_apart() {
+    // OMB 6.1+ `-D`: a `Transmit Size` column; refused, not misread.
+    let osu = std::fs::read_to_string(dir().join("omb_7.4_osu_bw_validation.txt")).unwrap();
+    let ddt = osu.replace("# Size      Bandwidth (MB/s)", "# Size      Transmit Size     Bandwidth (MB/s)");
+    let err = import::parse(Path::new("ddt.log"), &ddt, None).unwrap_err().to_string();
+    assert!(err.contains("Transmit Size"), "{err}");
+    // nccl-tests 2.19's alltoallv_perf: its op is all_to_allv.
+    let text = std::fs::read_to_string(dir().join("nccl-tests_v2.19.6_all_reduce_perf_per-iter-I1.txt")).unwrap();
+    let v = text.replace("all_reduce_perf", "alltoallv_perf").replace("     sum      -1", "    none      -1");
+    let p = import::parse(Path::new("v.log"), &v, None).unwrap();
+    assert!(p.records.iter().all(|r| r.params.op == "all_to_allv"), "{:?}", p.records[0].params.op);
+}
