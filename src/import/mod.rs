@@ -30,6 +30,7 @@ pub mod megatron;
 pub mod nccl_json;
 pub mod nccl_tests;
 pub mod nvbandwidth;
+mod nvbandwidth_json;
 pub mod osu;
 mod osu_title;
 pub mod perftest;

@@ -292,4 +292,17 @@ mod tests {
         assert_eq!(test_of("ib_frob_bw"), None);
         assert_eq!(test_of("output.log"), None);
     }
+
+    /// Before 2016 (perftest's first src/perftest_parameters.h:141) the
+    /// latency header had only `t_min t_max t_typical`; rows
+    /// `" %-7lu %d %-7.2f %-7.2f %-7.2f"`. Values written here.
+    #[test]
+    fn the_old_three_column_latency_table() {
+        let text = " Send Latency Test\n #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]\n 2       1000          1.02           5.11         1.07   \n 4       1000          1.03           4.20         1.08   \n";
+        assert!(Perftest.sniff(text).is_some());
+        let p = Perftest.parse(text, "x.log").unwrap();
+        assert_eq!(p.records.len(), 2);
+        assert_eq!(p.records[0].params.op, "send_lat");
+        assert!((p.records[0].seconds_per_op - 1.07e-6).abs() < 1e-12, "{}", p.records[0].note);
+    }
 }
