@@ -8,7 +8,7 @@
 # many rows). Prints the log's size, its lines,
 # the import's wall time and its peak RSS as /usr/bin/time -v measures it.
 #
-#   scripts/import_memory.sh [SIZE_MB] [BINARY] [nccl|megatron|imb|allreduce|deepspeed]
+#   scripts/import_memory.sh [SIZE_MB] [BINARY] [nccl|nccl2021|megatron|imb|allreduce|deepspeed]
 #   scripts/import_memory.sh [SIZE_MB] [BINARY] whole FILE   (FILE repeated whole: matrix and summary
 #                                                             formats, many runs in one log)
 set -euo pipefail
@@ -21,6 +21,11 @@ case "$kind" in
   nccl)
     src=tests/fixtures/import/real/nccl-tests/all_reduce_int8_8xGH200_olivia_v2.18.3_unalign.txt
     header() { grep '^#' "$1" | head -n 40; }
+    body() { grep -v '^#' "$1" | grep -E '^ *[0-9]'; } ;;
+  nccl2021)
+    # nccl-tests of 2021: an alltoall table whose rows leave redop empty.
+    src=tests/fixtures/import/real/nccl-tests/alltoall_64xV100_issue78_2021_empty_redop_col_two_rows.txt
+    header() { grep '^#' "$1" | head -n 4; }
     body() { grep -v '^#' "$1" | grep -E '^ *[0-9]'; } ;;
   megatron)
     src=tests/fixtures/import/real/megatron/megatron_core_r0.8.0_gpt3_7b_8gpu_tflops_skipped_iters_fixstars_mdk.txt
@@ -42,7 +47,7 @@ case "$kind" in
     src="${4:?whole needs a FILE}"
     header() { :; }
     body() { cat "$1"; } ;;
-  *) echo "unknown kind $kind: nccl, megatron, imb, allreduce, deepspeed or whole FILE" >&2; exit 2 ;;
+  *) echo "unknown kind $kind: nccl, nccl2021, megatron, imb, allreduce, deepspeed or whole FILE" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

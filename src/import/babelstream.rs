@@ -12,7 +12,7 @@
 //! exact, and checked against the printed min time.
 
 use super::babelstream_units::{array_bytes, array_bytes_checked, table_unit, MIB};
-use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed};
+use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
@@ -74,7 +74,13 @@ impl Format for BabelStream {
             })
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per row as it is read (a 50 MiB log is never held as
+    /// records).
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: Bench::Stream.name().into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
@@ -119,7 +125,7 @@ impl Format for BabelStream {
                     );
                     r.iterations = Some(runs);
                     r.device = device.clone().or_else(|| implementation.clone());
-                    out.records.push(r);
+                    each(r);
                 }
             } else if let Some(v) = t.strip_prefix("Version:") {
                 out.tool_version = Some(format!("BabelStream {}", v.trim()));
@@ -215,7 +221,7 @@ impl Format for BabelStream {
                 // A CPU build names no device; its implementation (OpenMP) is
                 // then the best the log says about what ran.
                 r.device = device.clone().or_else(|| implementation.clone());
-                out.records.push(r);
+                each(r);
             }
         }
         Ok(out)
@@ -245,7 +251,13 @@ impl Format for BabelStreamCsv {
         })
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per row as it is read (a 50 MiB log is never held as
+    /// records).
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: Bench::Stream.name().into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
@@ -298,7 +310,7 @@ impl Format for BabelStreamCsv {
             if let Some(times) = col("num_times") {
                 r.note += &format!("; best of {times} runs");
             }
-            out.records.push(r);
+            each(r);
         }
         Ok(out)
     }

@@ -13,7 +13,7 @@
 //! printed as `0.00` (a GPU to itself, in some versions) is kept as a
 //! skipped point; `N/A` cells are not points.
 
-use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, NORMALIZED_BYTES};
+use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
@@ -131,8 +131,15 @@ impl Format for Nvbandwidth {
         })
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per cell as each matrix ends (a 50 MiB log is never held
+    /// as records).
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: "cuda".into(), ..Parsed::default() };
+        let mut count = 0usize;
         let bytes = buffer_bytes(text);
         if bytes.is_none() {
             out.warnings.push("buffer size not stated in the file; rows normalized to 10^9 bytes per operation".into());
@@ -172,7 +179,7 @@ impl Format for Nvbandwidth {
             }
             if let Some(name) = t.strip_prefix("Running ") {
                 if let Some(m) = matrix.take() {
-                    m.finish(None, bytes, &devices, &mut out);
+                    count += m.finish(None, bytes, &devices, &mut out, each);
                 }
                 stopped.extend(pending.take());
                 let name = name.trim_end_matches('.').to_string();
@@ -182,7 +189,7 @@ impl Format for Nvbandwidth {
             }
             if let Some(u) = unit_of(t).filter(|_| matrix.as_ref().is_none_or(|m| !m.col_ids.is_empty())) {
                 if let Some(m) = matrix.take() {
-                    m.finish(None, bytes, &devices, &mut out);
+                    count += m.finish(None, bytes, &devices, &mut out, each);
                 }
                 pending = None;
                 matrix = Some(Matrix { name: running.take(), unit: u, title_line: no, ..Matrix::default() });
@@ -199,7 +206,7 @@ impl Format for Nvbandwidth {
                             out.warnings.push(format!("line {no}: SUM says {p}, the cells add up to {sum:.2}"));
                         }
                     }
-                    m.finish(name, bytes, &devices, &mut out);
+                    count += m.finish(name, bytes, &devices, &mut out, each);
                 }
                 continue;
             }
@@ -240,13 +247,13 @@ impl Format for Nvbandwidth {
             }
         }
         if let Some(m) = matrix.take() {
-            m.finish(None, bytes, &devices, &mut out);
+            count += m.finish(None, bytes, &devices, &mut out, each);
         }
         stopped.extend(pending.take());
         for (name, at, why) in stopped {
             let why = why.map_or("nothing after it says why".to_string(), |(l, t)| format!("line {l}: `{t}`"));
             let message = format!("test case {name} (line {at}) printed no matrix: {why}");
-            if out.records.is_empty() {
+            if count == 0 {
                 return Err(ParseError::new(at, message));
             }
             out.warnings.push(message);
@@ -288,7 +295,14 @@ struct Matrix {
 impl Matrix {
     /// Its cells become records, named by the `Running` line, else the
     /// `SUM` line (`sum_name`).
-    fn finish(self, sum_name: Option<String>, bytes: Option<u64>, devices: &[String], out: &mut Parsed) {
+    fn finish(
+        self,
+        sum_name: Option<String>,
+        bytes: Option<u64>,
+        devices: &[String],
+        out: &mut Parsed,
+        each: &mut dyn FnMut(Record),
+    ) -> usize {
         let name = self.name.or(sum_name).unwrap_or_else(|| {
             out.warnings.push(format!(
                 "matrix at line {}: no `Running` or `SUM` line names its test case; rows use op `unnamed_testcase`",
@@ -296,9 +310,11 @@ impl Matrix {
             ));
             "unnamed_testcase".into()
         });
+        let n = self.cells.len();
         for c in self.cells {
             let dev = c.row.parse::<usize>().ok().and_then(|i| devices.get(i)).or(devices.first());
-            out.records.push(cell_record(&name, (&c.row, &c.col), c.value, self.unit, bytes, c.line, dev));
+            each(cell_record(&name, (&c.row, &c.col), c.value, self.unit, bytes, c.line, dev));
         }
+        n
     }
 }

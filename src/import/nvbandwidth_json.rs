@@ -3,7 +3,10 @@
 //! names the unit; 0.5–0.7 print their `Device N:` lines before it.
 
 use super::nvbandwidth::{cell_record, unit_of, Unit};
-use super::{num, Claim, Format, ParseError, Parsed};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{num, Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::Family;
 
 pub struct NvbandwidthJson;
@@ -35,20 +38,24 @@ impl Format for NvbandwidthJson {
             .flatten()
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// Typed, so that a matrix cell is an `f64` as it is read (never a
+    /// JSON value or a string), and a record per cell handed out at once.
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         // 0.5–0.7 print their `Device N: …` lines before the document.
         let (at, before) = json_start(text).unwrap_or((0, 0));
-        let v: serde_json::Value = serde_json::from_str(&text[at..])
+        let doc: Doc = serde_json::from_str(&text[at..])
             .map_err(|e| ParseError::new(e.line() + before, format!("expected nvbandwidth's JSON document: {e}")))?;
-        let root =
-            v.get("nvbandwidth").ok_or_else(|| ParseError::new(1, "expected a top-level `nvbandwidth` object"))?;
+        let root = doc.nvbandwidth.ok_or_else(|| ParseError::new(1, "expected a top-level `nvbandwidth` object"))?;
+        let text_of = |v: &Option<Value>| v.as_ref().and_then(|x| x.as_str()).map(str::to_string);
         let mut out = Parsed {
             tool: self.name().into(),
             backend: "cuda".into(),
-            tool_version: root
-                .get("version")
-                .or_else(|| root.get("git_version"))
-                .and_then(|x| x.as_str())
+            tool_version: text_of(&root.version)
+                .or_else(|| text_of(&root.git_version))
                 .map(|s| format!("nvbandwidth {s}")),
             ..Parsed::default()
         };
@@ -57,33 +64,86 @@ impl Format for NvbandwidthJson {
                 "{before} lines before the JSON document (nvbandwidth 0.5–0.7 print the device list there) were not read"
             ));
         }
-        let bytes = root.get("bufferSize").and_then(|b| b.as_u64()).and_then(|mib| mib.checked_mul(1 << 20));
+        let bytes = root.buffer_size.as_ref().and_then(|b| b.as_u64()).and_then(|mib| mib.checked_mul(1 << 20));
         if bytes.is_none() {
             out.warnings.push("buffer size not stated in the file; rows normalized to 10^9 bytes per operation".into());
         }
-        let cases = root
-            .get("testcases")
-            .and_then(|t| t.as_array())
-            .ok_or_else(|| ParseError::new(1, "expected `nvbandwidth.testcases` to be an array"))?;
+        let cases =
+            root.testcases.ok_or_else(|| ParseError::new(1, "expected `nvbandwidth.testcases` to be an array"))?;
         for case in cases {
-            let name = case.get("name").and_then(|n| n.as_str()).unwrap_or("unknown");
-            if case.get("status").and_then(|s| s.as_str()).is_some_and(|s| s != "Passed") {
-                out.warnings.push(format!("test case {name}: status {}", case["status"]));
+            let name = text_of(&case.name).unwrap_or_else(|| "unknown".into());
+            if let Some(status) = case.status.as_ref().filter(|s| s.as_str() != Some("Passed")) {
+                out.warnings.push(format!("test case {name}: status {status}"));
                 continue;
             }
-            let Some(matrix) = case.get("bandwidth_matrix").and_then(|m| m.as_array()) else { continue };
-            let description = case.get("bandwidth_description").and_then(|d| d.as_str()).unwrap_or("");
-            let unit = unit_of(description).unwrap_or(Unit::GbPerSec);
+            let Some(matrix) = case.bandwidth_matrix else { continue };
+            let unit = unit_of(case.bandwidth_description.as_deref().unwrap_or("")).unwrap_or(Unit::GbPerSec);
             for (r, row) in matrix.iter().enumerate() {
-                for (c, cell) in row.as_array().into_iter().flatten().enumerate() {
-                    let v = cell.as_f64().or_else(|| cell.as_str().and_then(num));
-                    if let Some(v) = v {
-                        out.records.push(cell_record(name, (&r.to_string(), &c.to_string()), v, unit, bytes, 1, None));
+                for (c, cell) in row.iter().enumerate() {
+                    if let Some(v) = cell.0 {
+                        each(cell_record(&name, (&r.to_string(), &c.to_string()), v, unit, bytes, 1, None));
                     }
                 }
             }
         }
         Ok(out)
+    }
+}
+
+#[derive(Deserialize)]
+struct Doc {
+    nvbandwidth: Option<Root>,
+}
+
+#[derive(Deserialize)]
+struct Root {
+    version: Option<Value>,
+    git_version: Option<Value>,
+    #[serde(rename = "bufferSize")]
+    buffer_size: Option<Value>,
+    testcases: Option<Vec<Case>>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    name: Option<Value>,
+    status: Option<Value>,
+    bandwidth_description: Option<String>,
+    bandwidth_matrix: Option<Vec<Vec<Cell>>>,
+}
+
+/// A matrix cell: nvbandwidth writes numbers as strings (`"55.6321"`),
+/// `N/A` where a pair was not run; read straight to a number.
+struct Cell(Option<f64>);
+
+impl<'de> Deserialize<'de> for Cell {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Cell;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number, or a string holding one")
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Cell, E> {
+                Ok(Cell(Some(v).filter(|v| v.is_finite())))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Cell, E> {
+                Ok(Cell(Some(v as f64)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Cell, E> {
+                Ok(Cell(Some(v as f64)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Cell, E> {
+                Ok(Cell(num(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Cell, E> {
+                Ok(Cell(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Cell, E> {
+                Ok(Cell(None))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

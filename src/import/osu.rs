@@ -16,7 +16,7 @@
 //! Collective rows carry no `bw_factor`: OSU does not print the rank count.
 
 use super::osu_title::{test_kind, title_at, xccl_line, Class, Kind};
-use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed};
+use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
@@ -86,7 +86,13 @@ impl Format for Osu {
         Claim::find(text, "an OSU banner (`# OSU ...`)", |l| title_at(l).is_some())
     }
 
-    fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
+    fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per row as it is read (a 50 MiB log is never held as
+    /// records).
+    fn parse_each(&self, text: &str, _file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: "mpi".into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
@@ -268,7 +274,7 @@ impl Format for Osu {
                     None => {}
                 }
             }
-            out.records.push(r);
+            each(r);
         }
         Ok(out)
     }

@@ -9,7 +9,7 @@
 //! directions, so one operation is `2 × #bytes`. Latency tables give
 //! `t_typical` (the median, used as the time) and min/max/avg in µs.
 
-use super::{command_line, last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed};
+use super::{command_line, last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
@@ -76,6 +76,12 @@ impl Format for Perftest {
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
+        super::collect(self, text, file_name)
+    }
+
+    /// A record per row as it is read (a 50 MiB log is never held as
+    /// records).
+    fn parse_each(&self, text: &str, file_name: &str, each: &mut dyn FnMut(Record)) -> Result<Parsed, ParseError> {
         let mut out = Parsed { tool: self.name().into(), backend: Bench::Rdma.name().into(), ..Parsed::default() };
         let all = lines(text);
         let truncated = last_line_incomplete(text);
@@ -260,7 +266,7 @@ impl Format for Perftest {
             if let Some(g) = &gpu_buffers {
                 r.note += g;
             }
-            out.records.push(r);
+            each(r);
         }
         out.link = link_type.map(|t| match &device {
             Some(d) => format!("{t} ({d})"),
