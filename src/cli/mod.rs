@@ -287,9 +287,11 @@ pub struct ImportArgs {
     /// nccl-tests, nvbandwidth or perftest are judged like `run --fleet`.
     #[arg(long, value_name = "NAME", value_parser = parse_fleet)]
     pub fleet: Option<String>,
-    /// Write nothing: print, for each file, which importer claims it and
-    /// why (the line that told), the version it seems to be, the blocks of
-    /// lines that give records, and why a file would be refused.
+    /// Write nothing (no archive is touched): print, for each file, which
+    /// importer claims it, at which line and why (the line is quoted), the
+    /// version the file states, the blocks of lines that give rows, and why
+    /// a file would be refused. Exit 0 when every file would import, 1 when
+    /// any would be refused (an unreadable file included).
     #[arg(long)]
     pub explain: bool,
     /// Print a JSON summary.

@@ -4,10 +4,8 @@
 //! what that line showed. A file no layout claims, but which names a tool
 //! (its banner, its binary: [`Format::markers`]), is tried as that tool and
 //! refused naming the tool, the version it seems to be and the first line
-//! that did not fit, never as "unknown format". [`explain`] prints all of
-//! it for `import --explain`.
-
-use std::path::Path;
+//! that did not fit, never as "unknown format". [`super::explain`]
+//! prints all of it for `import --explain`.
 
 use serde::Serialize;
 
@@ -60,23 +58,79 @@ const MARKER_LINES: usize = 2_000;
 /// versions.
 pub fn version(f: &dyn Format, text: &str) -> Option<(usize, String)> {
     let marker = |l: &str| f.markers().iter().copied().find(|m| l.contains(m));
-    let lines = || text.lines().take(MARKER_LINES).enumerate();
+    let lines = || text.lines().take(MARKER_LINES).enumerate().map(|(i, l)| (i, super::strip_ansi(l)));
+    let names_it = lines().any(|(_, l)| marker(&l).is_some());
     lines()
-        .filter_map(|(i, l)| marker(l).map(|m| (i, l, Some(m))))
+        .filter_map(|(i, l)| marker(&l).map(|m| (i, l.clone(), Some(m))))
         .chain(
             lines()
-                .filter(|(_, l)| l.trim_start().to_ascii_lowercase().starts_with("version"))
+                .filter(|(_, l)| names_it && l.trim_start().to_ascii_lowercase().starts_with("version"))
                 .map(|(i, l)| (i, l, None)),
         )
-        .find_map(|(i, l, m)| version_token(l, m).map(|v| (i + 1, v)))
+        .find_map(|(i, l, m)| version_token(&l, m).map(|v| (i + 1, v)))
+}
+
+/// The first line after line `from` that is neither blank nor a `#`
+/// comment, quoted.
+pub(crate) fn first_line_after(text: &str, from: usize) -> Option<(usize, String)> {
+    let (i, _) =
+        text.lines().enumerate().skip(from).find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))?;
+    quote_line(text, i + 1).map(|q| (i + 1, q))
+}
+
+/// A hint for a refusal: another tool's output starts after line `from`
+/// (where `f` claimed the file), read on its own from its claiming line.
+pub(crate) fn later_tool(text: &str, f: &dyn Format, from: usize) -> Option<String> {
+    let start = |n: usize| text.split_inclusive('\n').take(n.saturating_sub(1)).map(str::len).sum::<usize>();
+    super::formats().into_iter().filter(|g| g.name() != f.name()).find_map(|g| {
+        let c = g.sniff(text).filter(|c| c.line > from)?;
+        let part = &text[start(c.line)..];
+        let mut n = 0usize;
+        g.parse_each(part, "", &mut |_| n += 1).ok()?;
+        (n > 0).then(|| {
+            format!(
+                "; from line {} the file holds {} output ({n} rows read on their own): a file holding two tools' output must be split",
+                c.line,
+                g.name()
+            )
+        })
+    })
+}
+
+/// Another tool's output in the same file: the text before or after
+/// `span` (the lines the chosen format read) that another format claims
+/// and reads rows from on its own. Its name, lines and row count.
+pub(crate) fn second_tool(
+    all: &[Box<dyn Format>],
+    chosen: &dyn Format,
+    text: &str,
+    span: (usize, usize),
+) -> Option<(&'static str, (usize, usize), usize)> {
+    // Byte offset where line `n` (1-based) starts.
+    let start = |n: usize| text.split_inclusive('\n').take(n.saturating_sub(1)).map(str::len).sum::<usize>();
+    let parts = [(&text[..start(span.0)], 0), (&text[start(span.1 + 1).min(text.len())..], span.1)];
+    all.iter().filter(|f| f.name() != chosen.name()).find_map(|f| {
+        parts.iter().filter(|(part, _)| f.sniff(part).is_some()).find_map(|&(part, offset)| {
+            let mut lines: Option<(usize, usize)> = None;
+            let mut n = 0usize;
+            f.parse_each(part, "", &mut |r| {
+                n += 1;
+                lines = Some(lines.map_or((r.line, r.line), |(a, b)| (a.min(r.line), b.max(r.line))));
+            })
+            .ok()?;
+            lines.map(|(a, b)| (f.name(), (a + offset, b + offset), n))
+        })
+    })
 }
 
 /// A version token of `line`: digits and dots with at least one dot,
 /// written `v1.2`, or following the word `version` or the tool's name
 /// `marker`.
 fn version_token(line: &str, marker: Option<&str>) -> Option<String> {
+    // Two dots at most: `172.81.0.118` is an address, not a version.
     let is_version = |t: &str| {
         t.contains('.')
+            && t.matches('.').count() <= 2
             && t.starts_with(|c: char| c.is_ascii_digit())
             && t.chars().all(|c| c.is_ascii_digit() || c == '.')
             && !t.contains("..")
@@ -103,7 +157,7 @@ fn version_token(line: &str, marker: Option<&str>) -> Option<String> {
 
 /// Tools benchbook has no importer for, by a line only they print: their
 /// output is refused naming the tool and what to do instead.
-const NOT_READ: [(&str, &str, &str); 7] = [
+const NOT_READ: [(&str, &str, &str); 8] = [
     (
         "HPL",
         "HPLinpack",
@@ -117,6 +171,12 @@ const NOT_READ: [(&str, &str, &str); 7] = [
     (
         "gpu-burn",
         "gpu_burn",
+        "gpu-burn is a stress test that prints no benchmark table; `benchbook fleet gate` checks a node's health",
+    ),
+    // Its progress lines, when no command line names it.
+    (
+        "gpu-burn",
+        "proc'd: ",
         "gpu-burn is a stress test that prints no benchmark table; `benchbook fleet gate` checks a node's health",
     ),
     ("MLPerf's mllog", ":::MLLOG", "MLPerf results are read from the submission's result tables, not its log"),
@@ -162,118 +222,6 @@ pub(crate) fn quote_line(text: &str, line: usize) -> Option<String> {
     })
 }
 
-/// One format's answer to a file.
-#[derive(Debug, Clone, Serialize)]
-pub struct FormatAnswer {
-    pub format: &'static str,
-    /// Its layout claims the file.
-    pub claim: Option<Claim>,
-    /// No layout claims it, but a line names the tool.
-    pub named: Option<Named>,
-}
-
-/// A run of consecutive records of one kind: which lines gave them.
-#[derive(Debug, Clone, Serialize)]
-pub struct Block {
-    pub first_line: usize,
-    pub last_line: usize,
-    /// `bench op [variant] [dtype]`, or the metric's name.
-    pub what: String,
-    pub records: usize,
-}
-
-/// What `import --explain` prints for one file.
-#[derive(Debug, Clone, Serialize)]
-pub struct Explanation {
-    pub file: std::path::PathBuf,
-    pub lines: usize,
-    /// Every format, in detection order.
-    pub answers: Vec<FormatAnswer>,
-    /// The format that read (or tried to read) it.
-    pub read_as: Option<String>,
-    pub version: Option<(usize, String)>,
-    pub blocks: Vec<Block>,
-    pub warnings: Vec<String>,
-    /// Why it was refused.
-    pub error: Option<String>,
-}
-
-/// How `path` would be imported, without importing it.
-pub fn explain(path: &Path, text: &str, tool: Option<&str>) -> Explanation {
-    let all = super::formats();
-    let answers: Vec<FormatAnswer> = all
-        .iter()
-        .map(|f| {
-            let claim = f.sniff(text);
-            let named = if claim.is_none() { named(f.as_ref(), text) } else { None };
-            FormatAnswer { format: f.name(), claim, named }
-        })
-        .collect();
-    // A tool's name matters only where no layout claims the file.
-    let mut answers = answers;
-    if answers.iter().any(|a| a.claim.is_some()) {
-        answers.iter_mut().for_each(|a| a.named = None);
-    }
-    let chosen = match tool {
-        Some(t) => all.iter().find(|f| f.name() == t),
-        None => answers
-            .iter()
-            .position(|a| a.claim.is_some())
-            .or_else(|| answers.iter().position(|a| a.named.is_some()))
-            .map(|i| &all[i]),
-    };
-    let mut blocks: Vec<Block> = Vec::new();
-    let (warnings, error) = match super::parse_each(path, text, tool, &mut |r| add_to_blocks(&mut blocks, &r)) {
-        Ok(p) => (p.warnings, None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
-    };
-    Explanation {
-        file: path.to_path_buf(),
-        lines: text.lines().count(),
-        answers,
-        read_as: chosen.map(|f| f.name().to_string()),
-        version: chosen.and_then(|f| version(f.as_ref(), text)),
-        blocks,
-        warnings,
-        error,
-    }
-}
-
-/// Records of one bench and op (or of one tool's metrics) on lines at most
-/// [`BLOCK_GAP`] apart are one block; its `what` lists their variants.
-fn add_to_blocks(blocks: &mut Vec<Block>, r: &super::Record) {
-    let p = &r.params;
-    let kind = match &p.metric {
-        Some(_) => format!("{} metrics", p.bench),
-        None => format!("{} {}", p.bench, p.op),
-    };
-    let detail: Vec<&str> = [p.variant.as_deref(), p.dtype.as_deref()].into_iter().flatten().collect();
-    let detail = detail.join(" ");
-    match blocks.last_mut() {
-        Some(b)
-            if b.what.starts_with(&kind) && r.line <= b.last_line + BLOCK_GAP && r.line + BLOCK_GAP >= b.first_line =>
-        {
-            b.first_line = b.first_line.min(r.line);
-            b.last_line = b.last_line.max(r.line);
-            b.records += 1;
-            if !detail.is_empty() && !b.what.contains(&detail) {
-                b.what = if b.what == kind {
-                    format!("{kind} ({detail})")
-                } else {
-                    format!("{}; {detail})", b.what.trim_end_matches(')'))
-                };
-            }
-        }
-        _ => {
-            let what = if detail.is_empty() || p.metric.is_some() { kind } else { format!("{kind} ({detail})") };
-            blocks.push(Block { first_line: r.line, last_line: r.line, what, records: 1 });
-        }
-    }
-}
-
-/// Lines between two records of one block at most (a launcher's chatter).
-const BLOCK_GAP: usize = 3;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,6 +241,7 @@ mod tests {
         assert_eq!(v("# Avg bus bandwidth    : 0.507636", Some("# Avg bus bandwidth")), None);
         assert_eq!(v("# Using devices", None), None);
         assert_eq!(v("version 1..2 b", None), None);
+        assert_eq!(v("~# ib_read_lat 172.81.0.118", Some("ib_read_lat")), None);
     }
 
     #[test]

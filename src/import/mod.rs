@@ -22,6 +22,7 @@ mod command;
 pub mod cuda_copy_csv;
 pub mod deepspeed_comm;
 pub mod detect;
+mod explain;
 mod gate;
 mod helpers;
 pub mod imb;
@@ -49,7 +50,8 @@ pub mod vllm;
 pub mod vllm_throughput;
 
 pub(crate) use command::command_line;
-pub use detect::{explain, Claim, Explanation};
+pub use detect::Claim;
+pub use explain::{explain, Explanation};
 use gate::possible;
 pub use gate::{metric_bound, MAX_GB_PER_S};
 pub(crate) use helpers::*;
@@ -296,14 +298,32 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
     };
     let mut dropped = Vec::new();
     let mut count = 0;
+    // The lines the records came from, to tell one tool's output from two.
+    let mut span: Option<(usize, usize)> = None;
     let mut parsed = format
         .parse_each(text, file_name, &mut |mut r| {
             if possible(&mut r, &mut dropped) {
                 count += 1;
+                span = Some(span.map_or((r.line, r.line), |(a, b)| (a.min(r.line), b.max(r.line))));
                 each(r);
             }
         })
         .map_err(|e| refusal(path, text, format.as_ref(), named.as_ref(), e))?;
+    if tool.is_none() {
+        if let Some((other, lines, n)) = span.and_then(|s| detect::second_tool(&all, format.as_ref(), text, s)) {
+            let (a, b) = span.unwrap_or_default();
+            return Err(Error::Import {
+                path: path.to_path_buf(),
+                line: lines.0,
+                message: format!(
+                    "the file holds the output of two tools: {} (lines {a}–{b}, {count} rows) and {other} (lines {}–{}, {n} rows); split it and import each part, or pass --tool to read one",
+                    format.name(),
+                    lines.0,
+                    lines.1
+                ),
+            });
+        }
+    }
     parsed.family = format.family();
     if let Some(n) = &named {
         parsed.warnings.push(format!(
@@ -324,11 +344,8 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
     }
     parsed.warnings.extend(dropped);
     if count == 0 {
-        return Err(Error::Import {
-            path: path.to_path_buf(),
-            line: text.lines().count(),
-            message: format!("no {} results found in the file", format.name()),
-        });
+        let end = ParseError::new(text.lines().count(), format!("no {} results found in the file", format.name()));
+        return Err(refusal(path, text, format.as_ref(), named.as_ref(), end));
     }
     Ok(parsed)
 }
@@ -337,7 +354,17 @@ pub fn parse_each(path: &Path, text: &str, tool: Option<&str>, each: &mut dyn Fn
 /// seems to be, the error, and the line that did not fit.
 fn refusal(path: &Path, text: &str, f: &dyn Format, named: Option<&detect::Named>, e: ParseError) -> Error {
     let version = detect::version_suffix(&detect::version(f, text));
-    let seen = detect::quote_line(text, e.line).map(|q| format!("; line {} reads `{q}`", e.line)).unwrap_or_default();
+    // An error at the end of the file (nothing was read) points at the
+    // first line after the one that named or claimed the tool instead.
+    let from = named.map(|n| n.line).or_else(|| f.sniff(text).map(|c| c.line)).unwrap_or(0);
+    let seen = if e.line >= text.lines().count() {
+        detect::first_line_after(text, from)
+            .map(|(n, q)| format!("; the first line after line {from} that gave nothing is line {n}: `{q}`"))
+    } else {
+        detect::quote_line(text, e.line).map(|q| format!("; line {} reads `{q}`", e.line))
+    }
+    .unwrap_or_default();
+    let seen = seen + &detect::later_tool(text, f, from).unwrap_or_default();
     let message = match named {
         Some(n) => format!(
             "looks like {}{version} (line {} names it: `{}`), but no layout benchbook reads matches: {}{seen}. \

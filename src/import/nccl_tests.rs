@@ -4,7 +4,8 @@
 //! `error` column or the newer `#wrong`, and with or without `redop`/`root`.
 //!
 //! Each table is read by its header: the first `time algbw busbw` group is
-//! out-of-place, the second in-place. `size` is the byte count the tool
+//! out-of-place, the second in-place; a table of one group is the one the
+//! line above its header names (rccl-tests prints in-place-only tables). `size` is the byte count the tool
 //! divides by, so it becomes `bytes_copied`, and the row's time is the
 //! printed one. Three things are decided per table, each from every source
 //! the log offers, and a disagreement is a warning, never a silent choice:
@@ -192,6 +193,9 @@ struct Table<'a> {
     line: usize,
     rows: Vec<(usize, &'a str)>,
     footer: Option<(usize, f64)>,
+    /// What its first `time` group holds: out-of-place, unless the line
+    /// above the header says `in-place` only.
+    first: &'static str,
 }
 
 impl Table<'_> {
@@ -385,11 +389,14 @@ fn read_tables<'a>(
     let mut table: Option<Table> = None;
     let mut tables = 0;
     let mut tag: Option<String> = None;
+    // The comment line before the header (`out-of-place   in-place`).
+    let mut above = "";
     for &(no, line) in all {
         let rest = line.trim().trim_start_matches('#').trim();
         if rest.is_empty() {
             continue;
         }
+        let before = std::mem::replace(&mut above, rest);
         if let Some(name) = rest.strip_prefix("Collective test starting:") {
             tag = Some(normalize_op(name));
             continue;
@@ -399,7 +406,12 @@ fn read_tables<'a>(
                 done(t, out);
             }
             let cols = rest.split_whitespace().map(String::from).collect();
-            table = Some(Table { tag_op: tag.clone(), cols, line: no, rows: Vec::new(), footer: None });
+            let first = if before.contains("in-place") && !before.contains("out-of-place") {
+                "in-place"
+            } else {
+                "out-of-place"
+            };
+            table = Some(Table { tag_op: tag.clone(), cols, line: no, rows: Vec::new(), footer: None, first });
             tables += 1;
             continue;
         }
@@ -519,7 +531,7 @@ fn emit(table: &Table, ev: &Evidence, file_name: &str, out: &mut Parsed, each: &
     check_footer(table, out);
     let op_name = op.unwrap_or_else(|| "unknown_collective".into());
     for row in table.parsed() {
-        for (nth, variant) in [(0, "out-of-place"), (1, "in-place")] {
+        for (nth, variant) in [(0, table.first), (1, "in-place")] {
             let Some(cell) = &row.cells[nth] else { continue };
             let clock = if table.index("cputime", 0).is_some() { "CPU time (`-C 1`)" } else { "time" };
             let mut note = format!("nccl-tests {variant} {clock} {} us → s; algbw = size / time; {how}", cell.time_us);

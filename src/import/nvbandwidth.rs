@@ -195,7 +195,10 @@ impl Format for Nvbandwidth {
                 matrix = Some(Matrix { name: running.take(), unit: u, title_line: no, ..Matrix::default() });
                 continue;
             }
-            if let Some(rest) = t.strip_prefix("SUM ") {
+            // 0.7's `--perfFormatter` prints `&&&& PERF <key> <sum> +GB/s`
+            // where the `SUM` line was.
+            let perf = t.strip_prefix("&&&& PERF ").map(|r| r.trim_end_matches("+GB/s").trim_end_matches("-ns").trim());
+            if let Some(rest) = t.strip_prefix("SUM ").or(perf) {
                 let mut toks = rest.split_whitespace();
                 let name = toks.next().filter(|n| num(n).is_none()).map(String::from);
                 let printed = rest.split_whitespace().last().and_then(num);
@@ -316,5 +319,24 @@ impl Matrix {
             each(cell_record(&name, (&c.row, &c.col), c.value, self.unit, bytes, c.line, dev));
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 0.7's hidden `--perfFormatter` (output.cpp) prints `&&&& PERF <key>
+    /// <sum> +GB/s` where the `SUM` line was. Values written here.
+    #[test]
+    fn perf_formatter_lines_end_a_matrix() {
+        let text = "nvbandwidth Version: v0.7\nBuilt from Git version: v0.7\n\nRunning host_to_device_memcpy_ce.\n\
+memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n           0         1\n 0     55.63     55.60\n\n\
+&&&& PERF host_to_device_memcpy_ce 111.23 +GB/s\n";
+        assert!(Nvbandwidth.sniff(text).is_some());
+        let p = crate::import::collect(&Nvbandwidth, text, "x.log").unwrap();
+        assert_eq!(p.records.len(), 2);
+        assert!(p.records.iter().all(|r| r.params.op == "host_to_device_memcpy_ce"), "{:?}", p.records[0].params);
+        assert!(p.warnings.iter().all(|w| !w.contains("PERF")), "{:?}", p.warnings);
     }
 }

@@ -89,6 +89,7 @@ impl Format for Perftest {
         let mut bidirectional = false;
         let mut device: Option<String> = None;
         let mut link_type: Option<String> = None;
+        let mut side: Option<&str> = None;
         // The command line, after any shell prompt: perftest prints no version.
         let is_binary = |t: &str| {
             let b = t.rsplit('/').next().unwrap_or(t);
@@ -118,6 +119,11 @@ impl Format for Perftest {
                 let kind = if t.ends_with("BW Test") { "bw" } else { "lat" };
                 let base = t.split_whitespace().next().unwrap_or("").to_ascii_lowercase().replace("rdma_", "");
                 op = format!("{base}_{kind}");
+                continue;
+            }
+            // `--report-both`: each side's table under its own title.
+            if t.starts_with("Local results") || t.starts_with("Remote results") {
+                side = Some(if t.starts_with("Local") { "local" } else { "remote" });
                 continue;
             }
             if let Some(rest) = t.strip_prefix("Link type") {
@@ -226,7 +232,10 @@ impl Format for Perftest {
                     Point {
                         bench: Bench::Rdma.name().into(),
                         op: op.clone(),
-                        variant: Some(dir.into()),
+                        variant: Some(match side {
+                            Some(side) => format!("{dir}, {side} results"),
+                            None => dir.into(),
+                        }),
                         size_bytes: Some(bytes),
                         bytes_copied: Some(op_bytes),
                         ..Point::default()
@@ -310,5 +319,19 @@ mod tests {
         assert_eq!(p.records.len(), 2);
         assert_eq!(p.records[0].params.op, "send_lat");
         assert!((p.records[0].seconds_per_op - 1.07e-6).abs() < 1e-12, "{}", p.records[0].note);
+    }
+
+    /// `--report-both` (send_bw.c at 26.04.17 L536-548): `Local results:`
+    /// and `Remote results:`, each over its own table. Values written here.
+    #[test]
+    fn report_both_tables_are_told_apart() {
+        let rule = "-".repeat(87);
+        let head = " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]";
+        let text = format!(
+            "                    Send BW Test\n\n Local results: \n{rule}\n{head}\n 65536      1000             11712.84            11709.71\t\t     0.187355\n{rule}\n\n Remote results: \n{rule}\n{head}\n 65536      1000             11700.00            11690.00\t\t     0.187040\n{rule}\n"
+        );
+        let p = Perftest.parse(&text, "x.log").unwrap();
+        let variants: Vec<&str> = p.records.iter().filter_map(|r| r.params.variant.as_deref()).collect();
+        assert_eq!(variants, ["unidirectional, local results", "unidirectional, remote results"]);
     }
 }

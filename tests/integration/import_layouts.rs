@@ -35,6 +35,9 @@ struct Layout {
     #[serde(default)]
     moved: bool,
     method: Option<String>,
+    /// The variants the rows must carry (`in-place` for an in-place-only
+    /// table).
+    variants: Option<Vec<String>>,
     values: Option<BTreeMap<String, f64>>,
     #[serde(default)]
     refuse: bool,
@@ -127,6 +130,13 @@ fn every_reconstructed_layout_imports_with_its_hand_read_values() {
                 why.push(format!("method {:?}, expected {m}", p.records[0].params.method));
             }
         }
+        if let Some(want) = &l.variants {
+            let got: std::collections::BTreeSet<String> =
+                p.records.iter().filter_map(|r| r.params.variant.clone()).collect();
+            if got.iter().collect::<Vec<_>>() != want.iter().collect::<Vec<_>>() {
+                why.push(format!("variants {got:?}, expected {want:?}"));
+            }
+        }
         for (metric, want) in l.values.iter().flatten() {
             let got: Vec<f64> = p
                 .records
@@ -193,10 +203,22 @@ fn import_explain_says_which_importer_claims_each_file_and_why() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("transferbench     claims it at line"), "{text}");
     assert!(text.contains("read as transferbench"), "{text}");
-    assert!(text.contains("1 records  memcpy-peer copy (config test 1)"), "{text}");
+    assert!(text.contains("1 record   memcpy-peer copy (config test 1)"), "{text}");
+    assert!(text.contains("`Transfer 0    │  56.309 GB/s"), "the claiming line is quoted: {text}");
     let out =
         Command::new(common_bin()).args(["import", "--explain", "--json"]).arg(&read).arg(&refused).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "a refused file makes --explain exit 1");
+    // A file that cannot be read is one refused entry; the others are
+    // still explained.
+    let missing = Command::new(common_bin())
+        .args(["import", "--explain", "--json", "no-such-file.log"])
+        .arg(&read)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    let m: serde_json::Value = serde_json::from_slice(&missing.stdout).unwrap();
+    assert!(m["files"][0]["error"].as_str().unwrap().contains("cannot read it"), "{m}");
+    assert_eq!(m["files"][1]["read_as"], "transferbench");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let files = v["files"].as_array().unwrap();
     assert_eq!(files[0]["read_as"], "transferbench");
@@ -222,4 +244,66 @@ fn osu_derived_datatype_runs_and_nccl_tests_alltoallv_are_told_apart() {
     let v = text.replace("all_reduce_perf", "alltoallv_perf").replace("     sum      -1", "    none      -1");
     let p = import::parse(Path::new("v.log"), &v, None).unwrap();
     assert!(p.records.iter().all(|r| r.params.op == "all_to_allv"), "{:?}", p.records[0].params.op);
+}
+
+#[test]
+fn a_file_holding_two_tools_output_is_refused_not_half_read() {
+    // An OSU run, then an nccl-tests run, pasted into one file: each
+    // importer reads its own lines, so the file is refused naming both.
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/real");
+    let osu = std::fs::read_to_string(real.join("osu/osu_latency_host_v5.6.2_alaska_size0.txt")).unwrap();
+    let nccl =
+        std::fs::read_to_string(real.join("nccl-tests/all_reduce_int8_8xGH200_olivia_v2.18.3_unalign.txt")).unwrap();
+    let both = format!("{osu}\n{nccl}");
+    let err = import::parse(Path::new("both.log"), &both, None).unwrap_err().to_string();
+    assert!(err.contains("two tools") && err.contains("osu") && err.contains("nccl-tests"), "{err}");
+    // --tool reads the one named.
+    let p = import::parse(Path::new("both.log"), &both, Some("osu")).unwrap();
+    assert_eq!(p.tool, "osu");
+    // One tool's log that another importer also claims is not two tools:
+    // IMB's table header has perftest's `#bytes` and `t_avg[`.
+    let imb = std::fs::read_to_string(
+        real.join("imb/allreduce_imb2018_144ranks_oci_openmpi_4space_indent_mixed_table_indent.txt"),
+    )
+    .unwrap();
+    assert_eq!(import::parse(Path::new("imb.log"), &imb, None).unwrap().tool, "imb");
+}
+
+#[test]
+fn versions_are_not_addresses_and_gpu_burn_progress_is_named() {
+    let e = import::explain(Path::new("x.log"), "~# ib_read_lat 172.81.0.118\n #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]\n 2       1000          1.02           5.11         1.07\n", None);
+    assert!(e.version.is_none(), "{:?}", e.version);
+    let err = import::parse(
+        Path::new("burn.log"),
+        "Initialized device 0 with 81559 MB of memory\n10.0%  proc'd: 2534 (17432 Gflop/s)   errors: 0   temps: 45 C\n",
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("gpu-burn") && err.contains("no importer"), "{err}");
+}
+
+#[test]
+fn imb_2021_3_banners_and_omb_tail_latency_columns() {
+    // IMB-v2021.3+ (src_c/IMB_g_info.c:86-110 at IMB-v2021.11) prints its
+    // banner without trailing blanks; the tables are 2021.2's.
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/real");
+    let imb = std::fs::read_to_string(
+        real.join("imb/pingpong_imb2021.2_2ranks_azurehpc_lustre_srun_prompts_no_trailing_spaces.txt"),
+    )
+    .unwrap()
+    .replace("Intel(R) MPI Benchmarks 2021.2, MPI-1 part", "Intel(R) MPI Benchmarks 2021.11, MPI-1 part");
+    let p = import::parse(Path::new("imb.log"), &imb, None).unwrap();
+    assert_eq!((p.tool.as_str(), p.records.len()), ("imb", 24));
+    let e = import::explain(Path::new("imb.log"), &imb, None);
+    assert!(e.version.as_ref().is_some_and(|v| v.text.contains("2021.11")), "{:?}", e.version);
+    // OMB 7.3+ `-t`: tail percentiles after the value (7.4
+    // c/util/osu_util.c, `"%*sP%d Tail Lat(us)"`); the value column is read.
+    let text = "# OSU MPI Latency Test v7.4\n# Datatype: MPI_CHAR.\n\
+# Size          Latency (us)   P50 Tail Lat(us)   P90 Tail Lat(us)   P99 Tail Lat(us)\n\
+1                       1.52               1.50               1.61               2.03\n\
+8                       1.55               1.53               1.66               2.11\n";
+    let p = import::parse(Path::new("lat.log"), text, None).unwrap();
+    assert_eq!(p.records.len(), 2);
+    assert!((p.records[0].seconds_per_op - 1.52e-6).abs() < 1e-15, "{}", p.records[0].note);
 }

@@ -80,11 +80,19 @@ impl ExplainOutput {
 pub fn explain(a: &ImportArgs) -> Result<ExplainOutput> {
     let mut files = Vec::new();
     for path in &a.files {
-        let data = std::fs::read(path).map_err(|e| crate::error::Error::io(path, e))?;
-        let (text, note) = crate::import::decode(path, &data)?;
-        let mut e = crate::import::explain(path, &text, a.tool.as_deref());
-        e.warnings.extend(note);
-        files.push(e);
+        // A file that cannot be read is explained as refused, and the
+        // others still are.
+        let read = std::fs::read(path).map_err(|e| format!("cannot read it: {e}")).and_then(|data| {
+            crate::import::decode(path, &data).map(|(t, n)| (t.into_owned(), n)).map_err(|e| e.to_string())
+        });
+        files.push(match read {
+            Ok((text, note)) => {
+                let mut e = crate::import::explain(path, &text, a.tool.as_deref());
+                e.warnings.extend(note);
+                e
+            }
+            Err(why) => crate::import::Explanation::refused(path, why),
+        });
     }
     Ok(ExplainOutput { files })
 }
@@ -93,6 +101,11 @@ impl Render for ExplainOutput {
     fn render(&self, t: &mut Term<'_>) -> io::Result<()> {
         for f in &self.files {
             writeln!(t.out, "{}: {} lines", safe_path(&f.file), f.lines)?;
+            if f.answers.is_empty() {
+                // Not read at all.
+                writeln!(t.out, "  refused: {}", terminal_safe(f.error.as_deref().unwrap_or("")))?;
+                continue;
+            }
             writeln!(t.out, "  detection (formats in order; the first claim wins):")?;
             let silent = f.answers.iter().filter(|a| a.claim.is_none() && a.named.is_none()).count();
             for a in &f.answers {
@@ -107,12 +120,18 @@ impl Render for ExplainOutput {
                         terminal_safe(n.marker)
                     )?;
                 }
+                if let Some(q) = &a.quote {
+                    writeln!(t.out, "    {:<17} `{}`", "", terminal_safe(q))?;
+                }
             }
             writeln!(t.out, "    {silent} other formats: no claim")?;
             match &f.read_as {
                 Some(tool) => {
                     let version = match &f.version {
-                        Some((line, v)) => format!(", version {} (line {line})", terminal_safe(v)),
+                        Some(v) => match v.line {
+                            Some(line) => format!(", version {} (line {line})", terminal_safe(&v.text)),
+                            None => format!(", version {}", terminal_safe(&v.text)),
+                        },
                         None => ", no version stated".into(),
                     };
                     writeln!(t.out, "  read as {}{version}", terminal_safe(tool))?;
@@ -125,7 +144,8 @@ impl Render for ExplainOutput {
                 } else {
                     format!("lines {}-{}", b.first_line, b.last_line)
                 };
-                writeln!(t.out, "    {lines:<16} {:>6} records  {}", b.records, terminal_safe(&b.what))?;
+                let rows = if b.records == 1 { "record " } else { "records" };
+                writeln!(t.out, "    {lines:<16} {:>6} {rows}  {}", b.records, terminal_safe(&b.what))?;
             }
             for w in &f.warnings {
                 writeln!(t.out, "  warning: {}", terminal_safe(w))?;
