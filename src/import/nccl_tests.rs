@@ -435,6 +435,11 @@ fn read_tables<'a>(
         if toks.first().and_then(|t| t.parse::<u64>().ok()).is_none() {
             continue; // NCCL INFO lines, <snip>, launcher chatter between rows
         }
+        // rccl-tests prints `SKIP` for a size that would send zero bytes.
+        if rest.split_whitespace().any(|t| t == "SKIP") {
+            out.warnings.push(format!("line {no}: the tool skipped this size (`SKIP`); no row"));
+            continue;
+        }
         if table.fit(rest).is_none() {
             if truncated && no == all.len() {
                 out.warnings.push(format!("line {no}: incomplete last line dropped (file truncated?)"));

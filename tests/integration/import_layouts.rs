@@ -307,3 +307,19 @@ fn imb_2021_3_banners_and_omb_tail_latency_columns() {
     assert_eq!(p.records.len(), 2);
     assert!((p.records[0].seconds_per_op - 1.52e-6).abs() < 1e-15, "{}", p.records[0].note);
 }
+
+#[test]
+fn rccl_tests_skip_rows_are_left_out_with_a_warning() {
+    // A size that would send zero bytes: `  %7s  %6s  %6s  %5s` with
+    // "SKIP", then "%8s  %8s  %10s" N/A (rccl-tests' common.cu).
+    let text = std::fs::read_to_string(dir().join("rccl-tests_fe174e5_algo_proto_nchannels.txt")).unwrap();
+    let skip = format!(
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}{:>8}  {:>8}  {:>10}",
+        4, 0, "float", "none", -1, "SKIP", "0.00", "0.00", "N/A", "N/A", "N/A", "N/A"
+    );
+    let at = text.find("     1048576").unwrap();
+    let with_skip = format!("{}{skip}\n{}", &text[..at], &text[at..]);
+    let p = import::parse(Path::new("skip.log"), &with_skip, None).unwrap();
+    assert_eq!(p.records.len(), 6);
+    assert!(p.warnings.iter().any(|w| w.contains("SKIP")), "{:?}", p.warnings);
+}
