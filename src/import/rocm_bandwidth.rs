@@ -1,4 +1,5 @@
-//! rocm-bandwidth-test: its `Device: N, <name>` list and its
+//! rocm-bandwidth-test: its `Device: N, <name>` list, its per-size tables
+//! of one copy (`==== Unidirectional Benchmark Result ====`, `-s`/`-d`), and its
 //! `Unidirectional` / `Bidirectional copy peak bandwidth GB/s` matrices
 //! (`D/D` header, a row per source device, `N/A` where a pair was not run).
 //!
@@ -33,6 +34,71 @@ struct Device {
 /// Processor`, `AMD Ryzen AI Max+ 395 w/ Radeon 8060S`).
 fn cpu_name(name: &str) -> bool {
     ["Processor", "CPU", "EPYC", "Xeon", "Ryzen", "Threadripper", "Opteron"].iter().any(|m| name.contains(m))
+}
+
+/// One copy's per-size table: direction, source and destination.
+struct Pair {
+    bidir: bool,
+    src: Option<(u32, bool)>,
+    dst: Option<(u32, bool)>,
+}
+
+/// `================ Src Device Id: 0 Src Device Type: Cpu ================`
+/// → (0, not a GPU).
+fn endpoint(t: &str, side: &str) -> Option<(u32, bool)> {
+    let rest = t.trim_matches('=').trim();
+    let id = rest.strip_prefix(side)?.trim_start().strip_prefix("Device Id:")?;
+    let mut toks = id.split_whitespace();
+    let index = toks.next()?.parse().ok()?;
+    let kind = id.split("Device Type:").nth(1)?.split_whitespace().next()?;
+    Some((index, kind.eq_ignore_ascii_case("Gpu")))
+}
+
+impl Pair {
+    /// A row `1 KB  avg-µs  avg-GB/s  min-µs  peak-GB/s` (2.3.11+'s
+    /// printRecord: sizes under 1 KiB in `Bytes`, then whole `KB`, `MB`).
+    /// The row's time is the minimum, so its rate is the printed peak; a
+    /// bidirectional copy moves the size both ways (the tool's data size is
+    /// 2 × size), and a copy within one device is left out.
+    fn row(&self, no: usize, t: &str, devices: &BTreeMap<u32, Device>) -> Option<Record> {
+        let ((src, src_gpu), (dst, dst_gpu)) = (self.src?, self.dst?);
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        let [n, unit, _avg_us, _avg_bw, min_us, peak] = toks[..] else { return None };
+        let scale: u64 = match unit {
+            "Bytes" => 1,
+            "KB" => 1 << 10,
+            "MB" => 1 << 20,
+            _ => return None,
+        };
+        let size = n.parse::<u64>().ok()?.checked_mul(scale)?;
+        let (min_us, peak) = (num(min_us).filter(|v| *v > 0.0)?, num(peak)?);
+        if src == dst {
+            return None;
+        }
+        let bench = super::copy_bench(src_gpu, dst_gpu)?;
+        let bytes = if self.bidir { size.checked_mul(2)? } else { size };
+        let (op, variant) = if self.bidir { ("copy_bidir", "bidirectional") } else { ("copy", "unidirectional") };
+        let mut r = record(
+            Point {
+                bench: bench.name().into(),
+                op: op.into(),
+                variant: Some(variant.into()),
+                size_bytes: Some(size),
+                peer: Some(format!("{src}->{dst}")),
+                bytes_copied: Some(bytes),
+                ..Point::default()
+            },
+            min_us * 1e-6,
+            no,
+            format!(
+                "rocm-bandwidth-test min time {min_us} us for {bytes} bytes{} (peak {peak} GB/s, 10^9 bytes/s)",
+                if self.bidir { ", both directions" } else { "" }
+            ),
+        );
+        let gpu_end = if src_gpu { src } else { dst };
+        r.device = devices.get(&gpu_end).map(|d| d.name.clone());
+        Some(r)
+    }
 }
 
 /// `Device: 2,  AMD Instinct MI100,  GPU-4a6f…,  23:0.0` → (2, MI100, GPU).
@@ -71,6 +137,15 @@ impl Format for RocmBandwidth {
                 })
             })
             .flatten()
+            .or_else(|| {
+                text.contains("Peak BW(GB/s)")
+                    .then(|| {
+                        Claim::find(text, "a per-size `Benchmark Result` table of one copy (`-s`/`-d`)", |l| {
+                            l.contains("Benchmark Result")
+                        })
+                    })
+                    .flatten()
+            })
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {
@@ -87,8 +162,31 @@ impl Format for RocmBandwidth {
         let (mut diagonal, mut cpu_cpu) = (0usize, 0usize);
         // (line, bidirectional, source, destination, GB/s or none).
         let mut cells: Vec<(usize, bool, u32, u32, Option<f64>)> = Vec::new();
+        // A per-size table of one copy (`-s SRC -d DST`, or `-t`): its
+        // direction, then its source and destination (id, is a GPU).
+        let mut pair: Option<Pair> = None;
         for (no, line) in lines(text) {
             let t = line.trim();
+            if t.starts_with('=') && t.contains("Benchmark Result") {
+                pair = Some(Pair { bidir: t.contains("Bidirectional"), src: None, dst: None });
+                matrix = None;
+                continue;
+            }
+            if let Some(p) = pair.as_mut() {
+                if let Some(end) = endpoint(t, "Src") {
+                    p.src = Some(end);
+                    continue;
+                }
+                if let Some(end) = endpoint(t, "Dst") {
+                    p.dst = Some(end);
+                    continue;
+                }
+                if let Some(r) = p.row(no, t, &devices) {
+                    count += 1;
+                    each(r);
+                    continue;
+                }
+            }
             if let Some(v) = t.strip_prefix("RocmBandwidthTest Version:") {
                 out.tool_version = Some(format!("rocm-bandwidth-test {}", v.trim()));
                 continue;
