@@ -133,6 +133,12 @@ impl Format for Imb {
             if t.is_empty() {
                 continue;
             }
+            if t.starts_with('#') && t.contains("IMB-P2P part") {
+                return Err(ParseError::new(
+                    no,
+                    "IMB-P2P is not read: its Mbytes/sec and Msg/sec add up every rank's messages over the slowest rank's time (src_c/P2P), which no IMB-MPI1 row means",
+                ));
+            }
             if out.tool_version.is_none() && t.starts_with('#') && t.contains("MPI Benchmark") {
                 let v = t.trim_start_matches('#').trim();
                 out.tool_version = Some(v.split(", MPI-1").next().unwrap_or(v).trim().to_string());
