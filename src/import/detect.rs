@@ -26,11 +26,26 @@ impl Claim {
     }
 }
 
+/// `cond.claim(text, why, pred)`: [`Claim::find`] where the whole text
+/// holds what the layout needs besides its claiming line (`cond`), else no
+/// claim.
+pub(crate) trait ClaimIf {
+    fn claim(self, text: &str, why: &'static str, pred: impl Fn(&str) -> bool) -> Option<Claim>;
+}
+
+impl ClaimIf for bool {
+    fn claim(self, text: &str, why: &'static str, pred: impl Fn(&str) -> bool) -> Option<Claim> {
+        if self {
+            Claim::find(text, why, pred)
+        } else {
+            None
+        }
+    }
+}
+
 /// A line naming a tool, where no layout of it claimed the file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Named {
-    /// The format whose marker it holds.
-    pub tool: &'static str,
     pub marker: &'static str,
     pub line: usize,
 }
@@ -41,9 +56,10 @@ pub fn named(f: &dyn Format, text: &str) -> Option<Named> {
     if markers.is_empty() {
         return None;
     }
-    text.lines().take(MARKER_LINES).enumerate().find_map(|(i, l)| {
-        markers.iter().find(|m| l.contains(*m)).map(|m| Named { tool: f.name(), marker: m, line: i + 1 })
-    })
+    text.lines()
+        .take(MARKER_LINES)
+        .enumerate()
+        .find_map(|(i, l)| markers.iter().find(|m| l.contains(*m)).map(|m| Named { marker: m, line: i + 1 }))
 }
 
 /// How far into a file a tool's name is looked for (a banner or a command
@@ -78,22 +94,35 @@ pub(crate) fn first_line_after(text: &str, from: usize) -> Option<(usize, String
     quote_line(text, i + 1).map(|q| (i + 1, q))
 }
 
+/// Byte offset where line `n` (1-based) of `text` starts.
+fn line_start(text: &str, n: usize) -> usize {
+    text.split_inclusive('\n').take(n.saturating_sub(1)).map(str::len).sum()
+}
+
+/// What `f` reads from `part` on its own: its rows and their first and
+/// last line, or nothing when it reads none or fails.
+fn rows_alone(f: &dyn Format, part: &str) -> Option<(usize, (usize, usize))> {
+    let mut n = 0usize;
+    let mut lines: Option<(usize, usize)> = None;
+    f.parse_each(part, "", &mut |r| {
+        n += 1;
+        lines = Some(lines.map_or((r.line, r.line), |(a, b)| (a.min(r.line), b.max(r.line))));
+    })
+    .ok()?;
+    lines.map(|l| (n, l))
+}
+
 /// A hint for a refusal: another tool's output starts after line `from`
 /// (where `f` claimed the file), read on its own from its claiming line.
 pub(crate) fn later_tool(text: &str, f: &dyn Format, from: usize) -> Option<String> {
-    let start = |n: usize| text.split_inclusive('\n').take(n.saturating_sub(1)).map(str::len).sum::<usize>();
     super::formats().into_iter().filter(|g| g.name() != f.name()).find_map(|g| {
         let c = g.sniff(text).filter(|c| c.line > from)?;
-        let part = &text[start(c.line)..];
-        let mut n = 0usize;
-        g.parse_each(part, "", &mut |_| n += 1).ok()?;
-        (n > 0).then(|| {
-            format!(
-                "; from line {} the file holds {} output ({n} rows read on their own): a file holding two tools' output must be split",
-                c.line,
-                g.name()
-            )
-        })
+        let (n, _) = rows_alone(g.as_ref(), &text[line_start(text, c.line)..])?;
+        Some(format!(
+            "; from line {} the file holds {} output ({n} rows read on their own): a file holding two tools' output must be split",
+            c.line,
+            g.name()
+        ))
     })
 }
 
@@ -106,19 +135,12 @@ pub(crate) fn second_tool(
     text: &str,
     span: (usize, usize),
 ) -> Option<(&'static str, (usize, usize), usize)> {
-    // Byte offset where line `n` (1-based) starts.
-    let start = |n: usize| text.split_inclusive('\n').take(n.saturating_sub(1)).map(str::len).sum::<usize>();
-    let parts = [(&text[..start(span.0)], 0), (&text[start(span.1 + 1).min(text.len())..], span.1)];
+    let parts =
+        [(&text[..line_start(text, span.0)], 0), (&text[line_start(text, span.1 + 1).min(text.len())..], span.1)];
     all.iter().filter(|f| f.name() != chosen.name()).find_map(|f| {
         parts.iter().filter(|(part, _)| f.sniff(part).is_some()).find_map(|&(part, offset)| {
-            let mut lines: Option<(usize, usize)> = None;
-            let mut n = 0usize;
-            f.parse_each(part, "", &mut |r| {
-                n += 1;
-                lines = Some(lines.map_or((r.line, r.line), |(a, b)| (a.min(r.line), b.max(r.line))));
-            })
-            .ok()?;
-            lines.map(|(a, b)| (f.name(), (a + offset, b + offset), n))
+            let (n, (a, b)) = rows_alone(f.as_ref(), part)?;
+            Some((f.name(), (a + offset, b + offset), n))
         })
     })
 }
@@ -155,44 +177,34 @@ fn version_token(line: &str, marker: Option<&str>) -> Option<String> {
     first_after.or(said).or(prefixed).map(str::to_string)
 }
 
-/// Tools benchbook has no importer for, by a line only they print: their
+/// Tools benchbook has no importer for, by lines only they print: their
 /// output is refused naming the tool and what to do instead.
-const NOT_READ: [(&str, &str, &str); 8] = [
+const NOT_READ: [(&str, &[&str], &str); 6] = [
     (
         "HPL",
-        "HPLinpack",
-        "HPL's GFLOPS are not a benchmark benchbook's write-ups use; `benchbook run gemm` measures GEMM throughput",
-    ),
-    (
-        "HPL",
-        "T/V                N    NB",
+        &["HPLinpack", "T/V                N    NB"],
         "HPL's GFLOPS are not a benchmark benchbook's write-ups use; `benchbook run gemm` measures GEMM throughput",
     ),
     (
         "gpu-burn",
-        "gpu_burn",
+        // Its binary, or its progress lines when no command line names it.
+        &["gpu_burn", "proc'd: "],
         "gpu-burn is a stress test that prints no benchmark table; `benchbook fleet gate` checks a node's health",
     ),
-    // Its progress lines, when no command line names it.
-    (
-        "gpu-burn",
-        "proc'd: ",
-        "gpu-burn is a stress test that prints no benchmark table; `benchbook fleet gate` checks a node's health",
-    ),
-    ("MLPerf's mllog", ":::MLLOG", "MLPerf results are read from the submission's result tables, not its log"),
+    ("MLPerf's mllog", &[":::MLLOG"], "MLPerf results are read from the submission's result tables, not its log"),
     (
         "CUDA samples' bandwidthTest",
-        "[CUDA Bandwidth Test]",
+        &["[CUDA Bandwidth Test]"],
         "`benchbook run h2d d2h memcpy --backend cuda` measures the same copies, or import nvbandwidth's output",
     ),
     (
         "CUDA samples' p2pBandwidthLatencyTest",
-        "P2P (Peer-to-Peer) GPU Bandwidth Latency Test",
+        &["P2P (Peer-to-Peer) GPU Bandwidth Latency Test"],
         "`benchbook run memcpy-peer --backend cuda` measures peer copies, or import nvbandwidth's output",
     ),
     (
         "McCalpin STREAM",
-        "STREAM version $Revision",
+        &["STREAM version $Revision"],
         "`benchbook run stream` measures host memory bandwidth; BabelStream's output imports",
     ),
 ];
@@ -201,7 +213,10 @@ const NOT_READ: [(&str, &str, &str); 8] = [
 /// the line, and what to do instead.
 pub fn not_read(text: &str) -> Option<(&'static str, usize, &'static str)> {
     text.lines().take(MARKER_LINES).enumerate().find_map(|(i, l)| {
-        NOT_READ.iter().find(|(_, m, _)| l.contains(m)).map(|(tool, _, instead)| (*tool, i + 1, *instead))
+        NOT_READ
+            .iter()
+            .find(|(_, marks, _)| marks.iter().any(|m| l.contains(m)))
+            .map(|(tool, _, instead)| (*tool, i + 1, *instead))
     })
 }
 

@@ -74,7 +74,7 @@ impl Explanation {
 /// How `path` would be imported, without importing it.
 pub fn explain(path: &Path, text: &str, tool: Option<&str>) -> Explanation {
     let all = super::formats();
-    let answers: Vec<FormatAnswer> = all
+    let mut answers: Vec<FormatAnswer> = all
         .iter()
         .map(|f| {
             let claim = f.sniff(text);
@@ -83,7 +83,6 @@ pub fn explain(path: &Path, text: &str, tool: Option<&str>) -> Explanation {
         })
         .collect();
     // A tool's name matters only where no layout claims the file.
-    let mut answers = answers;
     if answers.iter().any(|a| a.claim.is_some()) {
         answers.iter_mut().for_each(|a| a.named = None);
     }

@@ -22,7 +22,7 @@
 //! printed rate), and the note says which. Other blocks (the `Multi-`
 //! forms, IO and RMA parts) are left out with a warning naming the line.
 
-use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, Record};
+use super::{last_line_incomplete, lines, num, record, Claim, ClaimIf, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
@@ -102,13 +102,11 @@ impl Format for Imb {
         // process count, or the table header, are IMB's own (perftest
         // prints `#iterations`, not `#repetitions`).
         let blocks = || {
-            (text.contains("MPI Benchmark") || text.contains("#processes ="))
-                .then(|| {
-                    Claim::find(text, "a `# Benchmarking` block with IMB's banner or `#processes =`", |l| {
-                        l.trim_start().starts_with("# Benchmarking ")
-                    })
-                })
-                .flatten()
+            (text.contains("MPI Benchmark") || text.contains("#processes =")).claim(
+                text,
+                "a `# Benchmarking` block with IMB's banner or `#processes =`",
+                |l| l.trim_start().starts_with("# Benchmarking "),
+            )
         };
         blocks().or_else(|| {
             Claim::find(text, "IMB's table header (`#bytes #repetitions ... [usec]`)", |l| {

@@ -51,6 +51,7 @@ pub mod vllm_throughput;
 
 pub(crate) use command::command_line;
 pub use detect::Claim;
+pub(crate) use detect::ClaimIf;
 pub use explain::{explain, Explanation};
 use gate::possible;
 pub use gate::{metric_bound, MAX_GB_PER_S};

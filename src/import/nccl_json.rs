@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::{record, Claim, Format, ParseError, Parsed};
+use super::{record, Claim, ClaimIf, Format, ParseError, Parsed};
 use crate::vocab::accounting::bus_factor;
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::{Point, Status};
@@ -96,13 +96,11 @@ impl Format for NcclTestsJson3 {
         let t = text.trim_start();
         // A run that failed before measuring still writes `nccl_version`
         // and `config`: it is refused by name, not taken for another tool.
-        (t.starts_with('{') && t.contains("\"config\""))
-            .then(|| {
-                Claim::find(text, "a JSON document with `nccl_version` and `config` (`-J`)", |l| {
-                    l.contains("\"nccl_version\"")
-                })
-            })
-            .flatten()
+        (t.starts_with('{') && t.contains("\"config\"")).claim(
+            text,
+            "a JSON document with `nccl_version` and `config` (`-J`)",
+            |l| l.contains("\"nccl_version\""),
+        )
     }
 
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {

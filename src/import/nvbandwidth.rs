@@ -13,7 +13,9 @@
 //! printed as `0.00` (a GPU to itself, in some versions) is kept as a
 //! skipped point; `N/A` cells are not points.
 
-use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
+use super::{
+    last_line_incomplete, lines, num, record, Claim, ClaimIf, Format, ParseError, Parsed, Record, NORMALIZED_BYTES,
+};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::{Point, Status};
@@ -121,13 +123,9 @@ impl Format for Nvbandwidth {
 
     fn sniff(&self, text: &str) -> Option<Claim> {
         Claim::find(text, "its banner (`nvbandwidth Version`)", |l| l.contains("nvbandwidth Version")).or_else(|| {
-            text.contains("Running ")
-                .then(|| {
-                    Claim::find(text, "a `Running TESTCASE` line and a `bandwidth (GB/s)` matrix", |l| {
-                        l.contains("bandwidth (GB/s)")
-                    })
-                })
-                .flatten()
+            text.contains("Running ").claim(text, "a `Running TESTCASE` line and a `bandwidth (GB/s)` matrix", |l| {
+                l.contains("bandwidth (GB/s)")
+            })
         })
     }
 

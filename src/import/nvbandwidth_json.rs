@@ -6,7 +6,7 @@ use super::nvbandwidth::{cell_record, unit_of, Unit};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{num, Claim, Format, ParseError, Parsed, Record};
+use super::{num, Claim, ClaimIf, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::Family;
 
 pub struct NvbandwidthJson;
@@ -29,13 +29,11 @@ impl Format for NvbandwidthJson {
     }
 
     fn sniff(&self, text: &str) -> Option<Claim> {
-        (json_start(text).is_some() && text.contains("bandwidth_matrix"))
-            .then(|| {
-                Claim::find(text, "a JSON document with `nvbandwidth` and `bandwidth_matrix`", |l| {
-                    l.contains("\"nvbandwidth\"")
-                })
-            })
-            .flatten()
+        (json_start(text).is_some() && text.contains("bandwidth_matrix")).claim(
+            text,
+            "a JSON document with `nvbandwidth` and `bandwidth_matrix`",
+            |l| l.contains("\"nvbandwidth\""),
+        )
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{lines, num, record, Claim, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
+use super::{lines, num, record, Claim, ClaimIf, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
 use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
 
@@ -131,20 +131,15 @@ impl Format for RocmBandwidth {
 
     fn sniff(&self, text: &str) -> Option<Claim> {
         text.contains("D/D")
-            .then(|| {
-                Claim::find(text, "a `copy peak bandwidth GB/s` matrix with a `D/D` corner", |l| {
-                    l.contains("copy peak bandwidth GB/s")
-                })
+            .claim(text, "a `copy peak bandwidth GB/s` matrix with a `D/D` corner", |l| {
+                l.contains("copy peak bandwidth GB/s")
             })
-            .flatten()
             .or_else(|| {
-                text.contains("Peak BW(GB/s)")
-                    .then(|| {
-                        Claim::find(text, "a per-size `Benchmark Result` table of one copy (`-s`/`-d`)", |l| {
-                            l.contains("Benchmark Result")
-                        })
-                    })
-                    .flatten()
+                text.contains("Peak BW(GB/s)").claim(
+                    text,
+                    "a per-size `Benchmark Result` table of one copy (`-s`/`-d`)",
+                    |l| l.contains("Benchmark Result"),
+                )
             })
     }
 

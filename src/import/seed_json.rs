@@ -8,7 +8,7 @@
 //! with `m`, `n`, `k`, `dtype` and `time` (seconds per `torch.matmul`),
 //! which become `gemm` rows with FLOPs = 2·m·n·k.
 
-use super::{record, Claim, Format, ParseError, Parsed};
+use super::{record, Claim, ClaimIf, Format, ParseError, Parsed};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
 use crate::vocab::rows::Point;
@@ -29,11 +29,11 @@ impl Format for SeedJson {
     }
 
     fn sniff(&self, text: &str) -> Option<Claim> {
-        (text.trim_start().starts_with('{') && (text.contains("\"bytes\"") || text.contains("\"m\"")))
-            .then(|| {
-                Claim::find(text, "a JSON object of sizes with `time` (the seed scripts')", |l| l.contains("\"time\""))
-            })
-            .flatten()
+        (text.trim_start().starts_with('{') && (text.contains("\"bytes\"") || text.contains("\"m\""))).claim(
+            text,
+            "a JSON object of sizes with `time` (the seed scripts')",
+            |l| l.contains("\"time\""),
+        )
     }
 
     fn parse(&self, text: &str, file_name: &str) -> Result<Parsed, ParseError> {

@@ -18,7 +18,7 @@
 //! (memset, read-only, a copy within one device, a broadcast) as
 //! `transferbench` rows named so.
 
-use super::{lines, num, record, Claim, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
+use super::{lines, num, record, Claim, ClaimIf, Format, ParseError, Parsed, Record, NORMALIZED_BYTES};
 use crate::vocab::benches::{Bench, Family};
 use crate::vocab::rows::Point;
 
@@ -115,24 +115,15 @@ impl Format for TransferBench {
         };
         let config = || {
             text.contains("Executor:")
-                .then(|| {
-                    Claim::find(text, "a config-file run (`Executor:`, `Transfer 00`)", |l| {
-                        transfer_line(l.trim_start())
-                    })
-                })
-                .flatten()
+                .claim(text, "a config-file run (`Executor:`, `Transfer 00`)", |l| transfer_line(l.trim_start()))
         };
         Claim::find(text, "its name (`TransferBench`)", |l| l.contains("TransferBench"))
             .or_else(config)
             .or_else(|| Claim::find(text, "a `SRC\\DST` table", table))
             .or_else(|| {
-                text.contains("Test ")
-                    .then(|| {
-                        Claim::find(text, "1.0x's `Link NN: SRC -> EXE -> DST | r GB/s` lines", |l| {
-                            l.trim_start().starts_with("Link ") && l.contains("GB/s") && l.contains("->")
-                        })
-                    })
-                    .flatten()
+                text.contains("Test ").claim(text, "1.0x's `Link NN: SRC -> EXE -> DST | r GB/s` lines", |l| {
+                    l.trim_start().starts_with("Link ") && l.contains("GB/s") && l.contains("->")
+                })
             })
     }
 

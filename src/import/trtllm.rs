@@ -15,7 +15,7 @@
 //! `<value>` placeholders is a documentation template and is refused as
 //! one; a run that ended before its report is refused by name.
 
-use super::{metric_record, num, Claim, Format, MetricValue, ParseError, Parsed};
+use super::{metric_record, num, Claim, ClaimIf, Format, MetricValue, ParseError, Parsed};
 use crate::vocab::benches::Family;
 use crate::vocab::metrics::{scalar, Better, Params};
 
@@ -93,31 +93,23 @@ impl Format for TrtllmBench {
         // A run that ended before its report printed only its start.
         Claim::find(text, "a `PERFORMANCE OVERVIEW` block", |l| l.contains("= PERFORMANCE OVERVIEW"))
             .or_else(|| {
-                text.contains("Request Throughput (req/sec)")
-                    .then(|| {
-                        Claim::find(text, "a `STATISTICS` block (trtllm-bench 0.12–0.16)", |l| {
-                            l.trim() == "= STATISTICS"
-                        })
-                    })
-                    .flatten()
+                text.contains("Request Throughput (req/sec)").claim(
+                    text,
+                    "a `STATISTICS` block (trtllm-bench 0.12–0.16)",
+                    |l| l.trim() == "= STATISTICS",
+                )
             })
             .or_else(|| {
-                text.contains("trtllm-bench")
-                    .then(|| {
-                        Claim::find(text, "a `WORLD + RUNTIME INFORMATION` block of trtllm-bench", |l| {
-                            l.contains("= WORLD + RUNTIME INFORMATION")
-                        })
-                    })
-                    .flatten()
+                text.contains("trtllm-bench").claim(
+                    text,
+                    "a `WORLD + RUNTIME INFORMATION` block of trtllm-bench",
+                    |l| l.contains("= WORLD + RUNTIME INFORMATION"),
+                )
             })
             .or_else(|| {
-                text.contains("[TRT-LLM]")
-                    .then(|| {
-                        Claim::find(text, "`Preparing to run throughput benchmark` ([TRT-LLM])", |l| {
-                            l.contains("Preparing to run throughput benchmark")
-                        })
-                    })
-                    .flatten()
+                text.contains("[TRT-LLM]").claim(text, "`Preparing to run throughput benchmark` ([TRT-LLM])", |l| {
+                    l.contains("Preparing to run throughput benchmark")
+                })
             })
     }
 

@@ -24,7 +24,7 @@
 use crate::vocab::benches::Family;
 use serde_json::Value;
 
-use super::{lines, metric_record, num, Claim, Format, MetricValue, ParseError, Parsed, Record};
+use super::{lines, metric_record, num, Claim, ClaimIf, Format, MetricValue, ParseError, Parsed, Record};
 use crate::vocab::metrics::{scalar, Better, Params};
 use crate::vocab::rows::Status;
 
@@ -366,13 +366,11 @@ impl Format for VllmServeJson {
 
     fn sniff(&self, text: &str) -> Option<Claim> {
         let t = text.trim_start();
-        (t.starts_with('{') && t.contains("_ms\""))
-            .then(|| {
-                Claim::find(text, "a JSON result with `request_throughput` and `*_ms` keys (`--save-result`)", |l| {
-                    l.contains("\"request_throughput\"")
-                })
-            })
-            .flatten()
+        (t.starts_with('{') && t.contains("_ms\"")).claim(
+            text,
+            "a JSON result with `request_throughput` and `*_ms` keys (`--save-result`)",
+            |l| l.contains("\"request_throughput\""),
+        )
     }
     fn parse(&self, text: &str, _file_name: &str) -> Result<Parsed, ParseError> {
         let objects: Vec<(usize, Value)> = match serde_json::from_str::<Value>(text) {
