@@ -47,6 +47,7 @@ pub mod torchtitan;
 pub mod transferbench;
 pub mod trtllm;
 pub mod vllm;
+pub mod vllm_serve_2023;
 pub mod vllm_throughput;
 
 pub(crate) use command::command_line;
@@ -187,6 +188,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(sglang::SglangServe),
         Box::new(vllm::VllmServe),
         Box::new(vllm_throughput::VllmThroughput),
+        Box::new(vllm_serve_2023::VllmServe2023),
         Box::new(trtllm::TrtllmBench),
         Box::new(torch_allreduce::TorchAllReduce),
         Box::new(deepspeed_comm::DeepspeedComm),

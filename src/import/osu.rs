@@ -15,7 +15,7 @@
 //! variant's (`host buffers, non-blocking`); its op is the collective's.
 //! Collective rows carry no `bw_factor`: OSU does not print the rank count.
 
-use super::osu_title::{test_kind, title_at, xccl_line, Class, Kind};
+use super::osu_title::{plot_title, test_kind, title_at, xccl_line, Class, Kind};
 use super::{last_line_incomplete, lines, num, record, Claim, Format, ParseError, Parsed, Record};
 use crate::vocab::benches::Bench;
 use crate::vocab::benches::Family;
@@ -109,8 +109,24 @@ impl Format for Osu {
         let mut title_accelerated = false;
         let mut xccl: Option<&str> = None;
         let mut columns: Vec<String> = Vec::new();
+        // `-G tty` (6.2+): after the table, gnuplot draws each size's
+        // per-iteration values; its axis ticks are rows of numbers.
+        let mut plot: Option<(usize, u64)> = None;
         for &(no, line) in &all {
             let t = line.trim();
+            if let Some((from, size)) = plot {
+                if t == "Iteration Count" || no == all.len() {
+                    out.warnings.push(format!(
+                        "lines {from}-{no}: the `-G tty` plot of size {size}'s per-iteration values (drawn by gnuplot) is not read; the table's row is"
+                    ));
+                    plot = None;
+                }
+                continue;
+            }
+            if let Some(size) = plot_title(t) {
+                plot = Some((no, size));
+                continue;
+            }
             if t.is_empty() || xccl_line(t) {
                 continue;
             }

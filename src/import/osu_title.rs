@@ -1,5 +1,8 @@
 //! OSU titles: which test a `# OSU ...` banner names and how its rows are
-//! read, and the `#Using NCCL` lines `osu_xccl_*` ranks print before it.
+//! read, the `#Using NCCL` lines `osu_xccl_*` ranks print before it, and
+//! the titles of the `-G tty` plots printed after it.
+
+use super::num;
 
 /// How a test's rows are read.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -116,6 +119,14 @@ pub(super) fn xccl_line(t: &str) -> bool {
     let rest =
         t.replace("#Using NCCL", "").replace("#Using RCCL", "").replace("Using NCCL", "").replace("Using RCCL", "");
     rest.len() < t.len() && rest.trim().is_empty()
+}
+
+/// The title gnuplot centres over a `-G tty` plot: `Size: 4, Avg:1.57`
+/// (OMB's `omb_graph_plot`, `set title "Size: %zu, Avg:%.*f"`).
+pub(super) fn plot_title(t: &str) -> Option<u64> {
+    let (size, avg) = t.strip_prefix("Size: ")?.split_once(", Avg:")?;
+    num(avg)?;
+    size.parse().ok()
 }
 
 #[cfg(test)]

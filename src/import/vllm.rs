@@ -90,7 +90,7 @@ fn latency_metric(l: &str) -> Option<(String, &'static str, Better)> {
 
 /// Parameters said by the lines before a block: the command's flags,
 /// a `Namespace(...)` dump, or vLLM's own `Traffic request rate:` lines.
-fn context_params(text: &[&str]) -> Params {
+pub(super) fn context_params(text: &[&str]) -> Params {
     let mut p = Params::new();
     for line in text {
         let l = line.trim();
@@ -130,29 +130,33 @@ fn context_params(text: &[&str]) -> Params {
 }
 
 /// One block's numbers before they become records.
-struct Block {
-    params: Params,
-    values: Vec<(String, &'static str, Better, f64, usize)>,
-    settings: Vec<String>,
+pub(super) struct Block {
+    pub(super) params: Params,
+    /// (metric, unit, direction, value, line).
+    pub(super) values: Vec<(String, &'static str, Better, f64, usize)>,
+    pub(super) settings: Vec<String>,
+}
+
+/// Whether the blocks' parameter texts tell every block apart (else each
+/// gets a `block` number).
+pub(super) fn all_distinct(mut keys: Vec<Option<String>>) -> bool {
+    let n = keys.len();
+    keys.sort();
+    keys.dedup();
+    keys.len() == n
 }
 
 /// Each block's records, handed to `each` as they are made.
 fn records_of(tool: &str, blocks: Vec<Block>, warnings: &mut Vec<String>, each: &mut dyn FnMut(Record)) {
     // Blocks nothing else tells apart get a number.
-    let distinct = {
-        let mut seen: Vec<Option<String>> =
-            blocks.iter().map(|b| crate::vocab::metrics::params_text(&b.params)).collect();
-        seen.sort();
-        seen.dedup();
-        seen.len() == blocks.len()
-    };
+    let distinct = all_distinct(blocks.iter().map(|b| crate::vocab::metrics::params_text(&b.params)).collect());
     for (i, b) in blocks.into_iter().enumerate() {
         block_records(tool, i, b, distinct, warnings, each);
     }
 }
 
 /// The records of block `i` (numbered unless `distinct`).
-fn block_records(
+pub(super) fn block_records(
     tool: &str,
     i: usize,
     b: Block,
@@ -313,11 +317,7 @@ pub(super) fn summary(
     if !any_values {
         return Err(ParseError::new(all.len().max(1), "a `Serving Benchmark Result` header with no numbers after it"));
     }
-    let n = keys.len();
-    keys.sort();
-    keys.dedup();
-    let distinct = keys.len() == n;
-    drop(keys);
+    let distinct = all_distinct(keys);
     let mut warnings = Vec::new();
     let mut settings: Vec<String> = Vec::new();
     let mut more = 0usize;

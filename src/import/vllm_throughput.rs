@@ -52,8 +52,11 @@ fn read(line: &str) -> Option<Result<Line, String>> {
             None => return Some(Err(format!("`{part}`: `{value}` is not a number{}", super::placeholder_hint(value)))),
         }
     }
-    // "Throughput:" in prose, without a requests/s part, is not a result.
-    values.iter().any(|(m, _, _)| *m == "requests_per_s").then_some(Ok(Line { label, values }))
+    // "Throughput:" in prose, without a requests/s part, is not a result;
+    // one without tokens/s is the serving benchmark's before 2024-02
+    // (`super::vllm_serve_2023`): this one always printed both.
+    let has = |want: &str| values.iter().any(|(m, _, _)| m.ends_with(want));
+    (has("requests_per_s") && has("tokens_per_s")).then_some(Ok(Line { label, values }))
 }
 
 impl Format for VllmThroughput {

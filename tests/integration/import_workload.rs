@@ -64,7 +64,11 @@ fn num(v: &toml::Value) -> f64 {
 /// expected.toml key → benchbook metric.
 fn vllm_metric(key: &str) -> Option<String> {
     let fixed = match key {
-        "successful_requests" | "failed_requests" | "duration_s" => key,
+        "successful_requests"
+        | "failed_requests"
+        | "duration_s"
+        | "latency_per_token_s_mean"
+        | "latency_per_output_token_s_mean" => key,
         "request_throughput_req_per_s" => "requests_per_s",
         "output_token_throughput_tok_per_s" => "output_tokens_per_s",
         "total_token_throughput_tok_per_s" => "total_tokens_per_s",
