@@ -13,7 +13,8 @@
 # node gates itself against the fleet in archive DIR and drains itself
 # through slurmctld when bad, resuming itself once it passes
 # ($DIR/healthcheck.sh is the wrapper; each node's output goes to
-# $DIR/gate-NODE.log). --suite sets the gate's `run` arguments (default:
+# $DIR/gate-NODE.log; $DIR/env-NODE, if present, is sourced first, for
+# that node alone). --suite sets the gate's `run` arguments (default:
 # memcpy --sizes 4M,64M --threads 1 --max-time 0.5).
 #
 # Each node's slurmd runs in a CPU cgroup of its own (benchbook-NODE), so
@@ -99,6 +100,9 @@ write_health_check() {
 # benchbook's gate as this cluster's HealthCheckProgram (scripts/slurm-cluster.sh).
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export SLURM_CONF=$(printf '%q' "$DIR/slurm.conf")
+# A node's own environment, if its file exists (the tests inject a GPU
+# fault on one node this way: a stand-in NVML, or a kernel log with an Xid).
+if [ -r $(printf '%q' "$DIR")/env-"\$SLURMD_NODENAME" ]; then . $(printf '%q' "$DIR")/env-"\$SLURMD_NODENAME"; fi
 exec $(printf '%q' "$bb") -q --archive $(printf '%q' "$archive") fleet gate $(printf '%q' "$fleet") \\
     --drain --resume-on-pass --take-turns -- $(printf '%q ' "${words[@]}") \\
     >> $(printf '%q' "$DIR")/gate-"\$SLURMD_NODENAME".log 2>&1

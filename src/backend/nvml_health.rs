@@ -1,6 +1,7 @@
 //! Passive GPU health through NVML: ECC, row remapping, retired pages,
 //! the PCIe link against the device's maximum, NVLink state, clock event
-//! reasons and the GPU fabric, for every GPU NVML sees
+//! reasons, the GPU fabric and the PCI address (which Xid lines name), for
+//! every GPU NVML sees
 //! ([`crate::vocab::health::DeviceHealth`]; judged in
 //! `analysis::fleet::health`). A call the part or driver does not support
 //! leaves its field `None`: unread, never a fault.
@@ -22,6 +23,18 @@ struct FabricInfo {
     status: c_int,
     clique_id: c_uint,
     state: u8,
+}
+
+/// `nvmlPciInfo_t`.
+#[repr(C)]
+struct PciInfo {
+    bus_id_legacy: [c_char; 16],
+    domain: c_uint,
+    bus: c_uint,
+    device: c_uint,
+    pci_device_id: c_uint,
+    pci_sub_system_id: c_uint,
+    bus_id: [c_char; 32],
 }
 
 impl Nvml {
@@ -108,6 +121,20 @@ impl Nvml {
             let mut info = FabricInfo { cluster_uuid: [0; 16], status: 0, clique_id: 0, state: 0 };
             if unsafe { f(dev, &mut info) } == SUCCESS {
                 h.fabric = Some((info.state, info.status));
+            }
+        }
+        if let Ok(f) = self.sym::<unsafe extern "C" fn(Device, *mut PciInfo) -> c_int>("nvmlDeviceGetPciInfo_v3") {
+            let mut p = PciInfo {
+                bus_id_legacy: [0; 16],
+                domain: 0,
+                bus: 0,
+                device: 0,
+                pci_device_id: 0,
+                pci_sub_system_id: 0,
+                bus_id: [0; 32],
+            };
+            if unsafe { f(dev, &mut p) } == SUCCESS {
+                h.pci = Some((p.domain, p.bus, p.device));
             }
         }
         h

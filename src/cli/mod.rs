@@ -848,9 +848,9 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }
-        Command::Fleet { command: commands::fleet::FleetCommand::Health { json } } => {
+        Command::Fleet { command: commands::fleet::FleetCommand::Health { json, kernel_log } } => {
             let specs = crate::analysis::SpecBook::load(&archive.root)?;
-            let out = commands::health::health(&specs);
+            let out = commands::health::health(&specs, &kernel_log);
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }

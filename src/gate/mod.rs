@@ -6,7 +6,12 @@
 //! measure, read or judge becomes [`Verdict::NotJudged`] with its reason,
 //! never `Bad`.
 
+mod health;
 pub mod slurm;
+
+pub use health::passive_health;
+
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -37,6 +42,8 @@ pub struct GateSpec {
     pub floors_path: Option<String>,
     /// Retest a failing first pass (off only to study single passes).
     pub retest: bool,
+    /// Where Xid events are read: the kernel's ring buffer, or a log file.
+    pub kernel_log: PathBuf,
 }
 
 /// What a gate found.
@@ -130,7 +137,7 @@ fn node_of(archive: &Archive, run: &str) -> Option<String> {
 /// drain the node or reset a GPU makes the gate bad at once, with the
 /// finding as its reason, and the suite does not run.
 pub fn gate(archive: &Archive, spec: &GateSpec, specs: &SpecBook, progress: &dyn Progress) -> GateOutcome {
-    let (health, unread) = match passive_health(specs) {
+    let (health, unread) = match passive_health(specs, &spec.kernel_log) {
         Ok(h) => (Some(h), None),
         Err(why) => (None, Some(why)),
     };
@@ -148,17 +155,6 @@ pub fn gate(archive: &Archive, spec: &GateSpec, specs: &SpecBook, progress: &dyn
     };
     (out.health, out.health_unread) = (health, unread);
     out
-}
-
-/// This node's GPUs' health, judged, each GPU held against its spec's
-/// NVLink count.
-pub fn passive_health(specs: &SpecBook) -> std::result::Result<Health, String> {
-    let mut devices = crate::session::gpu_health()?;
-    for d in &mut devices {
-        let link = d.name.as_deref().and_then(|n| specs.find(n)).and_then(|s| s.link.as_ref());
-        d.nvlinks_expected = link.map(|l| (l.count, l.name.clone()));
-    }
-    Ok(Health::of(&devices))
 }
 
 /// The node this process's runs are recorded on (Slurm's name for it, else the host name).

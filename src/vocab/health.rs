@@ -38,4 +38,21 @@ pub struct DeviceHealth {
     /// 1 not started, 2 in progress, 3 completed) and its status (0:
     /// success).
     pub fabric: Option<(u8, i32)>,
+    /// Its PCI address (domain, bus, device): how the kernel log's Xid
+    /// lines name it.
+    pub pci: Option<(u32, u32, u32)>,
+    /// The driver's Xid events for it in the kernel log, in order (`None`:
+    /// the log could not be read).
+    pub xids: Option<Vec<XidEvent>>,
+}
+
+/// One Xid event the driver logged (`NVRM: Xid (PCI:0000:2b:00): 79, GPU
+/// has fallen off the bus.`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct XidEvent {
+    pub code: u32,
+    /// The PCI address the line names (domain, bus, device).
+    pub pci: Option<(u32, u32, u32)>,
+    /// The driver's words after the code, as logged (shortened).
+    pub text: String,
 }

@@ -93,3 +93,4 @@ pub mod special;
 pub mod stats;
 pub mod telemetry;
 pub mod units;
+pub mod xid;

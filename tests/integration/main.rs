@@ -21,6 +21,8 @@ mod exec;
 mod fake_cuda;
 mod gate;
 mod golden;
+#[cfg(feature = "cuda")]
+mod gpu_health;
 mod gpu_truth;
 mod history;
 mod import;

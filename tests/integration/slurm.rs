@@ -213,28 +213,33 @@ impl Cluster {
     }
 }
 
+/// `start` options making `fleet gate gated` the cluster's health check
+/// every `interval` s. One point, in the test's debug build: a gate well
+/// inside Slurm's 60 s even on a throttled node, with its retest and its
+/// turn to wait.
+fn gated<'a>(archive: &'a str, interval: &'a str) -> [&'a str; 10] {
+    [
+        "--health-check",
+        "gated",
+        "--archive",
+        archive,
+        "--interval",
+        interval,
+        "--benchbook",
+        common::bin(),
+        "--suite",
+        "memcpy --sizes 64M --threads 1 --max-time 0.3",
+    ]
+}
+
 #[test]
 #[ignore = "needs root, Slurm and the machine to itself; CI runs it alone"]
 fn slurm_health_check_drains_the_throttled_node_itself_and_resumes_it_once_fixed() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let archive = tmp.path().join("archive");
-    let bb = common::bin();
     let archive_arg = archive.display().to_string();
-    // One point, in the test's debug build: a gate well inside Slurm's 60 s
-    // even on the throttled node, with its retest and its turn to wait.
-    let options = [
-        "--health-check",
-        "gated",
-        "--archive",
-        &archive_arg,
-        "--interval",
-        "30",
-        "--benchbook",
-        bb,
-        "--suite",
-        "memcpy --sizes 64M --threads 1 --max-time 0.3",
-    ];
+    let options = gated(&archive_arg, "30");
     let Some(cluster) = Cluster::start_with(4, &tmp.path().join("slurm"), "17500", &options) else { return };
     let nodes: Vec<String> = (1..=4).map(|k| format!("node{k}")).collect();
 
@@ -285,5 +290,71 @@ fn slurm_health_check_drains_the_throttled_node_itself_and_resumes_it_once_fixed
     for n in &nodes {
         let (state, reason) = cluster.node(n);
         assert!(!state.contains("DRAIN"), "{n} is {state}: {reason}");
+    }
+}
+
+/// GPU faults injected on two nodes of a real cluster, through each
+/// node's own environment file (`$DIR/env-NODE`, sourced by the health
+/// check): node2 loads the stand-in NVML with its link trained at x8 of
+/// x16, node4
+/// reads a kernel log holding an Xid 79. slurmctld drains both with
+/// benchbook's reason and no other node; once the files are gone, each
+/// node's next gates pass against the fleet and resume it.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs root, Slurm and the machine to itself; CI runs it alone"]
+fn slurm_drains_the_nodes_whose_gpus_report_faults_and_resumes_them_once_fixed() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let lib = tmp.path().join("fake-nvml");
+    std::fs::create_dir_all(&lib).unwrap();
+    crate::fake_cuda::build_fake_driver(&lib);
+    let xid = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/health/gpu1_xid79.log");
+    let archive_arg = archive.display().to_string();
+    let options = gated(&archive_arg, "20");
+    let dir = tmp.path().join("slurm");
+    let Some(cluster) = Cluster::start_with(4, &dir, "17600", &options) else { return };
+    let env2 = dir.join("env-node2");
+    let env4 = dir.join("env-node4");
+    std::fs::write(&env2, format!("export LD_LIBRARY_PATH={}\nexport FAKE_NVML_FAULT=pcie_x8\n", lib.display()))
+        .unwrap();
+    std::fs::write(&env4, format!("export BENCHBOOK_KERNEL_LOG={}\n", xid.display())).unwrap();
+
+    cluster.wait("slurmctld draining node2 and node4", 150, || {
+        cluster.node("node2").0.contains("DRAIN") && cluster.node("node4").0.contains("DRAIN")
+    });
+    let (_, reason2) = cluster.node("node2");
+    assert!(
+        reason2
+            .starts_with("benchbook: drain: GPU 1 (GPU-fake-0001) pcie-width: PCIe link x8, the part's maximum is x16"),
+        "{reason2}"
+    );
+    let (_, reason4) = cluster.node("node4");
+    assert!(
+        reason4.starts_with("benchbook: reset: PCI 0000:02:00 (no GPU NVML sees) xid: Xid 79 ")
+            && reason4.contains("RESTART_BM"),
+        "{reason4}"
+    );
+    for n in ["node1", "node3"] {
+        let (state, reason) = cluster.node(n);
+        assert!(!state.contains("DRAIN"), "healthy {n} is {state}: {reason}");
+    }
+    let v = verdicts(&archive);
+    for (n, reason) in [("node2", &reason2), ("node4", &reason4)] {
+        let bad = v[n].iter().find(|x| x.0 == "bad").unwrap_or_else(|| panic!("{n}: {:?}", v[n]));
+        assert_eq!((bad.1.as_str(), bad.2.as_deref()), (reason.as_str(), Some("drained")), "{n}");
+    }
+
+    // Repaired: the faults are gone, the suite runs and passes, and each
+    // node resumes itself.
+    std::fs::remove_file(&env2).unwrap();
+    std::fs::remove_file(&env4).unwrap();
+    cluster.wait("node2 and node4 resumed", 300, || {
+        !cluster.node("node2").0.contains("DRAIN") && !cluster.node("node4").0.contains("DRAIN")
+    });
+    let v = verdicts(&archive);
+    for n in ["node2", "node4"] {
+        assert!(v[n].iter().any(|x| x.0 == "pass" && x.2.as_deref() == Some("resumed")), "{n}: {:?}", v[n]);
     }
 }

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-pub use crate::vocab::health::DeviceHealth;
+pub use crate::vocab::health::{DeviceHealth, XidEvent};
 
 /// What a finding asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -48,10 +48,11 @@ pub enum Check {
     Nvlink,
     Fabric,
     Throttle,
+    Xid,
 }
 
 impl Check {
-    pub const ALL: [Check; 8] = [
+    pub const ALL: [Check; 9] = [
         Check::RowRemap,
         Check::Ecc,
         Check::RetiredPages,
@@ -60,6 +61,7 @@ impl Check {
         Check::Nvlink,
         Check::Fabric,
         Check::Throttle,
+        Check::Xid,
     ];
 
     /// `row-remap`, `pcie-width`, ...: as reasons and JSON name it.
@@ -73,6 +75,7 @@ impl Check {
             Check::Nvlink => "nvlink",
             Check::Fabric => "fabric",
             Check::Throttle => "throttle",
+            Check::Xid => "xid",
         }
     }
 
@@ -87,6 +90,7 @@ impl Check {
             Check::Nvlink => "fewer active NVLinks than the spec's count drains",
             Check::Fabric => "a fabric not completed, or completed with an error, drains",
             Check::Throttle => "a hardware slowdown or power-brake reason warns",
+            Check::Xid => "an Xid in this boot's kernel log, by NVIDIA's immediate action: CONTACT_SUPPORT, CHECK_MECHANICALS, UPDATE_SWFW drain; RESET_GPU, RESTART_BM, RESTART_VM and the DBE workflow ask for a reset (or reboot); RESTART_APP, IGNORE and the rest warn",
         }
     }
 
@@ -100,6 +104,7 @@ impl Check {
             Check::Nvlink => "NVML nvmlDeviceGetNvLinkState against the part's NVLink count (its spec's [link] count); NHC check_nvlink_status drains on an inactive link. https://docs.nvidia.com/deploy/nvml-api/",
             Check::Fabric => "NVIDIA Fabric Manager user guide: on NVSwitch systems a GPU takes no CUDA work until its fabric registration completes. https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/",
             Check::Throttle => "NVML clock event reasons: HW slowdown (0x8), HW thermal (0x40) and HW power brake (0x80) are the hardware's own slowdowns. https://docs.nvidia.com/deploy/nvml-api/",
+            Check::Xid => "NVIDIA, Analyzing Xid Errors with the Xid Catalog: each Xid's Resolution Bucket (Immediate Action), 'the action that is immediately needed in order to recover the system and get it back into service' (data/reference/xid-catalog.tsv); Xid 154 states the recovery action itself. https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
         }
     }
 
@@ -114,6 +119,7 @@ impl Check {
             Check::Nvlink => d.nvlinks_active.is_some() && d.nvlinks_expected.is_some(),
             Check::Fabric => d.fabric.is_some_and(|f| f.0 != 0),
             Check::Throttle => d.throttle_reasons.is_some(),
+            Check::Xid => d.xids.is_some(),
         }
     }
 }
@@ -196,8 +202,78 @@ pub fn judge(d: &DeviceHealth) -> Vec<Finding> {
             .collect();
         find(Check::Throttle, Action::Warn, format!("the hardware is slowing itself: {}", words.join(", ")));
     }
+    out.extend(xid_findings(&d.device, d.xids.as_deref().unwrap_or_default()));
     out.sort_by_key(|f| f.action);
     out
+}
+
+/// One finding per Xid code logged for `device`, with how often, by the
+/// catalog's immediate action (Xid 154 by the recovery action it states).
+pub fn xid_findings(device: &str, xids: &[XidEvent]) -> Vec<Finding> {
+    let mut codes: Vec<u32> = xids.iter().map(|x| x.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    codes
+        .into_iter()
+        .map(|code| {
+            let of_code: Vec<&XidEvent> = xids.iter().filter(|x| x.code == code).collect();
+            let last = of_code.last().map_or("", |x| x.text.as_str());
+            let (action, why) = xid_action(code, last);
+            let name = match crate::vocab::xid::entry(code) {
+                Some(e) => format!("Xid {code} {} ({})", e.mnemonic, e.description),
+                None => format!("Xid {code} (not in NVIDIA's catalog as benchbook holds it)"),
+            };
+            let times = if of_code.len() > 1 { format!(" ×{}", of_code.len()) } else { String::new() };
+            Finding {
+                device: device.to_string(),
+                check: Check::Xid,
+                action,
+                what: format!("{name}{times}: {why}"),
+                source: Check::Xid.source(),
+            }
+        })
+        .collect()
+}
+
+/// What an Xid asks for, and why in words.
+fn xid_action(code: u32, text: &str) -> (Action, String) {
+    let Some(bucket) = crate::vocab::xid::entry(code).and_then(|e| e.immediate) else {
+        return (Action::Warn, "no immediate action in NVIDIA's catalog".into());
+    };
+    let (action, words) = match bucket {
+        "CONTACT_SUPPORT" => (Action::Drain, "contact support"),
+        "CHECK_MECHANICALS" => (Action::Drain, "check the device's seating and connections"),
+        "UPDATE_SWFW" => (Action::Drain, "update firmware and software"),
+        "RESET_GPU" => (Action::Reset, "reset the GPU"),
+        "RESTART_BM" => (Action::Reset, "reboot the node"),
+        "RESTART_VM" => (Action::Reset, "restart the VM that owns the GPU"),
+        "WORKFLOW_XID_48" => (Action::Reset, "reset the GPU (drain and reset with Xid 63 or 64)"),
+        "XID_154" => return recovery_action(text),
+        "RESTART_APP" => (Action::Warn, "restart the application; the GPU needs nothing"),
+        "IGNORE" => (Action::Warn, "no action needed"),
+        "CHECK_UVM" => (Action::Warn, "reset the GPU only if UVM or vGPU is in use"),
+        "WORKFLOW_NVLINK_ERR" | "WORKFLOW_NVLINK5_ERR" => (
+            Action::Warn,
+            "decode its registers by NVIDIA's NVLink workflow (the nvlink check drains a link that is down)",
+        ),
+        "WORKFLOW_XID_45" => (Action::Warn, "follow the other Xids' guidance (alone: restart the fabric manager)"),
+        _ => (Action::Warn, "an action benchbook does not know"),
+    };
+    (action, format!("NVIDIA's immediate action {bucket}: {words}"))
+}
+
+/// Xid 154's own words: `GPU recovery action changed from 0x0 (None) to
+/// 0x2 (Node Reboot Required)`.
+fn recovery_action(text: &str) -> (Action, String) {
+    let to = text.rsplit_once(" to ").map_or("", |(_, t)| t);
+    let said = to.split_once('(').and_then(|(_, r)| r.split_once(')')).map_or("", |(w, _)| w.trim());
+    let action = match said {
+        "Drain P2P" => Action::Drain,
+        "Drain and Reset" | "GPU Reset Required" | "Node Reboot Required" => Action::Reset,
+        _ => Action::Warn,
+    };
+    let said = if said.is_empty() { "not stated in the line" } else { said };
+    (action, format!("the driver's recovery action: {said}"))
 }
 
 /// A node's passive health: its GPUs' findings, and what could not be read.
@@ -244,7 +320,13 @@ mod tests {
             nvlinks_expected: Some((18, "NVLink 4".into())),
             throttle_reasons: Some(0x1),
             fabric: Some((3, 0)),
+            pci: Some((0, 0x18, 0)),
+            xids: Some(Vec::new()),
         }
+    }
+
+    fn xid(code: u32, text: &str) -> XidEvent {
+        XidEvent { code, pci: Some((0, 0x18, 0)), text: text.into() }
     }
 
     #[test]
@@ -261,6 +343,15 @@ mod tests {
             (DeviceHealth { fabric: Some((1, 0)), ..healthy() }, "fabric", Action::Drain),
             (DeviceHealth { fabric: Some((3, 5)), ..healthy() }, "fabric", Action::Drain),
             (DeviceHealth { throttle_reasons: Some(0x40), ..healthy() }, "throttle", Action::Warn),
+            (
+                DeviceHealth { xids: Some(vec![xid(79, "GPU has fallen off the bus.")]), ..healthy() },
+                "xid",
+                Action::Reset,
+            ),
+            (DeviceHealth { xids: Some(vec![xid(64, "")]), ..healthy() }, "xid", Action::Reset),
+            (DeviceHealth { xids: Some(vec![xid(54, "")]), ..healthy() }, "xid", Action::Drain),
+            (DeviceHealth { xids: Some(vec![xid(13, ""), xid(13, "")]), ..healthy() }, "xid", Action::Warn),
+            (DeviceHealth { xids: Some(vec![xid(9999, "")]), ..healthy() }, "xid", Action::Warn),
         ];
         for (d, check, action) in cases {
             let f = judge(&d);
@@ -284,5 +375,21 @@ mod tests {
         assert_eq!(h.worst(), Some(Action::Drain));
         assert_eq!(h.findings[0].device, "GPU 1");
         assert!(h.unread.is_empty(), "{:?}", h.unread);
+    }
+
+    #[test]
+    fn xid_154_is_judged_by_the_recovery_action_it_states_and_repeats_are_counted() {
+        let line = "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)";
+        let f = xid_findings("GPU 3", &[xid(154, line)]);
+        assert_eq!(f[0].action, Action::Reset);
+        assert!(f[0].what.contains("Node Reboot Required"), "{}", f[0].what);
+        let f = xid_findings("GPU 3", &[xid(154, "GPU recovery action changed from 0x2 (x) to 0x3 (Drain P2P)")]);
+        assert_eq!(f[0].action, Action::Drain);
+        // Two codes, one of them three times: two findings, worst first
+        // once judged; the count is stated.
+        let f = xid_findings("GPU 3", &[xid(13, ""), xid(13, ""), xid(95, ""), xid(13, "")]);
+        assert_eq!(f.len(), 2);
+        assert!(f[0].what.starts_with("Xid 13 ") && f[0].what.contains("×3"), "{}", f[0].what);
+        assert_eq!(f[1].action, Action::Reset);
     }
 }

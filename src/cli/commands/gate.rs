@@ -55,6 +55,9 @@ pub struct GateArgs {
     /// archive measures (nodes sharing CPUs).
     #[arg(long)]
     pub take_turns: bool,
+    /// Where Xid events are read, as for `fleet health`.
+    #[arg(long, value_name = "PATH", env = "BENCHBOOK_KERNEL_LOG", default_value = crate::session::KMSG)]
+    pub kernel_log: PathBuf,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -152,6 +155,7 @@ pub fn gate(archive: &Archive, a: &GateArgs, quiet: bool) -> GateOutput {
                 floors,
                 floors_path: floors_name.clone(),
                 retest: !a.no_retest,
+                kernel_log: a.kernel_log.clone(),
             };
             let turn =
                 if a.take_turns { crate::cli::commands::run::take_turn(archive, quiet).map(Some) } else { Ok(None) };

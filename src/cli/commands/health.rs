@@ -1,11 +1,13 @@
 //! `benchbook fleet health`: what this node's GPUs report about their own
 //! health (ECC, row remapping, retired pages, PCIe link, NVLinks, the
-//! fabric, throttle reasons), judged by published rules, without running
+//! fabric, throttle reasons, Xid events in the kernel log), judged by
+//! published rules, without running
 //! anything: NHC's and DCGM's passive checks. `fleet gate` reads the same
 //! first. Exit codes: 0 healthy (warnings at most), 1 a GPU to drain or
 //! reset, 3 nothing readable (no NVML, no GPU).
 
 use std::io;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -18,15 +20,17 @@ use crate::cli::print::{terminal_safe, Render, Term};
 pub fn health_help() -> String {
     let rules: String = Check::ALL.iter().map(|c| format!("  {:<15}{}\n", c.name(), c.rule())).collect();
     format!(
-        "Reads every GPU through NVML and judges it by the rules below; nothing runs
-on the GPUs, so it takes well under a second. A check the part or driver
+        "Reads every GPU through NVML, and the driver's Xid events from the kernel
+log (--kernel-log), and judges them by the rules below; nothing runs on the
+GPUs, so it takes well under a second. A check the part, driver or log
 cannot answer is listed as not read, never as a fault.
 
 Rules (docs/gate-health.md and --json give each one's source):
 {rules}
 Examples:
   benchbook fleet health
-  benchbook fleet health --json"
+  benchbook fleet health --json
+  journalctl -k -b > kern.log && benchbook fleet health --kernel-log kern.log"
     )
 }
 
@@ -49,8 +53,8 @@ impl HealthOutput {
 }
 
 /// Read and judge this node's GPUs.
-pub fn health(specs: &SpecBook) -> HealthOutput {
-    match crate::gate::passive_health(specs) {
+pub fn health(specs: &SpecBook, kernel_log: &Path) -> HealthOutput {
+    match crate::gate::passive_health(specs, kernel_log) {
         Ok(h) => HealthOutput { health: Some(h), unread: None },
         Err(why) => HealthOutput { health: None, unread: Some(why) },
     }

@@ -1,0 +1,53 @@
+//! The passive half of the gate: this node's GPUs as NVML reports them,
+//! with the driver's Xid events from the kernel log placed on them,
+//! judged by `analysis::fleet::health`.
+
+use std::path::Path;
+
+use crate::analysis::fleet::health::{xid_findings, Check, Health, XidEvent};
+use crate::analysis::specs::SpecBook;
+
+/// This node's GPUs' health, judged, each GPU held against its spec's
+/// NVLink count, with the Xid events of `kernel_log` (this boot's, from
+/// `/dev/kmsg`) given to the GPU whose PCI address they name. An Xid for
+/// an address NVML does not see (a GPU off the bus) is judged on its own,
+/// and is judged even when NVML cannot be read at all.
+pub fn passive_health(specs: &SpecBook, kernel_log: &Path) -> std::result::Result<Health, String> {
+    let xids = crate::session::kernel_xids(kernel_log);
+    let mut devices = match (crate::session::gpu_health(), &xids) {
+        (Ok(d), _) => d,
+        (Err(_), Ok(x)) if !x.is_empty() => Vec::new(),
+        (Err(why), _) => return Err(why),
+    };
+    for d in &mut devices {
+        let link = d.name.as_deref().and_then(|n| specs.find(n)).and_then(|s| s.link.as_ref());
+        d.nvlinks_expected = link.map(|l| (l.count, l.name.clone()));
+    }
+    let mut elsewhere: Vec<XidEvent> = Vec::new();
+    if let Ok(xids) = xids {
+        devices.iter_mut().for_each(|d| d.xids = Some(Vec::new()));
+        for x in xids {
+            match devices.iter_mut().find(|d| d.pci.is_some() && d.pci == x.pci) {
+                Some(d) => d.xids.get_or_insert_with(Vec::new).push(x),
+                None => elsewhere.push(x),
+            }
+        }
+    }
+    let mut health = Health::of(&devices);
+    let mut addresses: Vec<Option<(u32, u32, u32)>> = elsewhere.iter().map(|x| x.pci).collect();
+    addresses.sort();
+    addresses.dedup();
+    for pci in addresses {
+        let device = match pci {
+            Some((d, b, dev)) => format!("PCI {d:04x}:{b:02x}:{dev:02x} (no GPU NVML sees)"),
+            None => "a GPU the log does not place".to_string(),
+        };
+        let own: Vec<XidEvent> = elsewhere.iter().filter(|x| x.pci == pci).cloned().collect();
+        health.findings.extend(xid_findings(&device, &own));
+    }
+    if !elsewhere.is_empty() {
+        health.unread.retain(|c| *c != Check::Xid);
+        health.findings.sort_by_key(|f| f.action);
+    }
+    Ok(health)
+}

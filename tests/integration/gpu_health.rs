@@ -1,0 +1,180 @@
+//! Passive GPU health (`fleet health`, and `fleet gate`'s first step)
+//! through the real binary, the stand-in NVML of `fake_cuda.rs` (two
+//! H100s, 18 NVLinks each) and kernel logs of Xid events: healthy GPUs
+//! pass; each fault injected into GPU 1 gets its rule's verdict, naming
+//! the GPU, the check and the rule's source; published Xid lines get
+//! NVIDIA's catalog action; what cannot be read is "not read", never bad.
+
+use crate::common;
+use crate::fake_cuda::{bb, setup};
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/health").join(name)
+}
+
+/// `fleet health --json --kernel-log LOG` with `envs`: exit code and JSON.
+fn health(lib: &Path, archive: &Path, log: &Path, envs: &[(&str, &str)]) -> (Option<i32>, serde_json::Value) {
+    let log = log.to_str().unwrap();
+    let o = bb(lib, archive, &["fleet", "health", "--json", "--kernel-log", log], envs);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    (o.status.code(), v)
+}
+
+fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
+    let f = v["health"]["findings"].as_array().cloned().unwrap_or_default();
+    f.iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or("").to_string();
+            (s("device"), s("check"), s("action"))
+        })
+        .collect()
+}
+
+#[test]
+fn passive_gpu_health_finds_each_injected_fault() {
+    let (tmp, lib, archive) = setup();
+    let quiet = tmp.path().join("empty.log");
+    std::fs::write(&quiet, "").unwrap();
+    let (code, v) = health(&lib, &archive, &quiet, &[]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["health"]["devices"], 2);
+    assert_eq!(findings(&v), vec![], "{v}");
+    assert_eq!(v["health"]["unread"].as_array().unwrap().len(), 0, "every check read: {v}");
+    for (fault, check, action, exit) in [
+        ("remap_failed", "row-remap", "drain", 1),
+        ("remap_pending", "row-remap", "reset", 1),
+        ("ecc", "ecc", "reset", 1),
+        ("retired_pending", "retired-pages", "reset", 1),
+        ("pcie_x8", "pcie-width", "drain", 1),
+        ("nvlink_down", "nvlink", "drain", 1),
+        ("fabric_not_started", "fabric", "drain", 1),
+        ("hw_slowdown", "throttle", "warn", 0),
+    ] {
+        let (code, v) = health(&lib, &archive, &quiet, &[("FAKE_NVML_FAULT", fault)]);
+        assert_eq!(code, Some(exit), "{fault}: {v}");
+        assert_eq!(findings(&v), vec![("GPU 1 (GPU-fake-0001)".into(), check.into(), action.into())], "{fault}");
+        let f = &v["health"]["findings"];
+        assert!(f[0]["source"].as_str().unwrap().contains("https://"), "{fault}: a rule names its source");
+    }
+}
+
+/// `fleet gate demo` on node gpu1 with the Xid 79 log: exit code and JSON.
+fn gate(lib: &Path, archive: &Path, envs: &[(&str, &str)]) -> (Option<i32>, serde_json::Value) {
+    let mut c = Command::new(common::bin());
+    c.args(["-q", "--archive"]).arg(archive);
+    c.args(["fleet", "gate", "demo", "--node", "gpu1", "--json", "--kernel-log"]).arg(fixture("gpu1_xid79.log"));
+    c.args(["--", "memcpy", "--sizes", "1M"]).env("LD_LIBRARY_PATH", lib).envs(envs.iter().copied());
+    let o = c.output().unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    (o.status.code(), v)
+}
+
+/// An Xid 79 on GPU 1's PCI address asks for a reboot (NVIDIA's
+/// RESTART_BM), and `fleet gate` calls the node bad on it, with the finding
+/// as Slurm's reason and no suite run.
+#[test]
+fn an_xid_in_the_kernel_log_lands_on_its_gpu_and_the_gate_acts_on_it() {
+    let (_tmp, lib, archive) = setup();
+    let (code, v) = health(&lib, &archive, &fixture("gpu1_xid79.log"), &[]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(findings(&v), vec![("GPU 1 (GPU-fake-0001)".into(), "xid".into(), "reset".into())], "{v}");
+    let what = v["health"]["findings"][0]["what"].as_str().unwrap();
+    assert!(what.contains("Xid 79 ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS") && what.contains("RESTART_BM"), "{what}");
+    let (code, v) = gate(&lib, &archive, &[]);
+    assert_eq!(code, Some(1), "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.starts_with("benchbook: reset: GPU 1 (GPU-fake-0001) xid: Xid 79"), "{reason}");
+    assert_eq!(v["passes"].as_array().unwrap().len(), 0, "no suite ran: {v}");
+    // The same with a failed row remap injected: the drain comes first.
+    let (_, v) = gate(&lib, &archive, &[("FAKE_NVML_FAULT", "remap_failed")]);
+    assert!(v["reason"].as_str().unwrap().starts_with("benchbook: drain: GPU 1 (GPU-fake-0001) row-remap"), "{v}");
+}
+
+/// Published Xid lines of every driver generation and log format, none on
+/// a GPU this NVML sees: each address is judged on its own, by the
+/// catalog's immediate action for each code, and they are judged even
+/// when NVML cannot be read at all.
+#[test]
+fn published_xid_lines_are_judged_by_nvidias_catalog_even_without_nvml() {
+    let (tmp, lib, archive) = setup();
+    let xids = benchbook::backend::kernel_log::xids(&fixture("published_xids.log")).unwrap();
+    let read: Vec<(u32, String)> = xids
+        .iter()
+        .map(|x| {
+            let (d, b, dev) = x.pci.unwrap();
+            (x.code, format!("{d:04x}:{b:02x}:{dev:02x}"))
+        })
+        .collect();
+    // Hand-read from the file (tests/fixtures/health/SOURCES.md).
+    let want: Vec<(u32, &str)> = vec![
+        (48, "0000:07:00"),
+        (64, "0000:07:00"),
+        (79, "0000:10:00"),
+        (79, "0000:2b:00"),
+        (119, "0000:61:00"),
+        (13, "0000:cb:00"),
+        (109, "0000:cb:00"),
+        (31, "0000:01:00"),
+        (45, "0000:dc:00"),
+        (43, "0009:01:00"),
+        (145, "0018:01:00"),
+        (94, "0000:01:00"),
+    ];
+    assert_eq!(read, want.iter().map(|(c, p)| (*c, p.to_string())).collect::<Vec<_>>());
+    // With the stand-in NVML, and with none at all (a library folder
+    // without it: as on a node whose driver lost its GPUs).
+    let no_nvml = tmp.path().join("no-nvml");
+    std::fs::create_dir_all(&no_nvml).unwrap();
+    for (libs, nvml) in [(&lib, true), (&no_nvml, false)] {
+        let (code, v) = health(libs, &archive, &fixture("published_xids.log"), &[]);
+        let envs = if nvml { "with NVML" } else { "without NVML" };
+        assert_eq!(code, Some(1), "{envs}: {v}");
+        let got = findings(&v);
+        // The stand-in's GPU 0 sits at 0000:01:00: its Xids land on it
+        // while NVML answers.
+        let device = |pci: &str| match (pci, nvml) {
+            ("0000:01:00", true) => "GPU 0 (GPU-fake-0000)".to_string(),
+            _ => format!("PCI {pci} (no GPU NVML sees)"),
+        };
+        let action = |pci: &str, code: u32| {
+            got.iter()
+                .zip(v["health"]["findings"].as_array().unwrap())
+                .find(|((d, ..), f)| {
+                    *d == device(pci) && f["what"].as_str().unwrap().starts_with(&format!("Xid {code} "))
+                })
+                .map(|((.., a), _)| a.clone())
+                .unwrap_or_else(|| panic!("{envs}: no Xid {code} at {pci}: {v}"))
+        };
+        // 48 with 64 (DBE, then a failed retirement): reset; 64: RESET_GPU.
+        assert_eq!(action("0000:07:00", 48), "reset");
+        assert_eq!(action("0000:07:00", 64), "reset");
+        assert_eq!(action("0000:2b:00", 79), "reset");
+        assert_eq!(action("0000:61:00", 119), "reset");
+        assert_eq!(action("0000:cb:00", 109), "reset");
+        // Application faults and informational Xids only warn.
+        for (pci, code) in [("0000:cb:00", 13), ("0000:01:00", 31), ("0000:01:00", 94), ("0009:01:00", 43)] {
+            assert_eq!(action(pci, code), "warn", "Xid {code}");
+        }
+        assert_eq!(got.len(), 12, "one finding per code and address: {got:?}");
+    }
+}
+
+/// A kernel log that cannot be read leaves the Xid check "not read"; no
+/// NVML and nothing in the log is "nothing readable" (exit 3), never bad.
+#[test]
+fn an_unreadable_log_or_nvml_is_not_read_never_bad() {
+    let (tmp, lib, archive) = setup();
+    let (code, v) = health(&lib, &archive, &tmp.path().join("no-such.log"), &[]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["health"]["unread"], serde_json::json!(["xid"]), "{v}");
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let no_nvml = tmp.path().join("no-nvml");
+    std::fs::create_dir_all(&no_nvml).unwrap();
+    let (code, v) = health(&no_nvml, &archive, &empty, &[]);
+    assert_eq!(code, Some(3), "{v}");
+    assert!(v["health"].is_null() && v["unread"].is_string(), "{v}");
+}
