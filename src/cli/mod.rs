@@ -848,10 +848,15 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }
-        Command::Fleet { command: commands::fleet::FleetCommand::Health { json, kernel_log } } => {
+        Command::Fleet { command: commands::fleet::FleetCommand::Health { json, kernel_log, textfile } } => {
             let specs = crate::analysis::SpecBook::load(&archive.root)?;
             let out = commands::health::health(&specs, &kernel_log);
             emit(&out, Form::json(json), quiet);
+            if let Some(dir) = textfile {
+                let text = commands::textfile::health_metrics(&crate::gate::this_node(), out.health.as_ref());
+                commands::textfile::write(&dir, "benchbook_health.prom", &text)
+                    .map_err(|e| crate::error::Error::io(dir.join("benchbook_health.prom"), e))?;
+            }
             Ok(out.exit_code())
         }
         Command::Fleet { command: commands::fleet::FleetCommand::Gate(a) } => {

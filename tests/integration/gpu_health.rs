@@ -178,3 +178,83 @@ fn an_unreadable_log_or_nvml_is_not_read_never_bad() {
     assert_eq!(code, Some(3), "{v}");
     assert!(v["health"].is_null() && v["unread"].is_string(), "{v}");
 }
+
+/// Every sample line of a Prometheus text file: (name, labels, value);
+/// fails on a line the text format does not allow.
+fn samples(text: &str) -> Vec<(String, String, f64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap_or_else(|| panic!("no value: {l}"));
+            let value: f64 = value.parse().unwrap_or_else(|_| panic!("not a number: {l}"));
+            let (name, labels) = series.split_once('{').unwrap_or_else(|| panic!("no labels: {l}"));
+            assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{l}");
+            assert!(labels.ends_with('}'), "{l}");
+            (name.to_string(), format!("{{{labels}"), value)
+        })
+        .collect()
+}
+
+/// Each metric family's samples come together, after its one HELP and
+/// TYPE (node_exporter refuses a file that splits a family).
+fn families_are_contiguous(text: &str) {
+    let mut seen: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let name = match l.strip_prefix("# TYPE ") {
+            Some(rest) => rest.split(' ').next().unwrap().to_string(),
+            None if l.starts_with('#') => continue,
+            None => l.split('{').next().unwrap().to_string(),
+        };
+        if seen.last() != Some(&name) {
+            assert!(!seen.contains(&name), "{name} split in two: {text}");
+            seen.push(name);
+        }
+    }
+}
+
+/// `--textfile DIR` writes the verdict for node_exporter's textfile
+/// collector: the gate's, its suite's and each passive check's verdict,
+/// and when it ran; `fleet health` writes the passive checks alone.
+#[test]
+fn the_gate_and_health_write_node_exporter_textfiles() {
+    let (tmp, lib, archive) = setup();
+    let dir = tmp.path().join("textfile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut c = Command::new(common::bin());
+    c.args(["-q", "--archive"]).arg(&archive).args(["fleet", "gate", "demo", "--node", "gpu1", "--kernel-log"]);
+    c.arg(fixture("gpu1_xid79.log")).arg("--textfile").arg(&dir).args(["--", "memcpy", "--sizes", "1M"]);
+    let o = c.env("LD_LIBRARY_PATH", &lib).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("benchbook_gate.prom")).unwrap();
+    families_are_contiguous(&text);
+    let s = samples(&text);
+    let value = |name: &str, labels: &str| {
+        s.iter()
+            .find(|(n, l, _)| n == name && l == labels)
+            .map(|x| x.2)
+            .unwrap_or_else(|| panic!("{name}{labels}: {text}"))
+    };
+    let base = r#"fleet="demo",node="gpu1""#;
+    assert_eq!(value("benchbook_gate_verdict", &format!("{{{base},check=\"gate\"}}")), 1.0);
+    assert_eq!(value("benchbook_gate_verdict", &format!("{{{base},check=\"xid\"}}")), 1.0);
+    assert_eq!(value("benchbook_gate_verdict", &format!("{{{base},check=\"row-remap\"}}")), 0.0);
+    assert_eq!(value("benchbook_gate_verdict", &format!("{{{base},check=\"suite\"}}")), 3.0, "no suite ran");
+    assert!(value("benchbook_gate_last_run_timestamp_seconds", &format!("{{{base}}}")) > 1.7e9);
+    assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
+
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let o = bb(
+        &lib,
+        &archive,
+        &["fleet", "health", "--kernel-log", empty.to_str().unwrap(), "--textfile", dir.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("benchbook_health.prom")).unwrap();
+    families_are_contiguous(&text);
+    let s = samples(&text);
+    let verdicts: Vec<&(String, String, f64)> = s.iter().filter(|x| x.0 == "benchbook_health_verdict").collect();
+    assert_eq!(verdicts.len(), 9, "one per passive check: {text}");
+    assert!(verdicts.iter().all(|x| x.2 == 0.0), "healthy GPUs: {text}");
+}

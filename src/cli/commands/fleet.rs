@@ -61,6 +61,10 @@ pub enum FleetCommand {
         /// file (`journalctl -k -b > FILE`, /var/log/kern.log).
         #[arg(long, value_name = "PATH", env = "BENCHBOOK_KERNEL_LOG", default_value = crate::session::KMSG)]
         kernel_log: std::path::PathBuf,
+        /// Also write the findings as Prometheus metrics into DIR (node_exporter's
+        /// textfile collector directory): DIR/benchbook_health.prom.
+        #[arg(long, value_name = "DIR")]
+        textfile: Option<std::path::PathBuf>,
     },
     /// Write the fleet's report: ranked nodes, one chart per point, the
     /// drain list (Markdown, HTML, SVG).

@@ -58,6 +58,10 @@ pub struct GateArgs {
     /// Where Xid events are read, as for `fleet health`.
     #[arg(long, value_name = "PATH", env = "BENCHBOOK_KERNEL_LOG", default_value = crate::session::KMSG)]
     pub kernel_log: PathBuf,
+    /// Also write the verdict as Prometheus metrics into DIR (node_exporter's
+    /// textfile collector directory): DIR/benchbook_gate.prom.
+    #[arg(long, value_name = "DIR")]
+    pub textfile: Option<PathBuf>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -195,6 +199,13 @@ pub fn gate(archive: &Archive, a: &GateArgs, quiet: bool) -> GateOutput {
     ) {
         Ok(id) => out.outcome.verdict_run = Some(id),
         Err(e) => out.outcome.damaged.push(("verdict".into(), format!("the verdict could not be archived: {e}"))),
+    }
+    if let Some(dir) = &a.textfile {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let text = super::textfile::gate_metrics(&out.outcome, now);
+        if let Err(e) = super::textfile::write(dir, "benchbook_gate.prom", &text) {
+            out.outcome.damaged.push(("textfile".into(), format!("{}: {e}", dir.display())));
+        }
     }
     out
 }

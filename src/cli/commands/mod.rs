@@ -17,4 +17,5 @@ pub mod run;
 pub mod show;
 pub mod site;
 pub mod specs;
+pub mod textfile;
 pub mod verify;
