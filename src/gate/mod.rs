@@ -154,6 +154,11 @@ pub fn gate(archive: &Archive, spec: &GateSpec, specs: &SpecBook, progress: &dyn
         },
     };
     (out.health, out.health_unread) = (health, unread);
+    // The passes join this node's fleet summary (a cache: failing to
+    // write it only costs the next peer's gate a read).
+    for id in &out.passes {
+        let _ = crate::analysis::fleet::summary::record_run(archive, id);
+    }
     out
 }
 

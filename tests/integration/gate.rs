@@ -116,3 +116,63 @@ fn a_gate_judges_once_three_other_nodes_have_runs_and_escapes_a_hostile_node() {
     let line = last_line(&o);
     assert!(line.starts_with("benchbook: pass: 1 point") || line.contains("× fleet"), "{line}");
 }
+
+/// A fleet of 70 nodes (more than `SUMMARY_FROM_PEERS` peers): the first
+/// gate reads every peer's results and writes their summaries; the next
+/// reads the summaries, and judges every point at the same ratio, its
+/// interval within bootstrap noise of the full read. A summary that no
+/// longer holds its node's latest runs is not used: that node is read in
+/// full and its summary rewritten.
+#[test]
+fn a_large_fleet_is_judged_from_its_peers_summaries_as_from_their_results() {
+    use benchbook::analysis::fleet::gate::collect::{self, SUMMARY_FROM_PEERS};
+    use benchbook::analysis::fleet::gate::{floors, judge, GateRule};
+    use benchbook::analysis::fleet::summary;
+    use benchbook::archive::catalog::Catalog;
+    use benchbook::archive::synthetic::{synthetic_fleet, SynthSpec};
+    use benchbook::archive::RunDir;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let template = RunDir { id: "t".into(), path: root.join("data/runs/20261122T014545Z-memcpy-rounds-a-2c86") };
+    let spec =
+        SynthSpec { runs: 210, rows_per_run: 60, nodes: 70, drifting: 17, drift_at: 99, damage: 0, points: None };
+    let archive = Archive::new(tmp.path());
+    synthetic_fleet(&template, &archive, &spec).unwrap();
+    const { assert!(70 > SUMMARY_FROM_PEERS) };
+    let catalog = Catalog::open(&archive).unwrap();
+    let latest = |node: &str| {
+        let mut runs: Vec<_> = catalog.entries.iter().filter(|e| e.node.as_deref() == Some(node)).collect();
+        runs.sort_by(|a, b| (&b.started_at, &b.run_id).cmp(&(&a.started_at, &a.run_id)));
+        runs[0].run_id.clone()
+    };
+    let fresh = [latest("node0001")];
+    let specs = benchbook::analysis::specs::SpecBook::load(&archive.root).unwrap();
+    let floors = floors::load(None).unwrap();
+    let read = || {
+        collect::collect(&archive, "synthetic", "node0001", &fresh, &floors, &specs, collect::Window::default())
+            .unwrap()
+    };
+    let cold = read();
+    assert_eq!(cold.from_summary, 0);
+    let warm = read();
+    assert_eq!(warm.from_summary, 69, "every peer from its summary");
+    assert_eq!(warm.peers, cold.peers);
+    let (jc, jw) = (judge(&cold.data, &GateRule::default()), judge(&warm.data, &GateRule::default()));
+    assert_eq!(jc.points.len(), jw.points.len());
+    for (c, w) in jc.points.iter().zip(&jw.points) {
+        let (c, w) = (c.fleet.as_ref().unwrap(), w.fleet.as_ref().unwrap());
+        assert!((w.ratio / c.ratio - 1.0).abs() < 1e-12, "{} vs {}", w.ratio, c.ratio);
+        assert!((w.ratio_low / c.ratio_low - 1.0).abs() < 0.02, "{} vs {}", w.ratio_low, c.ratio_low);
+        assert_eq!(w.below, c.below);
+    }
+    // node0042's summary loses its newest run: it is read again, and
+    // rewritten with it.
+    let mut s = summary::read(&archive, "synthetic", "node0042").unwrap();
+    let newest = s.runs.remove(0);
+    std::fs::write(archive.root.join("fleet-summary/synthetic/node0042.json"), serde_json::to_vec(&s).unwrap())
+        .unwrap();
+    assert_eq!(read().from_summary, 68);
+    assert_eq!(summary::read(&archive, "synthetic", "node0042").unwrap().runs[0], newest);
+    assert_eq!(read().from_summary, 69);
+}

@@ -109,7 +109,7 @@ pub(super) struct RunPart {
 /// manifest's facts, and checked its hash): only the rows of its own
 /// link sweeps, and of each point's first row, are made into [`Row`]s.
 /// An error (run id, why) when it cannot be read.
-fn read_run(archive: &Archive, e: &CatalogEntry) -> std::result::Result<RunPart, (String, String)> {
+pub(super) fn read_run(archive: &Archive, e: &CatalogEntry) -> std::result::Result<RunPart, (String, String)> {
     let path = archive.runs_dir().join(&e.run_id).join(crate::archive::RESULTS_FILE);
     let df = crate::archive::schema::read_parquet(&path).map_err(|err| (e.run_id.clone(), err.to_string()))?;
     run_part(e, &df).map_err(|err| (e.run_id.clone(), format!("{}: {err}", path.display())))

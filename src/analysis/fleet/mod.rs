@@ -34,6 +34,7 @@ mod gather;
 pub mod health;
 pub mod large;
 pub mod links;
+pub mod summary;
 
 pub use gather::{fleet_point, gather, Fleet, RUNS_ADVISED};
 

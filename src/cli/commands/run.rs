@@ -122,6 +122,11 @@ pub fn run(archive: &Archive, a: &RunArgs, quiet: bool) -> Result<Option<RunOutp
     let gpu_run = cfg.preset == crate::bench::Preset::Gpu && result.outcome.measured > 0 && !result.outcome.interrupted;
     let run_label = a.out.label.clone().unwrap_or_else(|| "gpu".into());
     let mut out = finish(archive, result, &a.out)?;
+    if std::env::var_os(crate::host::placement::FLEET_ENV).is_some() {
+        // A fleet's run joins its node's summary, which peers' gates read
+        // (a cache: failing to write it only costs them a read).
+        let _ = crate::analysis::fleet::summary::record_run(archive, &out.run_id);
+    }
     if gpu_run && a.torch_seconds > 0.0 {
         // The script, its JSON and its log go to a scratch folder; the JSON is imported.
         let work = std::env::temp_dir().join(format!("benchbook-torch-{}", out.run_id));

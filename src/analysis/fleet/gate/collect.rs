@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::floors::{floor_for, FloorSpec};
 use super::GateData;
 use crate::analysis::fleet::gather::{read_parallel, RunPart};
+use crate::analysis::fleet::summary;
 use crate::analysis::specs::SpecBook;
 use crate::archive::catalog::{Catalog, CatalogEntry};
 use crate::archive::{Archive, ScanFilter};
@@ -32,6 +33,13 @@ impl Default for Window {
     }
 }
 
+/// From how many peers a gate reads their summaries (`fleet::summary`)
+/// instead of their results. A summary keeps each run's figure, not its
+/// samples, so a peer is then resampled over its runs alone; with this
+/// many peers the reference is the median of their figures, and the
+/// resampling of the peers themselves is what moves it.
+pub const SUMMARY_FROM_PEERS: usize = 64;
+
 /// A gate's data, and what it rests on.
 #[derive(Debug, Clone)]
 pub struct Collected {
@@ -41,11 +49,13 @@ pub struct Collected {
     pub history_runs: usize,
     /// Runs that could not be read, and why.
     pub damaged: Vec<(String, String)>,
+    /// Peers taken from their summaries, not their results.
+    pub from_summary: usize,
 }
 
 /// Whether catalog entry `e` is a run a gate can judge with: of the fleet,
 /// finished, and not a gate's own verdict.
-fn usable(e: &CatalogEntry) -> bool {
+pub(in crate::analysis::fleet) fn usable(e: &CatalogEntry) -> bool {
     let verdict = e.source.as_deref() == Some(super::GATE_SOURCE);
     let status_ok = e.status.as_deref().is_none_or(|s| s == crate::archive::RunStatus::Complete.as_str());
     !verdict && status_ok && e.node.is_some()
@@ -69,12 +79,27 @@ pub fn collect(
             by_node.entry(e.node.as_deref().unwrap_or_default()).or_default().push(e);
         }
     }
-    // Newest first, by start (then id): the latest runs of each node.
+    // Newest first, by start (then id): the latest runs of each node. A
+    // large fleet's peers come from their summaries where those hold
+    // exactly these runs; the others are read, and their summaries
+    // rewritten.
+    let large = by_node.keys().filter(|n| **n != node).count() >= SUMMARY_FROM_PEERS;
     let mut wanted: BTreeSet<String> = fresh.iter().cloned().collect();
+    let (mut summarized, mut stale) = (Vec::new(), BTreeMap::new());
     for (n, runs) in by_node.iter_mut() {
         runs.sort_by(|a, b| (&b.started_at, &b.run_id).cmp(&(&a.started_at, &a.run_id)));
         let keep = if *n == node { window.history_runs.max(window.change_runs) } else { window.peer_runs };
-        wanted.extend(runs.iter().take(keep).map(|e| e.run_id.clone()));
+        let latest: Vec<&str> = runs.iter().take(keep).map(|e| e.run_id.as_str()).collect();
+        if large && *n != node && keep <= summary::KEEP {
+            match summary::read(archive, fleet, n).filter(|s| s.run_ids() == latest) {
+                Some(s) => {
+                    summarized.push(s);
+                    continue;
+                }
+                None => latest.iter().for_each(|id| drop(stale.insert(id.to_string(), n.to_string()))),
+            }
+        }
+        wanted.extend(latest.iter().map(|id| id.to_string()));
     }
     let filter = ScanFilter { runs: Some(wanted), ..ScanFilter::default() };
     let (entries, mut damaged) = archive.verified(&filter)?;
@@ -85,6 +110,7 @@ pub fn collect(
         }
     }
     let parts = read_parallel(archive, &entries);
+    rewrite_summaries(archive, fleet, &stale, &parts);
     let mut data = GateData { node: node.to_string(), ..GateData::default() };
     let (mut peers, mut history_runs) = (BTreeSet::new(), 0);
     let mut fresh_parts: Vec<Option<RunPart>> = fresh.iter().map(|_| None).collect();
@@ -143,5 +169,36 @@ pub fn collect(
             }
         }
     }
-    Ok(Collected { data, peers, history_runs, damaged })
+    let from_summary = summarized.len();
+    for s in summarized {
+        for point in data.fresh.keys() {
+            let runs = s.runs_of(point);
+            if !runs.is_empty() {
+                data.peers.entry(point.clone()).or_default().insert(s.node.clone(), runs);
+            }
+        }
+        peers.insert(s.node);
+    }
+    Ok(Collected { data, peers, history_runs, damaged, from_summary })
+}
+
+/// Rewrite the summaries of the peers read in full (`stale`: run id →
+/// node): a cache, so a summary that cannot be written only costs the
+/// next gate the same reading.
+fn rewrite_summaries(
+    archive: &Archive,
+    fleet: &str,
+    stale: &BTreeMap<String, String>,
+    parts: &[std::result::Result<RunPart, (String, String)>],
+) {
+    let mut by_node: BTreeMap<&str, Vec<&RunPart>> = BTreeMap::new();
+    for p in parts.iter().flatten() {
+        if let Some(n) = stale.get(&p.run_id) {
+            by_node.entry(n.as_str()).or_default().push(p);
+        }
+    }
+    for (n, runs) in by_node {
+        let row_node = runs[0].node.clone();
+        let _ = summary::record(archive, fleet, n, &row_node, runs.into_iter().map(summary::SummaryRun::of).collect());
+    }
 }
