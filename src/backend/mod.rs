@@ -12,6 +12,7 @@ pub mod hip;
 mod hipblas;
 #[cfg(feature = "hip")]
 mod hiprtc;
+pub mod infiniband;
 pub mod kernel_log;
 #[cfg(feature = "mpi")]
 pub mod mpi;

@@ -848,9 +848,9 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
         }
-        Command::Fleet { command: commands::fleet::FleetCommand::Health { json, kernel_log, textfile } } => {
+        Command::Fleet { command: commands::fleet::FleetCommand::Health { json, checks, textfile } } => {
             let specs = crate::analysis::SpecBook::load(&archive.root)?;
-            let out = commands::health::health(&specs, &kernel_log);
+            let out = commands::health::health(&specs, &checks);
             emit(&out, Form::json(json), quiet);
             if let Some(dir) = textfile {
                 let text = commands::textfile::health_metrics(&crate::gate::this_node(), out.health.as_ref());

@@ -1,22 +1,30 @@
 //! The passive half of the gate: this node's GPUs as NVML reports them,
-//! with the driver's Xid events from the kernel log placed on them,
-//! judged by `analysis::fleet::health`.
+//! with the driver's Xid events from the kernel log placed on them, and
+//! what the node must have (its GPU count, its InfiniBand ports), judged
+//! by `analysis::fleet::health`.
 
 use std::path::Path;
 
 use crate::analysis::fleet::health::{xid_findings, Check, Health, XidEvent};
+use crate::analysis::fleet::health_node::node_findings;
 use crate::analysis::specs::SpecBook;
+use crate::vocab::health::Expected;
 
 /// This node's GPUs' health, judged, each GPU held against its spec's
 /// NVLink count, with the Xid events of `kernel_log` (this boot's, from
 /// `/dev/kmsg`) given to the GPU whose PCI address they name. An Xid for
 /// an address NVML does not see (a GPU off the bus) is judged on its own,
-/// and is judged even when NVML cannot be read at all.
-pub fn passive_health(specs: &SpecBook, kernel_log: &Path) -> std::result::Result<Health, String> {
+/// and is judged even when NVML cannot be read at all. Then what the
+/// node must have (`expected`: its GPU count, its InfiniBand ports).
+pub fn passive_health(specs: &SpecBook, kernel_log: &Path, expected: &Expected) -> std::result::Result<Health, String> {
     let xids = crate::session::kernel_xids(kernel_log);
-    let mut devices = match (crate::session::gpu_health(), &xids) {
-        (Ok(d), _) => d,
-        (Err(_), Ok(x)) if !x.is_empty() => Vec::new(),
+    let (mut devices, seen) = match (crate::session::gpu_health(), &xids) {
+        (Ok(d), _) => {
+            let n = d.len();
+            (d, Some(n))
+        }
+        (Err(_), Ok(x)) if !x.is_empty() => (Vec::new(), None),
+        (Err(_), _) if expected.ib_rate_gbps.is_some() => (Vec::new(), None),
         (Err(why), _) => return Err(why),
     };
     for d in &mut devices {
@@ -47,7 +55,8 @@ pub fn passive_health(specs: &SpecBook, kernel_log: &Path) -> std::result::Resul
     }
     if !elsewhere.is_empty() {
         health.unread.retain(|c| *c != Check::Xid);
-        health.findings.sort_by_key(|f| f.action);
     }
+    let ports = if expected.ib_rate_gbps.is_some() { crate::session::ib_ports() } else { Vec::new() };
+    node_findings(&mut health, expected, seen, &ports);
     Ok(health)
 }

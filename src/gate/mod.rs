@@ -44,6 +44,8 @@ pub struct GateSpec {
     pub retest: bool,
     /// Where Xid events are read: the kernel's ring buffer, or a log file.
     pub kernel_log: PathBuf,
+    /// What the node must have (GPUs, InfiniBand ports), where given.
+    pub expected: crate::vocab::health::Expected,
 }
 
 /// What a gate found.
@@ -137,7 +139,7 @@ fn node_of(archive: &Archive, run: &str) -> Option<String> {
 /// drain the node or reset a GPU makes the gate bad at once, with the
 /// finding as its reason, and the suite does not run.
 pub fn gate(archive: &Archive, spec: &GateSpec, specs: &SpecBook, progress: &dyn Progress) -> GateOutcome {
-    let (health, unread) = match passive_health(specs, &spec.kernel_log) {
+    let (health, unread) = match passive_health(specs, &spec.kernel_log, &spec.expected) {
         Ok(h) => (Some(h), None),
         Err(why) => (None, Some(why)),
     };

@@ -56,3 +56,25 @@ pub struct XidEvent {
     /// The driver's words after the code, as logged (shortened).
     pub text: String,
 }
+
+/// One InfiniBand port as sysfs lists it (`mlx5_0:1`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IbPort {
+    pub port: String,
+    /// `ACTIVE`, `DOWN`, `INIT`, ...
+    pub state: Option<String>,
+    /// The link's rate, in Gb/s (`400 Gb/sec (4X NDR)`).
+    pub rate_gbps: Option<f64>,
+    /// `InfiniBand` or `Ethernet` (RoCE).
+    pub link_layer: Option<String>,
+}
+
+/// What a node must have, where its operator says so (NHC's
+/// `check_gpu_count` and `check_hw_ib`): unset, the check is not made.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Expected {
+    /// GPUs NVML must see.
+    pub gpus: Option<u32>,
+    /// The rate every InfiniBand port must be active at, in Gb/s.
+    pub ib_rate_gbps: Option<f64>,
+}

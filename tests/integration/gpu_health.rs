@@ -42,7 +42,8 @@ fn passive_gpu_health_finds_each_injected_fault() {
     assert_eq!(code, Some(0), "{v}");
     assert_eq!(v["health"]["devices"], 2);
     assert_eq!(findings(&v), vec![], "{v}");
-    assert_eq!(v["health"]["unread"].as_array().unwrap().len(), 0, "every check read: {v}");
+    // Every check read but the two that need to be told what to expect.
+    assert_eq!(v["health"]["unread"], serde_json::json!(["gpu-count", "ib-port"]), "{v}");
     for (fault, check, action, exit) in [
         ("remap_failed", "row-remap", "drain", 1),
         ("remap_pending", "row-remap", "reset", 1),
@@ -169,7 +170,7 @@ fn an_unreadable_log_or_nvml_is_not_read_never_bad() {
     let (tmp, lib, archive) = setup();
     let (code, v) = health(&lib, &archive, &tmp.path().join("no-such.log"), &[]);
     assert_eq!(code, Some(0), "{v}");
-    assert_eq!(v["health"]["unread"], serde_json::json!(["xid"]), "{v}");
+    assert_eq!(v["health"]["unread"], serde_json::json!(["xid", "gpu-count", "ib-port"]), "{v}");
     let empty = tmp.path().join("empty.log");
     std::fs::write(&empty, "").unwrap();
     let no_nvml = tmp.path().join("no-nvml");
@@ -255,6 +256,44 @@ fn the_gate_and_health_write_node_exporter_textfiles() {
     families_are_contiguous(&text);
     let s = samples(&text);
     let verdicts: Vec<&(String, String, f64)> = s.iter().filter(|x| x.0 == "benchbook_health_verdict").collect();
-    assert_eq!(verdicts.len(), 9, "one per passive check: {text}");
-    assert!(verdicts.iter().all(|x| x.2 == 0.0), "healthy GPUs: {text}");
+    assert_eq!(verdicts.len(), 11, "one per passive check: {text}");
+    for (_, labels, v) in verdicts {
+        let unasked = labels.contains("gpu-count") || labels.contains("ib-port");
+        assert_eq!(*v, if unasked { 3.0 } else { 0.0 }, "healthy GPUs, two checks not asked: {labels}");
+    }
+}
+
+/// What the node must have, as NHC's ND H100 v5 configuration says it:
+/// `--gpus N` (the stand-in NVML shows 2) and `--ib-rate 400` over a
+/// stand-in sysfs (`BENCHBOOK_SYSFS`): a GPU short or a port down drains;
+/// an Ethernet port is left out; unasked, neither check is made.
+#[test]
+fn a_missing_gpu_or_a_port_down_drains_the_node_when_asked() {
+    let (tmp, lib, archive) = setup();
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let log = empty.to_str().unwrap();
+    let sys = |tree: &str| fixture(tree).to_str().unwrap().to_string();
+    let run = |args: &[&str], tree: &str| {
+        let mut all = vec!["fleet", "health", "--json", "--kernel-log", log];
+        all.extend_from_slice(args);
+        let o = bb(&lib, &archive, &all, &[("BENCHBOOK_SYSFS", &sys(tree))]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (o.status.code(), v)
+    };
+    let (code, v) = run(&[], "sys-ndr-port-down");
+    assert_eq!(code, Some(0), "not asked, not checked: {v}");
+    let unread: Vec<&str> = v["health"]["unread"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(unread, ["gpu-count", "ib-port"]);
+    let (code, v) = run(&["--gpus", "2", "--ib-rate", "400"], "sys-ndr-ok");
+    assert_eq!((code, findings(&v)), (Some(0), vec![]), "{v}");
+    let (code, v) = run(&["--gpus", "8", "--ib-rate", "400"], "sys-ndr-port-down");
+    assert_eq!(code, Some(1), "{v}");
+    let what: Vec<&str> =
+        v["health"]["findings"].as_array().unwrap().iter().map(|f| f["what"].as_str().unwrap()).collect();
+    assert_eq!(what, ["2 GPUs visible, 8 expected", "port mlx5_ib2:1 is DOWN"], "{v}");
+    // A node with no InfiniBand at all, asked for it.
+    let (code, v) = run(&["--ib-rate", "400"], "no-such-tree");
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(findings(&v), vec![("node".into(), "ib-port".into(), "drain".into())]);
 }

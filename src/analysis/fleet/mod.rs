@@ -32,6 +32,8 @@
 pub mod gate;
 mod gather;
 pub mod health;
+pub mod health_node;
+mod health_xid;
 pub mod large;
 pub mod links;
 pub mod summary;

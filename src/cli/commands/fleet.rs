@@ -56,11 +56,8 @@ pub enum FleetCommand {
         /// Print JSON (every GPU's findings, with each rule's source).
         #[arg(long)]
         json: bool,
-        /// Where Xid events are read: the kernel's ring buffer (this boot;
-        /// needs root or CAP_SYSLOG where dmesg_restrict is set), or a log
-        /// file (`journalctl -k -b > FILE`, /var/log/kern.log).
-        #[arg(long, value_name = "PATH", env = "BENCHBOOK_KERNEL_LOG", default_value = crate::session::KMSG)]
-        kernel_log: std::path::PathBuf,
+        #[command(flatten)]
+        checks: super::health::HealthArgs,
         /// Also write the findings as Prometheus metrics into DIR (node_exporter's
         /// textfile collector directory): DIR/benchbook_health.prom.
         #[arg(long, value_name = "DIR")]

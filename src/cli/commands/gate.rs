@@ -17,9 +17,41 @@ use crate::cli::progress::{listener, Bar};
 use crate::gate::slurm::{self, Action};
 use crate::gate::{GateOutcome, GateSpec};
 
-/// The suite when none is given: what finds a slow CPU node here in a few
-/// seconds (two sizes, one thread, half a second a point).
+/// The suite when none is given, on a node without GPUs: what finds a
+/// slow CPU node here in a few seconds (two sizes, one thread, half a
+/// second a point).
 pub const DEFAULT_SUITE: &[&str] = &["memcpy", "--sizes", "4M,64M", "--threads", "1", "--max-time", "0.5"];
+
+/// The suite when none is given, on a node whose NVML sees GPUs: on every
+/// GPU a device copy and pinned and pageable h2d/d2h at 256 MiB (where
+/// DCGM's and NHC's floors apply) and a bf16 8192³ GEMM (judged on its
+/// full-clock rounds), 0.3 s a point: 6 points a GPU, so about
+/// 8 × 6 × 0.3 s = 14 s a pass on an 8-GPU node, 29 s with the retest.
+pub const GPU_SUITE: &[&str] = &[
+    "memcpy",
+    "h2d",
+    "d2h",
+    "gemm",
+    "--backend",
+    "cuda",
+    "--sizes",
+    "256M",
+    "--gpu-shapes",
+    "8192",
+    "--gpu-dtypes",
+    "bf16",
+    "--max-time",
+    "0.3",
+];
+
+/// The default suite for this node: [`GPU_SUITE`] where NVML sees a GPU,
+/// else [`DEFAULT_SUITE`].
+pub fn default_suite() -> &'static [&'static str] {
+    match crate::session::gpu_health() {
+        Ok(gpus) if !gpus.is_empty() => GPU_SUITE,
+        _ => DEFAULT_SUITE,
+    }
+}
 
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
@@ -55,9 +87,9 @@ pub struct GateArgs {
     /// archive measures (nodes sharing CPUs).
     #[arg(long)]
     pub take_turns: bool,
-    /// Where Xid events are read, as for `fleet health`.
-    #[arg(long, value_name = "PATH", env = "BENCHBOOK_KERNEL_LOG", default_value = crate::session::KMSG)]
-    pub kernel_log: PathBuf,
+    /// The passive checks, as for `fleet health`.
+    #[command(flatten)]
+    pub checks: super::health::HealthArgs,
     /// Also write the verdict as Prometheus metrics into DIR (node_exporter's
     /// textfile collector directory): DIR/benchbook_gate.prom.
     #[arg(long, value_name = "DIR")]
@@ -65,7 +97,9 @@ pub struct GateArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// The suite: `benchbook run` arguments after `--` (default: memcpy
+    /// The suite: `benchbook run` arguments after `--` (default, where NVML
+    /// sees GPUs: memcpy h2d d2h gemm --backend cuda --sizes 256M
+    /// --gpu-shapes 8192 --gpu-dtypes bf16 --max-time 0.3; else memcpy
     /// --sizes 4M,64M --threads 1 --max-time 0.5).
     #[arg(last = true, value_name = "RUN ARGS")]
     pub suite: Vec<String>,
@@ -125,7 +159,7 @@ fn suite(args: &[String]) -> std::result::Result<crate::bench::BenchConfig, Stri
         run: crate::cli::RunArgs,
     }
     let given: Vec<String> =
-        if args.is_empty() { DEFAULT_SUITE.iter().map(|s| s.to_string()).collect() } else { args.to_vec() };
+        if args.is_empty() { default_suite().iter().map(|s| s.to_string()).collect() } else { args.to_vec() };
     let s = Suite::try_parse_from(&given).map_err(|e| format!("the suite `{}`: {}", given.join(" "), e.kind()))?;
     if s.run.sub.is_some() {
         return Err("the suite is a sweep (`memcpy --sizes 4M`), not `run exec`".into());
@@ -159,7 +193,8 @@ pub fn gate(archive: &Archive, a: &GateArgs, quiet: bool) -> GateOutput {
                 floors,
                 floors_path: floors_name.clone(),
                 retest: !a.no_retest,
-                kernel_log: a.kernel_log.clone(),
+                kernel_log: a.checks.kernel_log.clone(),
+                expected: a.checks.expected(),
             };
             let turn =
                 if a.take_turns { crate::cli::commands::run::take_turn(archive, quiet).map(Some) } else { Ok(None) };
@@ -282,5 +317,21 @@ impl Render for GateOutput {
             writeln!(t.err, "left out: {}: {}", s(run), s(why))?;
         }
         writeln!(t.out, "{}", s(&o.reason))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_default_suites_resolve_to_the_benchmarks_they_name() {
+        let args = |s: &[&str]| s.iter().map(|a| a.to_string()).collect::<Vec<String>>();
+        let gpu = suite(&args(GPU_SUITE)).unwrap();
+        let names: Vec<&str> = gpu.benches.iter().map(|b| b.name()).collect();
+        assert_eq!(names, ["memcpy", "h2d", "d2h", "gemm"]);
+        assert_eq!(gpu.memcpy_sizes, [256 << 20]);
+        let cpu = suite(&args(DEFAULT_SUITE)).unwrap();
+        assert_eq!(cpu.memcpy_sizes, [4 << 20, 64 << 20]);
     }
 }

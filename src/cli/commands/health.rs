@@ -7,7 +7,6 @@
 //! reset, 3 nothing readable (no NVML, no GPU).
 
 use std::io;
-use std::path::Path;
 
 use serde::Serialize;
 
@@ -34,6 +33,30 @@ Examples:
     )
 }
 
+/// What the passive checks read, and what the node must have:
+/// `fleet health`'s and `fleet gate`'s options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HealthArgs {
+    /// Where Xid events are read: the kernel's ring buffer (this boot;
+    /// needs root or CAP_SYSLOG where dmesg_restrict is set), or a log
+    /// file (`journalctl -k -b > FILE`, /var/log/kern.log).
+    #[arg(long, value_name = "PATH", env = "BENCHBOOK_KERNEL_LOG", default_value = crate::session::KMSG)]
+    pub kernel_log: std::path::PathBuf,
+    /// The GPUs this node must have (NHC's check_gpu_count): fewer visible drains it.
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<u32>,
+    /// The rate, in Gb/s, every InfiniBand port must be active at (NHC's
+    /// check_hw_ib): a port down, slower, or none at all drains the node.
+    #[arg(long, value_name = "GBPS")]
+    pub ib_rate: Option<f64>,
+}
+
+impl HealthArgs {
+    pub fn expected(&self) -> crate::vocab::health::Expected {
+        crate::vocab::health::Expected { gpus: self.gpus, ib_rate_gbps: self.ib_rate }
+    }
+}
+
 /// What `fleet health` found.
 #[derive(Debug, Serialize)]
 pub struct HealthOutput {
@@ -53,8 +76,8 @@ impl HealthOutput {
 }
 
 /// Read and judge this node's GPUs.
-pub fn health(specs: &SpecBook, kernel_log: &Path) -> HealthOutput {
-    match crate::gate::passive_health(specs, kernel_log) {
+pub fn health(specs: &SpecBook, a: &HealthArgs) -> HealthOutput {
+    match crate::gate::passive_health(specs, &a.kernel_log, &a.expected()) {
         Ok(h) => HealthOutput { health: Some(h), unread: None },
         Err(why) => HealthOutput { health: None, unread: Some(why) },
     }
@@ -72,7 +95,11 @@ pub fn render_health(t: &mut Term<'_>, health: Option<&Health>, unread: Option<&
             }
             if !h.unread.is_empty() {
                 let names: Vec<&str> = h.unread.iter().map(|c| c.name()).collect();
-                writeln!(t.out, "  not read here (the part or driver does not say): {}", names.join(", "))?;
+                writeln!(
+                    t.out,
+                    "  not read here (the part, driver or log does not say, or no --gpus/--ib-rate was given): {}",
+                    names.join(", ")
+                )?;
             }
         }
         (None, Some(why)) => writeln!(t.out, "GPU health: not read ({})", s(why))?,

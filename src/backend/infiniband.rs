@@ -1,0 +1,47 @@
+//! InfiniBand ports as the kernel lists them (`/sys/class/infiniband/DEV/
+//! ports/N/{state,rate,link_layer}`, Documentation/ABI/stable/
+//! sysfs-class-infiniband): what NHC's `check_hw_ib` reads. The root is
+//! `/sys`, or `BENCHBOOK_SYSFS` (the tests' stand-in trees).
+
+use std::path::{Path, PathBuf};
+
+use crate::vocab::health::IbPort;
+
+/// The sysfs root: `BENCHBOOK_SYSFS`, else `/sys`.
+fn root() -> PathBuf {
+    std::env::var_os("BENCHBOOK_SYSFS").map_or_else(|| PathBuf::from("/sys"), PathBuf::from)
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+}
+
+/// Every port of every InfiniBand device, in name order; empty where the
+/// node has none (or no sysfs).
+pub fn ports() -> Vec<IbPort> {
+    let class = root().join("class/infiniband");
+    let mut devices: Vec<PathBuf> =
+        std::fs::read_dir(&class).map_or_else(|_| Vec::new(), |d| d.flatten().map(|e| e.path()).collect());
+    devices.sort();
+    let mut out = Vec::new();
+    for dev in devices {
+        let name = dev.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut ports: Vec<PathBuf> = std::fs::read_dir(dev.join("ports"))
+            .map_or_else(|_| Vec::new(), |d| d.flatten().map(|e| e.path()).collect());
+        ports.sort();
+        for p in ports {
+            let port = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            // `4: ACTIVE` → `ACTIVE`; `400 Gb/sec (4X NDR)` → 400.
+            let state = read(&p.join("state")).map(|s| s.split_once(": ").map_or(s.clone(), |(_, w)| w.to_string()));
+            let rate_gbps =
+                read(&p.join("rate")).and_then(|r| r.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()));
+            out.push(IbPort {
+                port: format!("{name}:{port}"),
+                state,
+                rate_gbps,
+                link_layer: read(&p.join("link_layer")),
+            });
+        }
+    }
+    out
+}
