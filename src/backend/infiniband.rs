@@ -1,7 +1,9 @@
-//! InfiniBand ports as the kernel lists them (`/sys/class/infiniband/DEV/
+//! What sysfs says about the node's devices: its InfiniBand ports as the
+//! kernel lists them (`/sys/class/infiniband/DEV/
 //! ports/N/{state,rate,link_layer}`, Documentation/ABI/stable/
-//! sysfs-class-infiniband): what NHC's `check_hw_ib` reads. The root is
-//! `/sys`, or `BENCHBOOK_SYSFS` (the tests' stand-in trees).
+//! sysfs-class-infiniband): what NHC's `check_hw_ib` reads; and how many
+//! AMD GPUs it has. The root is `/sys`, or `BENCHBOOK_SYSFS` (the tests'
+//! stand-in trees).
 
 use std::path::{Path, PathBuf};
 
@@ -44,4 +46,25 @@ pub fn ports() -> Vec<IbPort> {
         }
     }
     out
+}
+
+/// AMD GPUs: DRM cards (`class/drm/cardN`, not their connectors) whose PCI
+/// vendor is 0x1002 and whose class is a display or processing
+/// accelerator (0x03xxxx, 0x12xxxx).
+pub fn amd_gpus() -> usize {
+    let drm = root().join("class/drm");
+    let Ok(cards) = std::fs::read_dir(&drm) else { return 0 };
+    cards
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("card").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .filter(|e| {
+            let dev = e.path().join("device");
+            let class = read(&dev.join("class")).unwrap_or_default();
+            read(&dev.join("vendor")).as_deref() == Some("0x1002")
+                && (class.starts_with("0x03") || class.starts_with("0x12"))
+        })
+        .count()
 }

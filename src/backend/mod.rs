@@ -60,8 +60,19 @@ pub fn all_gpus_sensor() -> crate::vocab::telemetry::SensorOpener {
 }
 
 /// What every GPU of this node reports about its own health (NVML), or
-/// why nothing could be read.
+/// why nothing could be read. Where NVML is not there but the node has AMD
+/// GPUs, the answer says so: amd-smi's library is not read yet.
 pub fn gpu_health() -> Result<Vec<crate::vocab::health::DeviceHealth>, String> {
+    nvml_health().map_err(|why| match infiniband::amd_gpus() {
+        0 => why,
+        n => format!(
+            "{n} AMD GPU{} on this node (sysfs vendor 0x1002), and benchbook does not read amd-smi's library yet: their health is not judged ({why})",
+            if n == 1 { "" } else { "s" }
+        ),
+    })
+}
+
+fn nvml_health() -> Result<Vec<crate::vocab::health::DeviceHealth>, String> {
     #[cfg(feature = "cuda")]
     {
         let nvml = nvml::Nvml::open()?;

@@ -297,3 +297,19 @@ fn a_missing_gpu_or_a_port_down_drains_the_node_when_asked() {
     assert_eq!(code, Some(1), "{v}");
     assert_eq!(findings(&v), vec![("node".into(), "ib-port".into(), "drain".into())]);
 }
+
+/// A ROCm node (AMD GPUs in sysfs, no NVML): its health is not judged,
+/// and the answer says why, naming the GPUs it found.
+#[test]
+fn an_amd_node_says_its_gpus_are_not_judged() {
+    let (tmp, _lib, archive) = setup();
+    let no_nvml = tmp.path().join("no-nvml");
+    std::fs::create_dir_all(&no_nvml).unwrap();
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let sys = fixture("sys-mi300x");
+    let (code, v) = health(&no_nvml, &archive, &empty, &[("BENCHBOOK_SYSFS", sys.to_str().unwrap())]);
+    assert_eq!(code, Some(3), "{v}");
+    let why = v["unread"].as_str().unwrap();
+    assert!(why.starts_with("2 AMD GPUs on this node") && why.contains("amd-smi"), "{why}");
+}
