@@ -534,8 +534,14 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
         });
         samples.push((values, medians));
     }
-    // Each point's prior spread, from its neighbours on its curve in its
-    // run ([`interval::prior_spreads`]), and then its interval.
+    set_intervals(&mut out, &samples);
+    Ok(out)
+}
+
+/// Each point's prior spread, from its neighbours on its curve in its run
+/// ([`interval::prior_spreads`]), and then its intervals from its round
+/// medians (`samples`: each point's values and round medians, in order).
+fn set_intervals(out: &mut [PointStat], samples: &[(Vec<f64>, Vec<f64>)]) {
     let mut by_run: HashMap<String, Vec<usize>> = HashMap::new();
     for (n, p) in out.iter().enumerate() {
         by_run.entry(p.run_id.clone()).or_default().push(n);
@@ -567,5 +573,4 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
         }
         p.ci_wide_why = p.wide_why();
     }
-    Ok(out)
 }

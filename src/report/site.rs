@@ -130,44 +130,7 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
     // The reports first, so that a run's page can link its own report.
     let copied = copy_reports(reports, &mut pages)?;
     let mut summary = SiteSummary { runs: entries.len(), runs_read: changed.len(), left_out, ..Default::default() };
-    // A slice of runs at a time: each slice's rows are read, summarised
-    // and dropped, so memory holds one slice's rows, not the archive's.
-    let ids: Vec<&String> = changed.iter().collect();
-    // A run that does not say how many rows it holds counts as too many.
-    for (chunk, rows) in slices_of(&ids, |id| entries[id].rows.unwrap_or(u64::MAX)) {
-        let slice: Vec<CatalogEntry> = chunk.iter().map(|id| entries[*id].clone()).collect();
-        let scan = archive.scan_verified(&slice)?;
-        // A slice within the rows budget is decoded once, whole: the
-        // statistics' several queries then read memory, not 200 files'
-        // Parquet footers each (10^4 runs: 14.6–15.3 s, against 19.5–21 s). A larger
-        // run is left to `point_stats`, which reads it a part at a time.
-        let rows = match rows <= ROWS_PER_READ {
-            true => scan.rows.collect().map_err(Error::analysis)?.lazy(),
-            false => scan.rows,
-        };
-        let stats = crate::analysis::point_stats(rows)?;
-        let mut by_run: BTreeMap<&str, Vec<&PointStat>> = BTreeMap::new();
-        for p in &stats {
-            by_run.entry(p.run_id.as_str()).or_default().push(p);
-        }
-        for id in &chunk {
-            let e = &entries[*id];
-            let points = by_run.remove(id.as_str()).unwrap_or_default();
-            let node = node_of(e);
-            let started = e.started_at.clone().unwrap_or_default();
-            let devices: BTreeSet<String> = points.iter().map(|p| p.device.clone()).collect();
-            let history: Vec<HistoryPoint> =
-                points.iter().filter_map(|p| HistoryPoint::of(p, &node, &started)).collect();
-            pages.write(
-                &format!("runs/{}.html", file_name(id)),
-                &run_page(e, &points, &devices, copied.iter().any(|c| c == *id)),
-            )?;
-            state.runs.insert(
-                id.to_string(),
-                RunState { sha: e.results_sha256.clone(), devices: devices.into_iter().collect(), points: history },
-            );
-        }
-    }
+    run_pages(archive, &entries, &changed, &copied, &mut pages, &mut state)?;
     // Node and point pages: all from the state, rewritten where a changed
     // run touched them (an unchanged text is not written either way).
     let all: Vec<HistoryPoint> = state.runs.values().flat_map(|r| r.points.iter().cloned()).collect();
@@ -208,25 +171,8 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
             pages.write(&format!("points/{}.html", file_name(point)), &point_page(point, series)?)?;
         }
     }
-    // Compare pages: rewritten where one of their runs changed, or a run left.
-    let pairs = super::site_compare::pairs(&entries, |id| {
-        state.runs.get(id).map(|r| r.points.iter().map(|p| p.point.clone()).collect()).unwrap_or_default()
-    });
-    let mut compared = Vec::new();
-    for pair in &pairs {
-        let stale = !gone.is_empty() || pair.runs().any(|id| changed.contains(id));
-        if !stale && out.join(pair.page()).exists() {
-            compared.push(pair.clone());
-            continue;
-        }
-        match super::site_compare::page(archive, pair) {
-            Ok((title, markdown)) => {
-                pages.write(&pair.page(), &Page { title, markdown, svgs: BTreeMap::new() })?;
-                compared.push(pair.clone());
-            }
-            Err(e) => summary.left_out.push((format!("compare {} against {}", pair.new, pair.base), e.to_string())),
-        }
-    }
+    let stale = |pair: &super::site_compare::Pair| !gone.is_empty() || pair.runs().any(|id| changed.contains(id));
+    let compared = compare_pages(archive, out, &mut pages, &entries, &state, stale, &mut summary.left_out)?;
     summary.compares = compared.len();
     pages.write(
         "index.html",
@@ -252,6 +198,88 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
     summary.reports = copied.len();
     (summary.written, summary.unchanged) = (pages.written, pages.unchanged);
     Ok(summary)
+}
+
+/// The pages of the runs `changed` (new or changed since the last build),
+/// and their entries in the state: a slice of runs at a time, each slice's
+/// rows read, summarised and dropped, so memory holds one slice's rows,
+/// not the archive's.
+fn run_pages(
+    archive: &Archive,
+    entries: &BTreeMap<String, CatalogEntry>,
+    changed: &BTreeSet<String>,
+    copied: &[String],
+    pages: &mut Pages,
+    state: &mut State,
+) -> Result<()> {
+    let ids: Vec<&String> = changed.iter().collect();
+    // A run that does not say how many rows it holds counts as too many.
+    for (chunk, rows) in slices_of(&ids, |id| entries[id].rows.unwrap_or(u64::MAX)) {
+        let slice: Vec<CatalogEntry> = chunk.iter().map(|id| entries[*id].clone()).collect();
+        let scan = archive.scan_verified(&slice)?;
+        // A slice within the rows budget is decoded once, whole: the
+        // statistics' several queries then read memory, not 200 files'
+        // Parquet footers each (10^4 runs: 14.6–15.3 s, against 19.5–21 s). A larger
+        // run is left to `point_stats`, which reads it a part at a time.
+        let rows = match rows <= ROWS_PER_READ {
+            true => scan.rows.collect().map_err(Error::analysis)?.lazy(),
+            false => scan.rows,
+        };
+        let stats = crate::analysis::point_stats(rows)?;
+        let mut by_run: BTreeMap<&str, Vec<&PointStat>> = BTreeMap::new();
+        for p in &stats {
+            by_run.entry(p.run_id.as_str()).or_default().push(p);
+        }
+        for id in &chunk {
+            let e = &entries[*id];
+            let points = by_run.remove(id.as_str()).unwrap_or_default();
+            let node = node_of(e);
+            let started = e.started_at.clone().unwrap_or_default();
+            let devices: BTreeSet<String> = points.iter().map(|p| p.device.clone()).collect();
+            let history: Vec<HistoryPoint> =
+                points.iter().filter_map(|p| HistoryPoint::of(p, &node, &started)).collect();
+            pages.write(
+                &format!("runs/{}.html", file_name(id)),
+                &run_page(e, &points, &devices, copied.iter().any(|c| c == *id)),
+            )?;
+            state.runs.insert(
+                id.to_string(),
+                RunState { sha: e.results_sha256.clone(), devices: devices.into_iter().collect(), points: history },
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The compare pages: rewritten where `stale` (one of their runs changed,
+/// or a run left), or missing; the pairs the site has a page for.
+fn compare_pages(
+    archive: &Archive,
+    out: &Path,
+    pages: &mut Pages,
+    entries: &BTreeMap<String, CatalogEntry>,
+    state: &State,
+    stale: impl Fn(&super::site_compare::Pair) -> bool,
+    left_out: &mut Vec<(String, String)>,
+) -> Result<Vec<super::site_compare::Pair>> {
+    let pairs = super::site_compare::pairs(entries, |id| {
+        state.runs.get(id).map(|r| r.points.iter().map(|p| p.point.clone()).collect()).unwrap_or_default()
+    });
+    let mut compared = Vec::new();
+    for pair in &pairs {
+        if !stale(pair) && out.join(pair.page()).exists() {
+            compared.push(pair.clone());
+            continue;
+        }
+        match super::site_compare::page(archive, pair) {
+            Ok((title, markdown)) => {
+                pages.write(&pair.page(), &Page { title, markdown, svgs: BTreeMap::new() })?;
+                compared.push(pair.clone());
+            }
+            Err(e) => left_out.push((format!("compare {} against {}", pair.new, pair.base), e.to_string())),
+        }
+    }
+    Ok(compared)
 }
 
 /// Remove the `.html` pages of `dir` not named in `keep`; how many.

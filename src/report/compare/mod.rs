@@ -8,6 +8,7 @@
 
 mod overlays;
 mod partitions;
+mod rows;
 mod suite;
 
 use std::collections::BTreeMap;
@@ -21,7 +22,6 @@ use crate::analysis::compare::{compare_loaded, LoadedRun, PointComparison, RunCo
 use crate::archive::RunDir;
 use crate::error::Result;
 use crate::plot::{Chart, RatioChart, RatioSeries};
-use crate::vocab::units::shell_join;
 
 /// One run of the report.
 #[derive(Debug, Clone, Serialize)]
@@ -254,22 +254,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
     let catalog = crate::analysis::Catalog::build(&first_points, &firsts, &book, None);
     let mut system = crate::report::context::system(&firsts, &[], &catalog);
     system.runs = names.clone();
-    let mut runs = Vec::new();
-    for (i, g) in groups.iter().enumerate() {
-        for m in g.iter().map(|r| &r.manifest) {
-            runs.push(CompareRun {
-                role: if i == 0 { "baseline".into() } else { format!("compared #{i}") },
-                name: names[i].clone(),
-                id: m.run_id.clone(),
-                source: m.source.to_string(),
-                host: m.host.hostname.clone(),
-                started_at: m.started_at.clone(),
-                status: m.effective_status().as_str().into(),
-                measured: m.counts.measured,
-                command: shell_join(&m.argv),
-            });
-        }
-    }
+    let runs = rows::compare_runs(&groups, &names);
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
     let mut pairs = Vec::new();
     let mut comparisons = Vec::new();
@@ -286,8 +271,6 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
         };
         let title = format!("{} vs {}", names[i], names[0]);
         charts.push(Box::new(ratio_chart(&file, &title, &c)));
-        let count = |v| c.points.iter().filter(|p| p.verdict == v).count();
-        use crate::analysis::compare::Verdict as V;
         pairs.push(PairSection {
             base: names[0].clone(),
             new: names[i].clone(),
@@ -301,36 +284,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
                     100.0 * threshold
                 ),
             },
-            counts: {
-                // Each point's verdict in its own words: a latency that
-                // improved is lower, not faster.
-                use crate::analysis::compare::summary::Reading;
-                let mut words: Vec<(String, usize)> = vec![("same".into(), count(V::Same))];
-                for p in c.points.iter().filter(|p| matches!(p.verdict, V::Faster | V::Slower)) {
-                    let w = Reading::of(p).count_word(p.verdict);
-                    match words.iter_mut().find(|(x, _)| *x == w) {
-                        Some(e) => e.1 += 1,
-                        None => words.push((w, 1)),
-                    }
-                }
-                for w in ["faster", "slower"] {
-                    if !words.iter().any(|(x, _)| x == w) {
-                        words.push((w.into(), 0));
-                    }
-                }
-                // Better before worse, times before metrics.
-                let rank = |w: &str| match w {
-                    "same" => 0,
-                    "faster" => 1,
-                    w if w.starts_with("better") => 2,
-                    "slower" => 3,
-                    _ => 4,
-                };
-                words.sort_by_key(|(w, _)| rank(w));
-                words.push(("inconclusive".into(), count(V::Inconclusive)));
-                let text: Vec<String> = words.iter().map(|(w, n)| format!("{n} {w}")).collect();
-                format!("{} points: {}", c.points.len(), text.join(", "))
-            },
+            counts: rows::verdict_counts(&c),
             verdicts: c.verdicts.clone(),
             table: c.points.iter().map(verdict_row).collect(),
             one_sample: c.points.iter().any(|p| p.ci_low.is_none()),

@@ -296,7 +296,7 @@ mod tests {
             trusted_half_width: 0.25,
         };
         let [at, start, never] = crossing();
-        vec![
+        let mut v = vec![
             Said::BandwidthPeak {
                 what: "memcpy".into(),
                 peak_gbps: 12.345,
@@ -338,6 +338,14 @@ mod tests {
                 sizes: 4,
                 settled: true,
             },
+        ];
+        v.extend(every_else(flags, at));
+        v
+    }
+
+    /// The rest of [`every`].
+    fn every_else(flags: PlateauFlags, at: Crossing) -> Vec<Said> {
+        vec![
             Said::Link {
                 label: "l".into(),
                 ranks: Some(2),

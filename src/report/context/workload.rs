@@ -264,76 +264,8 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<Level
             let Some(best) = best else { continue };
             let axis = STEP_AXES.iter().find(|a| pts.iter().all(|p| p.param_f64(a).is_some()));
             let (level, level_cell) = match axis {
-                Some(axis) if pts.len() >= 3 => {
-                    let mut by_step: Vec<(f64, f64)> =
-                        pts.iter().map(|p| (p.param_f64(axis).unwrap_or(0.0), p.median)).collect();
-                    by_step.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let warm = (by_step.len() / 10).max(1);
-                    let after: Vec<f64> = by_step[warm..].iter().map(|(_, v)| *v).collect();
-                    let mut steady = after.clone();
-                    steady.sort_by(f64::total_cmp);
-                    let median = with_unit(crate::vocab::stats::quantile_sorted(&steady, 0.5), unit);
-                    let (a, b) = (step(by_step[warm].0), step(by_step[by_step.len() - 1].0));
-                    // A steady state holds the plateau rule: its first and
-                    // last halves agree within the tolerance, and it does
-                    // not move one way at every logged step (a loss that
-                    // falls at each of 4 steps by more than half the
-                    // tolerance in all is still falling).
-                    let half = |v: &[f64]| {
-                        let mut v = v.to_vec();
-                        v.sort_by(f64::total_cmp);
-                        crate::vocab::stats::quantile_sorted(&v, 0.5)
-                    };
-                    let (early, late) = (half(&after[..after.len() / 2]), half(&after[after.len() / 2..]));
-                    let tolerance = crate::vocab::stats::PLATEAU_TOLERANCE;
-                    let monotone = after.len() >= 4
-                        && (after.windows(2).all(|w| w[1] < w[0]) || after.windows(2).all(|w| w[1] > w[0]))
-                        && (after[after.len() - 1] - after[0]).abs() > tolerance / 2.0 * after[0].abs();
-                    if after.len() >= 2 && ((late - early).abs() > tolerance * early.abs().max(late.abs()) || monotone)
-                    {
-                        let direction = if late < early { "falling" } else { "rising" };
-                        let cell = format!(
-                            "still {direction} after the warm-up: median {} over the first half of {axis} {a} to {b}, {} over the second",
-                            with_unit(early, unit),
-                            with_unit(late, unit)
-                        );
-                        let level = Level::Moving {
-                            axis: axis.to_string(),
-                            first: a,
-                            last: b,
-                            early,
-                            late,
-                            direction: direction.into(),
-                        };
-                        (level, cell)
-                    } else {
-                        let level = Level::Steady {
-                            axis: axis.to_string(),
-                            first: a.clone(),
-                            last: b.clone(),
-                            points: steady.len(),
-                            warmup: warm,
-                            median: crate::vocab::stats::quantile_sorted(&steady, 0.5),
-                        };
-                        (level, format!("steady-state median {median}, {axis} {a} to {b} ({warm} warm-up left out)"))
-                    }
-                }
-                _ => {
-                    // Points of different settings (model sizes, worker
-                    // counts): no one level describes them, so their range
-                    // is stated, never a median across configurations (F18).
-                    let mut medians: Vec<f64> = pts.iter().map(|p| p.median).collect();
-                    medians.sort_by(f64::total_cmp);
-                    let (low, high) = (medians[0], medians[medians.len() - 1]);
-                    let level = Level::Points { points: pts.len(), low, high };
-                    let cell = format!(
-                        "{} settings: {} to {} (no one level)",
-                        pts.len(),
-                        with_unit(low, unit),
-                        with_unit(high, unit)
-                    );
-                    (level, cell)
-                }
+                Some(axis) if pts.len() >= 3 => step_level(&pts, axis, unit),
+                _ => settings_level(&pts, unit),
             };
             rows.push(LevelRow {
                 metric: metric.to_string(),
@@ -354,6 +286,67 @@ fn observations(stats: &[MetricStat], metrics: &[&str]) -> (Vec<Said>, Vec<Level
         }
     }
     (out, rows)
+}
+
+/// The level of points logged along a step axis (`step`, `iteration`):
+/// their steady state after the warm-up, or the direction they still move.
+fn step_level(pts: &[&MetricStat], axis: &str, unit: &str) -> (Level, String) {
+    let mut by_step: Vec<(f64, f64)> = pts.iter().map(|p| (p.param_f64(axis).unwrap_or(0.0), p.median)).collect();
+    by_step.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let warm = (by_step.len() / 10).max(1);
+    let after: Vec<f64> = by_step[warm..].iter().map(|(_, v)| *v).collect();
+    let mut steady = after.clone();
+    steady.sort_by(f64::total_cmp);
+    let median = with_unit(crate::vocab::stats::quantile_sorted(&steady, 0.5), unit);
+    let (a, b) = (step(by_step[warm].0), step(by_step[by_step.len() - 1].0));
+    // A steady state holds the plateau rule: its first and
+    // last halves agree within the tolerance, and it does
+    // not move one way at every logged step (a loss that
+    // falls at each of 4 steps by more than half the
+    // tolerance in all is still falling).
+    let half = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        crate::vocab::stats::quantile_sorted(&v, 0.5)
+    };
+    let (early, late) = (half(&after[..after.len() / 2]), half(&after[after.len() / 2..]));
+    let tolerance = crate::vocab::stats::PLATEAU_TOLERANCE;
+    let monotone = after.len() >= 4
+        && (after.windows(2).all(|w| w[1] < w[0]) || after.windows(2).all(|w| w[1] > w[0]))
+        && (after[after.len() - 1] - after[0]).abs() > tolerance / 2.0 * after[0].abs();
+    if after.len() >= 2 && ((late - early).abs() > tolerance * early.abs().max(late.abs()) || monotone) {
+        let direction = if late < early { "falling" } else { "rising" };
+        let cell = format!(
+                "still {direction} after the warm-up: median {} over the first half of {axis} {a} to {b}, {} over the second",
+                with_unit(early, unit),
+                with_unit(late, unit)
+            );
+        let level =
+            Level::Moving { axis: axis.to_string(), first: a, last: b, early, late, direction: direction.into() };
+        (level, cell)
+    } else {
+        let level = Level::Steady {
+            axis: axis.to_string(),
+            first: a.clone(),
+            last: b.clone(),
+            points: steady.len(),
+            warmup: warm,
+            median: crate::vocab::stats::quantile_sorted(&steady, 0.5),
+        };
+        (level, format!("steady-state median {median}, {axis} {a} to {b} ({warm} warm-up left out)"))
+    }
+}
+
+/// Points of different settings (model sizes, worker counts): no one level
+/// describes them, so their range is stated, never a median across
+/// configurations (F18).
+fn settings_level(pts: &[&MetricStat], unit: &str) -> (Level, String) {
+    let mut medians: Vec<f64> = pts.iter().map(|p| p.median).collect();
+    medians.sort_by(f64::total_cmp);
+    let (low, high) = (medians[0], medians[medians.len() - 1]);
+    let level = Level::Points { points: pts.len(), low, high };
+    let cell = format!("{} settings: {} to {} (no one level)", pts.len(), with_unit(low, unit), with_unit(high, unit));
+    (level, cell)
 }
 
 /// Per metric and file or run: its best point and the level it holds, the
