@@ -101,10 +101,15 @@ impl Kind {
         }
     }
 
-    /// What the report's title says it is about.
     /// What a report of this kind over `stats` is about, from what its
     /// rows are: a memcpy write-up of host copies is not "device memcpy".
-    pub fn subject_of(self, stats: &[crate::analysis::PointStat]) -> String {
+    /// `shared_memory`: every run is an MPI run whose ranks shared one host,
+    /// so no byte crossed a network: a network write-up of those is not
+    /// "network bandwidth" (F24).
+    pub fn subject_of(self, stats: &[crate::analysis::PointStat], shared_memory: bool) -> String {
+        if self == Kind::Network && shared_memory {
+            return "MPI bandwidth and latency over shared memory (every rank on one host)".into();
+        }
         if self == Kind::Memcpy {
             let gpu = stats.iter().any(crate::report::context::is_gpu);
             let host = stats.iter().any(|p| !crate::report::context::is_gpu(p));

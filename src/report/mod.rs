@@ -257,7 +257,11 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
         trim_other(kind, &writeup, &mut context.other);
         let names: Vec<String> =
             manifests.iter().map(|m| m.label.clone().unwrap_or_else(|| m.run_id.clone())).collect();
-        context.title = format!("benchbook report: {} — {}", names.join(" + "), kind.subject_of(&stats));
+        context.title = format!(
+            "benchbook report: {} — {}",
+            names.join(" + "),
+            kind.subject_of(&stats, sections::shared_memory_only(&manifests))
+        );
         charts.extend(more);
         writeup
     } else {

@@ -16,7 +16,7 @@ pub(super) fn methodology(
     catalog: &crate::analysis::Catalog,
 ) -> Methodology {
     // What benchbook timed itself: imported points keep their tool's timer,
-    // named in Imported sources, and have one sample (no CV to speak of).
+    // named in the Methodology table of imported files, and have one sample (no CV to speak of).
     let native: Vec<PointStat> = all_stats
         .iter()
         .filter(|p| crate::vocab::source::RowOrigin::parse(p.source.as_deref()).tool().is_none())

@@ -53,6 +53,18 @@ pub enum Said {
     Saturation { p50: Crossing, p80: Crossing, p90: Crossing },
     /// The smallest size below half the plateau: a fixed cost.
     FixedCost { size_bytes: u64, time_s: f64 },
+    /// A latency curve whose smaller message takes longer than a larger
+    /// one (the largest such ratio): `overlap` whether their rerun
+    /// intervals overlap (then it is within the noise).
+    LatencyInversion {
+        curve: String,
+        small_bytes: u64,
+        small_s: f64,
+        large_bytes: u64,
+        large_s: f64,
+        ratio: f64,
+        overlap: bool,
+    },
     /// Points measured in rounds whose interval is wider than ±1 %.
     /// `one_round`: how many of the `of` points rest on a single round.
     WideIntervals { wide: usize, of: usize, widest: f64, one_round: usize },
@@ -236,6 +248,7 @@ pub const PARTIALS: &[(&str, &str)] = partials![
     "above-ramp",
     "saturation",
     "fixed-cost",
+    "latency-inversion",
     "wide-intervals",
     "noise-target",
     "threads",
@@ -324,6 +337,15 @@ mod tests {
             Said::AboveRamp { smallest: None, cached: true },
             Said::Saturation { p50: start, p80: at, p90: never },
             Said::FixedCost { size_bytes: 8, time_s: 1.5e-6 },
+            Said::LatencyInversion {
+                curve: "p2p latency".into(),
+                small_bytes: 8,
+                small_s: 3.8e-7,
+                large_bytes: 64,
+                large_s: 1.9e-7,
+                ratio: 2.0,
+                overlap: false,
+            },
             Said::WideIntervals { wide: 2, of: 9, widest: 0.0312, one_round: 3 },
             Said::NoiseTarget { met: 1, of: 3, reasons: vec!["stopped at max time".into()] },
             Said::Threads { threads: 8, most_gbps: 40.0, one_gbps: 9.0 },

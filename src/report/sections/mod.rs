@@ -161,7 +161,7 @@ pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Re
     let cs: Vec<&Series> = input.catalog.series.iter().collect();
     let mut s = Sections {
         kind: kind.name().into(),
-        subject: kind.subject_of(input.stats),
+        subject: kind.subject_of(input.stats, shared_memory_only(input.manifests)),
         runs: runs::rows(input.manifests),
         notes,
         pairs_note,
@@ -282,7 +282,15 @@ fn network_links(input: &Input, cs: &[&Series], s: &mut Sections, charts: &mut V
         charts.push(Box::new(
             bandwidth_chart(
                 ID,
-                &title(input, "network bandwidth", &of),
+                &title(
+                    input,
+                    match (crossed.is_empty(), crossed.len() == of.len()) {
+                        (true, _) => "MPI bandwidth over shared memory",
+                        (false, true) => "network bandwidth",
+                        (false, false) => "network and shared-memory bandwidth",
+                    },
+                    &of,
+                ),
                 "Gb/s (10^9 bits/s)",
                 of.iter().map(|c| line_of(c, 8.0)).collect(),
                 None,
@@ -318,6 +326,11 @@ fn unnamed_link(input: &Input, crossed: &[&Series]) -> Said {
 
 fn title(input: &Input, t: &str, of: &[&Series]) -> String {
     input.catalog.title(t, of.iter().map(|c| (c.run_id.as_str(), c.device.as_str())))
+}
+
+/// Whether every run is an MPI run whose ranks all ran on one host.
+pub(super) fn shared_memory_only(manifests: &[Manifest]) -> bool {
+    !manifests.is_empty() && manifests.iter().all(one_host)
 }
 
 /// Whether every MPI rank of a native run ran on one host.

@@ -85,6 +85,8 @@ pub struct NetworkSection {
     pub transfers: Vec<TransferRow>,
     pub collectives: Vec<CollectiveRow>,
     pub latency: Vec<NetLatencyRow>,
+    /// Latency curves whose smaller message takes longer (`Said::LatencyInversion`).
+    pub latency_notes: Vec<crate::report::context::said::Said>,
     /// One-sided curves by channels, strategy and flush rhythm.
     pub channels: Vec<ChannelRow>,
     /// Whether any channel row is stated against a link.
@@ -188,6 +190,11 @@ pub fn network_section(
             })
         })
         .collect();
+    let latency_notes: Vec<_> = curves
+        .iter()
+        .filter(|c| is_transfer(c) && c.meaning.is_latency())
+        .filter_map(|c| inversion(c.name(), c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096))))
+        .collect();
     if transfers.is_empty() && collectives.is_empty() && latency.is_empty() {
         return None;
     }
@@ -195,6 +202,7 @@ pub fn network_section(
     let like_for_like = super::one_sided::like_for_like(&transfers_c);
     let observations = super::one_sided::observations(like_for_like.as_ref(), &transfers);
     Some(NetworkSection {
+        latency_notes,
         chart: (!transfers_c.is_empty()).then(|| chart.to_string()),
         observations,
         transfers,
@@ -245,5 +253,77 @@ mod tests {
         let mut none = row(40.0);
         none.against(None);
         assert!(none.of_link.is_empty());
+    }
+}
+
+/// The largest inversion of a latency curve: a smaller size that takes
+/// more than 10 % longer than a larger one (a reader would question it).
+fn inversion<'a>(
+    curve: &str,
+    points: impl Iterator<Item = &'a crate::analysis::PointStat>,
+) -> Option<crate::report::context::said::Said> {
+    let mut pts: Vec<&crate::analysis::PointStat> = points.collect();
+    pts.sort_by_key(|p| p.size_bytes);
+    let mut worst: Option<(&crate::analysis::PointStat, &crate::analysis::PointStat)> = None;
+    for (i, small) in pts.iter().enumerate() {
+        for large in &pts[i + 1..] {
+            let ratio = small.median_seconds / large.median_seconds;
+            if ratio > 1.1 && worst.is_none_or(|(s, l)| ratio > s.median_seconds / l.median_seconds) {
+                worst = Some((small, large));
+            }
+        }
+    }
+    let (small, large) = worst?;
+    let overlap = match (small.ci_low_seconds, large.ci_high_seconds) {
+        (Some(low), Some(high)) => low <= high,
+        _ => true,
+    };
+    Some(crate::report::context::said::Said::LatencyInversion {
+        curve: curve.to_string(),
+        small_bytes: small.size_bytes?,
+        small_s: small.median_seconds,
+        large_bytes: large.size_bytes?,
+        large_s: large.median_seconds,
+        ratio: small.median_seconds / large.median_seconds,
+        overlap,
+    })
+}
+
+#[cfg(test)]
+mod inversion_tests {
+    use super::*;
+    use crate::analysis::PointStat;
+    use crate::report::context::said::Said;
+
+    fn at(size: u64, s: f64, half_width: f64) -> PointStat {
+        PointStat {
+            size_bytes: Some(size),
+            median_seconds: s,
+            ci_low_seconds: Some(s * (1.0 - half_width)),
+            ci_high_seconds: Some(s * (1.0 + half_width)),
+            ..PointStat::default()
+        }
+    }
+
+    #[test]
+    fn the_largest_latency_inversion_is_named_with_whether_the_noise_covers_it() {
+        // mpi-9ba4's small sizes: 16 B over 64 B is the largest inversion.
+        let pts = [
+            at(8, 383e-9, 0.05),
+            at(16, 439e-9, 0.05),
+            at(32, 436e-9, 0.05),
+            at(64, 188e-9, 0.05),
+            at(128, 204e-9, 0.05),
+        ];
+        match inversion("lat", pts.iter()) {
+            Some(Said::LatencyInversion { small_bytes: 16, large_bytes: 64, overlap: false, ratio, .. }) => {
+                assert!((ratio - 439.0 / 188.0).abs() < 1e-9)
+            }
+            other => panic!("{other:?}"),
+        }
+        // Within 10 %: nothing to question; wide intervals: within the noise.
+        assert!(inversion("lat", [at(8, 105e-9, 0.05), at(64, 100e-9, 0.05)].iter()).is_none());
+        let noisy = [at(8, 150e-9, 0.4), at(64, 100e-9, 0.4)];
+        assert!(matches!(inversion("lat", noisy.iter()), Some(Said::LatencyInversion { overlap: true, .. })));
     }
 }
