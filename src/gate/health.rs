@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::analysis::fleet::health::{xid_findings, Check, Health, XidEvent};
-use crate::analysis::fleet::health_node::node_findings;
+use crate::analysis::fleet::health_node::node_findings_with_host;
 use crate::analysis::specs::SpecBook;
 use crate::vocab::health::Expected;
 
@@ -24,7 +24,9 @@ pub fn passive_health(specs: &SpecBook, kernel_log: &Path, expected: &Expected) 
             (d, Some(n))
         }
         (Err(_), Ok(x)) if !x.is_empty() => (Vec::new(), None),
-        (Err(_), _) if expected.ib_rate_gbps.is_some() => (Vec::new(), None),
+        (Err(_), _) if expected.ib_rate_gbps.is_some() || expected.cpus.is_some() || expected.memory_gib.is_some() => {
+            (Vec::new(), None)
+        }
         (Err(why), _) => return Err(why),
     };
     for d in &mut devices {
@@ -57,6 +59,8 @@ pub fn passive_health(specs: &SpecBook, kernel_log: &Path, expected: &Expected) 
         health.unread.retain(|c| *c != Check::Xid);
     }
     let ports = if expected.ib_rate_gbps.is_some() { crate::session::ib_ports() } else { Vec::new() };
-    node_findings(&mut health, expected, seen, &ports);
+    let host = (expected.cpus.is_some() || expected.memory_gib.is_some()).then(crate::host::HostInfo::detect);
+    let cpus = host.as_ref().map(|h| h.online_cpus.unwrap_or(h.logical_cpus));
+    node_findings_with_host(&mut health, expected, seen, &ports, cpus, host.and_then(|h| h.memory_bytes));
     Ok(health)
 }

@@ -77,4 +77,9 @@ pub struct Expected {
     pub gpus: Option<u32>,
     /// The rate every InfiniBand port must be active at, in Gb/s.
     pub ib_rate_gbps: Option<f64>,
+    /// Logical CPUs the node must have online (NHC's `check_hw_cpuinfo`).
+    pub cpus: Option<u32>,
+    /// Memory the node must have, in GiB, within 5 % (NHC's
+    /// `check_hw_physmem`).
+    pub memory_gib: Option<f64>,
 }

@@ -43,7 +43,7 @@ fn passive_gpu_health_finds_each_injected_fault() {
     assert_eq!(v["health"]["devices"], 2);
     assert_eq!(findings(&v), vec![], "{v}");
     // Every check read but the two that need to be told what to expect.
-    assert_eq!(v["health"]["unread"], serde_json::json!(["gpu-count", "ib-port"]), "{v}");
+    assert_eq!(v["health"]["unread"], serde_json::json!(["gpu-count", "ib-port", "cpu-count", "memory"]), "{v}");
     for (fault, check, action, exit) in [
         ("remap_failed", "row-remap", "drain", 1),
         ("remap_pending", "row-remap", "reset", 1),
@@ -170,7 +170,7 @@ fn an_unreadable_log_or_nvml_is_not_read_never_bad() {
     let (tmp, lib, archive) = setup();
     let (code, v) = health(&lib, &archive, &tmp.path().join("no-such.log"), &[]);
     assert_eq!(code, Some(0), "{v}");
-    assert_eq!(v["health"]["unread"], serde_json::json!(["xid", "gpu-count", "ib-port"]), "{v}");
+    assert_eq!(v["health"]["unread"], serde_json::json!(["xid", "gpu-count", "ib-port", "cpu-count", "memory"]), "{v}");
     let empty = tmp.path().join("empty.log");
     std::fs::write(&empty, "").unwrap();
     let no_nvml = tmp.path().join("no-nvml");
@@ -256,9 +256,9 @@ fn the_gate_and_health_write_node_exporter_textfiles() {
     families_are_contiguous(&text);
     let s = samples(&text);
     let verdicts: Vec<&(String, String, f64)> = s.iter().filter(|x| x.0 == "benchbook_health_verdict").collect();
-    assert_eq!(verdicts.len(), 11, "one per passive check: {text}");
+    assert_eq!(verdicts.len(), 13, "one per passive check: {text}");
     for (_, labels, v) in verdicts {
-        let unasked = labels.contains("gpu-count") || labels.contains("ib-port");
+        let unasked = ["gpu-count", "ib-port", "cpu-count", "memory"].iter().any(|c| labels.contains(c));
         assert_eq!(*v, if unasked { 3.0 } else { 0.0 }, "healthy GPUs, two checks not asked: {labels}");
     }
 }
@@ -284,7 +284,7 @@ fn a_missing_gpu_or_a_port_down_drains_the_node_when_asked() {
     let (code, v) = run(&[], "sys-ndr-port-down");
     assert_eq!(code, Some(0), "not asked, not checked: {v}");
     let unread: Vec<&str> = v["health"]["unread"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
-    assert_eq!(unread, ["gpu-count", "ib-port"]);
+    assert_eq!(unread, ["gpu-count", "ib-port", "cpu-count", "memory"]);
     let (code, v) = run(&["--gpus", "2", "--ib-rate", "400"], "sys-ndr-ok");
     assert_eq!((code, findings(&v)), (Some(0), vec![]), "{v}");
     let (code, v) = run(&["--gpus", "8", "--ib-rate", "400"], "sys-ndr-port-down");
@@ -312,4 +312,31 @@ fn an_amd_node_says_its_gpus_are_not_judged() {
     assert_eq!(code, Some(3), "{v}");
     let why = v["unread"].as_str().unwrap();
     assert!(why.starts_with("2 AMD GPUs on this node") && why.contains("amd-smi"), "{why}");
+}
+
+/// NHC's host inventory checks, on this machine's real CPUs and memory:
+/// `--cpus 1 --memory-gib 1` holds here; asking for more than any machine
+/// has drains, naming what was found.
+#[test]
+fn too_few_cpus_or_too_little_memory_drains_the_node_when_asked() {
+    let (tmp, lib, archive) = setup();
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let log = empty.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut all = vec!["fleet", "health", "--json", "--kernel-log", log];
+        all.extend_from_slice(extra);
+        let o = bb(&lib, &archive, &all, &[]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (o.status.code(), v)
+    };
+    let (code, v) = run(&["--cpus", "1", "--memory-gib", "1"]);
+    assert_eq!((code, findings(&v)), (Some(0), vec![]), "{v}");
+    assert_eq!(v["health"]["unread"], serde_json::json!(["gpu-count", "ib-port"]), "{v}");
+    let (code, v) = run(&["--cpus", "100000", "--memory-gib", "100000"]);
+    assert_eq!(code, Some(1), "{v}");
+    let what: Vec<&str> =
+        v["health"]["findings"].as_array().unwrap().iter().map(|f| f["what"].as_str().unwrap()).collect();
+    assert!(what[0].ends_with("logical CPUs online, 100000 expected"), "{what:?}");
+    assert!(what[1].ends_with("GiB of memory, more than 5 % below the 100000 GiB expected"), "{what:?}");
 }

@@ -52,10 +52,12 @@ pub enum Check {
     Xid,
     GpuCount,
     IbPort,
+    CpuCount,
+    Memory,
 }
 
 impl Check {
-    pub const ALL: [Check; 11] = [
+    pub const ALL: [Check; 13] = [
         Check::RowRemap,
         Check::Ecc,
         Check::RetiredPages,
@@ -67,6 +69,8 @@ impl Check {
         Check::Xid,
         Check::GpuCount,
         Check::IbPort,
+        Check::CpuCount,
+        Check::Memory,
     ];
 
     /// `row-remap`, `pcie-width`, ...: as reasons and JSON name it.
@@ -83,6 +87,8 @@ impl Check {
             Check::Xid => "xid",
             Check::GpuCount => "gpu-count",
             Check::IbPort => "ib-port",
+            Check::CpuCount => "cpu-count",
+            Check::Memory => "memory",
         }
     }
 
@@ -98,6 +104,8 @@ impl Check {
             Check::Fabric => "a fabric not completed, or completed with an error, drains",
             Check::Throttle => "a hardware slowdown or power-brake reason warns",
             Check::GpuCount => "fewer GPUs than --gpus N drains (not made without it)",
+            Check::CpuCount => "fewer logical CPUs online than --cpus N drains (not made without it)",
+            Check::Memory => "memory more than 5 % below --memory-gib G drains (not made without it)",
             Check::IbPort => "with --ib-rate GBPS, an InfiniBand port not ACTIVE, or active below that rate, drains; so does a node with none",
             Check::Xid => "an Xid in this boot's kernel log, by NVIDIA's immediate action: CONTACT_SUPPORT, CHECK_MECHANICALS, UPDATE_SWFW drain; RESET_GPU, RESTART_BM, RESTART_VM and the DBE workflow ask for a reset (or reboot); RESTART_APP, IGNORE and the rest warn",
         }
@@ -114,6 +122,8 @@ impl Check {
             Check::Fabric => "NVIDIA Fabric Manager user guide: on NVSwitch systems a GPU takes no CUDA work until its fabric registration completes. https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/",
             Check::Throttle => "NVML clock event reasons: HW slowdown (0x8), HW thermal (0x40) and HW power brake (0x80) are the hardware's own slowdowns. https://docs.nvidia.com/deploy/nvml-api/",
             Check::GpuCount => "Azure NHC check_gpu_count (conf/nd96isr_h100_v5.conf: `check_gpu_count 8`): a GPU missing from the driver's count is a GPU the node cannot use. https://github.com/Azure/azurehpc-health-checks",
+            Check::CpuCount => "LBNL NHC check_hw_cpuinfo (Azure conf/nd96isr_h100_v5.conf: `check_hw_cpuinfo 2 96 96`): a CPU the kernel took offline is capacity the node no longer has; the count is the kernel's online CPUs (/sys/devices/system/cpu/online). https://github.com/mej/nhc",
+            Check::Memory => "LBNL NHC check_hw_physmem (Azure conf/nd96isr_h100_v5.conf: `check_hw_physmem 1915071MB 1915071MB 5%`): /proc/meminfo's MemTotal against the expected size, 5 % below allowed. https://github.com/mej/nhc",
             Check::IbPort => "LBNL NHC check_hw_ib (Azure conf/nd96isr_h100_v5.conf: `check_hw_ib 400 mlx5_ib0:1` for each of 8 ports): the port's state and rate from sysfs (Documentation/ABI/stable/sysfs-class-infiniband). https://github.com/mej/nhc",
             Check::Xid => "NVIDIA, Analyzing Xid Errors with the Xid Catalog: each Xid's Resolution Bucket (Immediate Action), 'the action that is immediately needed in order to recover the system and get it back into service' (data/reference/xid-catalog.tsv); Xid 154 states the recovery action itself. https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
         }
@@ -132,7 +142,7 @@ impl Check {
             Check::Throttle => d.throttle_reasons.is_some(),
             Check::Xid => d.xids.is_some(),
             // Node-level: read by `node_findings`.
-            Check::GpuCount | Check::IbPort => false,
+            Check::GpuCount | Check::IbPort | Check::CpuCount | Check::Memory => false,
         }
     }
 }
@@ -320,7 +330,7 @@ mod tests {
         assert_eq!(h.findings[0].device, "GPU 1");
         // Every GPU check read; the node's own (`health_node`) are added
         // by what the operator expects.
-        assert_eq!(h.unread, [Check::GpuCount, Check::IbPort]);
+        assert_eq!(h.unread, [Check::GpuCount, Check::IbPort, Check::CpuCount, Check::Memory]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The node-level passive checks, against what the operator says the node
-//! must have ([`Expected`]): its GPU count (NHC's `check_gpu_count`) and
-//! its InfiniBand ports' state and rate (NHC's `check_hw_ib`).
+//! must have ([`Expected`]): its GPU count (NHC's `check_gpu_count`), its
+//! InfiniBand ports' state and rate (NHC's `check_hw_ib`), its online CPUs
+//! (`check_hw_cpuinfo`) and its memory (`check_hw_physmem`).
 
 use super::health::{Action, Check, Finding, Health};
 use crate::vocab::health::{Expected, IbPort};
@@ -12,6 +13,35 @@ fn finding(check: Check, what: String) -> Finding {
 /// Add the node-level checks `expected` asks for to `health`: `gpus` the
 /// GPUs NVML saw (`None`: NVML unread), `ports` the InfiniBand ports.
 pub fn node_findings(health: &mut Health, expected: &Expected, gpus: Option<usize>, ports: &[IbPort]) {
+    node_findings_with_host(health, expected, gpus, ports, None, None)
+}
+
+/// [`node_findings`], with the CPUs online and the memory (bytes) the
+/// host reports, where known.
+pub fn node_findings_with_host(
+    health: &mut Health,
+    expected: &Expected,
+    gpus: Option<usize>,
+    ports: &[IbPort],
+    cpus: Option<usize>,
+    memory_bytes: Option<u64>,
+) {
+    if let (Some(want), Some(seen)) = (expected.cpus, cpus) {
+        health.unread.retain(|c| *c != Check::CpuCount);
+        if seen < want as usize {
+            health.findings.push(finding(Check::CpuCount, format!("{seen} logical CPUs online, {want} expected")));
+        }
+    }
+    if let (Some(want), Some(bytes)) = (expected.memory_gib, memory_bytes) {
+        health.unread.retain(|c| *c != Check::Memory);
+        let gib = bytes as f64 / (1u64 << 30) as f64;
+        if gib < 0.95 * want {
+            health.findings.push(finding(
+                Check::Memory,
+                format!("{gib:.1} GiB of memory, more than 5 % below the {want} GiB expected"),
+            ));
+        }
+    }
     if let (Some(want), Some(seen)) = (expected.gpus, gpus) {
         health.unread.retain(|c| *c != Check::GpuCount);
         if seen < want as usize {
@@ -59,7 +89,12 @@ mod tests {
         let mut h = Health { unread: vec![Check::GpuCount, Check::IbPort], ..Health::default() };
         node_findings(&mut h, &Expected::default(), Some(2), &ports);
         assert!(h.findings.is_empty() && h.unread.len() == 2);
-        node_findings(&mut h, &Expected { gpus: Some(8), ib_rate_gbps: Some(400.0) }, Some(7), &ports);
+        node_findings(
+            &mut h,
+            &Expected { gpus: Some(8), ib_rate_gbps: Some(400.0), ..Expected::default() },
+            Some(7),
+            &ports,
+        );
         let lines: Vec<String> = h.findings.iter().map(Finding::line).collect();
         assert_eq!(
             lines,
@@ -71,7 +106,7 @@ mod tests {
         );
         assert!(h.unread.is_empty());
         let mut h = Health::default();
-        node_findings(&mut h, &Expected { gpus: None, ib_rate_gbps: Some(400.0) }, None, &[]);
+        node_findings(&mut h, &Expected { ib_rate_gbps: Some(400.0), ..Expected::default() }, None, &[]);
         assert_eq!(h.findings[0].what, "no InfiniBand port found; 400 Gb/s expected");
     }
 }

@@ -49,11 +49,22 @@ pub struct HealthArgs {
     /// check_hw_ib): a port down, slower, or none at all drains the node.
     #[arg(long, value_name = "GBPS")]
     pub ib_rate: Option<f64>,
+    /// Logical CPUs the node must have online (NHC's check_hw_cpuinfo): fewer drains it.
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<u32>,
+    /// Memory the node must have, in GiB (NHC's check_hw_physmem): more than 5 % less drains it.
+    #[arg(long, value_name = "GIB")]
+    pub memory_gib: Option<f64>,
 }
 
 impl HealthArgs {
     pub fn expected(&self) -> crate::vocab::health::Expected {
-        crate::vocab::health::Expected { gpus: self.gpus, ib_rate_gbps: self.ib_rate }
+        crate::vocab::health::Expected {
+            gpus: self.gpus,
+            ib_rate_gbps: self.ib_rate,
+            cpus: self.cpus,
+            memory_gib: self.memory_gib,
+        }
     }
 }
 
@@ -97,7 +108,7 @@ pub fn render_health(t: &mut Term<'_>, health: Option<&Health>, unread: Option<&
                 let names: Vec<&str> = h.unread.iter().map(|c| c.name()).collect();
                 writeln!(
                     t.out,
-                    "  not read here (the part, driver or log does not say, or no --gpus/--ib-rate was given): {}",
+                    "  not read here (the part, driver or log does not say, or no --gpus/--ib-rate/--cpus/--memory-gib was given): {}",
                     names.join(", ")
                 )?;
             }
