@@ -340,3 +340,33 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
         peak_fraction: roof.map(|r| peak / r),
     })
 }
+
+/// A latency curve's largest inversion: a smaller size that takes more
+/// than 10 % longer than a larger one, and whether their rerun intervals
+/// overlap (then it is within the noise).
+pub struct Inversion<'a> {
+    pub small: &'a PointStat,
+    pub large: &'a PointStat,
+    pub overlap: bool,
+}
+
+/// The largest inversion among `points` (a latency curve's, any order).
+pub fn latency_inversion<'a>(points: &[&'a PointStat]) -> Option<Inversion<'a>> {
+    let mut pts = points.to_vec();
+    pts.sort_by_key(|p| p.size_bytes);
+    let mut worst: Option<(&PointStat, &PointStat)> = None;
+    for (i, small) in pts.iter().enumerate() {
+        for large in &pts[i + 1..] {
+            let ratio = small.median_seconds / large.median_seconds;
+            if ratio > 1.1 && worst.is_none_or(|(s, l)| ratio > s.median_seconds / l.median_seconds) {
+                worst = Some((small, large));
+            }
+        }
+    }
+    let (small, large) = worst?;
+    let overlap = match (small.ci_low_seconds, large.ci_high_seconds) {
+        (Some(low), Some(high)) => low <= high,
+        _ => true,
+    };
+    Some(Inversion { small, large, overlap })
+}

@@ -12,7 +12,6 @@ pub mod hip;
 mod hipblas;
 #[cfg(feature = "hip")]
 mod hiprtc;
-pub mod infiniband;
 pub mod kernel_log;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -20,6 +19,7 @@ pub mod mpi;
 mod nvml;
 #[cfg(feature = "cuda")]
 mod nvml_health;
+pub mod sysfs;
 
 use crate::bench::Benchmark;
 use crate::vocab::benches::Bench;
@@ -63,7 +63,7 @@ pub fn all_gpus_sensor() -> crate::vocab::telemetry::SensorOpener {
 /// why nothing could be read. Where NVML is not there but the node has AMD
 /// GPUs, the answer says so: amd-smi's library is not read yet.
 pub fn gpu_health() -> Result<Vec<crate::vocab::health::DeviceHealth>, String> {
-    nvml_health().map_err(|why| match infiniband::amd_gpus() {
+    nvml_health().map_err(|why| match sysfs::amd_gpus() {
         0 => why,
         n => format!(
             "{n} AMD GPU{} on this node (sysfs vendor 0x1002), and benchbook does not read amd-smi's library yet: their health is not judged ({why})",

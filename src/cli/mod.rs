@@ -854,8 +854,7 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&out, Form::json(json), quiet);
             if let Some(dir) = textfile {
                 let text = commands::textfile::health_metrics(&crate::gate::this_node(), out.health.as_ref());
-                commands::textfile::write(&dir, "benchbook_health.prom", &text)
-                    .map_err(|e| crate::error::Error::io(dir.join("benchbook_health.prom"), e))?;
+                commands::textfile::write(&dir, "benchbook_health.prom", &text)?;
             }
             Ok(out.exit_code())
         }

@@ -1,12 +1,12 @@
 //! The passive half of the gate: this node's GPUs as NVML reports them,
 //! with the driver's Xid events from the kernel log placed on them, and
-//! what the node must have (its GPU count, its InfiniBand ports), judged
+//! what the node must have (GPU count, InfiniBand ports, CPUs, memory), judged
 //! by `analysis::fleet::health`.
 
 use std::path::Path;
 
 use crate::analysis::fleet::health::{xid_findings, Check, Health, XidEvent};
-use crate::analysis::fleet::health_node::node_findings_with_host;
+use crate::analysis::fleet::health_node::{node_findings, NodeFacts};
 use crate::analysis::specs::SpecBook;
 use crate::vocab::health::Expected;
 
@@ -15,7 +15,8 @@ use crate::vocab::health::Expected;
 /// `/dev/kmsg`) given to the GPU whose PCI address they name. An Xid for
 /// an address NVML does not see (a GPU off the bus) is judged on its own,
 /// and is judged even when NVML cannot be read at all. Then what the
-/// node must have (`expected`: its GPU count, its InfiniBand ports).
+/// node must have (`expected`: its GPU count, InfiniBand ports, CPUs and
+/// memory).
 pub fn passive_health(specs: &SpecBook, kernel_log: &Path, expected: &Expected) -> std::result::Result<Health, String> {
     let xids = crate::session::kernel_xids(kernel_log);
     let (mut devices, seen) = match (crate::session::gpu_health(), &xids) {
@@ -24,9 +25,7 @@ pub fn passive_health(specs: &SpecBook, kernel_log: &Path, expected: &Expected) 
             (d, Some(n))
         }
         (Err(_), Ok(x)) if !x.is_empty() => (Vec::new(), None),
-        (Err(_), _) if expected.ib_rate_gbps.is_some() || expected.cpus.is_some() || expected.memory_gib.is_some() => {
-            (Vec::new(), None)
-        }
+        (Err(_), _) if expected.asks_node() => (Vec::new(), None),
         (Err(why), _) => return Err(why),
     };
     for d in &mut devices {
@@ -58,9 +57,13 @@ pub fn passive_health(specs: &SpecBook, kernel_log: &Path, expected: &Expected) 
     if !elsewhere.is_empty() {
         health.unread.retain(|c| *c != Check::Xid);
     }
-    let ports = if expected.ib_rate_gbps.is_some() { crate::session::ib_ports() } else { Vec::new() };
-    let host = (expected.cpus.is_some() || expected.memory_gib.is_some()).then(crate::host::HostInfo::detect);
-    let cpus = host.as_ref().map(|h| h.online_cpus.unwrap_or(h.logical_cpus));
-    node_findings_with_host(&mut health, expected, seen, &ports, cpus, host.and_then(|h| h.memory_bytes));
+    let host = expected.asks_host().then(crate::host::HostInfo::detect);
+    let node = NodeFacts {
+        gpus: seen,
+        ports: if expected.ib_rate_gbps.is_some() { crate::session::ib_ports() } else { Vec::new() },
+        cpus: host.as_ref().map(|h| h.online_cpus.unwrap_or(h.logical_cpus)),
+        memory_bytes: host.and_then(|h| h.memory_bytes),
+    };
+    node_findings(&mut health, expected, &node);
     Ok(health)
 }

@@ -301,19 +301,7 @@ fn node_of(e: &CatalogEntry) -> String {
     e.node.clone().or_else(|| e.host.clone()).unwrap_or_else(|| "unknown node".into())
 }
 
-/// A name as a file name: letters, digits, `.`, `-` and `_` kept, the rest
-/// `_`, with a short hash where anything was replaced (two names never
-/// share a file).
-pub fn file_name(name: &str) -> String {
-    let clean: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
-    if clean == name && !name.starts_with('.') && !name.is_empty() {
-        return clean;
-    }
-    use sha2::Digest;
-    let h = sha2::Sha256::digest(name.as_bytes());
-    format!("{}-{:02x}{:02x}{:02x}{:02x}", clean.trim_start_matches('.'), h[0], h[1], h[2], h[3])
-}
+pub use crate::archive::store::file_name;
 
 /// The pages of one build: each rendered into the site's own page and
 /// written only when its text changed.

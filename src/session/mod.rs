@@ -31,8 +31,8 @@ pub use local::LocalSource;
 /// What this node's GPUs report about their own health (passive: nothing
 /// runs), or why nothing could be read.
 pub use crate::backend::gpu_health;
-pub use crate::backend::infiniband::ports as ib_ports;
 pub use crate::backend::kernel_log::{xids as kernel_xids, KMSG};
+pub use crate::backend::sysfs::ports as ib_ports;
 
 /// What a finished (or interrupted) run left in the archive.
 #[derive(Debug, Clone)]

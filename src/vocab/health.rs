@@ -83,3 +83,16 @@ pub struct Expected {
     /// `check_hw_physmem`).
     pub memory_gib: Option<f64>,
 }
+
+impl Expected {
+    /// Whether a check of the node itself (ports, CPUs, memory) is asked
+    /// for: those are judged even where no GPU can be read.
+    pub fn asks_node(&self) -> bool {
+        self.ib_rate_gbps.is_some() || self.asks_host()
+    }
+
+    /// Whether the host's CPUs or memory are asked for.
+    pub fn asks_host(&self) -> bool {
+        self.cpus.is_some() || self.memory_gib.is_some()
+    }
+}

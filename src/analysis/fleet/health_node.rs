@@ -10,22 +10,21 @@ fn finding(check: Check, what: String) -> Finding {
     Finding { device: "node".into(), check, action: Action::Drain, what, source: check.source() }
 }
 
-/// Add the node-level checks `expected` asks for to `health`: `gpus` the
-/// GPUs NVML saw (`None`: NVML unread), `ports` the InfiniBand ports.
-pub fn node_findings(health: &mut Health, expected: &Expected, gpus: Option<usize>, ports: &[IbPort]) {
-    node_findings_with_host(health, expected, gpus, ports, None, None)
+/// What the node was read to have; `None`: not read.
+#[derive(Debug, Clone, Default)]
+pub struct NodeFacts {
+    /// GPUs NVML saw.
+    pub gpus: Option<usize>,
+    pub ports: Vec<IbPort>,
+    /// Logical CPUs online, and memory in bytes, as the host reports them.
+    pub cpus: Option<usize>,
+    pub memory_bytes: Option<u64>,
 }
 
-/// [`node_findings`], with the CPUs online and the memory (bytes) the
-/// host reports, where known.
-pub fn node_findings_with_host(
-    health: &mut Health,
-    expected: &Expected,
-    gpus: Option<usize>,
-    ports: &[IbPort],
-    cpus: Option<usize>,
-    memory_bytes: Option<u64>,
-) {
+/// Add the node-level checks `expected` asks for to `health`, against
+/// what was read (`node`).
+pub fn node_findings(health: &mut Health, expected: &Expected, node: &NodeFacts) {
+    let (gpus, ports, cpus, memory_bytes) = (node.gpus, &node.ports[..], node.cpus, node.memory_bytes);
     if let (Some(want), Some(seen)) = (expected.cpus, cpus) {
         health.unread.retain(|c| *c != Check::CpuCount);
         if seen < want as usize {
@@ -86,14 +85,14 @@ mod tests {
     fn missing_gpus_and_ports_down_or_slow_drain_and_unasked_checks_are_not_made() {
         let ports =
             [port("mlx5_0:1", "ACTIVE", 400.0), port("mlx5_1:1", "DOWN", 400.0), port("mlx5_2:1", "ACTIVE", 200.0)];
+        let node = |gpus, ports: &[IbPort]| NodeFacts { gpus, ports: ports.to_vec(), ..NodeFacts::default() };
         let mut h = Health { unread: vec![Check::GpuCount, Check::IbPort], ..Health::default() };
-        node_findings(&mut h, &Expected::default(), Some(2), &ports);
+        node_findings(&mut h, &Expected::default(), &node(Some(2), &ports));
         assert!(h.findings.is_empty() && h.unread.len() == 2);
         node_findings(
             &mut h,
             &Expected { gpus: Some(8), ib_rate_gbps: Some(400.0), ..Expected::default() },
-            Some(7),
-            &ports,
+            &node(Some(7), &ports),
         );
         let lines: Vec<String> = h.findings.iter().map(Finding::line).collect();
         assert_eq!(
@@ -106,7 +105,7 @@ mod tests {
         );
         assert!(h.unread.is_empty());
         let mut h = Health::default();
-        node_findings(&mut h, &Expected { ib_rate_gbps: Some(400.0), ..Expected::default() }, None, &[]);
+        node_findings(&mut h, &Expected { ib_rate_gbps: Some(400.0), ..Expected::default() }, &node(None, &[]));
         assert_eq!(h.findings[0].what, "no InfiniBand port found; 400 Gb/s expected");
     }
 }

@@ -3,8 +3,9 @@
 //! a gate reads one small file per peer instead of every peer's results.
 //!
 //! - **Where:** `ARCHIVE/fleet-summary/FLEET/NODE.json`, one file per
-//!   node (names escaped), written through a temporary file and a rename
-//!   under an exclusive lock on `NODE.lock`. Two nodes archiving at once
+//!   node (named as the site names its pages, `archive::store::file_name`),
+//!   written atomically (`archive::store::write_atomic`) under an
+//!   exclusive lock on `NODE.lock`. Two nodes archiving at once
 //!   write different files; two writers of one node take turns, and each
 //!   merges what it adds into what the file holds (by run id, newest
 //!   [`KEEP`] kept), so no order of writes loses a run.
@@ -18,13 +19,15 @@
 //!   nothing.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::gather::RunPart;
 use super::Runs;
+use crate::archive::store::{file_name, write_atomic};
 use crate::archive::Archive;
+use crate::error::{IoContext, Result};
 use crate::vocab::stats::RoundsResampler;
 
 /// Runs kept per node: as many as a gate reads of each peer.
@@ -81,23 +84,6 @@ impl NodeSummary {
     }
 }
 
-/// A name as a file name: ASCII letters, digits, `.`, `_` and `-` kept,
-/// every other byte as `%XX` (so no two names share a file).
-fn file_name(name: &str) -> String {
-    let mut out = String::new();
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || (b == b'.' && !out.is_empty()) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    if out.is_empty() {
-        out.push_str("%00");
-    }
-    out
-}
-
 fn dir(archive: &Archive, fleet: &str) -> PathBuf {
     archive.root.join("fleet-summary").join(file_name(fleet))
 }
@@ -115,24 +101,15 @@ pub fn read(archive: &Archive, fleet: &str, node: &str) -> Option<NodeSummary> {
 
 /// Merge `runs` (of node `node`, as the catalog names it) into its
 /// summary, keeping the newest [`KEEP`].
-pub fn record(
-    archive: &Archive,
-    fleet: &str,
-    node: &str,
-    row_node: &str,
-    runs: Vec<SummaryRun>,
-) -> std::io::Result<()> {
+pub fn record(archive: &Archive, fleet: &str, node: &str, row_node: &str, runs: Vec<SummaryRun>) -> Result<()> {
     if runs.is_empty() {
         return Ok(());
     }
     let d = dir(archive, fleet);
-    std::fs::create_dir_all(&d)?;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(d.join(format!("{}.lock", file_name(node))))?;
-    lock.lock()?;
+    std::fs::create_dir_all(&d).at(&d)?;
+    let lock_path = d.join(format!("{}.lock", file_name(node)));
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).at(&lock_path)?;
+    lock.lock().at(&lock_path)?;
     let mut s = read(archive, fleet, node).unwrap_or_default();
     s.version = VERSION;
     s.node = row_node.to_string();
@@ -142,12 +119,13 @@ pub fn record(
     }
     s.runs.sort_by(|a, b| (&b.started_at, &b.run_id).cmp(&(&a.started_at, &a.run_id)));
     s.runs.truncate(KEEP);
-    write_atomic(&path(archive, fleet, node), &serde_json::to_vec(&s).map_err(std::io::Error::other)?)
+    let bytes = serde_json::to_vec(&s).map_err(crate::error::Error::analysis)?;
+    write_atomic(&path(archive, fleet, node), &bytes)
 }
 
 /// After run `run_id` is archived: if it is a usable run of a fleet, add
 /// it to its node's summary. `Ok(false)` when it is not a fleet's.
-pub fn record_run(archive: &Archive, run_id: &str) -> crate::error::Result<bool> {
+pub fn record_run(archive: &Archive, run_id: &str) -> Result<bool> {
     let catalog = crate::archive::catalog::Catalog::open(archive)?;
     let Some(e) = catalog.entries.iter().find(|e| e.run_id == run_id) else { return Ok(false) };
     let (Some(fleet), Some(node)) = (e.fleet.as_deref(), e.node.as_deref()) else { return Ok(false) };
@@ -155,17 +133,8 @@ pub fn record_run(archive: &Archive, run_id: &str) -> crate::error::Result<bool>
         return Ok(false);
     }
     let part = super::gather::read_run(archive, e).map_err(|(_, why)| crate::error::Error::analysis(why))?;
-    record(archive, fleet, node, &part.node, vec![SummaryRun::of(&part)])
-        .map_err(|err| crate::error::Error::io(path(archive, fleet, node), err))?;
+    record(archive, fleet, node, &part.node, vec![SummaryRun::of(&part)])?;
     Ok(true)
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 #[cfg(test)]
@@ -188,7 +157,6 @@ mod tests {
         // Oldest first, one round of one sample each.
         assert_eq!(s.runs_of("p"), vec![vec![vec![2.0]], vec![vec![3.0]], vec![vec![4.0]]]);
         assert!(read(&a, "f/leet", "n 2").is_none());
-        assert_eq!(file_name("../x"), "%2E.%2Fx");
         // A damaged file is not read, and the next record rewrites it.
         std::fs::write(path(&a, "f/leet", "n 1"), b"{").unwrap();
         assert!(read(&a, "f/leet", "n 1").is_none());

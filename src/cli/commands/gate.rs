@@ -142,11 +142,7 @@ pub struct GateOutput {
 
 impl GateOutput {
     pub fn exit_code(&self) -> u8 {
-        match self.outcome.verdict {
-            Verdict::Pass => 0,
-            Verdict::Bad => 1,
-            Verdict::NotJudged => 3,
-        }
+        self.outcome.verdict.code()
     }
 }
 

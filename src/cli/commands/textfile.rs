@@ -1,8 +1,7 @@
 //! node_exporter's textfile collector: `fleet gate --textfile DIR` and
 //! `fleet health --textfile DIR` write their verdicts as Prometheus
 //! metrics (`DIR/benchbook_gate.prom`, `DIR/benchbook_health.prom`),
-//! written to a temporary file and renamed into place, so the collector
-//! never reads half a file. docs/gate-health.md has the metrics and an
+//! written atomically, so the collector never reads half a file. docs/gate-health.md has the metrics and an
 //! alert rule.
 //!
 //! - `benchbook_gate_verdict{fleet,node,check}`: 0 pass, 1 bad, 3 not
@@ -43,7 +42,7 @@ fn header(out: &mut String, name: &str, help: &str) {
 /// The passive checks' verdict lines under `prefix` (`benchbook_gate`,
 /// `benchbook_health`), each labelled `base` plus its check; `more` adds
 /// lines of the same family (a family's samples must be together).
-fn passive(out: &mut String, prefix: &str, base: &[(&str, &str)], health: Option<&Health>, more: &[(&str, u8)]) {
+fn passive(out: &mut String, prefix: &str, base: &[(&str, &str)], health: Option<&Health>, more: &[(&str, Verdict)]) {
     header(
         out,
         &format!("{prefix}_verdict"),
@@ -56,15 +55,15 @@ fn passive(out: &mut String, prefix: &str, base: &[(&str, &str)], health: Option
     };
     for c in Check::ALL {
         let v = match health {
-            None => 3,
-            Some(h) if h.unread.contains(&c) => 3,
-            Some(h) if h.findings.iter().any(|f| f.check == c && f.action != Action::Warn) => 1,
-            Some(_) => 0,
+            None => Verdict::NotJudged,
+            Some(h) if h.unread.contains(&c) => Verdict::NotJudged,
+            Some(h) if h.findings.iter().any(|f| f.check == c && f.action != Action::Warn) => Verdict::Bad,
+            Some(_) => Verdict::Pass,
         };
-        let _ = writeln!(out, "{prefix}_verdict{} {v}", with(c.name()));
+        let _ = writeln!(out, "{prefix}_verdict{} {}", with(c.name()), v.code());
     }
     for (check, v) in more {
-        let _ = writeln!(out, "{prefix}_verdict{} {v}", with(check));
+        let _ = writeln!(out, "{prefix}_verdict{} {}", with(check), v.code());
     }
     if let Some(h) = health {
         header(out, &format!("{prefix}_warnings"), "findings of a passive GPU check that only warn");
@@ -75,28 +74,20 @@ fn passive(out: &mut String, prefix: &str, base: &[(&str, &str)], health: Option
     }
 }
 
-fn code(v: Verdict) -> u8 {
-    match v {
-        Verdict::Pass => 0,
-        Verdict::Bad => 1,
-        Verdict::NotJudged => 3,
-    }
-}
-
 /// The gate's metrics, ended at `unix_seconds`.
 pub fn gate_metrics(o: &GateOutcome, unix_seconds: f64) -> String {
     let mut out = String::new();
     let base = [("fleet", o.fleet.as_str()), ("node", o.node.as_str())];
     let suite = if o.passes.is_empty() {
-        3
+        Verdict::NotJudged
     } else if !o.confirmed.is_empty() {
-        1
+        Verdict::Bad
     } else if o.verdict == Verdict::NotJudged {
-        3
+        Verdict::NotJudged
     } else {
-        0
+        Verdict::Pass
     };
-    let more = [("gate", code(o.verdict)), ("suite", suite)];
+    let more = [("gate", o.verdict), ("suite", suite)];
     passive(&mut out, "benchbook_gate", &base, o.health.as_ref(), &more);
     if let Some(j) = o.both.as_ref().or(o.retest.as_ref()).or(o.first.as_ref()) {
         header(&mut out, "benchbook_gate_point_ratio", "this node's median over the fleet's, per point of the suite");
@@ -129,15 +120,11 @@ pub fn health_metrics(node: &str, health: Option<&Health>) -> String {
     out
 }
 
-/// Write `text` to `dir/name` through a temporary file in `dir` and a
-/// rename: the collector sees the old file or the new, never half.
-pub fn write(dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
+/// Write `text` to `dir/name` atomically (`archive::store::write_atomic`):
+/// the collector sees the old file or the new, never half.
+pub fn write(dir: &Path, name: &str, text: &str) -> crate::error::Result<PathBuf> {
     let path = dir.join(name);
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, &path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
+    crate::archive::store::write_atomic(&path, text.as_bytes())?;
     Ok(path)
 }
 

@@ -256,36 +256,22 @@ mod tests {
     }
 }
 
-/// The largest inversion of a latency curve: a smaller size that takes
-/// more than 10 % longer than a larger one (a reader would question it).
+/// A latency curve's largest inversion (`analysis::curves::latency_inversion`)
+/// as the sentence that states it.
 fn inversion<'a>(
     curve: &str,
     points: impl Iterator<Item = &'a crate::analysis::PointStat>,
 ) -> Option<crate::report::context::said::Said> {
-    let mut pts: Vec<&crate::analysis::PointStat> = points.collect();
-    pts.sort_by_key(|p| p.size_bytes);
-    let mut worst: Option<(&crate::analysis::PointStat, &crate::analysis::PointStat)> = None;
-    for (i, small) in pts.iter().enumerate() {
-        for large in &pts[i + 1..] {
-            let ratio = small.median_seconds / large.median_seconds;
-            if ratio > 1.1 && worst.is_none_or(|(s, l)| ratio > s.median_seconds / l.median_seconds) {
-                worst = Some((small, large));
-            }
-        }
-    }
-    let (small, large) = worst?;
-    let overlap = match (small.ci_low_seconds, large.ci_high_seconds) {
-        (Some(low), Some(high)) => low <= high,
-        _ => true,
-    };
+    let pts: Vec<&crate::analysis::PointStat> = points.collect();
+    let inv = crate::analysis::curves::latency_inversion(&pts)?;
     Some(crate::report::context::said::Said::LatencyInversion {
         curve: curve.to_string(),
-        small_bytes: small.size_bytes?,
-        small_s: small.median_seconds,
-        large_bytes: large.size_bytes?,
-        large_s: large.median_seconds,
-        ratio: small.median_seconds / large.median_seconds,
-        overlap,
+        small_bytes: inv.small.size_bytes?,
+        small_s: inv.small.median_seconds,
+        large_bytes: inv.large.size_bytes?,
+        large_s: inv.large.median_seconds,
+        ratio: inv.small.median_seconds / inv.large.median_seconds,
+        overlap: inv.overlap,
     })
 }
 

@@ -368,6 +368,16 @@ impl Verdict {
             Verdict::NotJudged => "not_judged",
         }
     }
+
+    /// The gate's exit code, as scripts and the textfile read it: 0 pass,
+    /// 1 bad, 3 not judged.
+    pub fn code(self) -> u8 {
+        match self {
+            Verdict::Pass => 0,
+            Verdict::Bad => 1,
+            Verdict::NotJudged => 3,
+        }
+    }
 }
 
 /// The points that failed in every pass: what a drain rests on.
