@@ -129,8 +129,9 @@ start() {
     if [ -n "$hc_fleet" ]; then
         [ -n "$hc_archive" ] || die "--health-check needs --archive DIR"
         [ -x "$hc_bb" ] || die "--health-check needs benchbook at $hc_bb (--benchbook BIN)"
-        mkdir -p "$hc_archive"
-        write_health_check "$hc_fleet" "$(cd "$hc_archive" && pwd)" "$(cd "$(dirname "$hc_bb")" && pwd)/$(basename "$hc_bb")" "$hc_suite"
+        # A bucket (s3://…) is passed as it is; a folder is made and named absolutely.
+        if [[ "$hc_archive" != s3://* ]]; then mkdir -p "$hc_archive"; hc_archive=$(cd "$hc_archive" && pwd); fi
+        write_health_check "$hc_fleet" "$hc_archive" "$(cd "$(dirname "$hc_bb")" && pwd)/$(basename "$hc_bb")" "$hc_suite"
     fi
     {
         echo "ClusterName=benchbook"

@@ -77,6 +77,9 @@ pub enum Error {
     #[error("{error}\nRun {run} was kept and marked failed, with everything recorded before the error (`benchbook show {run}`).")]
     RunKept { run: String, error: Box<Error> },
 
+    #[error("{url}: {message}. {hint}")]
+    Remote { url: String, message: String, hint: String },
+
     #[error("run {run} cannot be re-run: {why}")]
     NotRerunnable { run: String, why: String },
 }

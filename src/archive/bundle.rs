@@ -78,7 +78,7 @@ fn files_of(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
         let e = e.at(dir)?;
         let name = e.file_name().to_string_lossy().into_owned();
         let ty = e.file_type().at(e.path())?;
-        if ty.is_file() && !name.ends_with(".tmp") {
+        if ty.is_file() && !super::store::is_side_file(&name) {
             out.insert(name, fs::read(e.path()).at(e.path())?);
         }
     }

@@ -164,6 +164,10 @@ pub struct Manifest {
     /// [`content_sha256`] computes it); absent in v1 manifests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest_sha256: Option<String>,
+    /// For a run read from a bucket's mirror: when its node last showed it
+    /// was alive (never part of the manifest's content or hash).
+    #[serde(skip)]
+    pub seen_alive: Option<super::remote::SeenAlive>,
 }
 
 /// The hash a manifest's `manifest_sha256` must hold: sha256 of the
@@ -176,15 +180,6 @@ pub fn content_sha256(manifest: &serde_json::Value) -> String {
         map.remove(SEAL_FIELD);
     }
     sha256_hex(&serde_json::to_vec(&v).expect("a JSON value always serializes"))
-}
-
-/// Start time of process `pid` in clock ticks since boot, from
-/// `/proc/<pid>/stat` (field 22, counted after the parenthesised name).
-pub fn process_start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    // Fields from 3 (state) on; starttime is field 22.
-    after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Prefixes of environment variables worth recording: thread pinning,
@@ -277,12 +272,13 @@ impl Manifest {
             status: RunStatus::Running,
             status_detail: None,
             pid: std::process::id(),
-            pid_start_ticks: process_start_ticks(std::process::id()),
+            pid_start_ticks: super::liveness::process_start_ticks(std::process::id()),
             repeats: None,
             counts: Counts::default(),
             telemetry: Vec::new(),
             files: Vec::new(),
             manifest_sha256: None,
+            seen_alive: None,
         }
     }
 
@@ -309,28 +305,6 @@ impl Manifest {
     /// The fleet the run belongs to, if any.
     pub fn fleet(&self) -> Option<&str> {
         self.placement.as_ref().and_then(|p| p.fleet.as_deref())
-    }
-
-    /// The status to show: a `running` manifest whose process is gone (on
-    /// this host) was killed, so it reads as interrupted. A pid that now
-    /// belongs to a process started at another time was reused: also gone.
-    pub fn effective_status(&self) -> RunStatus {
-        if self.status != RunStatus::Running
-            || self.host.hostname != crate::host::hostname()
-            || !std::path::Path::new("/proc/self").exists()
-        {
-            return self.status;
-        }
-        let alive = match (process_start_ticks(self.pid), self.pid_start_ticks) {
-            (None, _) => false,
-            (Some(now), Some(recorded)) => now == recorded,
-            (Some(_), None) => true,
-        };
-        if alive {
-            RunStatus::Running
-        } else {
-            RunStatus::Interrupted
-        }
     }
 }
 
@@ -375,18 +349,6 @@ mod tests {
         let edited = String::from_utf8(json).unwrap().replace("\"rows\": 0", "\"rows\": 5");
         let edited: serde_json::Value = serde_json::from_str(&edited).unwrap();
         assert_ne!(content_sha256(&edited), m.manifest_sha256.unwrap());
-    }
-
-    #[test]
-    fn a_reused_pid_does_not_keep_a_run_running() {
-        let mut m = manifest();
-        assert_eq!(m.effective_status(), RunStatus::Running, "this process is alive");
-        m.pid_start_ticks = m.pid_start_ticks.map(|t| t + 1);
-        assert_eq!(m.effective_status(), RunStatus::Interrupted, "same pid, another start time");
-        m.pid_start_ticks = None;
-        assert_eq!(m.effective_status(), RunStatus::Running, "v1 manifests: the pid alone");
-        m.status = RunStatus::Complete;
-        assert_eq!(m.effective_status(), RunStatus::Complete);
     }
 
     #[test]

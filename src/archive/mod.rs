@@ -5,7 +5,9 @@
 
 pub mod bundle;
 pub mod catalog;
+pub mod liveness;
 pub mod manifest;
+pub mod remote;
 pub mod scan;
 pub mod schema;
 pub mod store;

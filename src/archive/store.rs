@@ -17,6 +17,13 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 /// Prefix of the folder an all-or-nothing run is built in.
 pub const STAGING_PREFIX: &str = ".staging-";
 
+/// Whether a file in a run's folder is not one of the run's files: a
+/// temporary file mid-write, or what a bucket's mirror keeps beside a run
+/// (its node's heartbeat).
+pub fn is_side_file(name: &str) -> bool {
+    name.ends_with(".tmp") || name == super::remote::HEARTBEAT_FILE
+}
+
 /// Write `data` to `path` atomically: temp file in the same directory,
 /// fsync, rename over the target.
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
@@ -128,7 +135,10 @@ impl RunDir {
                 }
             }
         };
-        let manifest = serde_json::from_value(value).map_err(|e| Error::Manifest { path, message: e.to_string() })?;
+        let mut manifest: Manifest =
+            serde_json::from_value(value).map_err(|e| Error::Manifest { path, message: e.to_string() })?;
+        let seen = self.path.join(super::remote::HEARTBEAT_FILE);
+        manifest.seen_alive = fs::read(seen).ok().and_then(|d| serde_json::from_slice(&d).ok());
         Ok((manifest, seal))
     }
 
@@ -342,6 +352,7 @@ impl Archive {
     /// folder, or a staging folder that becomes it when `staged`.
     fn start_run(&self, manifest: Manifest, path: PathBuf, staged: bool) -> Result<RunWriter> {
         let target = self.runs_dir().join(&manifest.run_id);
+        super::remote::enqueue(&self.root, &manifest.run_id)?;
         RunWriter::start(RunDir { id: manifest.run_id.clone(), path }, manifest, staged.then_some(target))
     }
 }

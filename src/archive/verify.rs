@@ -124,7 +124,10 @@ pub fn verify_run(dir: &RunDir) -> RunCheck {
     if let Ok(entries) = fs::read_dir(&dir.path) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name != MANIFEST_FILE && !name.ends_with(".tmp") && !manifest.files.iter().any(|f| f.path == name) {
+            if name != MANIFEST_FILE
+                && !super::store::is_side_file(&name)
+                && !manifest.files.iter().any(|f| f.path == name)
+            {
                 findings.push(Finding::Unlisted { path: name });
             }
         }

@@ -47,8 +47,17 @@ Its Parquet schema is documented in docs/schema.md.";
 #[derive(Debug, Parser)]
 #[command(name = "benchbook", version, about, long_about = None, after_help = AFTER_HELP)]
 pub struct Cli {
-    /// Archive root (holds runs/ and specs/).
-    #[arg(long, global = true, env = "BENCHBOOK_ARCHIVE", default_value = "data", value_name = "DIR")]
+    /// Archive root (holds runs/ and specs/): a folder, or a bucket of
+    /// S3-compatible storage, s3://BUCKET/PREFIX (credentials and endpoint
+    /// as AWS tools take them: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+    /// AWS_REGION, AWS_ENDPOINT_URL, or AWS_PROFILE; see docs/object-store.md).
+    #[arg(
+        long,
+        global = true,
+        env = "BENCHBOOK_ARCHIVE",
+        default_value = "data",
+        value_name = "DIR|s3://BUCKET/PREFIX"
+    )]
     pub archive: PathBuf,
 
     /// No progress bars or chatter; results and errors only.
@@ -141,8 +150,12 @@ pub enum Command {
     /// Re-hash a run's files and say exactly what changed since it was written.
     Verify {
         /// Run ids (or unique parts, or `latest`).
-        #[arg(required = true)]
+        #[arg(required_unless_present = "all")]
         runs: Vec<String>,
+        /// Every run of the archive (of a bucket: every run's objects,
+        /// each against the sha256 its sealed manifest recorded).
+        #[arg(long, conflicts_with = "runs")]
+        all: bool,
         #[arg(long)]
         json: bool,
     },
@@ -222,6 +235,14 @@ pub enum Command {
     },
     /// List the hardware specs (rooflines) known to this archive.
     Specs,
+    /// With `--archive s3://BUCKET/PREFIX`: send this node's runs that the
+    /// bucket lacks (a run cut off mid-upload is completed), bring the local
+    /// mirror up to date, and rewrite the bucket's catalog. Every command
+    /// given a bucket does the first two on its own.
+    #[command(
+        after_help = "Example:\n  benchbook --archive s3://bench/fleet sync\n  benchbook --archive s3://bench/fleet sync --upload-from /shared/benchbook"
+    )]
+    Sync(commands::sync::SyncArgs),
     /// Say which backends (cpu, cuda, hip) this build has, what each found here, and why not.
     #[command(alias = "list-backends")]
     Backends {
@@ -509,7 +530,9 @@ pub struct RecordFlags {
     /// Measure only while no other `--take-turns` run on this archive is
     /// measuring (an exclusive lock on ARCHIVE/.turns.lock): for nodes
     /// that share CPUs, such as several `slurmd -N` on one host, so that
-    /// no node measures another's load. Real nodes measure at once.
+    /// no node measures another's load. Real nodes measure at once. With
+    /// a bucket as archive, each node's mirror is its own: BENCHBOOK_TURNS
+    /// names a lock file they share.
     #[arg(long)]
     pub take_turns: bool,
 }
@@ -788,7 +811,30 @@ pub(crate) fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
 }
 
 pub fn main_with(cli: Cli) -> Result<u8> {
-    let archive = Archive::new(&cli.archive);
+    use commands::sync::Need;
+    let quiet = cli.quiet;
+    let need = match &cli.command {
+        Command::Sync(a) => {
+            emit(&commands::sync::sync(&cli.archive, a, quiet)?, Form::json(a.json), quiet);
+            return Ok(0);
+        }
+        Command::Backends { .. } => return dispatch(cli, &Archive::new("data")),
+        Command::Import(a) if a.explain => return dispatch(cli, &Archive::new("data")),
+        Command::Run(_) | Command::Import(_) | Command::Unbundle { .. } => Need::MakesRun,
+        Command::Fleet { command: commands::fleet::FleetCommand::Health { .. } } => Need::MakesRun,
+        Command::Rerun { .. } | Command::Fleet { command: commands::fleet::FleetCommand::Gate(_) } => Need::Both,
+        _ => Need::Runs,
+    };
+    let opened = commands::sync::open(&cli.archive, need, quiet)?;
+    let archive = opened.archive.clone();
+    let result = dispatch(cli, &archive);
+    opened.finish(quiet);
+    result
+}
+
+/// Run the command on `archive` (a folder, or a bucket's mirror).
+fn dispatch(cli: Cli, archive: &Archive) -> Result<u8> {
+    let archive = archive.clone();
     let quiet = cli.quiet;
     // `--fleet` on `run` or `run exec`: the manifest reads it from the environment.
     if let Command::Run(a) = &cli.command {
@@ -870,7 +916,8 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&commands::fleet::report(&archive, &fleet, threshold, out, &opts)?, Form::Text, quiet);
             Ok(0)
         }
-        Command::Verify { runs, json } => {
+        Command::Verify { runs, all, json } => {
+            let runs = if all { archive.runs()?.into_iter().map(|r| r.id).collect() } else { runs };
             let out = commands::verify::verify(&archive, &runs);
             emit(&out, Form::json(json), quiet);
             Ok(out.exit_code())
@@ -907,6 +954,7 @@ pub fn main_with(cli: Cli) -> Result<u8> {
             emit(&commands::specs::specs(&archive)?, Form::Text, quiet);
             Ok(0)
         }
+        Command::Sync(_) => unreachable!("handled before the archive is opened"),
         Command::Backends { json } => {
             // `backends --json` has always been pretty-printed.
             emit(&commands::backends::backends(), if json { Form::PrettyJson } else { Form::Text }, quiet);

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 /// The environment variable naming the fleet a run belongs to.
 pub const FLEET_ENV: &str = "BENCHBOOK_FLEET";
+/// The node's name where the host name is not it (a Kubernetes pod's).
+pub const NODE_ENV: &str = "BENCHBOOK_NODE";
 
 /// A run's place in a cluster (manifest v4).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -40,16 +42,24 @@ impl Placement {
     pub fn from_env(var: impl Fn(&str) -> Option<String>, hostname: &str) -> Placement {
         let slurm = var("SLURM_JOB_ID").is_some();
         let mpi = var("OMPI_COMM_WORLD_RANK").is_some() || var("PMI_RANK").is_some();
-        let task = ["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"].iter().find_map(|k| var(k)?.parse().ok());
+        // A Kubernetes Indexed Job gives each pod its index; the pod's host
+        // name is the pod's, so the node comes from BENCHBOOK_NODE (the
+        // Downward API's spec.nodeName; docs/object-store.md).
+        let kubernetes = var("JOB_COMPLETION_INDEX").is_some();
+        let task = ["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "JOB_COMPLETION_INDEX"]
+            .iter()
+            .find_map(|k| var(k)?.parse().ok());
         Placement {
             // A name `--fleet` would refuse is not a fleet (it names files
             // and filters runs unquoted).
             fleet: var(FLEET_ENV).filter(|f| check_fleet_name(f).is_ok()),
-            node: var("SLURMD_NODENAME").unwrap_or_else(|| hostname.to_string()),
+            node: var(NODE_ENV).or_else(|| var("SLURMD_NODENAME")).unwrap_or_else(|| hostname.to_string()),
             launcher: if slurm {
                 Some("slurm".into())
             } else if mpi {
                 Some("mpi".into())
+            } else if kubernetes {
+                Some("kubernetes".into())
             } else {
                 None
             },
@@ -99,6 +109,12 @@ mod tests {
         assert_eq!(plain, Placement { node: "host-a".into(), ..Placement::default() });
         let mpi = Placement::from_env(env(&[("OMPI_COMM_WORLD_RANK", "1")]), "h");
         assert_eq!((mpi.launcher.as_deref(), mpi.task), (Some("mpi"), Some(1)));
+        let pod =
+            Placement::from_env(env(&[("JOB_COMPLETION_INDEX", "5"), (NODE_ENV, "gpu-node-17")]), "bench-5-x7k2p");
+        assert_eq!(
+            (pod.node.as_str(), pod.launcher.as_deref(), pod.task),
+            ("gpu-node-17", Some("kubernetes"), Some(5))
+        );
     }
 
     #[test]

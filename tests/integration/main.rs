@@ -33,6 +33,8 @@ mod interop;
 mod interrupted_run;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[allow(dead_code)]
+mod object_store;
 mod ops;
 mod partitions;
 mod report_model;

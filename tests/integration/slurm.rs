@@ -241,16 +241,51 @@ fn slurm_health_check_drains_the_throttled_node_itself_and_resumes_it_once_fixed
     let archive_arg = archive.display().to_string();
     let options = gated(&archive_arg, "30");
     let Some(cluster) = Cluster::start_with(4, &tmp.path().join("slurm"), "17500", &options) else { return };
+    drains_and_resumes(&cluster, &|| verdicts(&archive));
+}
+
+/// The health-gate test with a bucket as the archive: each node's gate
+/// has its own mirror (its environment file names it), and the verdicts
+/// are read from the bucket by a machine that ran nothing.
+#[test]
+#[ignore = "needs root, Slurm and the machine to itself; CI runs it alone"]
+fn slurm_health_check_with_a_bucket_as_archive_drains_and_resumes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(store) = crate::object_store::Store::start(&tmp.path().join("s3")) else { return };
+    let url = store.url("gated");
+    let dir = tmp.path().join("slurm");
+    std::fs::create_dir_all(&dir).unwrap();
+    for k in 1..=4 {
+        let mut env: String = store.env.iter().map(|(k, v)| format!("export {k}={v}\n")).collect();
+        env += &format!("export BENCHBOOK_CACHE={}/mirror-node{k}\n", tmp.path().display());
+        env += &format!("export BENCHBOOK_TURNS={}/turns.lock\n", tmp.path().display());
+        std::fs::write(dir.join(format!("env-node{k}")), env).unwrap();
+    }
+    let options = gated(&url, "30");
+    let Some(cluster) = Cluster::start_with(4, &dir, "17600", &options) else { return };
+    let reader = tmp.path().join("reader");
+    let mirror = reader.join("s3/benchbook/gated");
+    drains_and_resumes(&cluster, &|| {
+        let _ = store.bb(&reader, None).args(["-q", "sync", "--archive", &url]).output();
+        verdicts(&mirror)
+    });
+    assert!(!tmp.path().join("archive").exists(), "no shared directory in use");
+}
+
+/// Clean gates pass; node3 throttled is drained by slurmctld with
+/// benchbook's reason, and resumed once the throttle is lifted.
+fn drains_and_resumes(cluster: &Cluster, verdicts: &dyn Fn() -> std::collections::BTreeMap<String, Vec<Verdict>>) {
     let nodes: Vec<String> = (1..=4).map(|k| format!("node{k}")).collect();
 
     // Clean: the first gates have no fleet to judge against (not judged);
     // wait until every node has passed twice against its fleet.
     let passes = |v: &[Verdict]| v.iter().filter(|x| x.0 == "pass").count();
     cluster.wait("every node passing its gate twice", 240, || {
-        let v = verdicts(&archive);
+        let v = verdicts();
         nodes.iter().all(|n| v.get(n).is_some_and(|x| passes(x) >= 2))
     });
-    let v = verdicts(&archive);
+    let v = verdicts();
     for n in &nodes {
         assert!(v[n].iter().all(|x| x.0 != "bad"), "clean {n} was called bad: {:?}", v[n]);
         let (state, reason) = cluster.node(n);
@@ -278,14 +313,14 @@ fn slurm_health_check_drains_the_throttled_node_itself_and_resumes_it_once_fixed
         assert!(!state.contains("DRAIN"), "clean {n} is {state}: {reason}");
     }
     // Its verdict run says what it judged and what was done.
-    let bad = verdicts(&archive)["node3"].iter().find(|x| x.0 == "bad").cloned().expect("a bad verdict");
+    let bad = verdicts()["node3"].iter().find(|x| x.0 == "bad").cloned().expect("a bad verdict");
     assert_eq!((bad.1.as_str(), bad.2.as_deref()), (reason.as_str(), Some("drained")));
 
     // Fixed: the next gate passes, and resumes the node it drained.
     let o = cluster.script(&["throttle", "node3", "off"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     cluster.wait("node3 back to idle", 150, || !cluster.node("node3").0.contains("DRAIN"));
-    let v = verdicts(&archive);
+    let v = verdicts();
     assert!(v["node3"].iter().any(|x| x.0 == "pass" && x.2.as_deref() == Some("resumed")), "{:?}", v["node3"]);
     for n in &nodes {
         let (state, reason) = cluster.node(n);
@@ -357,4 +392,57 @@ fn slurm_drains_the_nodes_whose_gpus_report_faults_and_resumes_them_once_fixed()
     for n in ["node2", "node4"] {
         assert!(v[n].iter().any(|x| x.0 == "pass" && x.2.as_deref() == Some("resumed")), "{n}: {:?}", v[n]);
     }
+}
+
+#[test]
+#[ignore = "needs root, Slurm and the machine to itself; CI runs it alone"]
+fn slurm_fleet_archives_in_a_bucket_without_a_shared_directory() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(store) = crate::object_store::Store::start(&tmp.path().join("s3")) else { return };
+    let Some(cluster) = Cluster::start_with(4, &tmp.path().join("slurm"), "17700", &[]) else { return };
+    let url = store.url("slurm");
+    // Each node's mirror is its own folder; the only thing they share is
+    // the bucket (and, as slurmd -N nodes on one host, a turns lock).
+    let mirrors = tmp.path().join("mirrors");
+    let suite = format!(
+        "{} -q run memcpy --sizes 4M,64M --threads 1 --max-time 0.5 --fleet bucket --take-turns --archive {url}",
+        common::bin()
+    );
+    let step = format!("BENCHBOOK_CACHE={}/$SLURMD_NODENAME exec {suite}", mirrors.display());
+    let script = format!("for p in 1 2; do srun -N4 --ntasks-per-node=1 bash -c '{step}' || exit 1; done");
+    let o = Command::new("timeout")
+        .args(["-k", "10", "300", "salloc", "-N4", "bash", "-c", &script])
+        .env("SLURM_CONF", cluster.conf())
+        .env("BENCHBOOK_TURNS", tmp.path().join("turns.lock"))
+        .envs(store.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .expect("salloc");
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    for k in 1..=4 {
+        let own = Archive::new(mirrors.join(format!("node{k}")).join("s3/benchbook/slurm")).runs().unwrap();
+        assert_eq!(own.len(), 2, "node{k}'s mirror holds its own 2 runs, no other node's");
+    }
+    // A machine that ran nothing judges the fleet from the bucket alone.
+    let check = |json: bool| {
+        let mut c = store.bb(&tmp.path().join("batch-host"), None);
+        c.args(["fleet", "check", "bucket", "--archive", &url]);
+        if json {
+            c.arg("--json");
+        }
+        c.output().unwrap()
+    };
+    let o = check(true);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("fleet check --json");
+    let text = String::from_utf8_lossy(&check(false).stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert_eq!(v["drain"], serde_json::json!([]), "{text}");
+    let mirror = Archive::new(tmp.path().join("batch-host/s3/benchbook/slurm"));
+    let mut nodes = std::collections::BTreeMap::<String, usize>::new();
+    for r in mirror.runs().unwrap() {
+        let m = r.manifest().unwrap();
+        assert_eq!(m.effective_status(), RunStatus::Complete);
+        *nodes.entry(m.node().to_string()).or_default() += 1;
+    }
+    assert_eq!(nodes, (1..=4).map(|k| (format!("node{k}"), 2)).collect(), "every run once");
 }

@@ -17,5 +17,6 @@ pub mod run;
 pub mod show;
 pub mod site;
 pub mod specs;
+pub mod sync;
 pub mod textfile;
 pub mod verify;

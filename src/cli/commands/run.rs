@@ -63,10 +63,14 @@ pub(crate) fn exit_code(status: RunStatus, outcome: &RunOutcome) -> u8 {
 /// The archive's turn (`run --take-turns`): an exclusive lock on
 /// `ARCHIVE/.turns.lock`, held until the returned file is dropped. Waits,
 /// saying so, while another run holds it; the kernel lets go of it when a
-/// run dies, so a killed run never blocks the next.
+/// run dies, so a killed run never blocks the next. `BENCHBOOK_TURNS`
+/// names another lock file: nodes on one host whose archive is a bucket
+/// each have their own mirror, and share that file instead.
 pub(crate) fn take_turn(archive: &Archive, quiet: bool) -> Result<std::fs::File> {
-    let path = archive.root.join(".turns.lock");
-    std::fs::create_dir_all(&archive.root).map_err(|e| crate::error::Error::io(&archive.root, e))?;
+    let path = std::env::var_os("BENCHBOOK_TURNS").map_or_else(|| archive.root.join(".turns.lock"), Into::into);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
+    }
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
