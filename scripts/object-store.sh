@@ -29,7 +29,7 @@ garage_bin() {
     if [ -n "${GARAGE:-}" ]; then echo "$GARAGE"; return; fi
     if command -v garage >/dev/null 2>&1; then command -v garage; return; fi
     if [ -x "$INSTALL_ROOT/bin/garage" ]; then echo "$INSTALL_ROOT/bin/garage"; return; fi
-    die "Garage is not installed; \`scripts/object-store.sh install\` builds it (about 15 minutes on 2 cores), or set GARAGE=/path/to/garage"
+    die "Garage is not installed; \`scripts/object-store.sh install\` builds it (11 minutes on a 2-core machine), or set GARAGE=/path/to/garage"
 }
 
 install() {

@@ -291,6 +291,7 @@ pub fn unbundle(file: &Path, archive: &Archive, reports_dir: &Path) -> Result<Ve
             }
             let target = archive.runs_dir().join(&run.run_id);
             fs::rename(&staging, &target).at(&target)?;
+            super::remote::enqueue(&archive.root, &run.run_id)?;
         }
         let report = (!run.report_files.is_empty()).then(|| reports_dir.join(&run.run_id));
         if let Some(dir) = &report {

@@ -163,9 +163,7 @@ impl Bucket {
         if scope == Scope::Everything {
             self.pull_runs(archive, &mut state, &mut report).await?;
         }
-        let data = serde_json::to_vec(&state).expect("a map of strings serializes");
-        std::fs::create_dir_all(&archive.root).at(&archive.root)?;
-        write_atomic(&state_path, &data)?;
+        save_state(archive, &state)?;
         Ok(report)
     }
 
@@ -194,19 +192,29 @@ impl Bucket {
                 !ours.contains(*id) && !held
             })
             .collect();
-        let fetched: Vec<_> = futures::stream::iter(
+        // Each run is placed as it arrives (never all held at once), and the
+        // state saved now and then, so a pull cut short keeps what it fetched.
+        let mut fetched = futures::stream::iter(
             stale.iter().map(|(id, objects)| async move { (id.as_str(), self.fetch_run(id, objects).await) }),
         )
-        .buffer_unordered(16)
-        .collect()
-        .await;
-        for (id, r) in fetched {
-            match r? {
+        .buffer_unordered(32);
+        while let Some((id, r)) = fetched.next().await {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    save_state(archive, state)?;
+                    return Err(e);
+                }
+            };
+            match r {
                 Ok(run) => {
                     report.runs_fetched += 1;
                     report.bytes_fetched += run.files.iter().map(|(_, d)| d.len() as u64).sum::<u64>();
                     place(archive, &run)?;
                     state.extend(run.tags);
+                    if report.runs_fetched.is_multiple_of(1000) {
+                        save_state(archive, state)?;
+                    }
                 }
                 Err(why) => report.incomplete.push(Incomplete {
                     run_id: id.to_string(),
@@ -228,6 +236,13 @@ impl Bucket {
         }
         Ok(())
     }
+}
+
+/// Record which objects the mirror holds (key → ETag).
+fn save_state(archive: &Archive, state: &BTreeMap<String, String>) -> Result<()> {
+    let data = serde_json::to_vec(state).expect("a map of strings serializes");
+    std::fs::create_dir_all(&archive.root).at(&archive.root)?;
+    write_atomic(&archive.root.join(STATE_FILE), &data)
 }
 
 /// Write a fetched run beside its place, then rename it in (an earlier
