@@ -40,6 +40,8 @@ install() {
     cargo install --locked --root "$INSTALL_ROOT" garage --version "$GARAGE_VERSION" \
         --no-default-features --features sqlite,bundled-libs \
         --target-dir "${BENCHBOOK_GARAGE_TARGET:-$HOME/.cache/benchbook/garage-target}"
+    # The build folder (gigabytes) is not needed once the binary is installed.
+    rm -rf "${BENCHBOOK_GARAGE_TARGET:-$HOME/.cache/benchbook/garage-target}"
 }
 
 free_port() {

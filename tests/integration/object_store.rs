@@ -349,7 +349,7 @@ fn a_server_restarted_mid_upload_loses_nothing() {
     let local = tmp.path().join("shared-dir");
     benchbook::archive::synthetic::synthetic_fleet(&template, &Archive::new(&local), &spec).unwrap();
     let node = tmp.path().join("node");
-    let child = store
+    let mut child = store
         .bb(&node, None)
         .args(["sync", "--json", "--upload-from"])
         .arg(&local)
@@ -359,6 +359,7 @@ fn a_server_restarted_mid_upload_loses_nothing() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
+    assert!(child.try_wait().unwrap().is_none(), "the upload was still going when the server stopped");
     store.restart();
     let out = child.wait_with_output().unwrap();
     // The sync either rode out the restart or left runs to send again; a second one finishes.
@@ -456,4 +457,27 @@ fn a_node_killed_mid_run_reads_interrupted_everywhere_and_sync_completes_it() {
     );
     assert_eq!(after[0]["status"], "interrupted", "the node said its process is gone: {after}");
     assert_eq!(after[0]["points"].as_u64(), Some(points as u64), "{after}");
+}
+
+#[test]
+fn a_run_made_while_the_bucket_is_down_is_kept_and_sent_by_sync() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(store) = Store::start(&tmp.path().join("s3")) else { return };
+    let url = store.url("down");
+    let node = tmp.path().join("node");
+    // Nothing listens on this port: every request is refused.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://127.0.0.1:{}", closed.local_addr().unwrap().port());
+    drop(closed);
+    let o = store.bb(&node, Some(&dead)).args(import_args(&url, "offline")).output().unwrap();
+    assert!(o.status.success(), "the import is archived in the mirror: {}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("benchbook sync") && err.contains("127.0.0.1"), "it says where and what next: {err}");
+    assert_eq!(listed(&store, &url, &tmp.path().join("reader")).len(), 0);
+    // A reader cannot read a bucket it cannot reach, and says so.
+    let o = store.bb(&tmp.path().join("reader"), Some(&dead)).args(["list", "--archive", &url]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    // Back up: the node's sync sends it.
+    ok(store.bb(&node, None).args(["-q", "sync", "--archive", &url]).output().unwrap());
+    every_run_once_and_whole(&store, &url, &tmp.path().join("reader"), 1, "");
 }

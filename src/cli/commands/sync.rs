@@ -62,8 +62,15 @@ pub fn open(location: &Path, need: Need, quiet: bool) -> Result<Opened> {
     let bucket = Arc::new(Bucket::open(&text)?);
     let archive = bucket.archive()?;
     let scope = if need == Need::MakesRun { Scope::Specs } else { Scope::Everything };
-    let pulled = bucket.pull(&archive, scope)?;
-    tell_pulled(&bucket, &pulled, quiet);
+    match bucket.pull(&archive, scope) {
+        Ok(pulled) => tell_pulled(&bucket, &pulled, quiet),
+        // A run needs only the specs: it measures anyway, and waits in the outbox.
+        Err(e) if need == Need::MakesRun => eprintln!(
+            "warning: {e}\nThe run goes on; it is kept in {} and sent by the next command given the bucket, or `benchbook sync`.",
+            safe_path(&bucket.cache)
+        ),
+        Err(e) => return Err(e),
+    }
     let uploader = (need != Need::Runs).then(|| bucket.start_uploader(archive.clone(), upload_every()));
     Ok(Opened { archive, bucket: Some(bucket), uploader })
 }
