@@ -10,6 +10,8 @@
 
 mod commands;
 mod config;
+mod dispatch;
+mod help;
 mod print;
 mod progress;
 
@@ -17,13 +19,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::archive::Archive;
-use crate::error::Result;
 use crate::report::Format;
+pub use dispatch::main_with;
+pub(crate) use help::import_help;
+use help::{parse_fleet, parse_fraction, what_help};
 
 pub use config::resolve_config;
 pub use print::terminal_safe;
-use print::{emit, Form};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -250,39 +252,6 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// `run --help` for PRESET|BENCH: the benchmarks, generated from the
-/// benchmark table.
-fn what_help() -> String {
-    format!(
-        "A preset (`quick`, `full`) and/or benchmarks. A preset sets sizes and stopping rules; naming \
-benchmarks runs only those. Default: `quick`. GPU benchmarks without a usable GPU are recorded as \
-skipped, with the reason (see `benchbook backends`).\n\n{}",
-        crate::vocab::benches::Bench::help_list()
-    )
-}
-
-/// `import --help`: the fixed text, then one line per format, generated
-/// from [`crate::import::formats`] so a new importer is listed by
-/// registering it.
-pub(crate) fn import_help() -> String {
-    let formats: Vec<String> =
-        crate::import::formats().iter().map(|f| format!("  {:<17} {}", f.name(), f.describe())).collect();
-    format!(
-        "\
-Import other tools' output as one run in the archive: rows in the same schema
-as native runs, a manifest naming the tool, version and command line where the
-log carries them, and each original file kept inside the run with its sha256.
-
-Every file is parsed before anything is written: a file that fails leaves the
-archive untouched. Each row's note says how its numbers were read and
-converted. GB/s = 10^9 bytes/s, MB/s = 10^6, MiB/s = 2^20, Gb/s = 10^9 bits/s.
-
-The tool is detected from the content unless --tool names it:
-{}",
-        formats.join("\n")
-    )
 }
 
 #[derive(Debug, Args)]
@@ -537,10 +506,6 @@ pub struct RecordFlags {
     pub take_turns: bool,
 }
 
-fn parse_fleet(text: &str) -> std::result::Result<String, String> {
-    crate::host::placement::check_fleet_name(text).map(|()| text.to_string())
-}
-
 impl RecordFlags {
     /// Make `--fleet` the process's fleet, which the run's manifest records.
     fn join_fleet(&self) {
@@ -793,175 +758,6 @@ Examples:
   benchbook report MPI_RUN GPU_RUN --kind memcpy-peer --notes notes.md --pairs 0-1,0-7
   benchbook report BASE NEW --kind compare --threshold 3%
   benchbook report --all        regenerate every example in reports/";
-
-/// Run the CLI; returns the process exit code.
-/// `2%` or `0.02`: a fraction between 0 and 1.
-pub(crate) fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
-    let t = text.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| format!("`{text}` is not a fraction; write e.g. 2% or 0.02"))?;
-    if (0.0..1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("`{text}` must be at least 0 and below 100 %"))
-    }
-}
-
-pub fn main_with(cli: Cli) -> Result<u8> {
-    use commands::sync::Need;
-    let quiet = cli.quiet;
-    let need = match &cli.command {
-        Command::Sync(a) => {
-            emit(&commands::sync::sync(&cli.archive, a, quiet)?, Form::json(a.json), quiet);
-            return Ok(0);
-        }
-        Command::Backends { .. } => return dispatch(cli, &Archive::new("data")),
-        Command::Import(a) if a.explain => return dispatch(cli, &Archive::new("data")),
-        Command::Run(_) | Command::Import(_) | Command::Unbundle { .. } => Need::MakesRun,
-        Command::Fleet { command: commands::fleet::FleetCommand::Health { .. } } => Need::MakesRun,
-        Command::Rerun { .. } | Command::Fleet { command: commands::fleet::FleetCommand::Gate(_) } => Need::Both,
-        _ => Need::Runs,
-    };
-    let opened = commands::sync::open(&cli.archive, need, quiet)?;
-    let archive = opened.archive.clone();
-    let result = dispatch(cli, &archive);
-    opened.finish(quiet);
-    result
-}
-
-/// Run the command on `archive` (a folder, or a bucket's mirror).
-fn dispatch(cli: Cli, archive: &Archive) -> Result<u8> {
-    let archive = archive.clone();
-    let quiet = cli.quiet;
-    // `--fleet` on `run` or `run exec`: the manifest reads it from the environment.
-    if let Command::Run(a) = &cli.command {
-        match &a.sub {
-            Some(RunCommand::Exec(e)) => e.out.join_fleet(),
-            _ => a.out.join_fleet(),
-        }
-    }
-    if let Command::Import(ImportArgs { fleet: Some(f), .. }) = &cli.command {
-        std::env::set_var(crate::host::placement::FLEET_ENV, f);
-    }
-    match cli.command {
-        Command::Run(a) if matches!(a.sub, Some(RunCommand::Exec(_))) => {
-            let Some(RunCommand::Exec(e)) = a.sub else { unreachable!("matched above") };
-            let out = commands::run::exec(&archive, &e, quiet)?;
-            emit(&out, Form::json(e.out.json), quiet);
-            Ok(out.exit_code())
-        }
-        Command::Run(a) => match commands::run::run(&archive, &a, quiet)? {
-            Some(out) => {
-                emit(&out, Form::json(a.out.json), quiet);
-                Ok(out.exit_code())
-            }
-            // Ranks other than 0 measure, hand their rows to rank 0, and exit quietly.
-            None => Ok(0),
-        },
-        Command::List { filter, json } => {
-            emit(&commands::list::list(&archive, &filter.into())?, Form::json(json), quiet);
-            Ok(0)
-        }
-        Command::History { filter, bench, point, alpha, min_effect, changed, chart, json } => {
-            let filter = filter.into();
-            let rule = crate::analysis::changepoints::ChangeRule { alpha, min_effect, ..Default::default() };
-            let out =
-                commands::history::history(&archive, &filter, bench.as_deref(), point.as_deref(), &rule, changed)?;
-            if let Some(path) = chart {
-                commands::history::write_chart(&out, &path)?;
-            }
-            emit(&out, Form::json(json), quiet);
-            Ok(0)
-        }
-        Command::Site { out, filter, reports, json } => {
-            emit(&commands::site::site(&archive, &filter.into(), out, reports)?, Form::json(json), quiet);
-            Ok(0)
-        }
-        Command::Show { run, json, no_verify } => {
-            emit(&commands::show::show(&archive, &run, no_verify)?, Form::json(json), quiet);
-            Ok(0)
-        }
-        Command::Report(a) => {
-            let out = commands::report::report(&archive, &a)?;
-            emit(&out, Form::Text, quiet);
-            Ok(out.exit_code())
-        }
-        Command::Fleet { command: commands::fleet::FleetCommand::Check { fleet, threshold, fail_on, json } } => {
-            let out = commands::fleet::check(&archive, &fleet, threshold, fail_on)?;
-            emit(&out, Form::json(json), quiet);
-            Ok(out.exit_code())
-        }
-        Command::Fleet { command: commands::fleet::FleetCommand::Health { json, checks, textfile } } => {
-            let specs = crate::analysis::SpecBook::load(&archive.root)?;
-            let out = commands::health::health(&specs, &checks);
-            emit(&out, Form::json(json), quiet);
-            if let Some(dir) = textfile {
-                let text = commands::textfile::health_metrics(&crate::gate::this_node(), out.health.as_ref());
-                commands::textfile::write(&dir, "benchbook_health.prom", &text)?;
-            }
-            Ok(out.exit_code())
-        }
-        Command::Fleet { command: commands::fleet::FleetCommand::Gate(a) } => {
-            let out = commands::gate::gate(&archive, &a, quiet);
-            emit(&out, Form::json(a.json), quiet);
-            Ok(out.exit_code())
-        }
-        Command::Fleet {
-            command: commands::fleet::FleetCommand::Report { fleet, threshold, out, format, png, templates },
-        } => {
-            let opts = crate::report::ReportOptions { format, png, templates, ..Default::default() };
-            emit(&commands::fleet::report(&archive, &fleet, threshold, out, &opts)?, Form::Text, quiet);
-            Ok(0)
-        }
-        Command::Verify { runs, all, json } => {
-            let runs = if all { archive.runs()?.into_iter().map(|r| r.id).collect() } else { runs };
-            let out = commands::verify::verify(&archive, &runs);
-            emit(&out, Form::json(json), quiet);
-            Ok(out.exit_code())
-        }
-        Command::Import(a) if a.explain => {
-            let out = commands::import::explain(&a)?;
-            emit(&out, Form::json(a.json), quiet);
-            Ok(out.exit_code())
-        }
-        Command::Import(a) => {
-            emit(&commands::import::import(&archive, &a, quiet)?, Form::json(a.json), quiet);
-            Ok(0)
-        }
-        Command::Rerun { run, threshold, json } => {
-            let out = commands::rerun::rerun(&archive, &run, threshold, quiet || json)?;
-            emit(&out, Form::json(json), quiet);
-            Ok(out.exit_code())
-        }
-        Command::Compare { base_pos, new_pos, base, new, threshold, fail_on, json } => {
-            let groups = commands::compare::groups(base_pos, new_pos, base, new)?;
-            let out = commands::compare::compare(&archive, &groups[0], &groups[1], threshold, fail_on)?;
-            emit(&out, Form::json(json), quiet);
-            Ok(out.exit_code())
-        }
-        Command::Bundle { runs, out, reports_dir, json } => {
-            emit(&commands::bundle::bundle(&archive, &runs, &reports_dir, &out)?, Form::json(json), quiet);
-            Ok(0)
-        }
-        Command::Unbundle { file, reports_dir, json } => {
-            emit(&commands::bundle::unbundle(&archive, &file, &reports_dir)?, Form::json(json), quiet);
-            Ok(0)
-        }
-        Command::Specs => {
-            emit(&commands::specs::specs(&archive)?, Form::Text, quiet);
-            Ok(0)
-        }
-        Command::Sync(_) => unreachable!("handled before the archive is opened"),
-        Command::Backends { json } => {
-            // `backends --json` has always been pretty-printed.
-            emit(&commands::backends::backends(), if json { Form::PrettyJson } else { Form::Text }, quiet);
-            Ok(0)
-        }
-    }
-}
 
 /// What `--budget-prefers` keeps when a budget cannot hold every point at
 /// its minimum rounds.
