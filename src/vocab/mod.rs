@@ -86,6 +86,7 @@ pub mod one_sided;
 pub mod ops;
 pub mod pairs;
 pub mod partition;
+pub mod plateau;
 pub mod progress;
 pub mod rows;
 pub mod source;
