@@ -14,6 +14,7 @@ pub mod memcpy;
 pub mod p2p;
 pub mod runner;
 pub mod sampler;
+pub mod steps;
 pub mod stream;
 pub mod team;
 pub mod telemetry;

@@ -15,6 +15,12 @@ pub use super::plateau::{
     PLATEAU_TOLERANCE,
 };
 
+/// A stable seed from text (FNV-1a, 64-bit): a run's id seeds its
+/// schedule's shuffles.
+pub fn seed_of(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
 /// The one seeded random number generator (resampling, test data, GEMM
 /// inputs): the same seed gives the same stream on every machine.
 pub fn seeded_rng(seed: u64) -> rand::rngs::StdRng {
