@@ -12,15 +12,18 @@ pub fn main_with(cli: Cli) -> Result<u8> {
     let quiet = cli.quiet;
     let need = match &cli.command {
         Command::Sync(a) => {
-            emit(&commands::sync::sync(&cli.archive, a, quiet)?, Form::json(a.json), quiet);
+            emit(&commands::sync::sync(&cli.archive, a)?, Form::json(a.json), quiet);
             return Ok(0);
         }
-        Command::Backends { .. } => return dispatch(cli, &Archive::new("data")),
-        Command::Import(a) if a.explain => return dispatch(cli, &Archive::new("data")),
-        Command::Run(_) | Command::Import(_) | Command::Unbundle { .. } => Need::MakesRun,
-        Command::Fleet { command: commands::fleet::FleetCommand::Health { .. } } => Need::MakesRun,
-        Command::Rerun { .. } | Command::Fleet { command: commands::fleet::FleetCommand::Gate(_) } => Need::Both,
-        _ => Need::Runs,
+        // No archive read: the folder as given, never a bucket's mirror.
+        Command::Backends { .. } | Command::Import(ImportArgs { explain: true, .. }) => {
+            let archive = Archive::new(&cli.archive);
+            return dispatch(cli, &archive);
+        }
+        Command::Run(_) | Command::Import(_) | Command::Unbundle { .. } => Need::MAKES_RUN,
+        Command::Fleet { command: commands::fleet::FleetCommand::Health { .. } } => Need::SPECS,
+        Command::Rerun { .. } | Command::Fleet { command: commands::fleet::FleetCommand::Gate(_) } => Need::BOTH,
+        _ => Need::RUNS,
     };
     let opened = commands::sync::open(&cli.archive, need, quiet)?;
     let archive = opened.archive.clone();

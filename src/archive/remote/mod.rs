@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as Key;
-use object_store::{ClientOptions, ObjectStore, RetryConfig};
+use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 
 use crate::error::{Error, Result};
 
@@ -161,6 +161,19 @@ impl Bucket {
         } else {
             k.strip_prefix(self.prefix.as_str())?.strip_prefix('/')
         }
+    }
+
+    /// The bytes of object `key`, or None if there is none.
+    async fn get_opt(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        match self.store.get(key).await {
+            Ok(r) => r.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| self.err(key.as_ref(), e)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(key.as_ref(), e)),
+        }
+    }
+
+    async fn put(&self, key: &Key, data: Vec<u8>) -> Result<()> {
+        self.store.put(key, PutPayload::from(data)).await.map(|_| ()).map_err(|e| self.err(key.as_ref(), e))
     }
 
     /// An object-store error as the library's, naming the object.

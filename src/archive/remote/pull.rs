@@ -184,7 +184,8 @@ impl Bucket {
         }
         report.runs_in_bucket = runs.len();
         let ours: BTreeSet<String> = outbox(&archive.root).into_iter().collect();
-        let stale: Vec<(&String, &Vec<(String, ObjectMeta)>)> = runs
+        // Runs not in the mirror, or whose objects changed since it took them.
+        let changed: Vec<(&String, &Vec<(String, ObjectMeta)>)> = runs
             .iter()
             .filter(|(id, objects)| {
                 let held = archive.run_dir(id).path.is_dir()
@@ -195,7 +196,7 @@ impl Bucket {
         // Each run is placed as it arrives (never all held at once), and the
         // state saved now and then, so a pull cut short keeps what it fetched.
         let mut fetched = futures::stream::iter(
-            stale.iter().map(|(id, objects)| async move { (id.as_str(), self.fetch_run(id, objects).await) }),
+            changed.iter().map(|(id, objects)| async move { (id.as_str(), self.fetch_run(id, objects).await) }),
         )
         .buffer_unordered(32);
         while let Some((id, r)) = fetched.next().await {

@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use md5::Digest;
-use object_store::path::Path as Key;
-use object_store::{ObjectStoreExt, PutPayload};
+use object_store::ObjectStoreExt;
 use serde::Serialize;
 
 use super::{outbox, Bucket, HEARTBEAT_FILE, OUTBOX_DIR};
@@ -29,7 +28,9 @@ pub struct PushReport {
     pub runs_unchanged: usize,
     pub objects_sent: usize,
     pub bytes_sent: u64,
-    /// Runs left in the outbox (still running, or that failed to send), with why.
+    /// Runs of this node still going: sent so far, and kept in the outbox.
+    pub still_running: Vec<String>,
+    /// Runs that failed to send (kept in the outbox), with why.
     pub left: Vec<(String, String)>,
 }
 
@@ -103,19 +104,6 @@ fn etag_is_md5(etag: Option<&str>, data: &[u8]) -> bool {
 }
 
 impl Bucket {
-    /// The bytes of object `key`, or None if there is none.
-    pub(super) async fn get_opt(&self, key: &Key) -> Result<Option<Vec<u8>>> {
-        match self.store.get(key).await {
-            Ok(r) => r.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| self.err(key.as_ref(), e)),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(self.err(key.as_ref(), e)),
-        }
-    }
-
-    async fn put(&self, key: &Key, data: Vec<u8>) -> Result<()> {
-        self.store.put(key, PutPayload::from(data)).await.map(|_| ()).map_err(|e| self.err(key.as_ref(), e))
-    }
-
     /// Send run `dir` (whatever of it the bucket lacks), then its
     /// heartbeat. Returns the objects and bytes sent, or None when the
     /// bucket had the run whole already.
@@ -187,7 +175,7 @@ impl Bucket {
                 Ok((sent, live)) => {
                     report.add(id, sent);
                     if live {
-                        report.left.push((id.clone(), "still running".into()));
+                        report.still_running.push(id.clone());
                     }
                 }
                 Err(e) => report.left.push((id.clone(), e.to_string())),
@@ -238,19 +226,19 @@ impl Bucket {
                 }
                 for id in outbox(&archive.root) {
                     let dir = archive.run_dir(&id);
-                    let Ok(m) = dir.manifest() else { continue };
+                    let Ok(bytes) = std::fs::read(dir.manifest_path()) else { continue };
+                    let Ok(m) = serde_json::from_slice::<crate::archive::Manifest>(&bytes) else { continue };
                     if m.pid != std::process::id() || m.status != RunStatus::Running {
                         continue;
                     }
-                    let stamp = std::fs::read(dir.manifest_path()).unwrap_or_default();
-                    let r = if sent.get(&id) == Some(&stamp) {
+                    let r = if sent.get(&id) == Some(&bytes) {
                         bucket.rt.block_on(bucket.heartbeat(&dir.id, false))
                     } else {
                         bucket.push_run(&dir).map(|_| ())
                     };
                     match r {
                         Ok(()) => {
-                            sent.insert(id, stamp);
+                            sent.insert(id, bytes);
                         }
                         Err(e) if !warned => {
                             warned = true;

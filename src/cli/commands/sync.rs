@@ -42,15 +42,23 @@ pub struct Opened {
     uploader: Option<Uploader>,
 }
 
-/// What a command needs of a bucket.
+/// What a command needs of a bucket: what it reads, and whether it makes
+/// runs (then a live run is sent at its flush points).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
+pub struct Need {
+    pub reads: Scope,
+    pub makes_runs: bool,
+}
+
+impl Need {
     /// It reads runs: the whole bucket.
-    Runs,
-    /// It makes a run: the specs, and an uploader for its flush points.
-    MakesRun,
+    pub const RUNS: Need = Need { reads: Scope::Everything, makes_runs: false };
+    /// It makes a run from the specs alone.
+    pub const MAKES_RUN: Need = Need { reads: Scope::Specs, makes_runs: true };
     /// It makes runs and reads them (`fleet gate`, `rerun`).
-    Both,
+    pub const BOTH: Need = Need { reads: Scope::Everything, makes_runs: true };
+    /// It reads only the specs (`fleet health`).
+    pub const SPECS: Need = Need { reads: Scope::Specs, makes_runs: false };
 }
 
 /// Open `--archive`: a folder, or `s3://…` through its mirror.
@@ -61,17 +69,17 @@ pub fn open(location: &Path, need: Need, quiet: bool) -> Result<Opened> {
     }
     let bucket = Arc::new(Bucket::open(&text)?);
     let archive = bucket.archive()?;
-    let scope = if need == Need::MakesRun { Scope::Specs } else { Scope::Everything };
-    match bucket.pull(&archive, scope) {
+    match bucket.pull(&archive, need.reads) {
         Ok(pulled) => tell_pulled(&bucket, &pulled, quiet),
-        // A run needs only the specs: it measures anyway, and waits in the outbox.
-        Err(e) if need == Need::MakesRun => eprintln!(
-            "warning: {e}\nThe run goes on; it is kept in {} and sent by the next command given the bucket, or `benchbook sync`.",
+        // A command that reads no runs goes on with the specs the mirror has;
+        // a run it makes waits in the outbox.
+        Err(e) if need.reads == Scope::Specs => eprintln!(
+            "warning: {e}\nGoing on with the specs in {}; a run made now is kept there and sent by the next command given the bucket, or `benchbook sync`.",
             safe_path(&bucket.cache)
         ),
         Err(e) => return Err(e),
     }
-    let uploader = (need != Need::Runs).then(|| bucket.start_uploader(archive.clone(), upload_every()));
+    let uploader = need.makes_runs.then(|| bucket.start_uploader(archive.clone(), upload_every()));
     Ok(Opened { archive, bucket: Some(bucket), uploader })
 }
 
@@ -100,7 +108,7 @@ impl Opened {
         let bucket = self.bucket.as_ref()?;
         match bucket.push_outbox(&self.archive) {
             Ok(report) => {
-                for (id, why) in report.left.iter().filter(|(_, why)| why != "still running") {
+                for (id, why) in &report.left {
                     eprintln!(
                         "warning: run {} not sent to {}: {why}; `benchbook sync` sends it",
                         safe_text(id),
@@ -132,7 +140,7 @@ pub struct SyncOutput {
 
 /// Send this node's runs (and, with `--upload-from`, a local archive's),
 /// bring the mirror up to date, and rewrite the bucket's catalog.
-pub fn sync(location: &Path, args: &SyncArgs, quiet: bool) -> Result<SyncOutput> {
+pub fn sync(location: &Path, args: &SyncArgs) -> Result<SyncOutput> {
     let text = location.to_string_lossy();
     if !crate::archive::remote::is_bucket(&text) {
         return Err(crate::error::Error::config(
@@ -150,7 +158,6 @@ pub fn sync(location: &Path, args: &SyncArgs, quiet: bool) -> Result<SyncOutput>
     let fetched = bucket.pull(&archive, Scope::Everything)?;
     tell_pulled(&bucket, &fetched, true);
     bucket.push_catalog(&archive)?;
-    let _ = quiet;
     Ok(SyncOutput { bucket: bucket.url.clone(), mirror: bucket.cache.clone(), uploaded_from, sent, fetched })
 }
 
@@ -171,6 +178,9 @@ impl Render for SyncOutput {
             self.sent.bytes_sent as f64 / 1048576.0,
             self.sent.runs_unchanged
         )?;
+        for id in &self.sent.still_running {
+            writeln!(t.out, "  kept in the outbox: {}: still running", safe_text(id))?;
+        }
         for (id, why) in &self.sent.left {
             writeln!(t.out, "  kept in the outbox: {}: {}", safe_text(id), safe_text(why))?;
         }
