@@ -1,8 +1,10 @@
 //! What sysfs says about the node's devices: its InfiniBand ports as the
 //! kernel lists them (`/sys/class/infiniband/DEV/
 //! ports/N/{state,rate,link_layer}`, Documentation/ABI/stable/
-//! sysfs-class-infiniband): what NHC's `check_hw_ib` reads; and how many
-//! AMD GPUs it has. The root is `/sys`, or `BENCHBOOK_SYSFS` (the tests'
+//! sysfs-class-infiniband): what NHC's `check_hw_ib` reads, with each
+//! port's `link_downed` counter; its CPUs' sockets and cores, its network
+//! interfaces and its PCI devices' NUMA nodes (NHC's `check_hw_cpuinfo`,
+//! `check_hw_eth`, Azure's `check_hw_topology`); and how many AMD GPUs it has. The root is `/sys`, or `BENCHBOOK_SYSFS` (the tests'
 //! stand-in trees).
 
 use std::path::{Path, PathBuf};
@@ -42,10 +44,50 @@ pub fn ports() -> Vec<IbPort> {
                 state,
                 rate_gbps,
                 link_layer: read(&p.join("link_layer")),
+                link_downed: read(&p.join("counters/link_downed")).and_then(|v| v.parse().ok()),
             });
         }
     }
     out
+}
+
+/// Sockets and physical cores of the online CPUs: the distinct
+/// `physical_package_id`s, and the distinct (package, `core_id`) pairs,
+/// of `devices/system/cpu/cpuN/topology` (an offline CPU has no
+/// topology folder). `None` where no CPU lists one.
+pub fn cpu_topology() -> Option<(usize, usize)> {
+    let dir = root().join("devices/system/cpu");
+    let mut packages = std::collections::BTreeSet::new();
+    let mut cores = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir(&dir).ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.strip_prefix("cpu").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())) {
+            continue;
+        }
+        let t = e.path().join("topology");
+        let (Some(p), Some(c)) = (read(&t.join("physical_package_id")), read(&t.join("core_id"))) else { continue };
+        packages.insert(p.clone());
+        cores.insert((p, c));
+    }
+    (!packages.is_empty()).then_some((packages.len(), cores.len()))
+}
+
+/// Whether the kernel lists network interface `name` (`class/net/NAME`).
+pub fn has_interface(name: &str) -> bool {
+    !name.contains('/') && root().join("class/net").join(name).exists()
+}
+
+/// The NUMA node of PCI device `bus` (`0001:00:00.0`): `None` where the
+/// kernel does not list the device, `Some(-1)` where it names no node.
+pub fn pci_numa_node(bus: &str) -> Option<i64> {
+    if bus.contains('/') {
+        return None;
+    }
+    let dev = root().join("bus/pci/devices").join(bus);
+    if !dev.exists() {
+        return None;
+    }
+    Some(read(&dev.join("numa_node")).and_then(|n| n.parse().ok()).unwrap_or(-1))
 }
 
 /// AMD GPUs: DRM cards (`class/drm/cardN`, not their connectors) whose PCI

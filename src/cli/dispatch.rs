@@ -96,7 +96,7 @@ fn dispatch(cli: Cli, archive: &Archive) -> Result<u8> {
         }
         Command::Fleet { command: commands::fleet::FleetCommand::Health { json, checks, textfile } } => {
             let specs = crate::analysis::SpecBook::load(&archive.root)?;
-            let out = commands::health::health(&specs, &checks);
+            let out = commands::health::health(&specs, &checks)?;
             emit(&out, Form::json(json), quiet);
             if let Some(dir) = textfile {
                 let text = commands::textfile::health_metrics(&crate::gate::this_node(), out.health.as_ref());

@@ -1,6 +1,7 @@
 //! The passive half of the gate: this node's GPUs as NVML reports them,
 //! with the driver's Xid events from the kernel log placed on them, and
-//! what the node must have (GPU count, InfiniBand ports, CPUs, memory), judged
+//! what the node must have (GPU count, InfiniBand ports and their link
+//! losses, CPUs, sockets and cores, memory, swap, interfaces, PCI topology), judged
 //! by `analysis::fleet::health`.
 
 use std::path::Path;
@@ -58,11 +59,18 @@ pub fn passive_health(specs: &SpecBook, kernel_log: &Path, expected: &Expected) 
         health.unread.retain(|c| *c != Check::Xid);
     }
     let host = expected.asks_host().then(crate::host::HostInfo::detect);
+    let placed = expected.topology.as_ref().map_or_else(Vec::new, |(_, devices)| {
+        devices.iter().map(|(bus, numa)| (bus.clone(), *numa, crate::session::pci_numa_node(bus))).collect()
+    });
     let node = NodeFacts {
         gpus: seen,
-        ports: if expected.ib_rate_gbps.is_some() { crate::session::ib_ports() } else { Vec::new() },
+        ports: if expected.asks_ports() { crate::session::ib_ports() } else { Vec::new() },
         cpus: host.as_ref().map(|h| h.online_cpus.unwrap_or(h.logical_cpus)),
         memory_bytes: host.and_then(|h| h.memory_bytes),
+        sockets_cores: crate::session::cpu_topology(),
+        swap_bytes: crate::host::swap_bytes(),
+        missing_interfaces: expected.interfaces.iter().filter(|i| !crate::session::has_interface(i)).cloned().collect(),
+        placed,
     };
     node_findings(&mut health, expected, &node);
     Ok(health)

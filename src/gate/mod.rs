@@ -8,6 +8,7 @@
 
 mod health;
 pub mod slurm;
+pub mod tool;
 
 pub use health::passive_health;
 
@@ -46,6 +47,8 @@ pub struct GateSpec {
     pub kernel_log: PathBuf,
     /// What the node must have (GPUs, InfiniBand ports), where given.
     pub expected: crate::vocab::health::Expected,
+    /// Tools run and held against fixed floors (`--tool-check`).
+    pub tools: Vec<crate::vocab::gate::ToolCheck>,
 }
 
 /// What a gate found.
@@ -79,6 +82,9 @@ pub struct GateOutcome {
     /// changed level, point by point: informative, never a reason to drain
     /// (`analysis::fleet::gate::changes`).
     pub own_changes: Vec<String>,
+    /// The tool checks (`--tool-check`), run after the passive checks and
+    /// before the suite.
+    pub tools: Vec<tool::ToolResult>,
 }
 
 impl GateOutcome {
@@ -110,6 +116,7 @@ impl GateOutcome {
             health: None,
             health_unread: None,
             own_changes: Vec::new(),
+            tools: Vec::new(),
         }
     }
 }
@@ -137,7 +144,7 @@ fn node_of(archive: &Archive, run: &str) -> Option<String> {
 ///
 /// First the GPUs' own health (passive, instant): a finding that asks to
 /// drain the node or reset a GPU makes the gate bad at once, with the
-/// finding as its reason, and the suite does not run.
+/// finding as its reason, and the suite does not run. Then the tool checks ([`tool::then_suite`]).
 pub fn gate(archive: &Archive, spec: &GateSpec, specs: &SpecBook, progress: &dyn Progress) -> GateOutcome {
     let (health, unread) = match passive_health(specs, &spec.kernel_log, &spec.expected) {
         Ok(h) => (Some(h), None),
@@ -150,10 +157,10 @@ pub fn gate(archive: &Archive, spec: &GateSpec, specs: &SpecBook, progress: &dyn
             reason: format!("{} {}", reason::PREFIX, f.line()),
             ..GateOutcome::not_judged(&spec.fleet, &this_node(), Vec::new(), "")
         },
-        None => match pass(archive, spec, progress) {
+        None => tool::then_suite(archive, spec, progress, || match pass(archive, spec, progress) {
             Err(why) => GateOutcome::not_judged(&spec.fleet, &this_node(), Vec::new(), &why),
             Ok(first) => judge_passes(archive, spec, specs, progress, first),
-        },
+        }),
     };
     (out.health, out.health_unread) = (health, unread);
     // The passes join this node's fleet summary (a cache: failing to
@@ -205,6 +212,7 @@ fn judge_passes(
         verdict_run: None,
         health: None,
         health_unread: None,
+        tools: Vec::new(),
         own_changes: changes::own_changes(&c.data, &ChangeRule::default()).iter().map(|c| c.line()).collect(),
     };
     if !j1.judged() {

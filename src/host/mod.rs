@@ -47,6 +47,11 @@ fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
+/// Swap configured on the machine, in bytes (`/proc/meminfo`'s SwapTotal).
+pub fn swap_bytes() -> Option<u64> {
+    meminfo_field("SwapTotal:")
+}
+
 fn meminfo_field(name: &str) -> Option<u64> {
     let text = read("/proc/meminfo")?;
     let line = text.lines().find(|l| l.starts_with(name))?;

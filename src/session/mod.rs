@@ -32,7 +32,7 @@ pub use local::LocalSource;
 /// runs), or why nothing could be read.
 pub use crate::backend::gpu_health;
 pub use crate::backend::kernel_log::{xids as kernel_xids, KMSG};
-pub use crate::backend::sysfs::ports as ib_ports;
+pub use crate::backend::sysfs::{cpu_topology, has_interface, pci_numa_node, ports as ib_ports};
 
 /// What a finished (or interrupted) run left in the archive.
 #[derive(Debug, Clone)]

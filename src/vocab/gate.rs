@@ -33,3 +33,65 @@ pub struct GateRecord {
 pub struct GateConfig {
     pub gate: GateRecord,
 }
+
+/// A tool the gate runs and holds against a fixed floor, as NHC runs
+/// nccl-tests and perftest (`check_nccl_allreduce 460.0`, `check_ib_bw_gdr
+/// 375`): `FORMAT:GBPS:COMMAND ARGS` (`fleet gate --tool-check`). Its
+/// output is imported as `FORMAT` (any `benchbook import` format), and each
+/// curve's figure at its largest size (bus bandwidth for a collective,
+/// else the bytes its tool counts) must reach `floor_gbps` (10^9 bytes/s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCheck {
+    pub format: String,
+    pub floor_gbps: f64,
+    /// The command and its arguments, run directly (no shell).
+    pub command: Vec<String>,
+}
+
+impl ToolCheck {
+    /// `nccl-tests:460:all_reduce_perf -b 16G -e 16G -g 8`, or why not.
+    pub fn parse(spec: &str) -> Result<ToolCheck, String> {
+        let shape = "FORMAT:GBPS:COMMAND (e.g. `nccl-tests:460:all_reduce_perf -b 16G -e 16G -g 8`)";
+        let mut parts = spec.splitn(3, ':');
+        let (Some(format), Some(floor), Some(command)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!("`{spec}` is not {shape}"));
+        };
+        let floor_gbps: f64 = floor
+            .trim()
+            .parse()
+            .ok()
+            .filter(|f: &f64| f.is_finite() && *f > 0.0)
+            .ok_or_else(|| format!("`{floor}` in `{spec}` is not a floor in GB/s (a positive number); {shape}"))?;
+        let command: Vec<String> = command.split_whitespace().map(String::from).collect();
+        if format.trim().is_empty() || command.is_empty() {
+            return Err(format!("`{spec}` names no format or no command; {shape}"));
+        }
+        Ok(ToolCheck { format: format.trim().to_string(), floor_gbps, command })
+    }
+
+    /// `nccl-tests (all_reduce_perf)`: how reasons name it.
+    pub fn name(&self) -> String {
+        let program = self.command[0].rsplit('/').next().unwrap_or(&self.command[0]);
+        format!("{} ({program})", self.format)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_check_reads_format_floor_and_command() {
+        let t = ToolCheck::parse("nccl-tests:460:all_reduce_perf -b 16G  -e 16G -g 8").unwrap();
+        assert_eq!((t.format.as_str(), t.floor_gbps), ("nccl-tests", 460.0));
+        assert_eq!(t.command, ["all_reduce_perf", "-b", "16G", "-e", "16G", "-g", "8"]);
+        assert_eq!(t.name(), "nccl-tests (all_reduce_perf)");
+        // A command may hold colons of its own.
+        assert_eq!(ToolCheck::parse("perftest:46.9:ib_write_bw -d mlx5_ib0:1").unwrap().command[2], "mlx5_ib0:1");
+        for bad in
+            ["nccl-tests", "nccl-tests:460", "nccl-tests:fast:x", "nccl-tests:-1:x", ":460:x", "nccl-tests:460: "]
+        {
+            assert!(ToolCheck::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -67,6 +67,9 @@ pub struct IbPort {
     pub rate_gbps: Option<f64>,
     /// `InfiniBand` or `Ethernet` (RoCE).
     pub link_layer: Option<String>,
+    /// Times the link failed to recover and went down, since the
+    /// counters were last reset (`counters/link_downed`).
+    pub link_downed: Option<u64>,
 }
 
 /// What a node must have, where its operator says so (NHC's
@@ -82,17 +85,89 @@ pub struct Expected {
     /// Memory the node must have, in GiB, within 5 % (NHC's
     /// `check_hw_physmem`).
     pub memory_gib: Option<f64>,
+    /// CPU sockets and physical cores it must have online (the rest of
+    /// `check_hw_cpuinfo`).
+    pub sockets: Option<u32>,
+    pub cores: Option<u32>,
+    /// Swap it must have, in GiB, within 3 % (`check_hw_swap`; 0: none).
+    pub swap_gib: Option<f64>,
+    /// Network interfaces it must list (`check_hw_eth`).
+    pub interfaces: Vec<String>,
+    /// Its PCI devices on their NUMA nodes: (bus id, NUMA node), read from
+    /// an NCCL topology file (Azure's `check_hw_topology`), with the file's name.
+    pub topology: Option<(String, Vec<(String, i64)>)>,
+    /// The link losses an InfiniBand port may have counted (Azure's
+    /// `check_ib_link_flapping`).
+    pub ib_flaps: Option<u64>,
 }
 
 impl Expected {
     /// Whether a check of the node itself (ports, CPUs, memory) is asked
     /// for: those are judged even where no GPU can be read.
     pub fn asks_node(&self) -> bool {
-        self.ib_rate_gbps.is_some() || self.asks_host()
+        self.ib_rate_gbps.is_some()
+            || self.asks_host()
+            || self.asks_ports()
+            || self.sockets.is_some()
+            || self.cores.is_some()
+            || !self.interfaces.is_empty()
+            || self.topology.is_some()
     }
 
-    /// Whether the host's CPUs or memory are asked for.
+    /// Whether the host's CPUs, memory or swap are asked for.
     pub fn asks_host(&self) -> bool {
-        self.cpus.is_some() || self.memory_gib.is_some()
+        self.cpus.is_some() || self.memory_gib.is_some() || self.swap_gib.is_some()
+    }
+
+    /// Whether the InfiniBand ports are read.
+    pub fn asks_ports(&self) -> bool {
+        self.ib_rate_gbps.is_some() || self.ib_flaps.is_some()
+    }
+}
+
+/// The PCI devices an NCCL topology file (`NCCL_TOPO_FILE`, Azure's
+/// `ndv5-topo.xml`) places on each NUMA node: every leaf `<pci busid>` under
+/// its `<cpu numaid>`, bus ids in lower case. A `<pci>` with children is a
+/// switch, often a made-up `ffff:ff:01.0`, and is not listed, as Azure's
+/// check leaves it out. `name` names the file in errors.
+pub fn topology_devices(name: &str, xml: &str) -> Result<Vec<(String, i64)>, String> {
+    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("{name}: not an NCCL topology file: {e}"))?;
+    let mut out = Vec::new();
+    for pci in doc.descendants().filter(|n| n.has_tag_name("pci") && !n.children().any(|c| c.is_element())) {
+        let Some(bus) = pci.attribute("busid") else { continue };
+        let cpu = pci.ancestors().find(|a| a.has_tag_name("cpu"));
+        let numa = cpu.and_then(|c| c.attribute("numaid")).and_then(|n| n.parse::<i64>().ok()).ok_or_else(|| {
+            let line = doc.text_pos_at(pci.range().start).row;
+            format!("{name}:{line}: <pci busid=\"{bus}\"> is not inside a <cpu numaid=\"N\">")
+        })?;
+        out.push((bus.to_ascii_lowercase(), numa));
+    }
+    if out.is_empty() {
+        return Err(format!("{name}: no <pci busid> device under a <cpu numaid> (is it an NCCL topology file?)"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_nccl_topology_file_places_its_leaf_devices_on_numa_nodes() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/health/ndv5-topo.xml");
+        let devices = topology_devices("ndv5-topo.xml", &std::fs::read_to_string(path).unwrap()).unwrap();
+        // Azure's ND H100 v5 file: 8 GPUs and 8 NICs, half on each node;
+        // the made-up switches (`ffff:ff:01.0`) are not devices.
+        assert_eq!(devices.len(), 16);
+        assert_eq!(devices[0], ("0001:00:00.0".to_string(), 0));
+        assert!(
+            devices.contains(&("000c:00:00.0".to_string(), 1)) && devices.contains(&("0104:00:00.0".to_string(), 0))
+        );
+        assert!(devices.iter().all(|(b, _)| !b.starts_with("ffff")));
+        assert_eq!(devices.iter().filter(|(_, n)| *n == 1).count(), 8);
+        let e = topology_devices("t.xml", "<system>\n  <pci busid=\"0001:00:00.0\"/>\n</system>").unwrap_err();
+        assert_eq!(e, "t.xml:2: <pci busid=\"0001:00:00.0\"> is not inside a <cpu numaid=\"N\">");
+        assert!(topology_devices("t.xml", "<system><cpu numaid=\"0\">").unwrap_err().starts_with("t.xml: not an NCCL"));
+        assert!(topology_devices("t.xml", "<system/>").unwrap_err().contains("no <pci busid>"));
     }
 }

@@ -176,3 +176,61 @@ fn a_large_fleet_is_judged_from_its_peers_summaries_as_from_their_results() {
     assert_eq!(summary::read(&archive, "synthetic", "node0042").unwrap().runs[0], newest);
     assert_eq!(read().from_summary, 69);
 }
+
+/// `--tool-check`, NHC's `check_nccl_allreduce 460.0 … 16G`, with the
+/// tool's output a published 8×H100 all_reduce_perf log (busbw 483 GB/s at
+/// 16 GiB; sources in tests/fixtures/import/real/nccl-tests/expected.toml)
+/// printed by `cat`: at a 460 GB/s floor it passes and the suite runs; at
+/// 500 it is below twice and the node is bad without a suite; a tool that
+/// fails, is missing, or prints what its format does not read is not
+/// judged, never bad; an unknown format is refused before anything runs.
+#[test]
+fn a_tool_check_holds_a_published_nccl_log_against_its_floor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("archive");
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/real/nccl-tests/all_reduce_8xH100_p5_awsbatch_mpirun_tag_output.txt");
+    let check = |floor: &str, command: &str| {
+        let o = gate(&archive, "n1", &["--json", "--tool-check", &format!("{floor}:{command}")]);
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        (o.status.code(), v)
+    };
+    let cat = format!("cat {}", log.display());
+    let (code, v) = check("nccl-tests:460", &cat);
+    // The tool passes; the suite has no fleet yet, so the gate is not judged.
+    assert_eq!(code, Some(3), "{v}");
+    let t = &v["tools"][0];
+    assert_eq!(t["verdict"], "pass", "{v}");
+    let figures = t["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 2, "in-place and out-of-place: {v}");
+    for f in figures {
+        assert_eq!(f["size_bytes"], 17179869184u64);
+        let gbps = f["gbps"].as_f64().unwrap();
+        assert!((gbps - 483.2).abs() < 0.3, "the log's 483.05 / 483.35 GB/s busbw: {gbps}");
+        assert_eq!(f["axis"], "GB/s (bus bandwidth)");
+    }
+    assert_eq!(v["passes"].as_array().unwrap().len(), 1, "the suite ran: {v}");
+
+    let (code, v) = check("nccl-tests:500", &cat);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["tools"][0]["runs"].as_array().unwrap().len(), 2, "measured again before calling it bad: {v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.starts_with("benchbook: nccl-tests (cat) collective all_reduce"), "{reason}");
+    assert!(reason.contains("at 16 GiB, below the 500 GB/s floor, twice"), "{reason}");
+    assert!(v["passes"].as_array().unwrap().is_empty(), "no suite after a bad tool: {v}");
+
+    for (command, why) in [
+        ("false", "`false` exited with exit status: 1"),
+        ("no-such-tool-here", "`no-such-tool-here` could not start"),
+        ("echo hello", "its output is not nccl-tests output"),
+    ] {
+        let (code, v) = check("nccl-tests:460", command);
+        assert_eq!(code, Some(3), "{command}: {v}");
+        assert_eq!(v["tools"][0]["verdict"], "not_judged", "{v}");
+        assert!(v["reason"].as_str().unwrap().contains(why), "{command}: {v}");
+    }
+    let o = gate(&archive, "n1", &["--tool-check", "nccl:460:cat x"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(last_line(&o).contains("`nccl` is not an import format"), "{}", last_line(&o));
+}

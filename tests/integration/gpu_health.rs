@@ -23,6 +23,11 @@ fn health(lib: &Path, archive: &Path, log: &Path, envs: &[(&str, &str)]) -> (Opt
     (o.status.code(), v)
 }
 
+/// The checks of what a node must have, made only when asked (in the
+/// order reports list them).
+const NODE_CHECKS: [&str; 9] =
+    ["gpu-count", "ib-port", "cpu-count", "cpu-topology", "memory", "swap", "net-interface", "topology", "ib-flap"];
+
 fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
     let f = v["health"]["findings"].as_array().cloned().unwrap_or_default();
     f.iter()
@@ -43,7 +48,7 @@ fn passive_gpu_health_finds_each_injected_fault() {
     assert_eq!(v["health"]["devices"], 2);
     assert_eq!(findings(&v), vec![], "{v}");
     // Every check read but the two that need to be told what to expect.
-    assert_eq!(v["health"]["unread"], serde_json::json!(["gpu-count", "ib-port", "cpu-count", "memory"]), "{v}");
+    assert_eq!(v["health"]["unread"], serde_json::json!(NODE_CHECKS), "{v}");
     for (fault, check, action, exit) in [
         ("remap_failed", "row-remap", "drain", 1),
         ("remap_pending", "row-remap", "reset", 1),
@@ -170,7 +175,7 @@ fn an_unreadable_log_or_nvml_is_not_read_never_bad() {
     let (tmp, lib, archive) = setup();
     let (code, v) = health(&lib, &archive, &tmp.path().join("no-such.log"), &[]);
     assert_eq!(code, Some(0), "{v}");
-    assert_eq!(v["health"]["unread"], serde_json::json!(["xid", "gpu-count", "ib-port", "cpu-count", "memory"]), "{v}");
+    assert_eq!(v["health"]["unread"], serde_json::json!([&["xid"][..], &NODE_CHECKS[..]].concat()), "{v}");
     let empty = tmp.path().join("empty.log");
     std::fs::write(&empty, "").unwrap();
     let no_nvml = tmp.path().join("no-nvml");
@@ -256,10 +261,10 @@ fn the_gate_and_health_write_node_exporter_textfiles() {
     families_are_contiguous(&text);
     let s = samples(&text);
     let verdicts: Vec<&(String, String, f64)> = s.iter().filter(|x| x.0 == "benchbook_health_verdict").collect();
-    assert_eq!(verdicts.len(), 13, "one per passive check: {text}");
+    assert_eq!(verdicts.len(), 18, "one per passive check: {text}");
     for (_, labels, v) in verdicts {
-        let unasked = ["gpu-count", "ib-port", "cpu-count", "memory"].iter().any(|c| labels.contains(c));
-        assert_eq!(*v, if unasked { 3.0 } else { 0.0 }, "healthy GPUs, two checks not asked: {labels}");
+        let unasked = NODE_CHECKS.iter().any(|c| labels.contains(&format!("check=\"{c}\"")));
+        assert_eq!(*v, if unasked { 3.0 } else { 0.0 }, "healthy GPUs, the node checks not asked: {labels}");
     }
 }
 
@@ -284,7 +289,7 @@ fn a_missing_gpu_or_a_port_down_drains_the_node_when_asked() {
     let (code, v) = run(&[], "sys-ndr-port-down");
     assert_eq!(code, Some(0), "not asked, not checked: {v}");
     let unread: Vec<&str> = v["health"]["unread"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
-    assert_eq!(unread, ["gpu-count", "ib-port", "cpu-count", "memory"]);
+    assert_eq!(unread, NODE_CHECKS);
     let (code, v) = run(&["--gpus", "2", "--ib-rate", "400"], "sys-ndr-ok");
     assert_eq!((code, findings(&v)), (Some(0), vec![]), "{v}");
     let (code, v) = run(&["--gpus", "8", "--ib-rate", "400"], "sys-ndr-port-down");
@@ -332,11 +337,135 @@ fn too_few_cpus_or_too_little_memory_drains_the_node_when_asked() {
     };
     let (code, v) = run(&["--cpus", "1", "--memory-gib", "1"]);
     assert_eq!((code, findings(&v)), (Some(0), vec![]), "{v}");
-    assert_eq!(v["health"]["unread"], serde_json::json!(["gpu-count", "ib-port"]), "{v}");
+    let rest: Vec<&str> = NODE_CHECKS.into_iter().filter(|c| !["cpu-count", "memory"].contains(c)).collect();
+    assert_eq!(v["health"]["unread"], serde_json::json!(rest), "{v}");
     let (code, v) = run(&["--cpus", "100000", "--memory-gib", "100000"]);
     assert_eq!(code, Some(1), "{v}");
     let what: Vec<&str> =
         v["health"]["findings"].as_array().unwrap().iter().map(|f| f["what"].as_str().unwrap()).collect();
     assert!(what[0].ends_with("logical CPUs online, 100000 expected"), "{what:?}");
     assert!(what[1].ends_with("GiB of memory, more than 5 % below the 100000 GiB expected"), "{what:?}");
+}
+
+/// A stand-in sysfs for the rest of NHC's ND H100 v5 inventory: 2 sockets
+/// of 2 cores (4 CPUs, cpu4 offline), interfaces `lo`, `eth0`, `ib0`, the
+/// PCI devices of Azure's published `ndv5-topo.xml` on the NUMA nodes it
+/// names, and one InfiniBand port whose link went down `downs` times.
+fn inventory_tree(root: &Path, downs: u64) {
+    let w = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    for cpu in 0..4 {
+        w(&format!("devices/system/cpu/cpu{cpu}/topology/physical_package_id"), &format!("{}\n", cpu / 2));
+        w(&format!("devices/system/cpu/cpu{cpu}/topology/core_id"), &format!("{}\n", cpu % 2));
+    }
+    std::fs::create_dir_all(root.join("devices/system/cpu/cpu4")).unwrap();
+    for net in ["lo", "eth0", "ib0"] {
+        w(&format!("class/net/{net}/operstate"), "up\n");
+    }
+    let xml = std::fs::read_to_string(fixture("ndv5-topo.xml")).unwrap();
+    let devices = benchbook::vocab::health::topology_devices("ndv5-topo.xml", &xml).unwrap();
+    for (bus, numa) in devices {
+        w(&format!("bus/pci/devices/{bus}/numa_node"), &format!("{numa}\n"));
+    }
+    let port = "class/infiniband/mlx5_ib0/ports/1";
+    w(&format!("{port}/state"), "4: ACTIVE\n");
+    w(&format!("{port}/rate"), "400 Gb/sec (4X NDR)\n");
+    w(&format!("{port}/link_layer"), "InfiniBand\n");
+    w(&format!("{port}/counters/link_downed"), &format!("{downs}\n"));
+}
+
+/// NHC's remaining ND H100 v5 rows through the real binary: sockets and
+/// cores, interfaces, the PCI topology of Azure's own file and a port's
+/// link losses over a stand-in sysfs, and swap on this machine's real
+/// /proc/meminfo. Each holds as built, and each injected fault drains,
+/// naming the device; a topology file that is not one is refused (exit 2).
+#[test]
+fn sockets_interfaces_topology_link_losses_and_swap_are_judged_when_asked() {
+    let (tmp, lib, archive) = setup();
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let sys = tmp.path().join("sys");
+    inventory_tree(&sys, 0);
+    let topo = fixture("ndv5-topo.xml");
+    let run = |extra: &[&str]| {
+        let mut all = vec!["fleet", "health", "--json", "--kernel-log", empty.to_str().unwrap()];
+        all.extend_from_slice(extra);
+        let o = bb(&lib, &archive, &all, &[("BENCHBOOK_SYSFS", sys.to_str().unwrap())]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+        (o.status.code(), v, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let what = |v: &serde_json::Value| -> Vec<String> {
+        let f = v["health"]["findings"].as_array().cloned().unwrap_or_default();
+        f.iter().map(|f| format!("{} {}", f["check"].as_str().unwrap(), f["what"].as_str().unwrap())).collect()
+    };
+    let asked = [
+        "--sockets",
+        "2",
+        "--cores",
+        "4",
+        "--interface",
+        "lo,eth0",
+        "--interface",
+        "ib0",
+        "--ib-flaps",
+        "2",
+        "--topology",
+    ];
+    let mut all = asked.to_vec();
+    all.push(topo.to_str().unwrap());
+    let (code, v, err) = run(&all);
+    assert_eq!((code, what(&v)), (Some(0), vec![]), "{v} {err}");
+    let unread: Vec<&str> = v["health"]["unread"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    for c in ["cpu-topology", "net-interface", "topology", "ib-flap"] {
+        assert!(!unread.contains(&c), "{c} was asked and read: {unread:?}");
+    }
+    // Faults: a socket short, an interface missing, a GPU gone and a NIC
+    // moved to the other NUMA node, a port that went down 5 times.
+    let (code, v, _) = run(&["--sockets", "4", "--cores", "4", "--interface", "lo,docker0"]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(
+        what(&v),
+        ["cpu-topology 2 CPU sockets online, 4 expected", "net-interface no network interface docker0"]
+    );
+    std::fs::remove_dir_all(sys.join("bus/pci/devices/0008:00:00.0")).unwrap();
+    std::fs::write(sys.join("bus/pci/devices/0105:00:00.0/numa_node"), "0\n").unwrap();
+    std::fs::write(sys.join("class/infiniband/mlx5_ib0/ports/1/counters/link_downed"), "5\n").unwrap();
+    let (code, v, _) = run(&["--topology", topo.to_str().unwrap(), "--ib-flaps", "2"]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(
+        what(&v),
+        [
+            "topology PCI device 0008:00:00.0 of TOPO is missing (NUMA node 0 expected)"
+                .replace("TOPO", topo.to_str().unwrap()),
+            "topology PCI device 0105:00:00.0 is on NUMA node 0, TOPO puts it on 1"
+                .replace("TOPO", topo.to_str().unwrap()),
+            "ib-flap port mlx5_ib0:1's link went down 5 times since its counters were reset (more than 2)".into(),
+        ]
+    );
+    // Swap, on this machine: what it has holds; 64 GiB more drains.
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: f64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("SwapTotal:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let gib = kib / (1u64 << 20) as f64;
+    let (code, v, _) = run(&["--swap-gib", &format!("{gib}")]);
+    assert_eq!((code, what(&v)), (Some(0), vec![]), "{v}");
+    let (code, v, _) = run(&["--swap-gib", &format!("{}", gib + 64.0)]);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(what(&v)[0].starts_with("swap ") && what(&v)[0].ends_with("GiB expected, within 3 %"), "{v}");
+    // A topology file that is not one: refused, naming the file and line.
+    let bad = tmp.path().join("bad-topo.xml");
+    std::fs::write(&bad, "<system>\n<pci busid=\"0001:00:00.0\"/>\n</system>\n").unwrap();
+    let (code, _, err) = run(&["--topology", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--topology") && err.contains("bad-topo.xml:2:"), "{err}");
 }

@@ -53,11 +53,16 @@ pub enum Check {
     GpuCount,
     IbPort,
     CpuCount,
+    CpuTopology,
     Memory,
+    Swap,
+    NetInterface,
+    Topology,
+    IbFlap,
 }
 
 impl Check {
-    pub const ALL: [Check; 13] = [
+    pub const ALL: [Check; 18] = [
         Check::RowRemap,
         Check::Ecc,
         Check::RetiredPages,
@@ -70,7 +75,12 @@ impl Check {
         Check::GpuCount,
         Check::IbPort,
         Check::CpuCount,
+        Check::CpuTopology,
         Check::Memory,
+        Check::Swap,
+        Check::NetInterface,
+        Check::Topology,
+        Check::IbFlap,
     ];
 
     /// `row-remap`, `pcie-width`, ...: as reasons and JSON name it.
@@ -88,7 +98,12 @@ impl Check {
             Check::GpuCount => "gpu-count",
             Check::IbPort => "ib-port",
             Check::CpuCount => "cpu-count",
+            Check::CpuTopology => "cpu-topology",
             Check::Memory => "memory",
+            Check::Swap => "swap",
+            Check::NetInterface => "net-interface",
+            Check::Topology => "topology",
+            Check::IbFlap => "ib-flap",
         }
     }
 
@@ -105,7 +120,12 @@ impl Check {
             Check::Throttle => "a hardware slowdown or power-brake reason warns",
             Check::GpuCount => "fewer GPUs than --gpus N drains (not made without it)",
             Check::CpuCount => "fewer logical CPUs online than --cpus N drains (not made without it)",
+            Check::CpuTopology => "fewer CPU sockets than --sockets S, or physical cores than --cores C, drains (not made without them)",
             Check::Memory => "memory more than 5 % below --memory-gib G drains (not made without it)",
+            Check::Swap => "swap more than 3 % away from --swap-gib G drains (0: any swap drains; not made without it)",
+            Check::NetInterface => "a network interface named by --interface that the kernel does not list drains (not made without it)",
+            Check::Topology => "with --topology FILE (an NCCL topology file), a PCI device it lists that is missing, or on another NUMA node, drains",
+            Check::IbFlap => "with --ib-flaps N, an InfiniBand port whose link went down more than N times since its counters were reset (boot) drains; once or more warns",
             Check::IbPort => "with --ib-rate GBPS, an InfiniBand port not ACTIVE, or active below that rate, drains; so does a node with none",
             Check::Xid => "an Xid in this boot's kernel log, by NVIDIA's immediate action: CONTACT_SUPPORT, CHECK_MECHANICALS, UPDATE_SWFW drain; RESET_GPU, RESTART_BM, RESTART_VM and the DBE workflow ask for a reset (or reboot); RESTART_APP, IGNORE and the rest warn",
         }
@@ -123,6 +143,11 @@ impl Check {
             Check::Throttle => "NVML clock event reasons: HW slowdown (0x8), HW thermal (0x40) and HW power brake (0x80) are the hardware's own slowdowns. https://docs.nvidia.com/deploy/nvml-api/",
             Check::GpuCount => "Azure NHC check_gpu_count (conf/nd96isr_h100_v5.conf: `check_gpu_count 8`): a GPU missing from the driver's count is a GPU the node cannot use. https://github.com/Azure/azurehpc-health-checks",
             Check::CpuCount => "LBNL NHC check_hw_cpuinfo (Azure conf/nd96isr_h100_v5.conf: `check_hw_cpuinfo 2 96 96`): a CPU the kernel took offline is capacity the node no longer has; the count is the kernel's online CPUs (/sys/devices/system/cpu/online). https://github.com/mej/nhc",
+            Check::CpuTopology => "LBNL NHC check_hw_cpuinfo (Azure conf/nd96isr_h100_v5.conf: `check_hw_cpuinfo 2 96 96`: sockets, cores, threads): sockets are the distinct physical_package_id and cores the distinct (package, core_id) of the online CPUs (/sys/devices/system/cpu/cpuN/topology, Documentation/ABI/stable/sysfs-devices-system-cpu). https://github.com/mej/nhc",
+            Check::Swap => "LBNL NHC check_hw_swap (Azure conf/nd96isr_h100_v5.conf: `check_hw_swap 0kB 0kB 3%`): /proc/meminfo's SwapTotal within 3 % of the expected size; a GPU node is expected to have none. https://github.com/mej/nhc",
+            Check::NetInterface => "LBNL NHC check_hw_eth (Azure conf/nd96isr_h100_v5.conf: `check_hw_eth eth0`, `ib0`…`ib7`, `docker0`): the interface must exist (/sys/class/net/NAME). https://github.com/mej/nhc",
+            Check::Topology => "Azure NHC check_hw_topology (customTests/azure_hw_topology_check.nhc, conf/nd96isr_h100_v5.conf: `check_hw_topology /opt/microsoft/ndv5-topo.xml`): every leaf <pci busid> of the topology file under its <cpu numaid>, found on that NUMA node (here /sys/bus/pci/devices/BUSID/numa_node; Azure reads lstopo). https://github.com/Azure/azurehpc-health-checks",
+            Check::IbFlap => "Azure NHC check_ib_link_flapping (conf/nd96isr_h100_v5.conf: `check_ib_link_flapping 6`: two link losses within 6 hours drain, read from syslog); here the port's own link_downed counter (Documentation/ABI/stable/sysfs-class-infiniband: times the link failed to recover and went down), which counts since the counters were last reset, not a time window. https://github.com/Azure/azurehpc-health-checks",
             Check::Memory => "LBNL NHC check_hw_physmem (Azure conf/nd96isr_h100_v5.conf: `check_hw_physmem 1915071MB 1915071MB 5%`): /proc/meminfo's MemTotal against the expected size, 5 % below allowed. https://github.com/mej/nhc",
             Check::IbPort => "LBNL NHC check_hw_ib (Azure conf/nd96isr_h100_v5.conf: `check_hw_ib 400 mlx5_ib0:1` for each of 8 ports): the port's state and rate from sysfs (Documentation/ABI/stable/sysfs-class-infiniband). https://github.com/mej/nhc",
             Check::Xid => "NVIDIA, Analyzing Xid Errors with the Xid Catalog: each Xid's Resolution Bucket (Immediate Action), 'the action that is immediately needed in order to recover the system and get it back into service' (data/reference/xid-catalog.tsv); Xid 154 states the recovery action itself. https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
@@ -142,7 +167,15 @@ impl Check {
             Check::Throttle => d.throttle_reasons.is_some(),
             Check::Xid => d.xids.is_some(),
             // Node-level: read by `node_findings`.
-            Check::GpuCount | Check::IbPort | Check::CpuCount | Check::Memory => false,
+            Check::GpuCount
+            | Check::IbPort
+            | Check::CpuCount
+            | Check::CpuTopology
+            | Check::Memory
+            | Check::Swap
+            | Check::NetInterface
+            | Check::Topology
+            | Check::IbFlap => false,
         }
     }
 }
@@ -330,7 +363,7 @@ mod tests {
         assert_eq!(h.findings[0].device, "GPU 1");
         // Every GPU check read; the node's own (`health_node`) are added
         // by what the operator expects.
-        assert_eq!(h.unread, [Check::GpuCount, Check::IbPort, Check::CpuCount, Check::Memory]);
+        assert_eq!(h.unread, Check::ALL[Check::ALL.iter().position(|c| *c == Check::GpuCount).unwrap()..]);
     }
 
     #[test]

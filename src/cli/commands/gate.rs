@@ -90,6 +90,15 @@ pub struct GateArgs {
     /// The passive checks, as for `fleet health`.
     #[command(flatten)]
     pub checks: super::health::HealthArgs,
+    /// A tool to run and hold against a fixed floor, as NHC runs
+    /// nccl-tests and perftest: FORMAT:GBPS:COMMAND. Its output is
+    /// imported as FORMAT (an `import` format) into a run of the fleet, and
+    /// each curve's figure at its largest size (bus bandwidth for a
+    /// collective) must reach GBPS (10^9 bytes/s); below it twice, the
+    /// node is bad. Repeatable; each run gets 50 s. NHC's 8-GPU check:
+    /// --tool-check 'nccl-tests:460:all_reduce_perf -b 16G -e 16G -g 8'
+    #[arg(long = "tool-check", value_name = "FORMAT:GBPS:COMMAND")]
+    pub tool_checks: Vec<String>,
     /// Also write the verdict as Prometheus metrics into DIR (node_exporter's
     /// textfile collector directory): DIR/benchbook_gate.prom.
     #[arg(long, value_name = "DIR")]
@@ -146,6 +155,25 @@ impl GateOutput {
     }
 }
 
+/// The `--tool-check` specs, each naming a format `import` reads.
+fn tool_checks(specs: &[String]) -> std::result::Result<Vec<crate::vocab::gate::ToolCheck>, String> {
+    let formats: Vec<String> = crate::import::formats().iter().map(|f| f.name().to_string()).collect();
+    specs
+        .iter()
+        .map(|spec| {
+            let t = crate::vocab::gate::ToolCheck::parse(spec).map_err(|e| format!("--tool-check: {e}"))?;
+            if !formats.contains(&t.format) {
+                return Err(format!(
+                    "--tool-check: `{}` is not an import format (one of: {})",
+                    t.format,
+                    formats.join(", ")
+                ));
+            }
+            Ok(t)
+        })
+        .collect()
+}
+
 /// The suite's configuration from `run` arguments.
 fn suite(args: &[String]) -> std::result::Result<crate::bench::BenchConfig, String> {
     #[derive(Parser)]
@@ -176,11 +204,13 @@ pub fn gate(archive: &Archive, a: &GateArgs, quiet: bool) -> GateOutput {
         crate::host::placement::check_fleet_name(&a.fleet).map_err(|e| format!("fleet `{}`: {e}", a.fleet))?;
         let floors = floors::load(a.floors.as_deref()).map_err(|e| format!("the floors: {e}"))?;
         let specs = crate::analysis::specs::SpecBook::load(&archive.root).map_err(|e| format!("the specs: {e}"))?;
-        Ok::<_, String>((suite(&a.suite)?, floors, specs))
+        let expected = a.checks.expected().map_err(|e| e.to_string())?;
+        let tools = tool_checks(&a.tool_checks)?;
+        Ok::<_, String>((suite(&a.suite)?, floors, specs, (expected, tools)))
     })();
     let outcome = match prepared {
         Err(why) => crate::gate::refused(&a.fleet, &why),
-        Ok((suite, floors, specs)) => {
+        Ok((suite, floors, specs, (expected, tools))) => {
             let spec = GateSpec {
                 fleet: a.fleet.clone(),
                 suite,
@@ -190,7 +220,8 @@ pub fn gate(archive: &Archive, a: &GateArgs, quiet: bool) -> GateOutput {
                 floors_path: floors_name.clone(),
                 retest: !a.no_retest,
                 kernel_log: a.checks.kernel_log.clone(),
-                expected: a.checks.expected(),
+                expected,
+                tools,
             };
             let turn =
                 if a.take_turns { crate::cli::commands::run::take_turn(archive, quiet).map(Some) } else { Ok(None) };
@@ -289,6 +320,14 @@ impl Render for GateOutput {
             o.history_runs
         )?;
         crate::cli::commands::health::render_health(t, o.health.as_ref(), o.health_unread.as_deref())?;
+        for r in &o.tools {
+            let runs = if r.runs.is_empty() { String::new() } else { format!(" (run {})", r.runs.join(", then ")) };
+            writeln!(t.out, "tool check {}: {}{runs}", r.verdict.as_str(), s(&r.reason))?;
+            for f in &r.figures {
+                let size = f.size_bytes.map(crate::vocab::units::format_bytes).unwrap_or_default();
+                writeln!(t.out, "  {} {size}: {:.1} {}", s(&f.curve), f.gbps, f.axis)?;
+            }
+        }
         for (k, (name, j)) in [("first pass", &o.first), ("retest", &o.retest)].into_iter().enumerate() {
             if let Some(j) = j {
                 writeln!(

@@ -55,16 +55,59 @@ pub struct HealthArgs {
     /// Memory the node must have, in GiB (NHC's check_hw_physmem): more than 5 % less drains it.
     #[arg(long, value_name = "GIB")]
     pub memory_gib: Option<f64>,
+    /// CPU sockets the node must have online (check_hw_cpuinfo's first figure): fewer drains it.
+    #[arg(long, value_name = "N")]
+    pub sockets: Option<u32>,
+    /// Physical cores the node must have online (check_hw_cpuinfo's second figure): fewer drains it.
+    #[arg(long, value_name = "N")]
+    pub cores: Option<u32>,
+    /// Swap the node must have, in GiB, within 3 % (NHC's check_hw_swap);
+    /// 0 says none: any swap drains it.
+    #[arg(long, value_name = "GIB")]
+    pub swap_gib: Option<f64>,
+    /// A network interface the node must list (NHC's check_hw_eth), as
+    /// /sys/class/net names it; repeat it, or give a comma list
+    /// (`--interface eth0,ib0`). One missing drains the node.
+    #[arg(long = "interface", value_name = "NAME", value_delimiter = ',')]
+    pub interfaces: Vec<String>,
+    /// An NCCL topology file (NCCL_TOPO_FILE; Azure's ndv5-topo.xml): every
+    /// PCI device it lists must be present on the NUMA node it names
+    /// (Azure's check_hw_topology). One missing or moved drains the node.
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<std::path::PathBuf>,
+    /// The link losses an InfiniBand port may have counted since its
+    /// counters were reset (Azure's check_ib_link_flapping): more drains
+    /// the node, one or more warns.
+    #[arg(long, value_name = "N")]
+    pub ib_flaps: Option<u64>,
 }
 
 impl HealthArgs {
-    pub fn expected(&self) -> crate::vocab::health::Expected {
-        crate::vocab::health::Expected {
+    /// What the node must have; a topology file that cannot be read or
+    /// parsed is an error naming it (and its line).
+    pub fn expected(&self) -> crate::error::Result<crate::vocab::health::Expected> {
+        let topology = match &self.topology {
+            None => None,
+            Some(p) => {
+                let name = p.display().to_string();
+                let text = std::fs::read_to_string(p).map_err(|e| crate::error::Error::io(p, e))?;
+                let devices = crate::vocab::health::topology_devices(&name, &text)
+                    .map_err(|why| crate::error::Error::config("--topology", why))?;
+                Some((name, devices))
+            }
+        };
+        Ok(crate::vocab::health::Expected {
             gpus: self.gpus,
             ib_rate_gbps: self.ib_rate,
             cpus: self.cpus,
             memory_gib: self.memory_gib,
-        }
+            sockets: self.sockets,
+            cores: self.cores,
+            swap_gib: self.swap_gib,
+            interfaces: self.interfaces.iter().filter(|i| !i.is_empty()).cloned().collect(),
+            topology,
+            ib_flaps: self.ib_flaps,
+        })
     }
 }
 
@@ -86,12 +129,12 @@ impl HealthOutput {
     }
 }
 
-/// Read and judge this node's GPUs.
-pub fn health(specs: &SpecBook, a: &HealthArgs) -> HealthOutput {
-    match crate::gate::passive_health(specs, &a.kernel_log, &a.expected()) {
+/// Read and judge this node's GPUs, and what it must have.
+pub fn health(specs: &SpecBook, a: &HealthArgs) -> crate::error::Result<HealthOutput> {
+    Ok(match crate::gate::passive_health(specs, &a.kernel_log, &a.expected()?) {
         Ok(h) => HealthOutput { health: Some(h), unread: None },
         Err(why) => HealthOutput { health: None, unread: Some(why) },
-    }
+    })
 }
 
 /// The health lines `fleet health` and `fleet gate` print.
@@ -108,7 +151,7 @@ pub fn render_health(t: &mut Term<'_>, health: Option<&Health>, unread: Option<&
                 let names: Vec<&str> = h.unread.iter().map(|c| c.name()).collect();
                 writeln!(
                     t.out,
-                    "  not read here (the part, driver or log does not say, or no --gpus/--ib-rate/--cpus/--memory-gib was given): {}",
+                    "  not read here (the part, driver or log does not say, or its flag was not given): {}",
                     names.join(", ")
                 )?;
             }

@@ -6,8 +6,9 @@
 //!
 //! - `benchbook_gate_verdict{fleet,node,check}`: 0 pass, 1 bad, 3 not
 //!   judged (the gate's exit codes), for the gate as a whole
-//!   (`check="gate"`), its suite (`check="suite"`) and each passive GPU
-//!   check (1 where a finding drains or asks for a reset);
+//!   (`check="gate"`), its suite (`check="suite"`), each tool check
+//!   (`check="tool:nccl-tests"`) and each passive check (1 where a
+//!   finding drains or asks for a reset);
 //! - `benchbook_gate_warnings{fleet,node,check}`: findings that only warn;
 //! - `benchbook_gate_point_ratio{fleet,node,point}` and `…_ratio_low`:
 //!   the node's median over the fleet's, and its interval's lower end;
@@ -87,7 +88,10 @@ pub fn gate_metrics(o: &GateOutcome, unix_seconds: f64) -> String {
     } else {
         Verdict::Pass
     };
-    let more = [("gate", o.verdict), ("suite", suite)];
+    let tools: Vec<(String, Verdict)> =
+        o.tools.iter().map(|t| (format!("tool:{}", t.check.format), t.verdict)).collect();
+    let mut more: Vec<(&str, Verdict)> = vec![("gate", o.verdict), ("suite", suite)];
+    more.extend(tools.iter().map(|(c, v)| (c.as_str(), *v)));
     passive(&mut out, "benchbook_gate", &base, o.health.as_ref(), &more);
     if let Some(j) = o.both.as_ref().or(o.retest.as_ref()).or(o.first.as_ref()) {
         header(&mut out, "benchbook_gate_point_ratio", "this node's median over the fleet's, per point of the suite");
