@@ -67,6 +67,18 @@ impl Nvml {
         (unsafe { f(dev, 1, counter, &mut v) } == SUCCESS).then_some(v)
     }
 
+    /// The larger of the volatile and aggregate counts of `kind` (0
+    /// corrected, 1 uncorrected) at `location` (2 DRAM, 7 SRAM).
+    fn located(&self, dev: Device, kind: c_uint, location: c_uint) -> Option<u64> {
+        type Counter = unsafe extern "C" fn(Device, c_uint, c_uint, c_uint, *mut c_ulonglong) -> c_int;
+        let f = self.sym::<Counter>("nvmlDeviceGetMemoryErrorCounter").ok()?;
+        let read = |counter: c_uint| {
+            let mut v: c_ulonglong = 0;
+            (unsafe { f(dev, kind, counter, location, &mut v) } == SUCCESS).then_some(v)
+        };
+        read(0).into_iter().chain(read(1)).max()
+    }
+
     fn device_health(&self, index: usize, dev: Device) -> DeviceHealth {
         let uuid = self.text("nvmlDeviceGetUUID", dev).unwrap_or_else(|| "no UUID".into());
         let mut h = DeviceHealth {
@@ -74,6 +86,9 @@ impl Nvml {
             name: self.text("nvmlDeviceGetName", dev),
             ecc_uncorrected_volatile: self.ecc(dev, 0),
             ecc_uncorrected_aggregate: self.ecc(dev, 1),
+            ecc_sram_corrected: self.located(dev, 0, 7),
+            ecc_sram_uncorrected: self.located(dev, 1, 7),
+            ecc_dram: self.located(dev, 0, 2).into_iter().chain(self.located(dev, 1, 2)).max(),
             ..Default::default()
         };
         type Remapped = unsafe extern "C" fn(Device, *mut c_uint, *mut c_uint, *mut c_uint, *mut c_uint) -> c_int;
@@ -81,6 +96,7 @@ impl Nvml {
             let (mut corr, mut unc, mut pending, mut failed) = (0, 0, 0, 0);
             if unsafe { f(dev, &mut corr, &mut unc, &mut pending, &mut failed) } == SUCCESS {
                 (h.remap_pending, h.remap_failed) = (Some(pending != 0), Some(failed != 0));
+                h.remapped_uncorrectable_rows = Some(unc as u64);
             }
         }
         h.retired_pending = self.uint("nvmlDeviceGetRetiredPagesPendingStatus", dev).map(|v| v != 0);

@@ -17,6 +17,14 @@ pub struct DeviceHealth {
     /// the part's life (aggregate).
     pub ecc_uncorrected_volatile: Option<u64>,
     pub ecc_uncorrected_aggregate: Option<u64>,
+    /// Error counts by where they happened (`nvmlDeviceGetMemoryErrorCounter`,
+    /// the larger of volatile and aggregate): corrected and uncorrected in
+    /// SRAM, and every DRAM error, corrected or not.
+    pub ecc_sram_corrected: Option<u64>,
+    pub ecc_sram_uncorrected: Option<u64>,
+    pub ecc_dram: Option<u64>,
+    /// Rows remapped for uncorrectable errors.
+    pub remapped_uncorrectable_rows: Option<u64>,
     /// Row remapping (A100 and later): a remap waiting for a reset, and a
     /// remap that failed (no spare row left).
     pub remap_pending: Option<bool>,

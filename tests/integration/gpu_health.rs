@@ -54,6 +54,10 @@ fn passive_gpu_health_finds_each_injected_fault() {
         ("remap_pending", "row-remap", "reset", 1),
         ("ecc", "ecc", "reset", 1),
         ("retired_pending", "retired-pages", "reset", 1),
+        ("sram_corrected", "ecc-count", "drain", 1),
+        ("sram_uncorrected", "ecc-count", "drain", 1),
+        ("dram_errors", "ecc-count", "drain", 1),
+        ("remap_unc_rows", "ecc-count", "drain", 1),
         ("pcie_x8", "pcie-width", "drain", 1),
         ("nvlink_down", "nvlink", "drain", 1),
         ("fabric_not_started", "fabric", "drain", 1),
@@ -261,7 +265,7 @@ fn the_gate_and_health_write_node_exporter_textfiles() {
     families_are_contiguous(&text);
     let s = samples(&text);
     let verdicts: Vec<&(String, String, f64)> = s.iter().filter(|x| x.0 == "benchbook_health_verdict").collect();
-    assert_eq!(verdicts.len(), 18, "one per passive check: {text}");
+    assert_eq!(verdicts.len(), 19, "one per passive check: {text}");
     for (_, labels, v) in verdicts {
         let unasked = NODE_CHECKS.iter().any(|c| labels.contains(&format!("check=\"{c}\"")));
         assert_eq!(*v, if unasked { 3.0 } else { 0.0 }, "healthy GPUs, the node checks not asked: {labels}");

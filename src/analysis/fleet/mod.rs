@@ -32,6 +32,7 @@
 pub mod gate;
 mod gather;
 pub mod health;
+pub mod health_check;
 pub mod health_node;
 mod health_xid;
 pub mod large;
