@@ -47,9 +47,8 @@ pub use polars;
 
 /// The names a notebook or script usually needs.
 pub mod prelude {
-    pub use crate::analysis::{
-        curves, point_stats, run_stats, samples_lazy, saturation, Curve, PointStat, Saturation, SpecBook,
-    };
+    pub use crate::analysis::series::series_of;
+    pub use crate::analysis::{point_stats, run_stats, samples_lazy, PointStat, Saturation, Series, SpecBook};
     pub use crate::archive::{verify_run, Archive, Manifest, RunDir, RunStatus};
     pub use crate::bench::{BenchConfig, Preset, StopRule};
     pub use crate::report::{Format, ReportOptions};

@@ -7,7 +7,7 @@ use std::fmt;
 
 use crate::analysis::compare::PointComparison;
 use crate::analysis::workload::MetricStat;
-use crate::analysis::{Curve, PointStat};
+use crate::analysis::{PointStat, Series};
 use crate::archive::Archive;
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, to_svg, Line};
@@ -158,15 +158,15 @@ pub fn comparison(c: &[PointComparison]) -> Table {
     t
 }
 
-/// A log-log rate chart of curves (each labelled `label`, or `run: label`
-/// when they come from several runs), with an optional roofline in GB/s.
-pub fn chart(title: &str, y_label: &str, curves: &[Curve], roofline_gbps: Option<f64>) -> Result<Chart> {
+/// A log-log rate chart of series (each labelled by its name, or `run:
+/// name` when they come from several runs), with an optional roofline in GB/s.
+pub fn chart(title: &str, y_label: &str, curves: &[Series], roofline_gbps: Option<f64>) -> Result<Chart> {
     let several = curves.iter().any(|c| c.run_id != curves[0].run_id);
     let lines = curves
         .iter()
         .map(|c| {
             Line::with_errors(
-                if several { format!("{}: {}", short_id(&c.run_id), c.label) } else { c.label.clone() },
+                if several { format!("{}: {}", short_id(&c.run_id), c.name()) } else { c.name().to_string() },
                 c.rate_with_bars(),
             )
         })

@@ -219,12 +219,7 @@ impl Catalog {
     /// summary against its own system's memory roofline: built once per
     /// report, and read by every section.
     pub fn series(&self, stats: &[PointStat]) -> Vec<super::series::Series> {
-        let mut cs = super::curves::curves(stats);
-        for c in cs.iter_mut() {
-            c.label = self.name_of(&c.points[0]);
-        }
-        super::curves::distinct_labels(&mut cs);
-        super::series::of_curves(cs, |p| self.memory_gbps(p))
+        super::series::named(stats, |p| self.name_of(p), |p| self.memory_gbps(p))
     }
 
     /// The system of a run and device.

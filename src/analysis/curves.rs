@@ -12,8 +12,6 @@ use crate::vocab::stats;
 /// Points that share everything but their size: one line on a chart.
 #[derive(Debug, Clone, Serialize)]
 pub struct Curve {
-    /// `memcpy copy, 4 threads`.
-    pub label: String,
     pub run_id: String,
     pub bench: String,
     pub op: String,
@@ -163,14 +161,10 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
     for p in points.iter().filter(|p| p.size_bytes.is_some()) {
         map.entry(super::series::SeriesKey::of(p)).or_default().push(p.clone());
     }
-    let mut out = map
-        .into_iter()
+    map.into_iter()
         .map(|(k, mut pts)| {
             pts.sort_by_key(|p| p.size_bytes);
-            // The base name; a report's catalog names its series in full.
-            let label = k.base_name();
             Curve {
-                label,
                 device: k.device,
                 run_id: k.run_id,
                 bench: k.bench,
@@ -180,31 +174,12 @@ pub fn curves(points: &[PointStat]) -> Vec<Curve> {
                 points: pts,
             }
         })
-        .collect::<Vec<_>>();
-    distinct_labels(&mut out);
-    out
-}
-
-/// Curves of several files or devices can share a label (`rdma write_bw
-/// unidirectional` from two perftest logs): those get their device, then
-/// their run, appended, so that no two legend entries read the same.
-pub(crate) fn distinct_labels(cs: &mut [Curve]) {
-    for pass in 0..2 {
-        let labels: Vec<String> = cs.iter().map(|c| c.label.clone()).collect();
-        for (i, c) in cs.iter_mut().enumerate() {
-            if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
-                let extra =
-                    if pass == 0 { crate::vocab::rows::short_device(&c.device).to_string() } else { c.run_id.clone() };
-                c.label = format!("{} ({extra})", c.label);
-            }
-        }
-    }
+        .collect()
 }
 
 /// Where a bandwidth curve saturates.
 #[derive(Debug, Clone, Serialize)]
 pub struct Saturation {
-    pub label: String,
     /// The curve's peak ([`Curve::peak`]), and the size it happened at.
     pub peak_gbps: f64,
     pub peak_size_bytes: u64,
@@ -319,7 +294,6 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
     let roof = roofline_gbps.filter(|r| *r > 0.0);
     let at = |reference: f64, f: f64| stats::sustained_crossing(&pts, reference, f);
     Some(Saturation {
-        label: curve.label.clone(),
         peak_gbps: peak,
         peak_size_bytes: peak_size,
         plateau_gbps: plateau,

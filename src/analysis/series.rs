@@ -114,6 +114,8 @@ impl SeriesKey {
 /// buffers, name and summary.
 #[derive(Debug, Clone, Serialize)]
 pub struct Series {
+    /// Its name, as every chart, table and sentence gives it ([`Series::name`]).
+    name: String,
     pub key: SeriesKey,
     pub meaning: Meaning,
     pub buffers: Buffers,
@@ -134,9 +136,9 @@ impl std::ops::Deref for Series {
 }
 
 impl Series {
-    /// A series of `curve` (its points named by the catalog), held against
-    /// `memory_gbps` where its rates count bytes read + written.
-    pub fn new(curve: Curve, memory_gbps: Option<f64>) -> Series {
+    /// A series of `curve`, named `name`, held against `memory_gbps` where
+    /// its rates count bytes read + written.
+    pub fn new(curve: Curve, name: String, memory_gbps: Option<f64>) -> Series {
         let key = SeriesKey::of(&curve.points[0]);
         let meaning = key.meaning();
         let p = &curve.points[0];
@@ -144,12 +146,12 @@ impl Series {
         let roofline_gbps =
             memory_gbps.filter(|_| matches!(Bench::of(&key.bench), Some(Bench::Memcpy | Bench::Stream)));
         let summary = super::curves::saturation(&curve, roofline_gbps);
-        Series { key, meaning, buffers, curve, summary, roofline_gbps }
+        Series { name, key, meaning, buffers, curve, summary, roofline_gbps }
     }
 
     /// Its name, as every chart, table and sentence of the report gives it.
     pub fn name(&self) -> &str {
-        &self.curve.label
+        &self.name
     }
 
     /// Its summary held against a link's rate instead of memory (a copy
@@ -175,21 +177,49 @@ impl Series {
     }
 }
 
-/// Every series of `stats` (already named by the catalog), each held
-/// against the memory roofline `memory(point)` gives its system.
+/// Every series of `stats`, each named by its key's base name
+/// ([`SeriesKey::base_name`]; a report's catalog names them in full,
+/// [`crate::analysis::Catalog::series`]) and held against the memory
+/// roofline `memory(point)` gives its system. What notebooks and tools
+/// outside a report read.
 pub fn series_of(stats: &[PointStat], memory: impl Fn(&PointStat) -> Option<f64>) -> Vec<Series> {
-    of_curves(super::curves::curves(stats), memory)
+    named(stats, |p| SeriesKey::of(p).base_name(), memory)
 }
 
-/// `curves` as series, each held against `memory(point)`.
-pub(crate) fn of_curves(curves: Vec<Curve>, memory: impl Fn(&PointStat) -> Option<f64>) -> Vec<Series> {
+/// Every series of `stats`, named by `name(first point)` and told apart
+/// where two names are the same, each held against `memory(point)`.
+pub(crate) fn named(
+    stats: &[PointStat],
+    name: impl Fn(&PointStat) -> String,
+    memory: impl Fn(&PointStat) -> Option<f64>,
+) -> Vec<Series> {
+    let curves = super::curves::curves(stats);
+    let mut names: Vec<String> = curves.iter().map(|c| name(&c.points[0])).collect();
+    distinct(&curves, &mut names);
     curves
         .into_iter()
-        .map(|c| {
+        .zip(names)
+        .map(|(c, n)| {
             let roof = memory(&c.points[0]);
-            Series::new(c, roof)
+            Series::new(c, n, roof)
         })
         .collect()
+}
+
+/// Series of several files or devices can share a name (`rdma write_bw
+/// unidirectional` from two perftest logs): those get their device, then
+/// their run, appended, so that no two legend entries read the same.
+fn distinct(curves: &[Curve], names: &mut [String]) {
+    for pass in 0..2 {
+        let before: Vec<String> = names.to_vec();
+        for (i, c) in curves.iter().enumerate() {
+            if before.iter().filter(|l| **l == before[i]).count() > 1 {
+                let extra =
+                    if pass == 0 { crate::vocab::rows::short_device(&c.device).to_string() } else { c.run_id.clone() };
+                names[i] = format!("{} ({extra})", names[i]);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

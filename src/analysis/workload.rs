@@ -178,17 +178,18 @@ pub struct ScalingRow {
 /// combination of the other parameters. With N₀ = 1 this is the textbook
 /// T(N) / (N × T(1)).
 pub fn scaling(stats: &[MetricStat], axis: &str) -> Vec<ScalingRow> {
-    let mut groups: BTreeMap<(String, String, String), Vec<&MetricStat>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, metrics::ParamsKey), (String, Vec<&MetricStat>)> = BTreeMap::new();
     for s in stats.iter().filter(|s| s.better == Better::Higher) {
         if s.param_f64(axis).is_none_or(|n| n <= 0.0) {
             continue;
         }
         let mut others = s.params.clone();
         others.remove(axis);
-        groups.entry((s.run_id.clone(), s.metric.clone(), metrics::params_label(&others))).or_default().push(s);
+        let key = (s.run_id.clone(), s.metric.clone(), metrics::params_key(&others));
+        groups.entry(key).or_insert_with(|| (metrics::params_label(&others), Vec::new())).1.push(s);
     }
     let mut out = Vec::new();
-    for ((run_id, metric, group), mut points) in groups {
+    for ((run_id, metric, _), (group, mut points)) in groups {
         points.sort_by(|a, b| a.param_f64(axis).partial_cmp(&b.param_f64(axis)).unwrap_or(std::cmp::Ordering::Equal));
         let distinct: BTreeSet<u64> = points.iter().filter_map(|p| p.param_f64(axis)).map(f64::to_bits).collect();
         if distinct.len() < 2 {
@@ -214,10 +215,20 @@ pub fn scaling(stats: &[MetricStat], axis: &str) -> Vec<ScalingRow> {
     out
 }
 
+/// What makes one line of a metric chart: its run, the file it was read
+/// from (where the run imported several), and the other parameters.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MetricKey {
+    pub run_id: String,
+    pub file: Option<String>,
+    pub params: metrics::ParamsKey,
+}
+
 /// One line of a metric-vs-parameter chart.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MetricSeries {
-    /// Run label and the other parameters.
+    pub key: MetricKey,
+    /// Its name: the run's label, the file, and the other parameters.
     pub label: String,
     /// (x, median, interval of the median if any), sorted by x.
     pub points: Vec<(f64, f64, Option<Interval>)>,
@@ -276,7 +287,7 @@ fn names_of(stats: &[MetricStat], metric: &str, x: &str) -> BTreeSet<String> {
 }
 
 pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&str) -> String) -> Vec<MetricSeries> {
-    let mut groups: BTreeMap<String, Vec<(f64, f64, Option<Interval>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<MetricKey, (String, Vec<(f64, f64, Option<Interval>)>)> = BTreeMap::new();
     let mut files: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
     for s in stats {
         files.entry(s.run_id.as_str()).or_default().insert(s.source.as_str());
@@ -287,23 +298,34 @@ pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&s
         let mut others = s.params.clone();
         others.remove(x);
         others.retain(|k, _| !aliases.contains(k));
-        let mut name = run_label(&s.run_id);
-        if files.get(s.run_id.as_str()).is_some_and(|f| f.len() > 1) {
-            if let Some(file) = s.file_name() {
-                name = format!("{name}: {file}");
+        let file = s.file_name().filter(|_| files.get(s.run_id.as_str()).is_some_and(|f| f.len() > 1));
+        let key =
+            MetricKey { run_id: s.run_id.clone(), file: file.map(String::from), params: metrics::params_key(&others) };
+        let label = || {
+            let name = match &key.file {
+                Some(file) => format!("{}: {file}", run_label(&s.run_id)),
+                None => run_label(&s.run_id),
+            };
+            let rest = metrics::params_label(&others);
+            if rest.is_empty() {
+                name
+            } else {
+                format!("{name} {rest}")
             }
-        }
-        let rest = metrics::params_label(&others);
-        let label = if rest.is_empty() { name } else { format!("{name} {rest}") };
-        groups.entry(label).or_default().push((xv, s.median, s.ci));
+        };
+        let entry = groups.entry(key.clone()).or_insert_with(|| (label(), Vec::new()));
+        entry.1.push((xv, s.median, s.ci));
     }
-    groups
+    let mut out: Vec<MetricSeries> = groups
         .into_iter()
-        .map(|(label, mut points)| {
+        .map(|(key, (label, mut points))| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            MetricSeries { label, points }
+            MetricSeries { key, label, points }
         })
-        .collect()
+        .collect();
+    // Ordered by name, as charts list them.
+    out.sort_by(|a, b| a.label.cmp(&b.label));
+    out
 }
 
 #[cfg(test)]

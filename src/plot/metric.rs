@@ -70,6 +70,12 @@ impl MetricChart {
             series: chosen
                 .into_iter()
                 .map(|s| MetricSeries {
+                    // A history line is one node's point across runs.
+                    key: crate::analysis::workload::MetricKey {
+                        run_id: s.node.clone(),
+                        file: None,
+                        params: vec![("point".into(), s.point.clone())],
+                    },
                     label: if several { format!("{} {}", s.node, s.point) } else { s.node.clone() },
                     points: s
                         .runs

@@ -163,6 +163,17 @@ pub fn value_text(v: &Value) -> String {
 }
 
 /// `gpus=8 model=7b`, for labels.
+/// A parameter set as a key to group by: each name with its value as JSON
+/// (`"1"` and `1` stay apart, as the string `params_label` prints does not
+/// keep them). Metric series and groups are keyed by it, never by their
+/// display string.
+pub type ParamsKey = Vec<(String, String)>;
+
+/// `p` as a [`ParamsKey`].
+pub fn params_key(p: &Params) -> ParamsKey {
+    p.iter().map(|(k, v)| (k.clone(), v.to_string())).collect()
+}
+
 pub fn params_label(p: &Params) -> String {
     p.iter().map(|(k, v)| format!("{k}={}", value_text(v))).collect::<Vec<_>>().join(" ")
 }

@@ -56,9 +56,9 @@ fn combine(runs: &[RunPoints]) -> GroupPoints {
 /// the median of its runs' medians, with the range of the runs' medians
 /// (or the one run's interval), under the group's name.
 fn group_metrics(name: &str, runs: &[Vec<MetricStat>]) -> Vec<MetricStat> {
-    let mut by_key: BTreeMap<String, Vec<&MetricStat>> = BTreeMap::new();
+    let mut by_key: BTreeMap<(String, crate::vocab::metrics::ParamsKey), Vec<&MetricStat>> = BTreeMap::new();
     for s in runs.iter().flatten() {
-        by_key.entry(s.label()).or_default().push(s);
+        by_key.entry((s.metric.clone(), crate::vocab::metrics::params_key(&s.params))).or_default().push(s);
     }
     by_key
         .into_values()

@@ -52,7 +52,7 @@ fn bw_rows(curves: &[&Series]) -> Vec<BwRow> {
         .collect()
 }
 
-fn sat_row(s: &Saturation) -> SatRow {
+fn sat_row(name: &str, s: &Saturation) -> SatRow {
     // One size: no curve, so nothing saturates.
     let cell = |c: crate::vocab::stats::Crossing| match (s.sizes, s.settled()) {
         (0 | 1, _) => "one size".to_string(),
@@ -61,7 +61,7 @@ fn sat_row(s: &Saturation) -> SatRow {
     };
     let plateau = level_cell(&s.level(), format_sig3);
     SatRow {
-        label: s.label.clone(),
+        label: name.to_string(),
         peak_gbps: format_sig3(s.peak_gbps),
         peak_size: format_bytes(s.peak_size_bytes),
         plateau_gbps: plateau,
@@ -153,7 +153,7 @@ pub(super) fn bandwidth_section(
             .iter()
             .filter_map(|c| Some((c, c.summary.as_ref()?)))
             .map(|(c, s)| {
-                let mut row = sat_row(s);
+                let mut row = sat_row(c.name(), s);
                 // A collective without a bus factor (OSU's) charts its
                 // algbw: the busbw columns say so for its row.
                 if bench == Bench::Collective && !c.has_bus_factor() {

@@ -115,11 +115,10 @@ fn range(r: &[f64]) -> Option<(String, String, String)> {
 /// Every imported curve of `curves` beside the native curve that makes
 /// the same copy on the same device.
 pub(super) fn peer_pairs(curves: &[&Series]) -> Vec<PeerPair> {
-    let curves: Vec<&Curve> = curves.iter().map(|s| &s.curve).collect();
     let mut out = Vec::new();
     for theirs in curves.iter().filter(|c| !native(c)) {
         let Some(want) = copy_of(theirs, false) else { continue };
-        let same_device = |c: &&&Curve| {
+        let same_device = |c: &&&Series| {
             theirs.device.is_empty() || theirs.device == "unknown" || c.device.contains(theirs.device.as_str())
         };
         let Some(ours) =
@@ -137,8 +136,8 @@ pub(super) fn peer_pairs(curves: &[&Series]) -> Vec<PeerPair> {
             (l, s)
         };
         out.push(PeerPair {
-            ours: ours.label.clone(),
-            theirs: theirs.label.clone(),
+            ours: ours.name().to_string(),
+            theirs: theirs.name().to_string(),
             tool: first(theirs)
                 .and_then(|p| RowOrigin::parse(p.source.as_deref()).tool().map(String::from))
                 .unwrap_or_default(),
@@ -162,7 +161,7 @@ pub(super) fn peer_pairs(curves: &[&Series]) -> Vec<PeerPair> {
 /// Pairs of native curves of one run, bench, op and device that differ in
 /// exactly one of method and variant.
 pub(super) fn contrasts(curves: &[&Series]) -> Vec<Contrast> {
-    let ours: Vec<&Curve> = curves.iter().map(|s| &s.curve).filter(|c| native(c)).collect();
+    let ours: Vec<&Series> = curves.iter().copied().filter(|c| native(c)).collect();
     let mut out = Vec::new();
     for (i, a) in ours.iter().enumerate() {
         for b in &ours[i + 1..] {
@@ -198,8 +197,8 @@ pub(super) fn contrasts(curves: &[&Series]) -> Vec<Contrast> {
             let cell = |(s, x, y): &(u64, f64, f64)| (format!("{:.2}×", y / x), format_bytes(*s));
             out.push(Contrast {
                 differs,
-                a: a.label.clone(),
-                b: b.label.clone(),
+                a: a.name().to_string(),
+                b: b.name().to_string(),
                 at_largest: cell(&pts[pts.len() - 1]),
                 at_smallest: cell(&pts[0]),
                 lowest: cell(lo),

@@ -230,20 +230,21 @@ pub(super) fn stream_observations(curves: &[&Series]) -> Vec<Said> {
         }
     }
     for op in ops {
-        let s: Vec<&Saturation> = curves.iter().filter(|c| c.op == op).filter_map(|c| c.summary.as_ref()).collect();
+        let s: Vec<(&str, &Saturation)> =
+            curves.iter().filter(|c| c.op == op).filter_map(|c| Some((c.name(), c.summary.as_ref()?))).collect();
         // A settled curve before one that is not, then the higher level.
-        let best = s.iter().max_by(|a, b| {
+        let best = s.iter().max_by(|(_, a), (_, b)| {
             (a.settled(), a.plateau_gbps)
                 .partial_cmp(&(b.settled(), b.plateau_gbps))
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
-        if let Some(best) = best {
+        if let Some((name, best)) = best {
             observations.push(Said::StreamKernel {
                 op: op.to_string(),
                 plateau_gbps: best.plateau_gbps,
                 peak_gbps: best.peak_gbps,
                 size_bytes: best.peak_size_bytes,
-                label: best.label.clone(),
+                label: name.to_string(),
                 sizes: best.sizes,
                 settled: best.settled(),
             });
@@ -366,7 +367,7 @@ mod tests {
     }
 
     fn observations(points: &[(u64, f64)], converged: bool) -> Vec<Said> {
-        let s = Series::new(curve(points, converged), None);
+        let s = Series::new(curve(points, converged), "memcpy copy".into(), None);
         bandwidth_observations(&[&s], None, "memcpy")
     }
 
@@ -415,7 +416,7 @@ mod tests {
             converged in any::<bool>(),
         ) {
             let points: Vec<(u64, f64)> = rates.iter().enumerate().map(|(i, r)| (4096u64 << i, *r)).collect();
-            let sat = Series::new(curve(&points, converged), None).summary.unwrap();
+            let sat = Series::new(curve(&points, converged), "memcpy copy".into(), None).summary.unwrap();
             let o = observations(&points, converged);
             // Exactly one plateau sentence, settled or not; none for one size.
             let plateau = o.iter().filter(|s| matches!(s, Said::Plateau { .. } | Said::Unsettled { .. })).count();

@@ -194,7 +194,7 @@ mod tests {
     /// A p2p series of `op` at `gbps` (bytes copied): the smallest flat
     /// region the plateau rule accepts.
     fn flat(op: &str, gbps: f64) -> Series {
-        Series::new(flat_curve(op, gbps), None)
+        Series::new(flat_curve(op, gbps), format!("p2p {op}"), None)
     }
 
     fn flat_curve(op: &str, gbps: f64) -> Curve {
@@ -222,7 +222,7 @@ mod tests {
             p.gbps_copied = Some(g);
             p.median_seconds = p.size_bytes.unwrap() as f64 / (g * 1e9);
         }
-        Series::new(c, None)
+        Series::new(c, format!("p2p {op}"), None)
     }
 
     proptest::proptest! {
