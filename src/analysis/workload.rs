@@ -287,7 +287,8 @@ fn names_of(stats: &[MetricStat], metric: &str, x: &str) -> BTreeSet<String> {
 }
 
 pub fn series(stats: &[MetricStat], metric: &str, x: &str, run_label: &dyn Fn(&str) -> String) -> Vec<MetricSeries> {
-    let mut groups: BTreeMap<MetricKey, (String, Vec<(f64, f64, Option<Interval>)>)> = BTreeMap::new();
+    type Line = (String, Vec<(f64, f64, Option<Interval>)>);
+    let mut groups: BTreeMap<MetricKey, Line> = BTreeMap::new();
     let mut files: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
     for s in stats {
         files.entry(s.run_id.as_str()).or_default().insert(s.source.as_str());
