@@ -83,8 +83,8 @@ impl Kind {
     }
 
     /// The sections of this kind's report, in the order its write-up has
-    /// them (the compare kind has a template of its own). The write-up
-    /// kinds share their opening and their closing sections.
+    /// them. The write-up kinds share their opening and their closing
+    /// sections; a comparison has its own, and shares the System table.
     pub fn sections(self) -> Vec<Section> {
         use Section::*;
         const OPENING: [Section; 6] = [Header, KeyResults, Introduction, Runs, System, Setup];
@@ -97,7 +97,18 @@ impl Kind {
             Kind::MemcpyPeer => write_up(&[Gpu, P2p, Links, Launches, Matrix]),
             Kind::Gemm => write_up(&[Gpu, Gemm, Workload]),
             Kind::Network => write_up(&[Network, Links, Collective, P2p, Matrix]),
-            Kind::Compare => Vec::new(),
+            Kind::Compare => vec![
+                CompareHeader,
+                CompareSummary,
+                CompareRuns,
+                System,
+                CompareSetup,
+                CompareFamilies,
+                ComparePartitions,
+                CompareDetails,
+                CompareNotes,
+                CompareProvenance,
+            ],
         }
     }
 

@@ -36,9 +36,8 @@ use crate::error::{Error, Result};
 use crate::plot::{self, bandwidth_chart, bar_chart, Chart, Line};
 
 /// Built-in templates other than the sections' partials (name, content):
-/// the page, its style, and the compare and fleet reports' own templates.
+/// the page, its style, and the fleet report's own template.
 const PAGE_TEMPLATES: &[(&str, &str)] = &[
-    ("compare.md", include_str!("../../templates/compare.md")),
     ("fleet.md", include_str!("../../templates/fleet.md")),
     ("page.html", include_str!("../../templates/page.html")),
     ("style.css", include_str!("../../templates/style.css")),
@@ -499,7 +498,7 @@ fn write_with(mut engine: tera::Tera, report: &Report, out: &Path, opts: &Report
 /// Render the Markdown of a compare report, asking for its charts.
 pub fn render_compare_markdown(engine: &mut tera::Tera, report: &CompareReport) -> Result<(String, Vec<String>)> {
     let asked = charts::ask_for_charts(engine, &report.charts);
-    let md = render_template(engine, "compare.md", &report.context)?;
+    let md = render_template(engine, &Kind::Compare.template(), &report.context)?;
     Ok((md, asked.take()))
 }
 

@@ -10,6 +10,10 @@
 //! methodology, provenance) are built from the blocks of
 //! [`crate::report::context`], which this module does not use.
 //!
+//! Every kind's template is generated this way, the comparison's
+//! included: its sections (`compare-*`) read the comparison's context, and
+//! share `system` with the write-ups.
+//!
 //! Adding a section: its Rust file (when it has data of its own) and its
 //! partial, one line in [`SECTIONS`], its place in the kinds that show it,
 //! and the golden files.
@@ -66,6 +70,17 @@ pub enum Section {
     Methodology,
     Reproducibility,
     Provenance,
+    // A comparison's own sections (`--kind compare`), over its own context
+    // (`report::compare::CompareContext`).
+    CompareHeader,
+    CompareSummary,
+    CompareRuns,
+    CompareSetup,
+    CompareFamilies,
+    ComparePartitions,
+    CompareDetails,
+    CompareNotes,
+    CompareProvenance,
 }
 
 /// Every section, once: its partial's name and built-in text. The one list
@@ -97,6 +112,23 @@ pub const SECTIONS: &[(Section, &str, &str)] = &[
     (Section::Methodology, "methodology", include_str!("../../../templates/sections/methodology.md")),
     (Section::Reproducibility, "reproducibility", include_str!("../../../templates/sections/reproducibility.md")),
     (Section::Provenance, "provenance", include_str!("../../../templates/sections/provenance.md")),
+    (Section::CompareHeader, "compare-header", include_str!("../../../templates/sections/compare-header.md")),
+    (Section::CompareSummary, "compare-summary", include_str!("../../../templates/sections/compare-summary.md")),
+    (Section::CompareRuns, "compare-runs", include_str!("../../../templates/sections/compare-runs.md")),
+    (Section::CompareSetup, "compare-setup", include_str!("../../../templates/sections/compare-setup.md")),
+    (Section::CompareFamilies, "compare-families", include_str!("../../../templates/sections/compare-families.md")),
+    (
+        Section::ComparePartitions,
+        "compare-partitions",
+        include_str!("../../../templates/sections/compare-partitions.md"),
+    ),
+    (Section::CompareDetails, "compare-details", include_str!("../../../templates/sections/compare-details.md")),
+    (Section::CompareNotes, "compare-notes", include_str!("../../../templates/sections/compare-notes.md")),
+    (
+        Section::CompareProvenance,
+        "compare-provenance",
+        include_str!("../../../templates/sections/compare-provenance.md"),
+    ),
 ];
 
 impl Section {
