@@ -77,7 +77,7 @@ fn chart_text(dir: &Path) -> String {
 /// (number, unit) pairs the built-in templates write themselves.
 fn template_constants() -> BTreeSet<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
-    let mut files = vec![root.join("compare.md"), root.join("fleet.md")];
+    let mut files = vec![root.join("fleet.md")];
     for dir in ["sections", "sentences"] {
         files.extend(std::fs::read_dir(root.join(dir)).unwrap().flatten().map(|e| e.path()));
     }

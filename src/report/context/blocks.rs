@@ -60,6 +60,10 @@ fn sat_row(name: &str, s: &Saturation) -> SatRow {
         _ => c.to_string(),
     };
     let plateau = level_cell(&s.level(), format_sig3);
+    // The level a key result states (the plateau, else the peak), and the
+    // roofline the plateau's share was taken of.
+    let level = if s.settled() { s.plateau_gbps } else { s.peak_gbps };
+    let roofline = s.plateau_fraction.filter(|f| *f > 0.0).map(|f| s.plateau_gbps / f);
     SatRow {
         label: name.to_string(),
         peak_gbps: format_sig3(s.peak_gbps),
@@ -75,6 +79,8 @@ fn sat_row(name: &str, s: &Saturation) -> SatRow {
         p90: cell(s.plateau_90),
         roofline_pct: s.plateau_fraction.map(pct).unwrap_or_else(|| "no roofline".into()),
         roofline_90: s.roofline_90.map(cell).unwrap_or_else(|| "no roofline".into()),
+        once_gbps: format_sig3(level / 2.0),
+        once_roofline_pct: roofline.map(|r| pct(level / 2.0 / r)).unwrap_or_else(|| "no roofline".into()),
     }
 }
 

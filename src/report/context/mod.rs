@@ -112,6 +112,11 @@ pub struct SatRow {
     pub p90: String,
     pub roofline_pct: String,
     pub roofline_90: String,
+    /// Its level (the plateau, else the peak) counted once, half of the
+    /// read + written figure, as GPU copy tools and the seed 001 scripts
+    /// print a copy, and that figure's share of the roofline.
+    pub once_gbps: String,
+    pub once_roofline_pct: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
