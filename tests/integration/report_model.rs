@@ -106,6 +106,23 @@ fn peak_findings(md: &str) -> Vec<String> {
     out
 }
 
+/// A key result above the figure it is held against (a share over 100 %)
+/// says so, or says why it can be (a working set a cache serves): a figure
+/// above a physical limit is never stated without comment.
+fn limit_findings(md: &str) -> Vec<String> {
+    let share = Regex::new(r"(?m)^- \*\*(.+?)\*\*.*? is ([\d.]+) % of ([^.;]+?)(?:[.;:]|$)").unwrap();
+    share
+        .captures_iter(md)
+        .filter(|c| num(&c[2]) > 100.0)
+        .filter(|c| {
+            let start = c.get(0).map_or(0, |m| m.start());
+            let full = md[start..].lines().next().unwrap_or("");
+            !full.contains("above the figure itself") && !full.contains("memory roofline because")
+        })
+        .map(|c| format!("{}: {} % of {} stated without comment", c[1].replace('\\', ""), &c[2], &c[3]))
+        .collect()
+}
+
 /// In a report of several runs, each curve a saturation table names must
 /// name its run (its label, or its id where labels repeat).
 fn naming_findings(md: &str) -> Vec<String> {
@@ -189,6 +206,7 @@ fn every_report_states_curves_as_the_model_has_them() {
             .chain(peak_findings(&md))
             .chain(system_findings(&md, charts))
             .chain(naming_findings(&md))
+            .chain(limit_findings(&md))
         {
             findings.push(format!("{}: {f}", path.display()));
         }
@@ -221,4 +239,10 @@ fn the_checks_catch_the_defects_they_are_for() {
     assert_eq!(system_findings(spec, "").len(), 1);
     let runs = "## Runs\n\n| run | label | source |\n|---|---|---|\n| r1 | a | native |\n| r2 | b | native |\n\n## X\n\n### Saturation\n\n| curve | peak |\n|---|---:|\n| memcpy copy (a) | 1 |\n| memcpy copy | 2 |\n";
     assert_eq!(naming_findings(runs), vec!["curve `memcpy copy` does not name its run".to_string()]);
+    let above =
+        "- **GEMM bf16 8192×8192×8192**: best median 1104 TFLOP/s. Its peak is 111.6 % of H100 dense bf16 989 TFLOP/s.";
+    assert_eq!(limit_findings(above).len(), 1, "{:?}", limit_findings(above));
+    let said = "- **GEMM bf16 8192×8192×8192**: best median 1104 TFLOP/s. Its peak is 111.6 % of H100 dense bf16 989 TFLOP/s: above the figure itself, which a measurement cannot pass.";
+    assert!(limit_findings(said).is_empty());
+    assert!(limit_findings("- **memcpy**: best median 9 GB/s. Its plateau is 87.4 % of HBM 4800 GB/s.").is_empty());
 }

@@ -31,6 +31,9 @@ pub struct Share {
     /// The figure: `MI300X HBM3: 5300 GB/s`.
     pub of: String,
     pub below_half: bool,
+    /// Above the figure itself, which no measurement of the same bytes or
+    /// operations can pass: the report says so where it states it.
+    pub above: bool,
 }
 
 /// One headline number.
@@ -139,7 +142,7 @@ pub struct Facts<'a> {
 fn share(value: f64, of: f64, label: String) -> Share {
     let f = value / of;
     // One decimal, as the tables that give the same share print it.
-    Share { pct: format!("{:.1}", f * 100.0), of: label, below_half: f < 0.5 }
+    Share { pct: format!("{:.1}", f * 100.0), of: label, below_half: f < 0.5, above: f > 1.0 }
 }
 
 /// The share of a curve's best rate, or why none is given.
@@ -238,7 +241,9 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
         let sat = c.settled();
         let level = sat.as_ref().map_or(rate, |s| s.plateau_gbps);
         let (share, no_share) = curve_share(c, p, level, facts);
-        let once = counted_once(c, level, c.roofline_gbps);
+        // Held against the figure the share is of (the device's memory).
+        let memory = (facts.spec_of)(p).and_then(|s| s.memory.as_ref()).map(|m| m.bandwidth_gbps);
+        let once = counted_once(c, level, memory);
         // RDMA curves appear in the network section only, in Gb/s as
         // perftest and link specs give them.
         let (k, short_unit) = if Bench::of(&c.bench) == Some(Bench::Rdma) { (8.0, "Gb/s") } else { (1.0, "GB/s") };
@@ -456,6 +461,15 @@ mod tests {
         let c = curve("AMD Instinct MI300X", "hip", &flat(1 << 26, 3000.0));
         let k = key_results(&[&c], &[], &facts(&spec_of, &name)).unwrap();
         assert!(k.below_half.is_empty() && k.items[0].share.as_ref().unwrap().pct == "56.6");
+        // Counted once, as PyTorch's copy_ counts it: half, and half the share.
+        assert_eq!(k.items[0].once, Some(("1500".into(), Some("28.3".into()))));
+        assert!(!k.items[0].share.as_ref().unwrap().above);
+        // A plateau above the figure itself (no cache explains a plateau):
+        // flagged, for the sentence that says so.
+        let c = curve("AMD Instinct MI300X", "hip", &flat(1 << 26, 6000.0));
+        let k = key_results(&[&c], &[], &facts(&spec_of, &name)).unwrap();
+        let s = k.items[0].share.as_ref().unwrap();
+        assert!(s.above && s.pct == "113.2", "{s:?}");
         // A device with no published peak: no share, and the reason says how to give one.
         let c = curve("Some CPU", "cpu", &[(1 << 26, 20.0), (1 << 27, 20.0)]);
         let k = key_results(&[&c], &[], &facts(&spec_of, &name)).unwrap();
