@@ -42,6 +42,8 @@ impl Format for SeedJson {
         let obj = v.as_object().ok_or_else(|| ParseError::new(1, "expected a JSON object mapping sizes to results"))?;
         let peer = file_name.contains("peer");
         let mut out = Parsed { tool: self.name().into(), backend: "torch".into(), ..Parsed::default() };
+        // `torch_reference.py` names the GPU it ran on (`torch.cuda.get_device_name`).
+        let device = obj.get("device").and_then(|d| d.as_str()).map(str::trim).filter(|d| !d.is_empty());
         // Line numbers: where each key first appears in the text.
         let line_of =
             |key: &str| text.find(&format!("\"{key}\"")).map(|p| text[..p].lines().count().max(1)).unwrap_or(1);
@@ -91,6 +93,7 @@ impl Format for SeedJson {
                     ),
                 );
                 r.iterations = get("iterations").map(|i| i as u64);
+                r.device = device.map(String::from);
                 out.records.push(r);
                 continue;
             }
@@ -124,6 +127,7 @@ impl Format for SeedJson {
                 "seed JSON `time` (s per copy, averaged over `iterations`); its GB/s counts bytes once",
             );
             r.iterations = get("iterations").map(|i| i as u64);
+            r.device = device.map(String::from);
             out.records.push(r);
         }
         out.records.sort_by_key(|r| r.params.size_bytes);
@@ -154,5 +158,19 @@ mod tests {
         assert_eq!((bf16.variant.as_deref(), bf16.axes.as_deref()), (Some("torch matmul"), Some(r#"{"layout":"nn"}"#)));
         // Older files name no layout: no axes, as before.
         assert_eq!(by_dtype("bf16", 1024).params.axes, None);
+        // No `device` key: no device (the import's --device may give one).
+        assert!(parsed.records.iter().all(|r| r.device.is_none()));
+    }
+
+    #[test]
+    fn the_device_the_reference_script_names_is_read() {
+        // The PyTorch pass archived with the H200 GEMM write-up (its source file as stored).
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/data/runs/20261126T152545Z-gpu-acceptance-torch-e1a1/source-2-torch_gemm.json"
+        );
+        let parsed = SeedJson.parse(&std::fs::read_to_string(path).unwrap(), "torch_gemm.json").unwrap();
+        assert!(!parsed.records.is_empty());
+        assert!(parsed.records.iter().all(|r| r.device.as_deref() == Some("NVIDIA H200")));
     }
 }

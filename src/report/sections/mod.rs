@@ -10,9 +10,7 @@
 //! methodology, provenance) are built from the blocks of
 //! [`crate::report::context`], which this module does not use.
 //!
-//! Every kind's template is generated this way, the comparison's
-//! included: its sections (`compare-*`) read the comparison's context, and
-//! share `system` with the write-ups.
+//! A comparison's sections (`compare-*`) read its own context, and share `system`.
 //!
 //! Adding a section: its Rust file (when it has data of its own) and its
 //! partial, one line in [`SECTIONS`], its place in the kinds that show it,
@@ -85,50 +83,49 @@ pub enum Section {
 
 /// Every section, once: its partial's name and built-in text. The one list
 /// a new section is registered in.
+/// One entry of [`SECTIONS`]: the section, its name, its partial's text.
+macro_rules! section {
+    ($s:ident, $name:literal) => {
+        (Section::$s, $name, include_str!(concat!("../../../templates/sections/", $name, ".md")))
+    };
+}
+
 pub const SECTIONS: &[(Section, &str, &str)] = &[
-    (Section::Header, "header", include_str!("../../../templates/sections/header.md")),
-    (Section::KeyResults, "key-results", include_str!("../../../templates/sections/key-results.md")),
-    (Section::Introduction, "notes-introduction", include_str!("../../../templates/sections/notes-introduction.md")),
-    (Section::Runs, "runs", include_str!("../../../templates/sections/runs.md")),
-    (Section::System, "system", include_str!("../../../templates/sections/system.md")),
-    (Section::Setup, "notes-setup", include_str!("../../../templates/sections/notes-setup.md")),
-    (Section::Gpu, "gpu", include_str!("../../../templates/sections/gpu.md")),
-    (Section::HostMemcpy, "host-memcpy", include_str!("../../../templates/sections/host-memcpy.md")),
-    (Section::Stream, "stream", include_str!("../../../templates/sections/stream.md")),
-    (Section::Gemm, "gemm", include_str!("../../../templates/sections/gemm.md")),
-    (Section::Collective, "collective", include_str!("../../../templates/sections/collective.md")),
-    (Section::P2p, "p2p", include_str!("../../../templates/sections/p2p.md")),
-    (Section::Network, "network", include_str!("../../../templates/sections/network.md")),
-    (Section::Links, "links", include_str!("../../../templates/sections/links.md")),
-    (Section::Launches, "launches", include_str!("../../../templates/sections/launches.md")),
-    (Section::Matrix, "matrix", include_str!("../../../templates/sections/matrix.md")),
-    (Section::Reference, "reference", include_str!("../../../templates/sections/reference.md")),
-    (Section::Other, "other", include_str!("../../../templates/sections/other.md")),
-    (Section::Workload, "workload", include_str!("../../../templates/sections/workload.md")),
-    (Section::Telemetry, "telemetry", include_str!("../../../templates/sections/telemetry.md")),
-    (Section::Discussion, "notes-discussion", include_str!("../../../templates/sections/notes-discussion.md")),
-    (Section::Limitations, "notes-limitations", include_str!("../../../templates/sections/notes-limitations.md")),
-    (Section::Skipped, "skipped", include_str!("../../../templates/sections/skipped.md")),
-    (Section::Methodology, "methodology", include_str!("../../../templates/sections/methodology.md")),
-    (Section::Reproducibility, "reproducibility", include_str!("../../../templates/sections/reproducibility.md")),
-    (Section::Provenance, "provenance", include_str!("../../../templates/sections/provenance.md")),
-    (Section::CompareHeader, "compare-header", include_str!("../../../templates/sections/compare-header.md")),
-    (Section::CompareSummary, "compare-summary", include_str!("../../../templates/sections/compare-summary.md")),
-    (Section::CompareRuns, "compare-runs", include_str!("../../../templates/sections/compare-runs.md")),
-    (Section::CompareSetup, "compare-setup", include_str!("../../../templates/sections/compare-setup.md")),
-    (Section::CompareFamilies, "compare-families", include_str!("../../../templates/sections/compare-families.md")),
-    (
-        Section::ComparePartitions,
-        "compare-partitions",
-        include_str!("../../../templates/sections/compare-partitions.md"),
-    ),
-    (Section::CompareDetails, "compare-details", include_str!("../../../templates/sections/compare-details.md")),
-    (Section::CompareNotes, "compare-notes", include_str!("../../../templates/sections/compare-notes.md")),
-    (
-        Section::CompareProvenance,
-        "compare-provenance",
-        include_str!("../../../templates/sections/compare-provenance.md"),
-    ),
+    section!(Header, "header"),
+    section!(KeyResults, "key-results"),
+    section!(Introduction, "notes-introduction"),
+    section!(Runs, "runs"),
+    section!(System, "system"),
+    section!(Setup, "notes-setup"),
+    section!(Gpu, "gpu"),
+    section!(HostMemcpy, "host-memcpy"),
+    section!(Stream, "stream"),
+    section!(Gemm, "gemm"),
+    section!(Collective, "collective"),
+    section!(P2p, "p2p"),
+    section!(Network, "network"),
+    section!(Links, "links"),
+    section!(Launches, "launches"),
+    section!(Matrix, "matrix"),
+    section!(Reference, "reference"),
+    section!(Other, "other"),
+    section!(Workload, "workload"),
+    section!(Telemetry, "telemetry"),
+    section!(Discussion, "notes-discussion"),
+    section!(Limitations, "notes-limitations"),
+    section!(Skipped, "skipped"),
+    section!(Methodology, "methodology"),
+    section!(Reproducibility, "reproducibility"),
+    section!(Provenance, "provenance"),
+    section!(CompareHeader, "compare-header"),
+    section!(CompareSummary, "compare-summary"),
+    section!(CompareRuns, "compare-runs"),
+    section!(CompareSetup, "compare-setup"),
+    section!(CompareFamilies, "compare-families"),
+    section!(ComparePartitions, "compare-partitions"),
+    section!(CompareDetails, "compare-details"),
+    section!(CompareNotes, "compare-notes"),
+    section!(CompareProvenance, "compare-provenance"),
 ];
 
 impl Section {
