@@ -28,10 +28,16 @@ pub struct RefView {
 #[derive(Debug, Clone, Serialize)]
 pub struct Beside {
     pub what: String,
+    /// The seed's table (and row) it is printed in: the seed prints some
+    /// shapes in more than one table.
+    pub published_in: String,
     pub published: String,
     pub published_device: String,
     pub measured: String,
     pub measured_device: String,
+    /// The run it was measured in (benchbook's own first, then the
+    /// report's run order).
+    pub measured_run: String,
     pub ratio: String,
 }
 
@@ -148,6 +154,7 @@ pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Op
             let measured = p.gflops? / 1e3;
             Some(Beside {
                 what: format!("GEMM {}", params(r)),
+                published_in: format!("{}, row {}", r.table, r.row),
                 published: format!("{} TFLOP/s", r.value_text),
                 published_device: r.device.clone(),
                 measured: format!("{} TFLOP/s", format_sig3(measured)),
@@ -155,6 +162,7 @@ pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Op
                     "" | "unknown" => "device not named in the log".to_string(),
                     d => d.to_string(),
                 },
+                measured_run: p.run_id.clone(),
                 ratio: format!("{:.2}×", measured / published),
             })
         })
