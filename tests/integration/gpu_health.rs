@@ -59,6 +59,7 @@ fn passive_gpu_health_finds_each_injected_fault() {
         ("dram_errors", "ecc-count", "drain", 1),
         ("remap_unc_rows", "ecc-count", "drain", 1),
         ("pcie_x8", "pcie-width", "drain", 1),
+        ("pcie_gen3", "pcie-gen", "warn", 0),
         ("nvlink_down", "nvlink", "drain", 1),
         ("fabric_not_started", "fabric", "drain", 1),
         ("hw_slowdown", "throttle", "warn", 0),
