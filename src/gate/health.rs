@@ -67,8 +67,10 @@ pub fn passive_health(specs: &SpecBook, kernel_log: &Path, expected: &Expected) 
         ports: if expected.asks_ports() { crate::session::ib_ports() } else { Vec::new() },
         cpus: host.as_ref().map(|h| h.online_cpus.unwrap_or(h.logical_cpus)),
         memory_bytes: host.and_then(|h| h.memory_bytes),
-        sockets_cores: crate::session::cpu_topology(),
-        swap_bytes: crate::host::swap_bytes(),
+        sockets_cores: (expected.sockets.is_some() || expected.cores.is_some())
+            .then(crate::session::cpu_topology)
+            .flatten(),
+        swap_bytes: expected.swap_gib.and_then(|_| crate::host::swap_bytes()),
         missing_interfaces: expected.interfaces.iter().filter(|i| !crate::session::has_interface(i)).cloned().collect(),
         placed,
     };

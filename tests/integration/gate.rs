@@ -230,6 +230,17 @@ fn a_tool_check_holds_a_published_nccl_log_against_its_floor() {
         assert_eq!(v["tools"][0]["verdict"], "not_judged", "{v}");
         assert!(v["reason"].as_str().unwrap().contains(why), "{command}: {v}");
     }
+    // Two checks of one format (NHC's 8-GPU all_reduce and its IB loopback)
+    // are two series for node_exporter, never one twice.
+    let dir = tmp.path().join("textfile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (two, three) = (format!("nccl-tests:460:{cat}"), format!("nccl-tests:40:{cat}"));
+    gate(&archive, "n1", &["--tool-check", &two, "--tool-check", &three, "--textfile", dir.to_str().unwrap()]);
+    let prom = std::fs::read_to_string(dir.join("benchbook_gate.prom")).unwrap();
+    assert!(
+        prom.contains(r#"check="tool1:nccl-tests"} 0"#) && prom.contains(r#"check="tool2:nccl-tests"} 0"#),
+        "{prom}"
+    );
     let o = gate(&archive, "n1", &["--tool-check", "nccl:460:cat x"]);
     assert_eq!(o.status.code(), Some(3));
     assert!(last_line(&o).contains("`nccl` is not an import format"), "{}", last_line(&o));

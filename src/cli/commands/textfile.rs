@@ -6,8 +6,8 @@
 //!
 //! - `benchbook_gate_verdict{fleet,node,check}`: 0 pass, 1 bad, 3 not
 //!   judged (the gate's exit codes), for the gate as a whole
-//!   (`check="gate"`), its suite (`check="suite"`), each tool check
-//!   (`check="tool:nccl-tests"`) and each passive check (1 where a
+//!   (`check="gate"`), its suite (`check="suite"`), each tool check in
+//!   the order given (`check="tool1:nccl-tests"`) and each passive check (1 where a
 //!   finding drains or asks for a reset);
 //! - `benchbook_gate_warnings{fleet,node,check}`: findings that only warn;
 //! - `benchbook_gate_point_ratio{fleet,node,point}` and `…_ratio_low`:
@@ -88,8 +88,11 @@ pub fn gate_metrics(o: &GateOutcome, unix_seconds: f64) -> String {
     } else {
         Verdict::Pass
     };
+    // Numbered in the order given: two checks of one format (NHC's 8-GPU
+    // all_reduce and its IB loopback) would otherwise be one series twice,
+    // which node_exporter refuses.
     let tools: Vec<(String, Verdict)> =
-        o.tools.iter().map(|t| (format!("tool:{}", t.check.format), t.verdict)).collect();
+        o.tools.iter().enumerate().map(|(i, t)| (format!("tool{}:{}", i + 1, t.check.format), t.verdict)).collect();
     let mut more: Vec<(&str, Verdict)> = vec![("gate", o.verdict), ("suite", suite)];
     more.extend(tools.iter().map(|(c, v)| (c.as_str(), *v)));
     passive(&mut out, "benchbook_gate", &base, o.health.as_ref(), &more);

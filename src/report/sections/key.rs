@@ -227,13 +227,22 @@ fn counted_once(c: &Series, level: f64, figure: Option<f64>) -> Option<(String, 
     Some((format_sig3(once), figure.map(|f| format!("{:.1}", once / f * 100.0))))
 }
 
+/// Which headline a candidate competes for: one per run and benchmark
+/// (and GEMM dtype), the best kept.
+#[derive(Debug, Clone, PartialEq)]
+struct Slot {
+    run: String,
+    bench: String,
+    dtype: Option<String>,
+}
+
 /// The key results of a report's curves and GEMM points.
 pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option<KeyResults> {
-    let mut items: Vec<(String, f64, KeyResult)> = Vec::new();
+    let mut items: Vec<(Slot, f64, KeyResult)> = Vec::new();
     // Per run and benchmark, the bandwidth curve with the highest trusted median.
     for c in cs.iter().copied().filter(|c| c.is_bandwidth()) {
         let Some((size, rate, ci, p)) = c.peak() else { continue };
-        let key = format!("{} {}", c.run_id, c.bench);
+        let key = Slot { run: c.run_id.clone(), bench: c.bench.clone(), dtype: None };
         if items.iter().any(|(k, r, _)| *k == key && *r >= rate) {
             continue;
         }
@@ -290,7 +299,7 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
         if !ci.within(g, TRUSTED_HALF_WIDTH) {
             continue;
         }
-        let key = format!("{} gemm {dtype}", p.run_id);
+        let key = Slot { run: p.run_id.clone(), bench: p.bench.clone(), dtype: Some(dtype.to_string()) };
         if items.iter().any(|(k, r, _)| *k == key && *r >= g) {
             continue;
         }
@@ -338,18 +347,17 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
     // The benchmark most runs measured is what the report is about: its
     // results first (a memcpy write-up's copies before its host-link
     // copies), then the rest, each in curve order; then the first six.
-    let bench_of = |k: &str| k.split(' ').nth(1).unwrap_or("").to_string();
-    let mut runs_of: std::collections::BTreeMap<String, std::collections::BTreeSet<&str>> = Default::default();
+    let mut runs_of: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = Default::default();
     for (k, ..) in &items {
-        runs_of.entry(bench_of(k)).or_default().insert(k.split(' ').next().unwrap_or(""));
+        runs_of.entry(k.bench.as_str()).or_default().insert(k.run.as_str());
     }
-    let runs_of: std::collections::BTreeMap<String, usize> = runs_of.into_iter().map(|(b, r)| (b, r.len())).collect();
-    let first_seen: Vec<String> = items.iter().map(|(k, ..)| bench_of(k)).collect();
+    let runs_of: std::collections::BTreeMap<String, usize> =
+        runs_of.into_iter().map(|(b, r)| (b.to_string(), r.len())).collect();
+    let first_seen: Vec<String> = items.iter().map(|(k, ..)| k.bench.clone()).collect();
     let mut ranked: Vec<(usize, usize, KeyResult)> = items
         .into_iter()
         .map(|(k, _, r)| {
-            let b = bench_of(&k);
-            (usize::MAX - runs_of[&b], first_seen.iter().position(|x| *x == b).unwrap_or(0), r)
+            (usize::MAX - runs_of[&k.bench], first_seen.iter().position(|x| *x == k.bench).unwrap_or(0), r)
         })
         .collect();
     ranked.sort_by_key(|(most, first, _)| (*most, *first));
