@@ -13,6 +13,7 @@
 //! - [`analysis`]: polars summaries, saturation, rooflines ([`analysis::specs`]).
 //! - [`plot`]: plotters charts with an embedded font; [`report`]: tera
 //!   Markdown → self-contained HTML.
+//! - [`site`]: a static site over a whole archive, its pages and the reports.
 //!
 //! ```no_run
 //! use benchbook::prelude::*;
@@ -35,8 +36,8 @@ pub mod import;
 pub mod notebook;
 pub mod plot;
 pub mod report;
-
 pub mod session;
+pub mod site;
 pub mod vocab;
 /// The row and unit vocabulary, also at the crate root for notebooks and scripts.
 pub use vocab::{rows, units};

@@ -85,16 +85,24 @@ impl Kind {
     /// The sections of this kind's report, in the order its write-up has
     /// them. The write-up kinds share their opening and their closing
     /// sections; a comparison has its own, and shares the System table.
+    /// A section that brings data of its own names its place itself
+    /// ([`crate::report::sections::Plugin::after`]).
     pub fn sections(self) -> Vec<Section> {
+        let mut list = self.own_sections();
+        crate::report::sections::place_plugins(self, &mut list);
+        list
+    }
+
+    fn own_sections(self) -> Vec<Section> {
         use Section::*;
         const OPENING: [Section; 6] = [Header, KeyResults, Introduction, Runs, System, Setup];
-        const CLOSING: [Section; 9] =
-            [Reference, Other, Telemetry, Discussion, Limitations, Skipped, Methodology, Reproducibility, Provenance];
+        const CLOSING: [Section; 8] =
+            [Other, Telemetry, Discussion, Limitations, Skipped, Methodology, Reproducibility, Provenance];
         let write_up = |middle: &[Section]| [&OPENING[..], middle, &CLOSING[..]].concat();
         match self {
             Kind::Run => RUN.to_vec(),
             Kind::Memcpy => write_up(&[Gpu, HostMemcpy, Stream]),
-            Kind::MemcpyPeer => write_up(&[Gpu, P2p, Links, Launches, Matrix]),
+            Kind::MemcpyPeer => write_up(&[Gpu, P2p, Links, Matrix]),
             Kind::Gemm => write_up(&[Gpu, Gemm, Workload]),
             Kind::Network => write_up(&[Network, Links, Collective, P2p, Matrix]),
             Kind::Compare => vec![

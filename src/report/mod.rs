@@ -16,8 +16,6 @@ pub mod fleet;
 pub mod kind;
 pub mod markdown;
 pub mod sections;
-pub mod site;
-mod site_compare;
 
 pub use compare::{build_compare, CompareReport};
 pub use context::ReportContext;
@@ -44,11 +42,11 @@ const PAGE_TEMPLATES: &[(&str, &str)] = &[
 ];
 
 /// Every built-in template (name, content): the page templates, each
-/// section's partial ([`sections::SECTIONS`]) and each kind's template,
+/// section's partial ([`sections::partials`]) and each kind's template,
 /// generated from its list of sections.
 pub fn templates() -> Vec<(String, String)> {
     let pages = PAGE_TEMPLATES.iter().map(|(n, t)| (n.to_string(), t.to_string()));
-    let partials = sections::SECTIONS.iter().map(|(s, _, t)| (s.partial(), t.to_string()));
+    let partials = sections::partials().map(|(n, t)| (n, t.to_string()));
     let kinds = Kind::ALL
         .iter()
         .filter(|k| !k.sections().is_empty())

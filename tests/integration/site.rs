@@ -147,7 +147,7 @@ fn a_second_build_reads_only_the_new_run_and_hostile_labels_stay_text() {
     let gone = std::fs::read_dir(archive.join("runs"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| benchbook::report::site::file_name(&p.file_name().unwrap().to_string_lossy()) == first_id)
+        .find(|p| benchbook::site::file_name(&p.file_name().unwrap().to_string_lossy()) == first_id)
         .expect("the first run's folder");
     let gone_id = gone.file_name().unwrap().to_string_lossy().into_owned();
     std::fs::remove_dir_all(&gone).unwrap();

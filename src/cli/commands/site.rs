@@ -1,5 +1,5 @@
 //! `benchbook site OUT/`: the archive as a static site
-//! ([`crate::report::site`]), and what the build did.
+//! ([`crate::site`]), and what the build did.
 
 use std::io;
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::archive::{Archive, ScanFilter};
 use crate::cli::print::{safe_path, terminal_safe, Render, Term};
 use crate::error::Result;
-use crate::report::site::SiteSummary;
+use crate::site::SiteSummary;
 
 #[derive(Debug, Serialize)]
 pub struct SiteOutput {
@@ -22,7 +22,7 @@ pub struct SiteOutput {
 pub fn site(archive: &Archive, filter: &ScanFilter, out: PathBuf, reports: Option<PathBuf>) -> Result<SiteOutput> {
     let t = std::time::Instant::now();
     let reports = reports.or_else(|| Some(PathBuf::from("reports")).filter(|p| p.is_dir()));
-    let summary = crate::report::site::build(archive, filter, &out, reports.as_deref())?;
+    let summary = crate::site::build(archive, filter, &out, reports.as_deref())?;
     Ok(SiteOutput { out, summary, seconds: t.elapsed().as_secs_f64() })
 }
 

@@ -9,7 +9,18 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::error::Result;
 use crate::report::context::said::Said;
+use crate::report::sections::{Built, Input, Plugin};
+use crate::report::Kind;
+
+/// The section: in the GPU peer write-up, after the links.
+pub const SECTION: Plugin = Plugin {
+    name: "launches",
+    template: include_str!("../../../templates/sections/launches.md"),
+    after: &[(Kind::MemcpyPeer, "links")],
+    build: |_: &Input, cs: &[&Series]| -> Result<Built> { Built::view(&tables(cs)) },
+};
 
 use crate::analysis::Series;
 use crate::vocab::launch::Launch;

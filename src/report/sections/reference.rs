@@ -8,8 +8,25 @@ use crate::vocab::benches::Bench;
 use serde::Serialize;
 
 use crate::analysis::reference::RefRow;
-use crate::analysis::PointStat;
+use crate::analysis::{PointStat, Series};
+use crate::error::Result;
+use crate::report::sections::{Built, Input, Plugin};
 use crate::report::Kind;
+
+/// The section: in each write-up, after its measured sections.
+pub const SECTION: Plugin = Plugin {
+    name: "reference",
+    template: include_str!("../../../templates/sections/reference.md"),
+    after: &[
+        (Kind::Memcpy, "stream"),
+        (Kind::MemcpyPeer, "matrix"),
+        (Kind::Gemm, "workload"),
+        (Kind::Network, "matrix"),
+    ],
+    build: |input: &Input, _: &[&Series]| -> Result<Built> {
+        Built::view(&reference_section(input.kind, &crate::analysis::reference::load()?, input.stats))
+    },
+};
 use crate::vocab::units::{format_bytes, format_sig3};
 
 #[derive(Debug, Clone, Serialize)]

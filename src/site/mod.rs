@@ -15,7 +15,7 @@
 //! it; a node or point left with no run loses its page too.
 //!
 //! Compare pages (labels that measured the same points) are built in
-//! [`super::site_compare`].
+//! [`compare`].
 //!
 //! The file is longer than 400 lines because the site's five kinds of
 //! page and the state that makes it incremental are one unit.
@@ -35,6 +35,8 @@ use crate::plot::metric::HISTORY_LINES;
 use crate::report::markdown::escape_markdown as md;
 use crate::vocab::units::{format_seconds, format_sig3};
 use polars::prelude::IntoLazy;
+
+mod compare;
 
 /// The layout of `site-state.json`; another version rebuilds everything.
 const STATE_VERSION: u32 = 1;
@@ -171,7 +173,7 @@ pub fn build(archive: &Archive, filter: &ScanFilter, out: &Path, reports: Option
             pages.write(&format!("points/{}.html", file_name(point)), &point_page(point, series)?)?;
         }
     }
-    let stale = |pair: &super::site_compare::Pair| !gone.is_empty() || pair.runs().any(|id| changed.contains(id));
+    let stale = |pair: &compare::Pair| !gone.is_empty() || pair.runs().any(|id| changed.contains(id));
     let compared = compare_pages(archive, out, &mut pages, &entries, &state, stale, &mut summary.left_out)?;
     summary.compares = compared.len();
     pages.write(
@@ -259,10 +261,10 @@ fn compare_pages(
     pages: &mut Pages,
     entries: &BTreeMap<String, CatalogEntry>,
     state: &State,
-    stale: impl Fn(&super::site_compare::Pair) -> bool,
+    stale: impl Fn(&compare::Pair) -> bool,
     left_out: &mut Vec<(String, String)>,
-) -> Result<Vec<super::site_compare::Pair>> {
-    let pairs = super::site_compare::pairs(entries, |id| {
+) -> Result<Vec<compare::Pair>> {
+    let pairs = compare::pairs(entries, |id| {
         state.runs.get(id).map(|r| r.points.iter().map(|p| p.point.clone()).collect()).unwrap_or_default()
     });
     let mut compared = Vec::new();
@@ -271,7 +273,7 @@ fn compare_pages(
             compared.push(pair.clone());
             continue;
         }
-        match super::site_compare::page(archive, pair) {
+        match compare::page(archive, pair) {
             Ok((title, markdown)) => {
                 pages.write(&pair.page(), &Page { title, markdown, svgs: BTreeMap::new() })?;
                 compared.push(pair.clone());
@@ -366,7 +368,7 @@ impl<'a> Pages<'a> {
 }
 
 /// `[text](href)` with the text escaped.
-pub(super) fn link(text: &str, href: &str) -> String {
+pub(crate) fn link(text: &str, href: &str) -> String {
     format!("[{}]({href})", md(text))
 }
 
@@ -556,7 +558,7 @@ fn index_page(
     state: &State,
     by_point: &BTreeMap<&str, Vec<&HistorySeries>>,
     reports: &[String],
-    compared: &[super::site_compare::Pair],
+    compared: &[compare::Pair],
     left_out: &[(String, String)],
 ) -> Page {
     let nodes: BTreeSet<String> = entries.values().map(node_of).collect();

@@ -30,9 +30,9 @@ pub(super) struct Pair {
 
 impl Pair {
     /// The page's path under the site: the two names joined by `+`, which
-    /// [`super::site::file_name`] never writes, so two pairs never share a page.
+    /// [`super::file_name`] never writes, so two pairs never share a page.
     pub fn page(&self) -> String {
-        format!("compare/{}+{}.html", super::site::file_name(&self.base), super::site::file_name(&self.new))
+        format!("compare/{}+{}.html", super::file_name(&self.base), super::file_name(&self.new))
     }
 
     pub fn runs(&self) -> impl Iterator<Item = &String> {
@@ -89,7 +89,7 @@ pub(super) fn page(archive: &Archive, pair: &Pair) -> Result<(String, String)> {
     let title = format!("{} against {}", pair.new, pair.base);
     let runs = |ids: &[String]| {
         ids.iter()
-            .map(|id| super::site::link(id, &format!("../runs/{}.html", super::site::file_name(id))))
+            .map(|id| super::link(id, &format!("../runs/{}.html", super::file_name(id))))
             .collect::<Vec<_>>()
             .join(", ")
     };
