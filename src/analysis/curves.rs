@@ -227,6 +227,13 @@ impl Saturation {
         self.plateau_sizes.len() >= stats::PLATEAU_MIN_SIZES
     }
 
+    /// peak / plateau, when a settled curve peaks above its plateau by
+    /// more than [`stats::HUMP_RATIO`] (a cache or protocol hump).
+    pub fn hump(&self) -> Option<f64> {
+        let above = self.plateau_gbps > 0.0 && self.peak_gbps > stats::HUMP_RATIO * self.plateau_gbps;
+        (self.settled() && above).then(|| self.peak_gbps / self.plateau_gbps)
+    }
+
     /// The level the curve holds, as every table and sentence states it.
     pub fn level(&self) -> Level {
         if self.sizes < 2 {

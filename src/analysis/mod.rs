@@ -12,6 +12,7 @@ pub mod changepoints;
 pub mod compare;
 pub mod curves;
 pub mod environment;
+pub mod findings;
 pub mod fleet;
 pub mod history;
 pub mod partitions;

@@ -96,6 +96,10 @@ pub const PLATEAU_MIN_SIZES: usize = 3;
 /// How far each size of a plateau may differ from its level: ±10 %.
 pub const PLATEAU_TOLERANCE: f64 = 0.10;
 
+/// A peak above the plateau by more than this factor is a hump (a cache,
+/// or a protocol that suits mid-size messages), said as such.
+pub const HUMP_RATIO: f64 = 1.25;
+
 /// What a plateau needs, as reports state it: `3 sizes within ±10 %`.
 pub fn plateau_rule() -> String {
     format!("{PLATEAU_MIN_SIZES} sizes within ±{} %", crate::vocab::units::format_sig3(PLATEAU_TOLERANCE * 100.0))

@@ -11,7 +11,7 @@
 #[cfg(test)]
 pub(crate) use super::plateau::fixtures;
 pub use super::plateau::{
-    plateau_of, plateau_rule, saturation_size, sustained_crossing, Crossing, Plateau, PLATEAU_MIN_SIZES,
+    plateau_of, plateau_rule, saturation_size, sustained_crossing, Crossing, Plateau, HUMP_RATIO, PLATEAU_MIN_SIZES,
     PLATEAU_TOLERANCE,
 };
 

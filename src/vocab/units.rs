@@ -177,6 +177,34 @@ pub fn shell_join(argv: &[String]) -> String {
         .join(" ")
 }
 
+/// GFLOP/s for CPUs; GPUs are quoted in TFLOP/s, as the seed 002 tables are.
+#[derive(Clone, Copy)]
+pub enum FlopUnit {
+    Giga,
+    Tera,
+}
+
+impl FlopUnit {
+    pub fn show(self, gflops: f64) -> String {
+        format_sig3(self.value(gflops))
+    }
+
+    /// A rate in GFLOP/s, in this unit.
+    pub fn value(self, gflops: f64) -> f64 {
+        match self {
+            FlopUnit::Giga => gflops,
+            FlopUnit::Tera => gflops / 1e3,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FlopUnit::Giga => "GFLOP/s",
+            FlopUnit::Tera => "TFLOP/s",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -13,15 +13,16 @@ use crate::archive::manifest::Manifest;
 use crate::vocab::benches::{Bench, RateUnit};
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
-use super::prose::{
-    bandwidth_observations, gemm_observations, link_observations, median_with_ci, opt_size, pct, stream_observations,
-    FlopUnit,
-};
+use super::prose::{median_with_ci, opt_size, pct};
 use super::{
     BandwidthSection, BwRow, DtypeRow, DtypeTable, GemmRow, GemmSection, LatencyRow, LibraryRow, OtherRow, RooflineRef,
     SatRow,
 };
+use crate::analysis::findings::bandwidth::{
+    bandwidth_observations, gemm_observations, link_observations, stream_observations,
+};
 use crate::vocab::gemm::GemmSetting;
+use crate::vocab::units::FlopUnit;
 
 /// The memory roofline of a spec, as shown and as a number (GB/s).
 pub(super) fn roofline_of(spec: Option<&Spec>) -> Option<(RooflineRef, f64)> {
@@ -149,7 +150,7 @@ pub(super) fn bandwidth_section(
     let observations = match bench {
         Bench::Stream => stream_observations(&cs),
         Bench::Collective | Bench::P2p | Bench::MemcpyPeer | Bench::H2d => link_observations(&cs, bench),
-        _ => bandwidth_observations(&cs, roof, bench.name()),
+        _ => bandwidth_observations(&cs, roof.map(|(r, g)| (r.name.as_str(), *g)), bench.name()),
     };
     Some(BandwidthSection {
         chart: chart.into(),

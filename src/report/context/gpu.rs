@@ -10,8 +10,9 @@ use crate::vocab::source::RowOrigin;
 use crate::vocab::units::{format_bytes, format_sig3};
 
 use super::blocks::{bandwidth_section, gemm_section, roofline_of};
-use super::prose::{kv, FlopUnit};
+use super::prose::kv;
 use super::{GpuDeviceRow, GpuSection, KeyValue};
+use crate::vocab::units::FlopUnit;
 
 /// The GPU section, or `None` when the run has neither GPU points nor GPU
 /// devices in its manifest.

@@ -7,8 +7,8 @@ use crate::vocab::facts::StopRule;
 use crate::vocab::rows::Row;
 
 use super::prose::pct;
-use super::said::{Missed, Said};
 use super::{Methodology, SkippedRow};
+use crate::analysis::findings::{Missed, Said};
 
 pub(super) fn methodology(
     manifest: &Manifest,

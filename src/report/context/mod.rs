@@ -21,6 +21,7 @@
 
 use serde::Serialize;
 
+use crate::analysis::findings::Said;
 use crate::analysis::{PointStat, Spec};
 use crate::archive::manifest::Manifest;
 use crate::vocab::benches::Bench;
@@ -45,8 +46,9 @@ pub use workload::{workload_section, WorkloadChart, WorkloadSection};
 
 pub use crate::vocab::units::shell_join;
 
+use crate::vocab::units::FlopUnit;
 use blocks::{bandwidth_section, gemm_section};
-use prose::{kv, FlopUnit};
+use prose::kv;
 
 /// The system each run ran on: a column per run (one when every run ran on
 /// the same system, `same`), a row per property.
@@ -137,7 +139,7 @@ pub struct BwRow {
 pub struct BandwidthSection {
     pub chart: String,
     pub roofline: Option<RooflineRef>,
-    pub observations: Vec<said::Said>,
+    pub observations: Vec<Said>,
     pub saturation: Vec<SatRow>,
     pub table: Vec<BwRow>,
     /// benchbook's curves beside other tools' on the same device.
@@ -166,7 +168,7 @@ pub struct GemmRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct GemmSection {
     pub chart: String,
-    pub observations: Vec<said::Said>,
+    pub observations: Vec<Said>,
     pub table: Vec<GemmRow>,
     /// benchbook's GEMMs, one table per run and dtype.
     pub by_dtype: Vec<DtypeTable>,
@@ -273,7 +275,7 @@ pub struct Methodology {
     pub timers: String,
     pub stop_rule: String,
     /// Which points reached the interval target, which did not.
-    pub precision: said::Said,
+    pub precision: Said,
     pub median_cv_pct: String,
     /// κ of the rerun interval ([`crate::vocab::interval::RERUN_SHARE`]).
     pub rerun_share: f64,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::report::context::said::Said;
+use crate::analysis::findings::Said;
 use crate::report::sections::{Built, Input, Plugin};
 use crate::report::Kind;
 

@@ -22,12 +22,12 @@
 
 use serde::Serialize;
 
+use crate::analysis::findings::Said;
 use crate::analysis::specs::LinkLine;
 use crate::analysis::{PointStat, Series, Spec, SpecBook};
 use crate::archive::manifest::Manifest;
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, Chart, Line};
-use crate::report::context::said::Said;
 use crate::report::Kind;
 use crate::vocab::benches::Bench;
 use crate::vocab::ops::Buffers;

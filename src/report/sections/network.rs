@@ -81,12 +81,12 @@ pub struct NetLatencyRow {
 pub struct NetworkSection {
     /// The bandwidth chart, when there are bandwidth curves.
     pub chart: Option<String>,
-    pub observations: Vec<crate::report::context::said::Said>,
+    pub observations: Vec<crate::analysis::findings::Said>,
     pub transfers: Vec<TransferRow>,
     pub collectives: Vec<CollectiveRow>,
     pub latency: Vec<NetLatencyRow>,
     /// Latency curves whose smaller message takes longer (`Said::LatencyInversion`).
-    pub latency_notes: Vec<crate::report::context::said::Said>,
+    pub latency_notes: Vec<crate::analysis::findings::Said>,
     /// One-sided curves by channels, strategy and flush rhythm.
     pub channels: Vec<ChannelRow>,
     /// Whether any channel row is stated against a link.
@@ -261,10 +261,10 @@ mod tests {
 fn inversion<'a>(
     curve: &str,
     points: impl Iterator<Item = &'a crate::analysis::PointStat>,
-) -> Option<crate::report::context::said::Said> {
+) -> Option<crate::analysis::findings::Said> {
     let pts: Vec<&crate::analysis::PointStat> = points.collect();
     let inv = crate::analysis::curves::latency_inversion(&pts)?;
-    Some(crate::report::context::said::Said::LatencyInversion {
+    Some(crate::analysis::findings::Said::LatencyInversion {
         curve: curve.to_string(),
         small_bytes: inv.small.size_bytes?,
         small_s: inv.small.median_seconds,
@@ -279,7 +279,7 @@ fn inversion<'a>(
 mod inversion_tests {
     use super::*;
     use crate::analysis::PointStat;
-    use crate::report::context::said::Said;
+    use crate::analysis::findings::Said;
 
     fn at(size: u64, s: f64, half_width: f64) -> PointStat {
         PointStat {

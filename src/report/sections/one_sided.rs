@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::network::{one_sided_params, semantics, source, ChannelRow, TransferRow};
 use crate::analysis::{Curve, PointStat, Series};
-use crate::report::context::said::Said;
+use crate::analysis::findings::Said;
 use crate::vocab::interval::RateInterval;
 use crate::vocab::units::{format_bytes, format_sig3};
 

@@ -8,7 +8,7 @@
 
 use crate::analysis::PointStat;
 use crate::error::{Error, Result};
-use crate::report::context::said::Said;
+use crate::analysis::findings::Said;
 use crate::vocab::benches::Bench;
 
 /// The most pairs drawn when `--pairs` is not given.
