@@ -13,7 +13,7 @@
 //! - [`analysis`]: polars summaries, saturation, rooflines ([`analysis::specs`]).
 //! - [`plot`]: plotters charts with an embedded font; [`report`]: tera
 //!   Markdown → self-contained HTML.
-//! - [`site`]: a static site over a whole archive, its pages and the reports.
+//! - [`render`]: tera pages, Markdown safety and HTML; [`site`]: a static site over a whole archive, its pages and the reports.
 //!
 //! ```no_run
 //! use benchbook::prelude::*;
@@ -35,6 +35,7 @@ pub mod host;
 pub mod import;
 pub mod notebook;
 pub mod plot;
+pub mod render;
 pub mod report;
 pub mod session;
 pub mod site;

@@ -11,7 +11,7 @@ use crate::analysis::{PointStat, Series};
 use crate::archive::Archive;
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, to_svg, Line};
-use crate::report::markdown::escape_html;
+use crate::render::markdown::escape_html;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 /// An HTML table for a notebook.

@@ -6,13 +6,14 @@
 use serde::Serialize;
 
 use super::compare::ChartRef;
-use super::{engine, render_template, write_page, ReportOptions};
+use super::{engine, ReportOptions};
 use crate::analysis::fleet::links::LinkSweep;
 use crate::analysis::fleet::{Fleet, NodeJudgement, NodeVerdict, RUNS_ADVISED, Z_SLOW};
 use crate::error::Result;
 use crate::plot::heatmap::HeatmapChart;
 use crate::plot::ratio::{RatioChart, MAX_ROWS};
 use crate::plot::Chart;
+use crate::render::{render_template, write_page};
 
 /// The most points charted; the table has them all.
 pub const MAX_CHARTS: usize = 8;
@@ -246,7 +247,7 @@ fn link_section(i: usize, l: &LinkSweep, charts: &mut Vec<Box<dyn Chart>>) -> Li
 
 /// Render the Markdown of a fleet report, asking for its charts.
 pub fn render_fleet_markdown(engine: &mut tera::Tera, report: &FleetReport) -> Result<(String, Vec<String>)> {
-    let asked = super::charts::ask_for_charts(engine, &report.charts);
+    let asked = crate::render::charts::ask_for_charts(engine, &report.charts);
     let md = render_template(engine, "fleet.md", &report.context)?;
     Ok((md, asked.take()))
 }
@@ -259,5 +260,5 @@ pub fn write_fleet(
 ) -> Result<Vec<std::path::PathBuf>> {
     let mut engine = engine(opts.templates.as_deref())?;
     let (md, asked) = render_fleet_markdown(&mut engine, report)?;
-    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts)
+    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts.format, opts.png)
 }

@@ -1,51 +1,39 @@
-//! Reports: analysis results → a [`ReportContext`] → tera Markdown →
-//! pulldown-cmark HTML, self-contained (CSS and SVG charts inline).
-//! Templates are embedded from `templates/`; a same-named file in a user's
-//! template folder overrides one (mdBook's model). In `.md` templates every
-//! `{{ value }}` is escaped for Markdown unless a template says `| safe`.
+//! Reports: analysis results → a [`ReportContext`] and the sections of its
+//! kind → tera Markdown and HTML pages ([`crate::render`]).
 //!
 //! The file is longer than 400 lines because it holds the one path from runs
 //! to a report (rows, statistics, sections, every chart with its marks and
 //! lines, the GPU GEMM panels) that every report kind shares.
 
-mod charts;
 pub mod compare;
 pub mod context;
-mod filters;
 pub mod fleet;
 pub mod kind;
-pub mod markdown;
 pub mod sections;
 
 pub use compare::{build_compare, CompareReport};
 pub use context::ReportContext;
 pub use kind::Kind;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
 use crate::analysis::{point_stats, Catalog, PointStat, Series, SpecBook};
 use crate::archive::schema::from_dataframe;
-use crate::archive::store::write_atomic;
 use crate::archive::RunDir;
 use crate::error::{Error, Result};
 use crate::plot::{self, bandwidth_chart, bar_chart, Chart, Line};
+use crate::render::{self, charts::ask_for_charts, render_template, write_page};
 
-/// Built-in templates other than the sections' partials (name, content):
-/// the page, its style, and the fleet report's own template.
-const PAGE_TEMPLATES: &[(&str, &str)] = &[
-    ("fleet.md", include_str!("../../templates/fleet.md")),
-    ("page.html", include_str!("../../templates/page.html")),
-    ("style.css", include_str!("../../templates/style.css")),
-];
+/// The fleet report's own template.
+const FLEET_TEMPLATE: (&str, &str) = ("fleet.md", include_str!("../../templates/fleet.md"));
 
 /// Every built-in template (name, content): the page templates, each
 /// section's partial ([`sections::partials`]) and each kind's template,
 /// generated from its list of sections.
 pub fn templates() -> Vec<(String, String)> {
-    let pages = PAGE_TEMPLATES.iter().map(|(n, t)| (n.to_string(), t.to_string()));
+    let pages = render::PAGE_TEMPLATES.iter().chain([&FLEET_TEMPLATE]).map(|(n, t)| (n.to_string(), t.to_string()));
     let partials = sections::partials().map(|(n, t)| (n, t.to_string()));
     let kinds = Kind::ALL
         .iter()
@@ -55,24 +43,14 @@ pub fn templates() -> Vec<(String, String)> {
     pages.chain(partials).chain(kinds).chain(sentences).collect()
 }
 
-/// The text of built-in page template `name` (the site's pages share the
-/// reports' style).
-pub(crate) fn builtin_text(name: &str) -> &'static str {
-    builtin(name)
-}
+pub use crate::render::Format;
 
-/// The text of built-in page template `name`.
-fn builtin(name: &str) -> &'static str {
-    PAGE_TEMPLATES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).unwrap_or_default()
-}
-
-/// Which files a report writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
-pub enum Format {
-    Md,
-    Html,
-    #[default]
-    Both,
+/// The tera engine with the reports' templates (each replaced by a
+/// same-named file in `overrides`), filters, escaping and `say()`.
+pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
+    let mut t = render::engine(templates(), overrides)?;
+    context::said::register(&mut t);
+    Ok(t)
 }
 
 /// Options of `benchbook report`.
@@ -102,36 +80,6 @@ pub struct ReportOptions {
     pub keep_throttled: bool,
 }
 
-/// The tera engine with benchbook's templates, filters and escaping.
-pub fn engine(overrides: Option<&Path>) -> Result<tera::Tera> {
-    let mut t = tera::Tera::default();
-    let mut sources: Vec<(String, String)> = Vec::new();
-    for (name, builtin) in templates() {
-        let text = match overrides.map(|d| d.join(&name)).filter(|p| p.exists()) {
-            Some(p) => std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?,
-            None => builtin,
-        };
-        sources.push((name, text));
-    }
-    t.add_raw_templates(sources)
-        .map_err(|e| Error::Template { name: "templates".into(), message: tera_message(&e) })?;
-    t.autoescape_on(vec![".md"]);
-    t.set_escape_fn(markdown::escape_markdown);
-    filters::register(&mut t);
-    context::said::register(&mut t);
-    Ok(t)
-}
-
-fn tera_message(e: &tera::Error) -> String {
-    let mut msg = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        msg += &format!(": {s}");
-        src = s.source();
-    }
-    msg
-}
-
 /// What a report's templates see: the run context's fields, and the
 /// write-up sections under `writeup`.
 #[derive(serde::Serialize)]
@@ -144,31 +92,9 @@ struct Page<'a> {
 /// Render the Markdown of a report as `kind`, asking for its charts.
 pub fn render_markdown(engine: &mut tera::Tera, report: &Report) -> Result<(String, Vec<String>)> {
     let page = Page { context: &report.context, writeup: &report.writeup };
-    let asked = charts::ask_for_charts(engine, &report.charts);
+    let asked = ask_for_charts(engine, &report.charts);
     let md = render_template(engine, &report.kind.template(), &page)?;
     Ok((md, asked.take()))
-}
-
-/// Render Markdown template `name` with `ctx`.
-pub fn render_template(engine: &tera::Tera, name: &str, ctx: &impl serde::Serialize) -> Result<String> {
-    let c = tera::Context::from_serialize(ctx)
-        .map_err(|e| Error::Template { name: name.into(), message: tera_message(&e) })?;
-    engine.render(name, &c).map_err(|e| Error::Template { name: name.into(), message: tera_message(&e) })
-}
-
-/// Wrap rendered Markdown into a self-contained HTML page.
-pub fn render_html(
-    engine: &tera::Tera,
-    title: &str,
-    markdown: &str,
-    svgs: &BTreeMap<String, String>,
-) -> Result<String> {
-    let body = markdown::to_html(markdown, svgs);
-    let mut c = tera::Context::new();
-    c.insert("title", title);
-    c.insert("body", &body);
-    c.insert("css", builtin("style.css"));
-    engine.render("page.html", &c).map_err(|e| Error::Template { name: "page.html".into(), message: tera_message(&e) })
 }
 
 /// A run's analysed report, before it is written.
@@ -490,12 +416,12 @@ pub fn make(runs: &[RunDir], archive_root: &Path, out: &Path, opts: &ReportOptio
 
 fn write_with(mut engine: tera::Tera, report: &Report, out: &Path, opts: &ReportOptions) -> Result<Vec<PathBuf>> {
     let (md, asked) = render_markdown(&mut engine, report)?;
-    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts)
+    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts.format, opts.png)
 }
 
 /// Render the Markdown of a compare report, asking for its charts.
 pub fn render_compare_markdown(engine: &mut tera::Tera, report: &CompareReport) -> Result<(String, Vec<String>)> {
-    let asked = charts::ask_for_charts(engine, &report.charts);
+    let asked = ask_for_charts(engine, &report.charts);
     let md = render_template(engine, &Kind::Compare.template(), &report.context)?;
     Ok((md, asked.take()))
 }
@@ -504,48 +430,5 @@ pub fn render_compare_markdown(engine: &mut tera::Tera, report: &CompareReport) 
 pub fn write_compare(report: &CompareReport, out: &Path, opts: &ReportOptions) -> Result<Vec<PathBuf>> {
     let mut engine = engine(opts.templates.as_deref())?;
     let (md, asked) = render_compare_markdown(&mut engine, report)?;
-    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts)
-}
-
-fn write_page(
-    engine: &tera::Tera,
-    title: &str,
-    md: &str,
-    charts: &[Box<dyn Chart>],
-    asked: &[String],
-    out: &Path,
-    opts: &ReportOptions,
-) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
-    let mut svgs = BTreeMap::new();
-    let mut written = Vec::new();
-    // A chart the templates did not ask for (its section is not in this
-    // kind) is not written.
-    for chart in charts.iter().filter(|c| asked.iter().any(|a| a == c.name())) {
-        let svg = plot::to_svg(chart.as_ref())?;
-        let name = format!("{}.svg", chart.name());
-        if opts.format != Format::Html {
-            let p = out.join(&name);
-            write_atomic(&p, svg.as_bytes())?;
-            written.push(p);
-        }
-        if opts.png {
-            let p = out.join(format!("{}.png", chart.name()));
-            write_atomic(&p, &plot::svg_to_png(chart.name(), &svg, plot::PNG_SCALE, plot::PNG_DPI)?)?;
-            written.push(p);
-        }
-        svgs.insert(name, plot::to_page_svg(chart.as_ref(), &svg)?);
-    }
-    if opts.format != Format::Html {
-        let p = out.join("report.md");
-        write_atomic(&p, md.as_bytes())?;
-        written.push(p);
-    }
-    if opts.format != Format::Md {
-        let html = render_html(engine, title, md, &svgs)?;
-        let p = out.join("report.html");
-        write_atomic(&p, html.as_bytes())?;
-        written.push(p);
-    }
-    Ok(written)
+    write_page(&engine, &report.context.title, &md, &report.charts, &asked, out, opts.format, opts.png)
 }

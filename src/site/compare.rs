@@ -13,7 +13,7 @@ use crate::analysis::compare::{compare_runs, PointComparison};
 use crate::archive::catalog::CatalogEntry;
 use crate::archive::{Archive, RunDir};
 use crate::error::Result;
-use crate::report::markdown::escape_markdown as md;
+use crate::render::markdown::escape_markdown as md;
 use crate::vocab::units::{format_seconds, format_sig3};
 
 /// The threshold a verdict needs, as `compare`'s default.

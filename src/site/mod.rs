@@ -32,7 +32,7 @@ use crate::archive::catalog::CatalogEntry;
 use crate::archive::{Archive, ScanFilter};
 use crate::error::{Error, IoContext, Result};
 use crate::plot::metric::HISTORY_LINES;
-use crate::report::markdown::escape_markdown as md;
+use crate::render::markdown::escape_markdown as md;
 use crate::vocab::units::{format_seconds, format_sig3};
 use polars::prelude::IntoLazy;
 
@@ -337,11 +337,11 @@ impl<'a> Pages<'a> {
     }
 
     fn write(&mut self, rel: &str, page: &Page) -> Result<()> {
-        let body = crate::report::markdown::to_html(&page.markdown, &page.svgs);
+        let body = crate::render::markdown::to_html(&page.markdown, &page.svgs);
         let mut c = tera::Context::new();
         c.insert("title", &page.title);
         c.insert("body", &body);
-        c.insert("css", crate::report::builtin_text("style.css"));
+        c.insert("css", crate::render::css());
         c.insert("script", SCRIPT);
         c.insert("script_hash", &self.script_hash);
         let html = self

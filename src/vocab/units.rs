@@ -177,6 +177,23 @@ pub fn shell_join(argv: &[String]) -> String {
         .join(" ")
 }
 
+/// A fraction as a percentage, three significant digits: `12.5 %`.
+pub fn format_pct(f: f64) -> String {
+    format!("{} %", format_sig3(f * 100.0))
+}
+
+/// A relative half-width as a percentage, two significant digits at most.
+pub fn format_ci_pct(r: f64) -> String {
+    let pct = r * 100.0;
+    if pct < 0.01 {
+        "< 0.01 %".into()
+    } else if pct < 1.0 {
+        format!("{pct:.2} %")
+    } else {
+        format!("{pct:.1} %")
+    }
+}
+
 /// GFLOP/s for CPUs; GPUs are quoted in TFLOP/s, as the seed 002 tables are.
 #[derive(Clone, Copy)]
 pub enum FlopUnit {

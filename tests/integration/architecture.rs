@@ -11,44 +11,63 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "vocab",
         &[
-            "bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "site", "notebook",
-            "cli", "host", "gate",
+            "bench", "backend", "archive", "import", "session", "analysis", "plot", "render", "report", "site",
+            "notebook", "cli", "host", "gate",
         ],
     ),
     (
         "error",
         &[
-            "vocab", "bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "site",
-            "notebook", "cli", "gate",
+            "vocab", "bench", "backend", "archive", "import", "session", "analysis", "plot", "render", "report",
+            "site", "notebook", "cli", "gate",
         ],
     ),
     (
         "host",
         &[
-            "bench", "backend", "archive", "import", "session", "analysis", "plot", "report", "site", "notebook",
-            "cli", "gate",
+            "bench", "backend", "archive", "import", "session", "analysis", "plot", "render", "report", "site",
+            "notebook", "cli", "gate",
         ],
     ),
     (
         "bench",
-        &["backend", "analysis", "import", "archive", "session", "plot", "report", "site", "notebook", "cli", "gate"],
+        &[
+            "backend", "analysis", "import", "archive", "session", "plot", "render", "report", "site", "notebook",
+            "cli", "gate",
+        ],
     ),
     (
         "archive",
-        &["bench", "backend", "import", "session", "analysis", "plot", "report", "site", "notebook", "cli", "gate"],
+        &[
+            "bench", "backend", "import", "session", "analysis", "plot", "render", "report", "site", "notebook", "cli",
+            "gate",
+        ],
     ),
-    ("backend", &["session", "archive", "import", "analysis", "plot", "report", "site", "notebook", "cli", "gate"]),
+    (
+        "backend",
+        &["session", "archive", "import", "analysis", "plot", "render", "report", "site", "notebook", "cli", "gate"],
+    ),
     (
         "import",
-        &["bench", "backend", "archive", "session", "analysis", "plot", "report", "site", "notebook", "cli", "gate"],
+        &[
+            "bench", "backend", "archive", "session", "analysis", "plot", "render", "report", "site", "notebook",
+            "cli", "gate",
+        ],
     ),
-    ("analysis", &["bench", "backend", "import", "session", "plot", "report", "site", "notebook", "cli", "gate"]),
-    ("plot", &["bench", "backend", "import", "session", "archive", "report", "site", "notebook", "cli", "gate"]),
-    ("report", "site", &["bench", "backend", "import", "session", "notebook", "cli", "gate"]),
-    ("session", &["analysis", "plot", "report", "site", "notebook", "cli", "gate"]),
+    (
+        "analysis",
+        &["bench", "backend", "import", "session", "plot", "render", "report", "site", "notebook", "cli", "gate"],
+    ),
+    (
+        "plot",
+        &["bench", "backend", "import", "session", "archive", "render", "report", "site", "notebook", "cli", "gate"],
+    ),
+    ("render", &["bench", "backend", "import", "session", "analysis", "report", "site", "notebook", "cli", "gate"]),
+    ("report", &["bench", "backend", "import", "session", "notebook", "cli", "gate", "site"]),
+    ("session", &["analysis", "plot", "render", "report", "site", "notebook", "cli", "gate"]),
     ("notebook", &["bench", "backend", "import", "session", "cli", "gate", "site"]),
     ("site", &["bench", "backend", "import", "session", "notebook", "cli", "gate"]),
-    ("gate", &["backend", "import", "plot", "report", "site", "notebook", "cli"]),
+    ("gate", &["backend", "import", "plot", "render", "report", "site", "notebook", "cli"]),
 ];
 
 /// What `report/` never does itself: group points into curves, compute a

@@ -1,7 +1,8 @@
 //! Number formats shared by every section. (What the sections say is
 //! decided in [`crate::analysis::findings`].)
 
-use crate::vocab::units::{format_bytes, format_sig3};
+use crate::vocab::units::format_bytes;
+pub(crate) use crate::vocab::units::{format_ci_pct as ci_pct, format_pct as pct};
 
 use super::KeyValue;
 
@@ -11,10 +12,6 @@ pub(super) fn kv(key: &str, value: impl Into<String>) -> KeyValue {
 
 pub(super) fn opt_size(s: Option<u64>) -> String {
     s.map(format_bytes).unwrap_or_else(|| "not reached".into())
-}
-
-pub(crate) fn pct(f: f64) -> String {
-    format!("{} %", format_sig3(f * 100.0))
 }
 
 /// Sizes as a span: `64 MiB`, `64 MiB and 128 MiB`, `64 MiB to 256 MiB`.
@@ -48,17 +45,5 @@ pub(crate) fn median_with_ci(p: &crate::analysis::PointStat) -> String {
         (Some(ci), Some(r)) if ci.basis == crate::vocab::interval::Basis::Rounds => format!("{t} ± {}", ci_pct(r)),
         (Some(_), Some(r)) => format!("{t} ± {} (1 round)", ci_pct(r)),
         _ => format!("{t} (no CI)"),
-    }
-}
-
-/// A relative half-width as a percentage, two significant digits at most.
-pub(crate) fn ci_pct(r: f64) -> String {
-    let pct = r * 100.0;
-    if pct < 0.01 {
-        "< 0.01 %".into()
-    } else if pct < 1.0 {
-        format!("{pct:.2} %")
-    } else {
-        format!("{pct:.1} %")
     }
 }

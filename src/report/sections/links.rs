@@ -1,12 +1,19 @@
 //! Link rooflines: the published figure of the link or port a transfer
 //! crosses (Infinity Fabric, NVLink, PCIe, EFA, RoCE), and each curve's
 //! saturation stated against it as well as against its own plateau.
-//! Template: `sections/links.md`.
+//! Template: `sections/links.md`. The section is built with the one it
+//! bounds: peer copies (seed 000) or network transfers (seed 003).
 
 use serde::Serialize;
 
+use super::{Input, Sections};
+use crate::analysis::findings::Said;
 use crate::analysis::specs::LinkLine;
 use crate::analysis::Series;
+use crate::archive::manifest::Manifest;
+use crate::plot::{bandwidth_chart, Chart, Line};
+use crate::vocab::benches::Bench;
+use crate::vocab::ops::Buffers;
 use crate::vocab::stats::Crossing;
 use crate::vocab::units::format_sig3;
 
@@ -100,4 +107,150 @@ pub fn links_section(
 /// The lines as a chart draws them: (label, value in `unit`).
 pub fn chart_lines(lines: &[LinkLine], unit: &str) -> Vec<(String, f64)> {
     lines.iter().map(|l| (l.label.clone(), l.gbps * scale(unit))).collect()
+}
+
+/// The peer-copy links section and its chart, and the matrices' share of
+/// the widest link.
+pub(super) fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
+    let of: Vec<&Series> =
+        cs.iter().copied().filter(|c| c.of_bench(&[Bench::MemcpyPeer, Bench::P2p]) && c.is_bandwidth()).collect();
+    let pair = input.spec.and_then(|s| s.link.as_ref()).and_then(|l| l.pair_line());
+    // The GPU's own host link where its spec names one.
+    let host = input
+        .spec
+        .and_then(|s| s.host_line.clone())
+        .or_else(|| input.book.interconnect_lines("host").into_iter().next());
+    // Only transfers between GPU buffers cross a GPU link; MPI between
+    // host buffers is drawn beside them but not held against it. A copy
+    // between GPUs without peer access is staged through the host: PCIe.
+    let on_gpu: Vec<(&Series, LinkLine)> = of
+        .iter()
+        .copied()
+        .filter(|c| c.buffers.on_gpu())
+        .filter_map(|c| {
+            let line = if c.buffers == Buffers::StagedThroughHost { host.clone() } else { pair.clone() };
+            line.map(|l| (c, l))
+        })
+        .collect();
+    let mut lines: Vec<LinkLine> = Vec::new();
+    for (_, l) in &on_gpu {
+        if !lines.contains(l) {
+            lines.push(l.clone());
+        }
+    }
+    const RULE: &str = "Each copy between GPUs is held against the link it crosses: with peer access, the GPU's link to one peer (one link in a fully connected mesh such as Infinity Fabric; all links one way through a switch such as NVSwitch); without it, the host's PCIe link it is staged through.";
+    s.links = links_section(&on_gpu, &lines, "GB/s", RULE);
+    // A matrix cell is one pair of GPUs: held against the same pair line.
+    if let Some(l) = &pair {
+        for m in s.matrices.iter_mut().filter(|m| m.unit == "GB/s") {
+            m.link =
+                Some(format!("{:.0}–{:.0} % of {}", m.range.0 / l.gbps * 100.0, m.range.1 / l.gbps * 100.0, l.label));
+        }
+    }
+    if !of.is_empty() {
+        const ID: &str = "peer-vs-link";
+        s.peer_chart = Some(ID.into());
+        charts.push(Box::new(
+            bandwidth_chart(
+                ID,
+                &title(input, "peer copy and MPI bandwidth", &of),
+                Bench::MemcpyPeer.info().axis,
+                of.iter().map(|c| line_of(c, 1.0)).collect(),
+                None,
+            )
+            .with_links(if on_gpu.is_empty() { Vec::new() } else { chart_lines(&lines, "GB/s") }),
+        ));
+    }
+}
+
+/// The network section, the links its transfers crossed, and its chart.
+pub(super) fn network_links(input: &Input, cs: &[&Series], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
+    const ID: &str = "network";
+    s.network = super::network::network_section(cs, input.stats, ID, input.catalog);
+    let of = super::network::transfer_curves(cs);
+    // Ranks that all ran on one host talked through shared memory: no
+    // network port bounds them, so none is drawn or compared.
+    let local: Vec<&Manifest> = input.manifests.iter().filter(|m| super::one_host(m)).collect();
+    let crossed: Vec<&Series> = of.iter().copied().filter(|c| !local.iter().any(|m| m.run_id == c.run_id)).collect();
+    // Only the link named (`--link`) is drawn: a log names a link's type,
+    // never its rate, and a figure picked by size could be any link.
+    let lines: Vec<LinkLine> =
+        if crossed.is_empty() { Vec::new() } else { input.link.map(|l| l.line()).into_iter().collect() };
+    let held: Vec<(&Series, LinkLine)> = crossed.iter().flat_map(|c| lines.first().map(|l| (*c, l.clone()))).collect();
+    s.links = links_section(
+        &held,
+        &lines,
+        "Gb/s",
+        "Each transfer that crossed a network port is held against the link named for this report (--link): a log names a link's type, never its rate.",
+    );
+    if let Some(n) = s.network.as_mut() {
+        // One-sided peaks that crossed a port, against it.
+        for r in n.channels.iter_mut().filter(|r| crossed.iter().any(|c| c.key == r.key)) {
+            r.against(lines.first());
+        }
+        n.channels_linked = n.channels.iter().any(|r| !r.of_link.is_empty());
+        if !crossed.is_empty() && lines.is_empty() {
+            n.observations.push(unnamed_link(input, &crossed));
+        }
+        for m in local.iter().filter(|m| of.iter().any(|c| c.run_id == m.run_id)) {
+            n.observations.push(Said::SharedMemory { run_id: m.run_id.clone(), host: m.host.hostname.clone() });
+        }
+    }
+    if !of.is_empty() {
+        charts.push(Box::new(
+            bandwidth_chart(
+                ID,
+                &title(
+                    input,
+                    match (crossed.is_empty(), crossed.len() == of.len()) {
+                        (true, _) => "MPI bandwidth over shared memory",
+                        (false, true) => "network bandwidth",
+                        (false, false) => "network and shared-memory bandwidth",
+                    },
+                    &of,
+                ),
+                "Gb/s (10^9 bits/s)",
+                of.iter().map(|c| line_of(c, 8.0)).collect(),
+                None,
+            )
+            .with_links(chart_lines(&lines, "Gb/s")),
+        ));
+    }
+}
+
+/// The sentence for transfers that crossed a link nobody named: what the
+/// logs say of it, and how to name it.
+fn unnamed_link(input: &Input, crossed: &[&Series]) -> Said {
+    let known: Vec<String> = input
+        .book
+        .interconnects
+        .iter()
+        .filter(|i| i.applies.iter().any(|a| a == "network"))
+        .map(|i| i.id.clone())
+        .collect();
+    let runs: std::collections::BTreeSet<&str> = crossed.iter().map(|c| c.run_id.as_str()).collect();
+    let mut named: Vec<String> = Vec::new();
+    for m in input.manifests.iter().filter(|m| runs.contains(m.run_id.as_str())) {
+        if let crate::vocab::config::RunConfig::Import { import } = &m.config {
+            for l in import.iter().filter_map(|f| f.link.as_ref()) {
+                if !named.contains(l) {
+                    named.push(l.clone());
+                }
+            }
+        }
+    }
+    Said::UnnamedLink { named, known }
+}
+
+fn title(input: &Input, t: &str, of: &[&Series]) -> String {
+    input.catalog.title(t, of.iter().map(|c| (c.run_id.as_str(), c.device.as_str())))
+}
+
+/// A curve as a chart line, its rates times `scale` (8 for Gb/s).
+fn line_of(c: &Series, scale: f64) -> Line {
+    Line::with_errors(
+        c.name().to_string(),
+        c.rate_with_bars().into_iter().map(|(x, g, e)| (x, g * scale, e.map(|(l, h)| (l * scale, h * scale)))),
+    )
+    .of(c.system(), c.op.as_str())
 }

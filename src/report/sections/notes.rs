@@ -7,7 +7,7 @@
 //! the end of each kind template.
 //!
 //! The notes are the user's Markdown: they keep their formatting, and raw
-//! HTML in them is escaped like any other input (see `report::markdown`).
+//! HTML in them is escaped like any other input (see `render::markdown`).
 
 use std::path::Path;
 

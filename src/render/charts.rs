@@ -4,13 +4,13 @@
 //! written beside the report.
 
 use crate::plot::Chart;
-use crate::report::markdown;
+use crate::render::markdown;
 
 /// The charts a template asks for, in order, as it renders.
-pub(super) struct Asked(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+pub struct Asked(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
 
 impl Asked {
-    pub(super) fn take(self) -> Vec<String> {
+    pub fn take(self) -> Vec<String> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
@@ -20,7 +20,7 @@ impl Asked {
 /// an id the report has no chart for is an error that names it and the
 /// ones there are (a misspelt chart never drops silently). Only the charts
 /// asked for are written.
-pub(super) fn ask_for_charts(engine: &mut tera::Tera, charts: &[Box<dyn Chart>]) -> Asked {
+pub fn ask_for_charts(engine: &mut tera::Tera, charts: &[Box<dyn Chart>]) -> Asked {
     let known: std::collections::BTreeSet<String> = charts.iter().map(|c| c.name().to_string()).collect();
     let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = asked.clone();

@@ -23,8 +23,8 @@ pub fn register(t: &mut tera::Tera) {
     t.register_filter("html_escape", move |v: &tera::Value, _: &Args| Ok(markdown::escape_html(&text(v)).into()));
     t.register_filter("fenced", move |v: &tera::Value, _: &Args| Ok(markdown::fenced(&text(v)).into()));
     t.register_filter("sig3", |v: &tera::Value, _: &Args| number(v, "sig3", format_sig3));
-    t.register_filter("pct", |v: &tera::Value, _: &Args| number(v, "pct", crate::report::context::prose::pct));
-    t.register_filter("ci_pct", |v: &tera::Value, _: &Args| number(v, "ci_pct", crate::report::context::prose::ci_pct));
+    t.register_filter("pct", |v: &tera::Value, _: &Args| number(v, "pct", crate::vocab::units::format_pct));
+    t.register_filter("ci_pct", |v: &tera::Value, _: &Args| number(v, "ci_pct", crate::vocab::units::format_ci_pct));
     t.register_filter("seconds", |v: &tera::Value, _: &Args| number(v, "seconds", format_seconds));
     t.register_filter("fixed", |v: &tera::Value, args: &Args| {
         let digits = args.get("digits").and_then(|d| d.as_u64()).unwrap_or(1) as usize;
