@@ -10,7 +10,7 @@ use crate::analysis::workload::MetricStat;
 use crate::analysis::{PointStat, Series};
 use crate::archive::Archive;
 use crate::error::Result;
-use crate::plot::{bandwidth_chart, to_svg, Line};
+use crate::plot::{bandwidth_chart, to_svg};
 use crate::render::markdown::escape_html;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
@@ -165,10 +165,8 @@ pub fn chart(title: &str, y_label: &str, curves: &[Series], roofline_gbps: Optio
     let lines = curves
         .iter()
         .map(|c| {
-            Line::with_errors(
-                if several { format!("{}: {}", short_id(&c.run_id), c.name()) } else { c.name().to_string() },
-                c.rate_with_bars(),
-            )
+            let label = if several { format!("{}: {}", short_id(&c.run_id), c.name()) } else { c.name().to_string() };
+            crate::plot::series::line(c, label, 1.0)
         })
         .collect();
     let roof = roofline_gbps.map(|r| (format!("roofline {} GB/s", format_sig3(r)), r));

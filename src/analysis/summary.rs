@@ -149,6 +149,13 @@ pub struct PointStat {
 }
 
 impl PointStat {
+    /// Whether a report shows this point in its GPU section: measured on a
+    /// GPU backend, of a benchmark that has one.
+    pub fn is_gpu(&self) -> bool {
+        crate::vocab::kinds::backend_is_gpu(&self.backend)
+            && crate::vocab::benches::Bench::of(&self.bench).is_some_and(|b| b.info().gpu_section.is_some())
+    }
+
     /// The point's parameters, e.g. for [`Point::label`].
     pub fn params(&self) -> crate::vocab::rows::Point {
         crate::vocab::rows::Point {

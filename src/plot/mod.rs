@@ -30,6 +30,7 @@ pub mod heatmap;
 mod layout;
 pub mod metric;
 pub mod ratio;
+pub mod series;
 mod style;
 
 pub use bandwidth::{bandwidth_chart, Line};

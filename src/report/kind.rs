@@ -130,8 +130,8 @@ impl Kind {
             return "MPI bandwidth and latency over shared memory (every rank on one host)".into();
         }
         if self == Kind::Memcpy {
-            let gpu = stats.iter().any(crate::report::context::is_gpu);
-            let host = stats.iter().any(|p| !crate::report::context::is_gpu(p));
+            let gpu = stats.iter().any(PointStat::is_gpu);
+            let host = stats.iter().any(|p| !p.is_gpu());
             return match (host, gpu) {
                 (true, true) => "host and GPU memcpy bandwidth",
                 (false, true) => "GPU memcpy bandwidth",

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::analysis::{point_stats, Catalog, PointStat, Series, SpecBook};
+use crate::analysis::{point_stats, Catalog, PointStat, SpecBook};
 use crate::archive::schema::from_dataframe;
 use crate::archive::RunDir;
 use crate::error::{Error, Result};
-use crate::plot::{self, bandwidth_chart, bar_chart, Chart, Line};
+use crate::plot::{self, Chart};
 use crate::render::{self, charts::ask_for_charts, render_template, write_page};
 
 /// The fleet report's own template.
@@ -135,7 +135,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     // A GEMM write-up holds the GPUs' GEMMs: the copies of a run that also
     // measured them (a PyTorch reference's `copy_`) belong to the memcpy one.
     if kind == Kind::Gemm {
-        stats.retain(|p| !context::is_gpu(p) || p.bench == crate::vocab::benches::Bench::Gemm);
+        stats.retain(|p| !p.is_gpu() || p.bench == crate::vocab::benches::Bench::Gemm);
     }
     let notes = opts.notes.as_deref().map(sections::notes::Notes::read).transpose()?.unwrap_or_default();
     let book = SpecBook::load(archive_root)?;
@@ -157,7 +157,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     // Every series of the report, once: each held against its own
     // system's memory roofline (the catalog's one rule).
     catalog.hold_series(&stats);
-    let (gpu_stats, cpu_stats): (Vec<PointStat>, Vec<PointStat>) = stats.iter().cloned().partition(context::is_gpu);
+    let (gpu_stats, cpu_stats): (Vec<PointStat>, Vec<PointStat>) = stats.iter().cloned().partition(PointStat::is_gpu);
     // The specs of the host and GPU sections: the catalog's, the one rule
     // (a device's own spec by name; --spec for a device of its kind that
     // has none).
@@ -190,27 +190,13 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     } else {
         sections::Sections { notes, pairs_note, ..sections::Sections::default() }
     };
-    charts.extend(bandwidth_charts(&catalog, &manifests, gpu_spec));
-    if let Some(chart) = gpu_gemm_chart(&catalog, &gpu_stats, gpu_spec, &manifests) {
+    let l2_of = |p: &PointStat| context::l2_of(&manifests, p);
+    charts.extend(plot::series::bandwidth_charts(&catalog, &l2_of, gpu_spec));
+    let run_name = |run: &str| context::run_name(&manifests, run);
+    if let Some(chart) = plot::series::gpu_gemm_chart(&catalog, &gpu_stats, gpu_spec, &run_name) {
         charts.push(Box::new(chart));
     }
-    // The CPU GEMM chart: one bar per dtype, shape and thread count.
-    let gemm: Vec<(String, f64)> = cpu_stats
-        .iter()
-        .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
-        .filter_map(|p| {
-            let by = match p.threads {
-                Some(t) => format!("{t}T"),
-                None => crate::vocab::rows::short_device(&p.device).to_string(),
-            };
-            let shape = crate::vocab::gemm::shape(p.m?, p.n?, p.k?);
-            Some((format!("{} {shape} {by}", p.dtype.as_deref()?), p.gflops?))
-        })
-        .collect();
-    if !gemm.is_empty() {
-        let name = crate::vocab::benches::Bench::Gemm.name();
-        charts.push(Box::new(bar_chart(name, "GEMM throughput", "GFLOP/s", gemm)));
-    }
+    charts.extend(plot::series::cpu_gemm_chart(&cpu_stats).map(|c| Box::new(c) as Box<dyn Chart>));
     if let Some(w) = &context.workload {
         let label = |run: &str| context::run_name(&manifests, run);
         for c in &w.charts {
@@ -219,171 +205,6 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     }
     plot::share_palette(&mut charts);
     Ok(Report { context, writeup, charts, kind })
-}
-
-/// The size-swept bandwidth charts of a report, one per benchmark and
-/// host or GPU, from the catalog's series: each chart's y axis is its
-/// benchmark's, its roofline the one its curves' systems share.
-fn bandwidth_charts(
-    catalog: &Catalog,
-    manifests: &[crate::archive::manifest::Manifest],
-    gpu_spec: Option<&crate::analysis::Spec>,
-) -> Vec<Box<dyn Chart>> {
-    let mut charts: Vec<Box<dyn Chart>> = Vec::new();
-    let (gpu_series, cpu_series): (Vec<&Series>, Vec<&Series>) =
-        catalog.series.iter().partition(|s| context::is_gpu(&s.points[0]));
-    // Each chart's y axis is its benchmark's (the table names the bytes
-    // it counts); a memory roofline does not bound bus or link bandwidth.
-    use crate::vocab::benches::Bench::{Collective, D2h, H2d, Memcpy, MemcpyPeer, P2p, Stream};
-    let plans = [
-        (Memcpy.name(), &cpu_series, &[Memcpy][..], "memcpy bandwidth"),
-        (Stream.name(), &cpu_series, &[Stream][..], "stream bandwidth"),
-        (Collective.name(), &cpu_series, &[Collective][..], "collective bandwidth"),
-        (P2p.name(), &cpu_series, &[P2p][..], "p2p bandwidth"),
-        ("gpu-memcpy", &gpu_series, &[Memcpy][..], "GPU memcpy bandwidth"),
-        (MemcpyPeer.name(), &gpu_series, &[MemcpyPeer][..], "GPU peer copy bandwidth"),
-        ("h2d-d2h", &gpu_series, &[H2d, D2h][..], "host↔device bandwidth"),
-    ];
-    for (name, all, benches, title) in plans {
-        let of: Vec<&Series> = all.iter().copied().filter(|s| s.of_bench(benches) && s.is_bandwidth()).collect();
-        // The roofline line: the spec its curves' systems share, if they
-        // do (the catalog's rule, as the section's table states it).
-        let roof = catalog.roofline_spec(&of).and_then(|s| s.memory.as_ref()).map(|m| {
-            let g = m.bandwidth_gbps;
-            (format!("roofline {g} GB/s"), g)
-        });
-        // A curve that counts other bytes than the chart's axis (an OSU
-        // collective without a bus factor) says which in its legend entry.
-        let axis = benches[0].info().axis;
-        let lines: Vec<Line> = of
-            .iter()
-            .map(|c| {
-                let label = if c.rate_axis() == axis {
-                    c.name().to_string()
-                } else {
-                    format!("{} [{}]", c.name(), c.rate_axis())
-                };
-                Line::with_errors(label, c.rate_with_bars()).of(c.system(), c.op.as_str())
-            })
-            .collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let chart = bandwidth_chart(
-            name,
-            &catalog.title(title, of.iter().map(|c| (c.run_id.as_str(), c.device.as_str()))),
-            axis,
-            lines,
-            roof,
-        );
-        // The GPU copy's L2: a copy's working set (source + destination)
-        // fits it up to half its size. The host copies' link line.
-        let chart = match name {
-            "gpu-memcpy" => chart.with_marks(
-                of.iter()
-                    .find_map(|c| context::l2_of(manifests, c.points.first()?))
-                    .map(|l2| {
-                        let label = format!(
-                            "L2 {}: source + destination fit up to {}",
-                            crate::vocab::units::format_bytes(l2),
-                            crate::vocab::units::format_bytes(l2 / 2)
-                        );
-                        (label, (l2 / 2) as f64)
-                    })
-                    .into_iter()
-                    .collect(),
-            ),
-            "h2d-d2h" => chart.with_links(
-                gpu_spec.and_then(|s| s.host_line.clone()).map(|l| (l.label, l.gbps)).into_iter().collect(),
-            ),
-            _ => chart,
-        };
-        charts.push(Box::new(chart));
-    }
-    charts
-}
-
-/// The GPU GEMM chart: one group of bars per shape (smallest to largest
-/// work), one bar per dtype (and run, when several ran GEMMs) in its own
-/// colour, each dtype's dense peak marked. benchbook's own points only;
-/// other libraries' are compared in the section's table.
-fn gpu_gemm_chart(
-    catalog: &Catalog,
-    stats: &[PointStat],
-    spec: Option<&crate::analysis::Spec>,
-    manifests: &[crate::archive::manifest::Manifest],
-) -> Option<plot::GroupedBars> {
-    let pts: Vec<&PointStat> = stats
-        .iter()
-        .filter(|p| p.bench == crate::vocab::benches::Bench::Gemm)
-        .filter(|p| p.native() && p.gflops.is_some())
-        .collect();
-    if pts.is_empty() {
-        return None;
-    }
-    let name = |run: &str| context::run_name(manifests, run);
-    let mut runs: Vec<&str> = pts.iter().map(|p| p.run_id.as_str()).collect();
-    runs.sort_unstable();
-    runs.dedup();
-    let panels = runs
-        .iter()
-        .map(|run| {
-            let of: Vec<&&PointStat> = pts.iter().filter(|p| p.run_id == *run).collect();
-            let mut shapes: Vec<(u64, u64, u64)> = of.iter().filter_map(|p| Some((p.m?, p.n?, p.k?))).collect();
-            shapes.sort_by_key(|(m, n, k)| (m * n * k, *m, *n, *k));
-            shapes.dedup();
-            let mut dtypes: Vec<(usize, String)> = of
-                .iter()
-                .filter_map(|p| {
-                    let d = p.dtype.clone()?;
-                    Some((crate::vocab::gemm::dtype_rank(&d), d))
-                })
-                .collect();
-            dtypes.sort();
-            dtypes.dedup();
-            let series = dtypes
-                .iter()
-                .map(|(_, dtype)| {
-                    let at: Vec<Option<&PointStat>> = shapes
-                        .iter()
-                        .map(|&(m, n, k)| {
-                            of.iter()
-                                .find(|p| {
-                                    p.dtype.as_ref() == Some(dtype) && (p.m, p.n, p.k) == (Some(m), Some(n), Some(k))
-                                })
-                                .map(|p| **p)
-                        })
-                        .collect();
-                    let tflops = |p: &PointStat| p.gflops.map(|g| g / 1e3);
-                    plot::BarSeries {
-                        name: dtype.clone(),
-                        values: at.iter().map(|p| p.and_then(tflops)).collect(),
-                        peak: spec.and_then(|s| s.peak_tflops(dtype)),
-                        intervals: at.iter().map(|p| p.and_then(|p| p.rate_interval(tflops(p)?).range())).collect(),
-                        throttled: at.iter().map(|p| p.is_some_and(|p| p.held_out())).collect(),
-                    }
-                })
-                .collect();
-            let groups = shapes
-                .iter()
-                .map(|&(m, n, k)| match crate::vocab::gemm::shape_role(m, n, k) {
-                    Some(r) if !r.starts_with("square") => format!("{} {r}", crate::vocab::gemm::shape(m, n, k)),
-                    _ => crate::vocab::gemm::shape(m, n, k),
-                })
-                .collect();
-            plot::BarPanel { caption: format!("run {}", name(run)), groups, series }
-        })
-        .collect();
-    Some(plot::GroupedBars {
-        name: "gpu-gemm".into(),
-        title: catalog.title("GPU GEMM throughput", pts.iter().map(|p| (p.run_id.as_str(), p.device.as_str()))),
-        x_label: "TFLOP/s (2·m·n·k per median time)".into(),
-        panels,
-        peak_label: match spec {
-            Some(s) => format!("dense peak of the dtype ({})", s.name),
-            None => "dense peak of the dtype".into(),
-        },
-    })
 }
 
 /// Drop from "Other measurements" the rows a write-up section shows.

@@ -8,7 +8,8 @@
 //! - [`bandwidth`]: size-swept curves (memcpy, STREAM, links, GEMM peaks,
 //!   convergence);
 //! - [`metrics`]: workload metrics (a training log's steady state, or the
-//!   range of points of different settings).
+//!   range of points of different settings);
+//! - [`share`]: what a headline figure is held against.
 
 use serde::Serialize;
 
@@ -17,6 +18,7 @@ use crate::vocab::stats::Crossing;
 
 pub mod bandwidth;
 pub mod metrics;
+pub mod share;
 
 /// One sentence of a report: its id (`kebab-case`, the partial's name)
 /// and the values it states. Rates are GB/s, sizes bytes, times seconds,

@@ -386,16 +386,6 @@ fn is_launcher_env(name: &str) -> bool {
     ["OMPI_", "PMIX_", "PMI_", "SLURM_"].iter().any(|p| name.starts_with(p))
 }
 
-/// Whether the GPU section shows a point: a memcpy, peer, host↔device or
-/// GEMM point measured on a GPU (by benchbook's CUDA or HIP backend, or by
-/// PyTorch through the seed scripts). Other GPU rows (imported nvbandwidth
-/// matrices) stay in the run's other sections, so that no row goes
-/// unreported.
-pub fn is_gpu(p: &PointStat) -> bool {
-    crate::vocab::kinds::backend_is_gpu(&p.backend)
-        && Bench::of(&p.bench).is_some_and(|b| b.info().gpu_section.is_some())
-}
-
 /// Build the context of a report of one run, or of several set side by
 /// side (a write-up kind): the first manifest names the report and its
 /// command; every run adds its import sources, provenance rows and files.
@@ -410,10 +400,10 @@ pub fn build(
 ) -> ReportContext {
     let series = &catalog.series[..];
     let manifest = &manifests[0];
-    let (gpu_stats, stats): (Vec<PointStat>, Vec<PointStat>) = all_stats.iter().cloned().partition(is_gpu);
+    let (gpu_stats, stats): (Vec<PointStat>, Vec<PointStat>) = all_stats.iter().cloned().partition(PointStat::is_gpu);
     let stats = &stats[..];
     let (gpu_series, host_series): (Vec<&crate::analysis::Series>, Vec<&crate::analysis::Series>) =
-        series.iter().partition(|s| is_gpu(&s.points[0]));
+        series.iter().partition(|s| s.points[0].is_gpu());
     let imported: Vec<ImportInfo> = manifests.iter().flat_map(run::imported).collect();
     let system = run::system(manifests, all_stats, catalog);
     let several = manifests.len() > 1;

@@ -13,13 +13,13 @@ use crate::vocab::benches::Bench;
 use crate::vocab::source::RowOrigin;
 use crate::vocab::units::{format_bytes, shell_join};
 
-use super::{is_gpu, ProvenanceRow};
+use super::ProvenanceRow;
 
 /// The report section a point appears in, as the template titles it (the
 /// benchmark table's section titles).
 fn section_of(p: &PointStat) -> &'static str {
     let info = Bench::of(&p.bench).map(|b| b.info());
-    let title = if is_gpu(p) { info.and_then(|i| i.gpu_section) } else { info.and_then(|i| i.section) };
+    let title = if p.is_gpu() { info.and_then(|i| i.gpu_section) } else { info.and_then(|i| i.section) };
     match title {
         // MPI ping-pong has its own table beside the bandwidth section.
         Some(_) if p.is_p2p_latency() => LATENCY,

@@ -6,15 +6,16 @@
 //! warns. The values are typed; the sentences are in
 //! `templates/sections/key-results.md`.
 //!
-//! The file is longer than 400 lines because each kind of headline (a
-//! sweep's plateau against memory, a GPU link or the host link, a cache
-//! peak, a GEMM against its dtype's peak) keeps its rule and its tests here.
+//! What each headline is held against is decided in
+//! [`crate::analysis::findings::share`].
 
 use serde::Serialize;
 
 use super::{Input, Section};
 use crate::analysis::curves::TRUSTED_HALF_WIDTH;
-use crate::analysis::specs::{LinkLine, Spec};
+use crate::analysis::findings::share::{FromCache, NoShare, Share};
+use crate::analysis::findings::share::{counted_once, curve_share, from_cache, share, Figures};
+use crate::analysis::specs::Spec;
 use crate::analysis::{PointStat, Series};
 use crate::report::context::Conditions;
 use crate::vocab::benches::Bench;
@@ -22,19 +23,6 @@ use crate::vocab::units::{format_bytes, format_sig3};
 
 /// The most headline numbers the block holds.
 pub const MAX_KEY_RESULTS: usize = 6;
-
-/// A headline number's share of a published figure.
-#[derive(Debug, Clone, Serialize)]
-pub struct Share {
-    /// Whole percent.
-    pub pct: String,
-    /// The figure: `MI300X HBM3: 5300 GB/s`.
-    pub of: String,
-    pub below_half: bool,
-    /// Above the figure itself, which no measurement of the same bytes or
-    /// operations can pass: the report says so where it states it.
-    pub above: bool,
-}
 
 /// One headline number.
 #[derive(Debug, Clone, Serialize)]
@@ -81,38 +69,6 @@ pub struct KeyResult {
     pub once: Option<(String, Option<String>)>,
 }
 
-/// Why a headline number has no share of a published figure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "why", rename_all = "kebab-case")]
-pub enum NoShare {
-    /// A sweep counting bytes once, where rooflines count them twice.
-    CountedOnce,
-    /// No memory peak known for the device.
-    NoPeak {
-        device: String,
-    },
-    /// The device's spec names no link figure.
-    NoLinkInSpec,
-    NoLinkFigure {
-        device: String,
-    },
-    /// Every rank on one host: no network link crossed.
-    OneHost,
-    /// No `--link` given.
-    NoLinkNamed,
-    /// A host↔GPU copy whose GPU's spec names no host link.
-    NoHostLink {
-        device: String,
-    },
-    /// A benchmark no one published figure bounds.
-    NoSingleFigure,
-    /// No peak for this GEMM dtype.
-    NoDtypePeak {
-        dtype: String,
-        device: String,
-    },
-}
-
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct KeyResults {
     pub items: Vec<KeyResult>,
@@ -120,14 +76,10 @@ pub struct KeyResults {
     pub below_half: Vec<String>,
 }
 
-/// What the figures are looked up in.
+/// What the figures are looked up in, and how runs are named.
 pub struct Facts<'a> {
-    /// The published peaks of a device, by its name.
-    pub spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>,
-    /// The network link named (`--link`).
-    pub link: Option<LinkLine>,
-    /// Runs whose ranks all ran on one host (no network link crossed).
-    pub one_host: &'a dyn Fn(&str) -> bool,
+    /// The published figures a series is held against.
+    pub figures: Figures<'a>,
     /// A run's name.
     pub run_name: &'a dyn Fn(&str) -> String,
     /// Whether curve names carry their run ([`crate::analysis::Catalog::names_runs`]).
@@ -135,96 +87,6 @@ pub struct Facts<'a> {
     /// Whether a point's clock readings are a constant figure (not a
     /// reading) in its run: its key result then states no clock.
     pub nominal_clock: &'a dyn Fn(&PointStat) -> bool,
-    /// The L2 cache of a point's GPU, as its run recorded it (bytes).
-    pub l2_of: &'a dyn Fn(&PointStat) -> Option<u64>,
-}
-
-fn share(value: f64, of: f64, label: String) -> Share {
-    let f = value / of;
-    // One decimal, as the tables that give the same share print it.
-    Share { pct: format!("{:.1}", f * 100.0), of: label, below_half: f < 0.5, above: f > 1.0 }
-}
-
-/// The share of a curve's best rate, or why none is given.
-fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Facts) -> (Option<Share>, Option<NoShare>) {
-    let bench = Bench::of(&c.bench);
-    let gpu_buffers = c.buffers.on_gpu();
-    match bench {
-        Some(Bench::Memcpy | Bench::Stream) => match (facts.spec_of)(p).and_then(|s| s.memory.as_ref()) {
-            Some(m) if c.rate_axis().contains("read + written") => {
-                let name = (facts.spec_of)(p).map_or("", |s| s.name.as_str());
-                let what = format!("{name} {} {} GB/s", m.kind.as_deref().unwrap_or("memory"), m.bandwidth_gbps);
-                (Some(share(rate, m.bandwidth_gbps, what)), None)
-            }
-            Some(_) => (None, Some(NoShare::CountedOnce)),
-            None => (None, Some(NoShare::NoPeak { device: p.device.clone() })),
-        },
-        // A copy between GPUs of one host crosses the GPU's link.
-        Some(Bench::MemcpyPeer) | Some(Bench::P2p)
-            if gpu_buffers && (facts.one_host)(&c.run_id) || c.bench == Bench::MemcpyPeer.name() =>
-        {
-            match (facts.spec_of)(p).and_then(|s| s.link.as_ref()) {
-                Some(l) => match l.pair_line() {
-                    Some(line) => (Some(share(rate, line.gbps, line.label.clone())), None),
-                    None => (None, Some(NoShare::NoLinkInSpec)),
-                },
-                None => (None, Some(NoShare::NoLinkFigure { device: p.device.clone() })),
-            }
-        }
-        Some(Bench::P2p | Bench::Rdma) => {
-            if (facts.one_host)(&c.run_id) {
-                (None, Some(NoShare::OneHost))
-            } else {
-                match &facts.link {
-                    Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),
-                    None => (None, Some(NoShare::NoLinkNamed)),
-                }
-            }
-        }
-        // A copy between host and GPU crosses the GPU's host link.
-        Some(Bench::H2d | Bench::D2h) => match (facts.spec_of)(p).and_then(|s| s.host_line.as_ref()) {
-            Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),
-            None => (None, Some(NoShare::NoHostLink { device: p.device.clone() })),
-        },
-        _ => (None, Some(NoShare::NoSingleFigure)),
-    }
-}
-
-/// Why a memcpy peak above its device's memory roofline is possible: its
-/// working set (the bytes one copy reads and writes) fits a cache.
-#[derive(Debug, Clone, Serialize)]
-pub struct FromCache {
-    /// The memory roofline it exceeds, GB/s.
-    pub roofline: String,
-    pub working_set: String,
-    /// The GPU's L2, where its run recorded it.
-    pub l2: Option<String>,
-}
-
-fn from_cache(c: &Series, p: &PointStat, rate: f64, facts: &Facts) -> Option<FromCache> {
-    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.rate_axis().contains("read + written") {
-        return None;
-    }
-    let roof = (facts.spec_of)(p)?.memory.as_ref()?.bandwidth_gbps;
-    (rate > roof).then(|| FromCache {
-        roofline: format_sig3(roof),
-        working_set: p
-            .gbps_moved
-            .map(|g| format_bytes((g * 1e9 * p.median_seconds).round() as u64))
-            .unwrap_or_else(|| "?".into()),
-        l2: (facts.l2_of)(p).map(format_bytes),
-    })
-}
-
-/// A device memcpy level counting bytes read + written, counted once (as
-/// GPU copy tools and the seed 001 scripts print it): half of it, and half
-/// its share of the same figure (`figure`, GB/s).
-fn counted_once(c: &Series, level: f64, figure: Option<f64>) -> Option<(String, Option<String>)> {
-    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.buffers.on_gpu() || !c.rate_axis().contains("read + written") {
-        return None;
-    }
-    let once = level / 2.0;
-    Some((format_sig3(once), figure.map(|f| format!("{:.1}", once / f * 100.0))))
 }
 
 /// Which headline a candidate competes for: one per run and benchmark
@@ -249,9 +111,9 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
         items.retain(|(k, ..)| *k != key);
         let sat = c.settled();
         let level = sat.as_ref().map_or(rate, |s| s.plateau_gbps);
-        let (share, no_share) = curve_share(c, p, level, facts);
+        let (share, no_share) = curve_share(c, p, level, &facts.figures);
         // Held against the figure the share is of (the device's memory).
-        let memory = (facts.spec_of)(p).and_then(|s| s.memory.as_ref()).map(|m| m.bandwidth_gbps);
+        let memory = (facts.figures.spec_of)(p).and_then(|s| s.memory.as_ref()).map(|m| m.bandwidth_gbps);
         let once = counted_once(c, level, memory);
         // RDMA curves appear in the network section only, in Gb/s as
         // perftest and link specs give them.
@@ -284,7 +146,7 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
                 share,
                 no_share,
                 conditions: Conditions::of(p, (facts.nominal_clock)(p)),
-                from_cache: from_cache(c, p, rate, facts),
+                from_cache: from_cache(c, p, rate, &facts.figures),
                 once,
             },
         ));
@@ -309,7 +171,7 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
         // seed 002), CPUs in GFLOP/s.
         let (per, flop_unit) =
             if crate::vocab::kinds::backend_is_gpu(&p.backend) { (1e3, "TFLOP/s") } else { (1.0, "GFLOP/s") };
-        let peak = (facts.spec_of)(p).and_then(|s| Some((s.name.clone(), s.peak_tflops(dtype)?)));
+        let peak = (facts.figures.spec_of)(p).and_then(|s| Some((s.name.clone(), s.peak_tflops(dtype)?)));
         let (share, no_share) = match peak {
             Some((name, t)) => {
                 (Some(share(tflops, t, format!("{name} dense {dtype} {} TFLOP/s", format_sig3(t)))), None)
@@ -377,11 +239,11 @@ pub(super) fn for_report(input: &Input, sections: &[Section], cs: &[&Series]) ->
 }
 
 /// Whether one of `sections` tabulates point `p` with its rate: the GPU
-/// section holds what [`crate::report::context::is_gpu`] sends there.
+/// section holds what [`PointStat::is_gpu`] sends there.
 fn tabulated(sections: &[Section], p: &PointStat) -> bool {
     use Section::*;
     let any = |want: &[Section]| want.iter().any(|x| sections.contains(x));
-    if crate::report::context::is_gpu(p) {
+    if p.is_gpu() {
         return any(&[Gpu]);
     }
     match Bench::of(&p.bench) {
@@ -406,10 +268,7 @@ fn of_curves(input: &Input, cs: &[&Series], stats: &[PointStat]) -> Option<KeyRe
     let nominal_clock = |p: &PointStat| crate::report::context::nominal_clock(input.manifests, p);
     let l2_of = |p: &PointStat| crate::report::context::l2_of(input.manifests, p);
     let facts = Facts {
-        l2_of: &l2_of,
-        spec_of: &spec_of,
-        link: input.link.map(|l| l.line()),
-        one_host: &one_host,
+        figures: Figures { l2_of: &l2_of, spec_of: &spec_of, link: input.link.map(|l| l.line()), one_host: &one_host },
         run_name: &run_name,
         names_runs: input.catalog.names_runs(),
         nominal_clock: &nominal_clock,
@@ -441,13 +300,10 @@ mod tests {
 
     fn facts<'a>(spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>, name: &'a dyn Fn(&str) -> String) -> Facts<'a> {
         Facts {
-            spec_of,
-            link: None,
-            one_host: &|_| false,
+            figures: Figures { spec_of, link: None, one_host: &|_| false, l2_of: &|_| None },
             run_name: name,
             names_runs: false,
             nominal_clock: &|_| false,
-            l2_of: &|_| None,
         }
     }
 

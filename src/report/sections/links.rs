@@ -11,7 +11,7 @@ use crate::analysis::findings::Said;
 use crate::analysis::specs::LinkLine;
 use crate::analysis::Series;
 use crate::archive::manifest::Manifest;
-use crate::plot::{bandwidth_chart, Chart, Line};
+use crate::plot::{bandwidth_chart, Chart};
 use crate::vocab::benches::Bench;
 use crate::vocab::ops::Buffers;
 use crate::vocab::stats::Crossing;
@@ -155,7 +155,7 @@ pub(super) fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts
                 ID,
                 &title(input, "peer copy and MPI bandwidth", &of),
                 Bench::MemcpyPeer.info().axis,
-                of.iter().map(|c| line_of(c, 1.0)).collect(),
+                of.iter().map(|c| crate::plot::series::line(c, c.name().to_string(), 1.0)).collect(),
                 None,
             )
             .with_links(if on_gpu.is_empty() { Vec::new() } else { chart_lines(&lines, "GB/s") }),
@@ -210,7 +210,7 @@ pub(super) fn network_links(input: &Input, cs: &[&Series], s: &mut Sections, cha
                     &of,
                 ),
                 "Gb/s (10^9 bits/s)",
-                of.iter().map(|c| line_of(c, 8.0)).collect(),
+                of.iter().map(|c| crate::plot::series::line(c, c.name().to_string(), 8.0)).collect(),
                 None,
             )
             .with_links(chart_lines(&lines, "Gb/s")),
@@ -246,11 +246,3 @@ fn title(input: &Input, t: &str, of: &[&Series]) -> String {
     input.catalog.title(t, of.iter().map(|c| (c.run_id.as_str(), c.device.as_str())))
 }
 
-/// A curve as a chart line, its rates times `scale` (8 for Gb/s).
-fn line_of(c: &Series, scale: f64) -> Line {
-    Line::with_errors(
-        c.name().to_string(),
-        c.rate_with_bars().into_iter().map(|(x, g, e)| (x, g * scale, e.map(|(l, h)| (l * scale, h * scale)))),
-    )
-    .of(c.system(), c.op.as_str())
-}

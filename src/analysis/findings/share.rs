@@ -1,0 +1,157 @@
+//! What a headline figure is held against: a sweep's level against its
+//! device's memory, its GPU link, its host link or the network port named;
+//! a GEMM against its dtype's dense peak. The share, or why there is none,
+//! and for a copy the same level counted once; a memcpy peak above memory
+//! is explained by the cache that holds its working set.
+
+use serde::Serialize;
+
+use crate::analysis::specs::{LinkLine, Spec};
+use crate::analysis::{PointStat, Series};
+use crate::vocab::benches::Bench;
+use crate::vocab::units::{format_bytes, format_sig3};
+
+/// Where the figures a series is held against are looked up.
+pub struct Figures<'a> {
+    /// The published peaks of a device, by its name.
+    pub spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>,
+    /// The network link named (`--link`).
+    pub link: Option<LinkLine>,
+    /// Runs whose ranks all ran on one host (no network link crossed).
+    pub one_host: &'a dyn Fn(&str) -> bool,
+    /// The L2 cache of a point's GPU, as its run recorded it (bytes).
+    pub l2_of: &'a dyn Fn(&PointStat) -> Option<u64>,
+}
+
+/// A headline number's share of a published figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Share {
+    /// Whole percent.
+    pub pct: String,
+    /// The figure: `MI300X HBM3: 5300 GB/s`.
+    pub of: String,
+    pub below_half: bool,
+    /// Above the figure itself, which no measurement of the same bytes or
+    /// operations can pass: the report says so where it states it.
+    pub above: bool,
+}
+
+/// Why a headline number has no share of a published figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "why", rename_all = "kebab-case")]
+pub enum NoShare {
+    /// A sweep counting bytes once, where rooflines count them twice.
+    CountedOnce,
+    /// No memory peak known for the device.
+    NoPeak {
+        device: String,
+    },
+    /// The device's spec names no link figure.
+    NoLinkInSpec,
+    NoLinkFigure {
+        device: String,
+    },
+    /// Every rank on one host: no network link crossed.
+    OneHost,
+    /// No `--link` given.
+    NoLinkNamed,
+    /// A host↔GPU copy whose GPU's spec names no host link.
+    NoHostLink {
+        device: String,
+    },
+    /// A benchmark no one published figure bounds.
+    NoSingleFigure,
+    /// No peak for this GEMM dtype.
+    NoDtypePeak {
+        dtype: String,
+        device: String,
+    },
+}
+
+pub fn share(value: f64, of: f64, label: String) -> Share {
+    let f = value / of;
+    // One decimal, as the tables that give the same share print it.
+    Share { pct: format!("{:.1}", f * 100.0), of: label, below_half: f < 0.5, above: f > 1.0 }
+}
+
+/// The share of a curve's best rate, or why none is given.
+pub fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> (Option<Share>, Option<NoShare>) {
+    let bench = Bench::of(&c.bench);
+    let gpu_buffers = c.buffers.on_gpu();
+    match bench {
+        Some(Bench::Memcpy | Bench::Stream) => match (facts.spec_of)(p).and_then(|s| s.memory.as_ref()) {
+            Some(m) if c.rate_axis().contains("read + written") => {
+                let name = (facts.spec_of)(p).map_or("", |s| s.name.as_str());
+                let what = format!("{name} {} {} GB/s", m.kind.as_deref().unwrap_or("memory"), m.bandwidth_gbps);
+                (Some(share(rate, m.bandwidth_gbps, what)), None)
+            }
+            Some(_) => (None, Some(NoShare::CountedOnce)),
+            None => (None, Some(NoShare::NoPeak { device: p.device.clone() })),
+        },
+        // A copy between GPUs of one host crosses the GPU's link.
+        Some(Bench::MemcpyPeer) | Some(Bench::P2p)
+            if gpu_buffers && (facts.one_host)(&c.run_id) || c.bench == Bench::MemcpyPeer.name() =>
+        {
+            match (facts.spec_of)(p).and_then(|s| s.link.as_ref()) {
+                Some(l) => match l.pair_line() {
+                    Some(line) => (Some(share(rate, line.gbps, line.label.clone())), None),
+                    None => (None, Some(NoShare::NoLinkInSpec)),
+                },
+                None => (None, Some(NoShare::NoLinkFigure { device: p.device.clone() })),
+            }
+        }
+        Some(Bench::P2p | Bench::Rdma) => {
+            if (facts.one_host)(&c.run_id) {
+                (None, Some(NoShare::OneHost))
+            } else {
+                match &facts.link {
+                    Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),
+                    None => (None, Some(NoShare::NoLinkNamed)),
+                }
+            }
+        }
+        // A copy between host and GPU crosses the GPU's host link.
+        Some(Bench::H2d | Bench::D2h) => match (facts.spec_of)(p).and_then(|s| s.host_line.as_ref()) {
+            Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),
+            None => (None, Some(NoShare::NoHostLink { device: p.device.clone() })),
+        },
+        _ => (None, Some(NoShare::NoSingleFigure)),
+    }
+}
+
+/// Why a memcpy peak above its device's memory roofline is possible: its
+/// working set (the bytes one copy reads and writes) fits a cache.
+#[derive(Debug, Clone, Serialize)]
+pub struct FromCache {
+    /// The memory roofline it exceeds, GB/s.
+    pub roofline: String,
+    pub working_set: String,
+    /// The GPU's L2, where its run recorded it.
+    pub l2: Option<String>,
+}
+
+pub fn from_cache(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> Option<FromCache> {
+    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.rate_axis().contains("read + written") {
+        return None;
+    }
+    let roof = (facts.spec_of)(p)?.memory.as_ref()?.bandwidth_gbps;
+    (rate > roof).then(|| FromCache {
+        roofline: format_sig3(roof),
+        working_set: p
+            .gbps_moved
+            .map(|g| format_bytes((g * 1e9 * p.median_seconds).round() as u64))
+            .unwrap_or_else(|| "?".into()),
+        l2: (facts.l2_of)(p).map(format_bytes),
+    })
+}
+
+/// A device memcpy level counting bytes read + written, counted once (as
+/// GPU copy tools and the seed 001 scripts print it): half of it, and half
+/// its share of the same figure (`figure`, GB/s).
+pub fn counted_once(c: &Series, level: f64, figure: Option<f64>) -> Option<(String, Option<String>)> {
+    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.buffers.on_gpu() || !c.rate_axis().contains("read + written") {
+        return None;
+    }
+    let once = level / 2.0;
+    Some((format_sig3(once), figure.map(|f| format!("{:.1}", once / f * 100.0))))
+}
