@@ -15,6 +15,7 @@ pub mod environment;
 pub mod findings;
 pub mod fleet;
 pub mod history;
+pub mod pairing;
 pub mod partitions;
 pub mod reference;
 pub mod samples;

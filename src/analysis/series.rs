@@ -171,6 +171,34 @@ impl Series {
         self.meaning.is_bandwidth()
     }
 
+    /// A point-to-point transfer over the network (verbs or MPI), not a
+    /// collective.
+    pub fn is_transfer(&self) -> bool {
+        matches!(Bench::of(&self.bench), Some(Bench::Rdma | Bench::P2p))
+    }
+
+    /// What its operation means on the wire (the op table's call), or
+    /// `other`.
+    pub fn semantics(&self) -> &'static str {
+        match self.meaning.call {
+            "" => "other",
+            call => call,
+        }
+    }
+
+    /// The file (or run) its points were read from.
+    pub fn source(&self) -> String {
+        self.points.iter().find_map(|p| p.source.clone()).unwrap_or_else(|| "measured by benchbook".into())
+    }
+
+    /// Its one-sided parameters (channels, flush rhythm), when its points
+    /// carry them.
+    pub fn one_sided(&self) -> Option<crate::vocab::one_sided::OneSided> {
+        let p = self.points.first()?;
+        p.axes.as_ref()?;
+        Some(crate::vocab::one_sided::OneSided::of(&p.params()))
+    }
+
     /// Whether it is one of `benches`.
     pub fn of_bench(&self, benches: &[Bench]) -> bool {
         benches.iter().any(|b| self.curve.bench == *b)

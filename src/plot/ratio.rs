@@ -4,6 +4,8 @@
 //! forest plot), the line of no change and the ±threshold lines a verdict
 //! has to clear.
 
+use std::collections::BTreeMap;
+
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -11,6 +13,7 @@ use super::{
     is_narrow, legend_chars, legend_top, plot_err, pow2_ticks, COLORS, FONT, NARROW_PLOT, PANEL_HEIGHT, SIZE,
     TITLE_ROOM,
 };
+use crate::analysis::compare::{CurveGroup, PointComparison, RunComparison};
 use crate::error::Result;
 use crate::vocab::interval::Interval;
 use crate::vocab::units::format_bytes;
@@ -40,6 +43,38 @@ pub struct RatioChart {
 }
 
 impl RatioChart {
+    /// The ratio chart of a comparison: one line per curve against size
+    /// with its interval, or one row per point without a size.
+    pub fn of_comparison(name: &str, title: &str, c: &RunComparison) -> RatioChart {
+        let mut by_curve: BTreeMap<CurveGroup, Vec<&PointComparison>> = BTreeMap::new();
+        let mut rows = Vec::new();
+        for p in &c.points {
+            match p.size_bytes {
+                Some(_) => by_curve.entry(p.group()).or_default().push(p),
+                None => rows.push((p.label.clone(), p.ratio, p.ci_low.zip(p.ci_high))),
+            }
+        }
+        let series = by_curve
+            .into_iter()
+            .map(|((curve, _), ps)| RatioSeries {
+                label: curve.to_string(),
+                points: ps
+                    .iter()
+                    .map(|p| (p.size_bytes.unwrap_or(0) as f64, p.ratio, p.ci_low.zip(p.ci_high)))
+                    .collect(),
+            })
+            .collect();
+        RatioChart {
+            name: name.into(),
+            title: title.into(),
+            y_label: "ratio (above 1: better than the baseline)".into(),
+            threshold: c.threshold,
+            series,
+            // A chart shows sized points or the rest, not both on one axis.
+            rows: if c.points.iter().any(|p| p.size_bytes.is_some()) { Vec::new() } else { rows },
+        }
+    }
+
     /// The legend's note: what the bands and dashes are.
     fn note(&self) -> String {
         format!("bands: 95 % CI; dashes: ±{:.3} threshold", self.threshold)

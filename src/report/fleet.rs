@@ -92,23 +92,12 @@ pub fn build_fleet(fleet: &Fleet) -> FleetReport {
         .iter()
         .map(|n| NodeRow { verdict: n.clone(), runs: fleet.nodes_seen.get(&n.node).copied().unwrap_or(0) })
         .collect();
-    let mut by_point: std::collections::BTreeMap<&str, Vec<NodeJudgement>> = Default::default();
-    for p in &j.points {
-        by_point.entry(&p.point).or_default().push(p.clone());
-    }
-    // Points where a node is slow come first, then by their lowest ratio.
-    let mut points: Vec<(&str, Vec<NodeJudgement>)> = by_point.into_iter().collect();
-    let lowest = |ns: &[NodeJudgement]| ns.iter().map(|n| n.ratio).fold(f64::INFINITY, f64::min);
-    points.sort_by(|a, b| {
-        let key = |p: &(&str, Vec<NodeJudgement>)| (!p.1.iter().any(|n| n.slow), lowest(&p.1));
-        key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal)
-    });
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
-    let sections = points
+    let sections = j
+        .by_point()
         .into_iter()
         .enumerate()
         .map(|(i, (point, mut ns))| {
-            ns.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
             let chart = (i < MAX_CHARTS).then(|| {
                 let id = format!("fleet-{}", i + 1);
                 // A large fleet gives the corrected interval only to nodes

@@ -322,6 +322,49 @@ impl PartialEq<Bench> for &str {
     }
 }
 
+/// A family of benchmarks as a comparison (seed 004) groups its sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CompareFamily {
+    Collectives,
+    Transfers,
+    Memory,
+    Compute,
+    Workloads,
+}
+
+impl CompareFamily {
+    pub const ALL: [Self; 5] = [Self::Collectives, Self::Transfers, Self::Memory, Self::Compute, Self::Workloads];
+
+    /// The family of a row's `bench` (a tool's own name is a workload).
+    pub fn of(bench: &str) -> CompareFamily {
+        match Bench::of(bench) {
+            Some(Bench::Collective) => CompareFamily::Collectives,
+            Some(
+                Bench::P2p
+                | Bench::MemcpyPeer
+                | Bench::H2d
+                | Bench::D2h
+                | Bench::Rdma
+                | Bench::Links
+                | Bench::Nvbandwidth,
+            ) => CompareFamily::Transfers,
+            Some(Bench::Memcpy | Bench::Stream) => CompareFamily::Memory,
+            Some(Bench::Gemm) => CompareFamily::Compute,
+            Some(Bench::Megatron | Bench::Exec) | None => CompareFamily::Workloads,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            CompareFamily::Collectives => "Collectives",
+            CompareFamily::Transfers => "Point-to-point, peer and RDMA bandwidth",
+            CompareFamily::Memory => "Memory bandwidth",
+            CompareFamily::Compute => "Compute",
+            CompareFamily::Workloads => "Workloads and serving",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,5 +389,12 @@ mod tests {
         assert_eq!(Bench::family_of("rdma"), Some(Family::Network));
         assert_eq!(Bench::family_of("exec"), None);
         assert!(Bench::parse("memcpyy").unwrap_err().to_string().contains("choose from: memcpy, stream"));
+    }
+
+    #[test]
+    fn benchmarks_fall_into_the_compare_families() {
+        use CompareFamily::*;
+        let of: Vec<CompareFamily> = ["collective", "rdma", "stream", "exec", "vllm"].map(CompareFamily::of).into();
+        assert_eq!(of, [Collectives, Transfers, Memory, Workloads, Workloads]);
     }
 }

@@ -40,6 +40,7 @@ mod partitions;
 mod report_model;
 mod report_numbers;
 mod report_safety;
+mod sentences;
 mod series;
 mod site;
 mod slurm;

@@ -9,6 +9,7 @@
 //!   convergence);
 //! - [`metrics`]: workload metrics (a training log's steady state, or the
 //!   range of points of different settings);
+//! - [`precision`]: how many medians reached their interval target;
 //! - [`share`]: what a headline figure is held against.
 
 use serde::Serialize;
@@ -18,6 +19,7 @@ use crate::vocab::stats::Crossing;
 
 pub mod bandwidth;
 pub mod metrics;
+pub mod precision;
 pub mod share;
 
 /// One sentence of a report: its id (`kebab-case`, the partial's name)

@@ -314,6 +314,25 @@ impl FleetJudgement {
     pub fn confidence(&self) -> f64 {
         1.0 - self.alpha / self.tests.max(1) as f64
     }
+
+    /// Each point with its nodes' judgements, slowest first within it:
+    /// points where a node is slow first, then by their lowest ratio.
+    pub fn by_point(&self) -> Vec<(&str, Vec<NodeJudgement>)> {
+        let mut by_point: std::collections::BTreeMap<&str, Vec<NodeJudgement>> = Default::default();
+        for p in &self.points {
+            by_point.entry(&p.point).or_default().push(p.clone());
+        }
+        let mut points: Vec<(&str, Vec<NodeJudgement>)> = by_point.into_iter().collect();
+        for (_, ns) in &mut points {
+            ns.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
+        }
+        let lowest = |ns: &[NodeJudgement]| ns.first().map_or(f64::INFINITY, |n| n.ratio);
+        points.sort_by(|a, b| {
+            let key = |p: &(&str, Vec<NodeJudgement>)| (!p.1.iter().any(|n| n.slow), lowest(&p.1));
+            key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal)
+        });
+        points
+    }
 }
 
 #[cfg(test)]

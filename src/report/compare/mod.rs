@@ -11,17 +11,15 @@ mod partitions;
 mod rows;
 mod suite;
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 pub use partitions::{PartitionRow, PartitionSection};
-pub use suite::{Family, FamilySection, SummaryRow};
+pub use suite::{FamilySection, SummaryRow};
 
 use crate::analysis::compare::{compare_loaded, LoadedRun, PointComparison, RunComparison};
 use crate::archive::RunDir;
 use crate::error::Result;
-use crate::plot::{Chart, RatioChart, RatioSeries};
+use crate::plot::{Chart, RatioChart};
 
 /// One run of the report.
 #[derive(Debug, Clone, Serialize)]
@@ -131,24 +129,6 @@ pub struct CompareReport {
     pub comparisons: Vec<RunComparison>,
 }
 
-/// How many of a group's runs measured each of its points (the repeats a
-/// point's verdict rests on), fewest and most: a group of 9 runs of 3
-/// benchmarks holds each point 3 times.
-fn repeats_per_point(g: &[LoadedRun]) -> (usize, usize) {
-    let mut count: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
-    for r in g {
-        let mut mine: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-        for row in &r.rows {
-            mine.insert(row.params.label());
-        }
-        for l in mine {
-            *count.entry(l).or_default() += 1;
-        }
-    }
-    let lo = count.values().copied().min().unwrap_or(0);
-    (lo, count.values().copied().max().unwrap_or(0))
-}
-
 impl CompareReport {
     /// With the write-up's notes from `path` (none: no prose sections).
     pub fn with_notes(mut self, path: Option<&std::path::Path>) -> Result<CompareReport> {
@@ -157,27 +137,6 @@ impl CompareReport {
         }
         Ok(self)
     }
-}
-
-/// Each group's name: its first run's label (or id), with the repeats each
-/// point rests on; made unique by the run id where two groups share a label.
-fn group_names(groups: &[Vec<LoadedRun>]) -> Vec<String> {
-    let base = |g: &Vec<LoadedRun>| {
-        let m = &g[0].manifest;
-        let name = m.label.clone().unwrap_or_else(|| m.run_id.clone());
-        match repeats_per_point(g) {
-            _ if g.len() < 2 => name,
-            (_, 1) => name,
-            (lo, hi) if lo == hi => format!("{name} ({lo} runs per point)"),
-            (lo, hi) => format!("{name} ({lo}–{hi} runs per point)"),
-        }
-    };
-    let names: Vec<String> = groups.iter().map(base).collect();
-    names
-        .iter()
-        .zip(groups)
-        .map(|(n, g)| if names.iter().filter(|x| *x == n).count() > 1 { g[0].id.clone() } else { n.clone() })
-        .collect()
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -204,33 +163,6 @@ fn verdict_row(p: &PointComparison) -> VerdictRow {
     }
 }
 
-fn ratio_chart(name: &str, title: &str, c: &RunComparison) -> RatioChart {
-    let mut by_curve: BTreeMap<crate::analysis::compare::CurveGroup, Vec<&PointComparison>> = BTreeMap::new();
-    let mut rows = Vec::new();
-    for p in &c.points {
-        match p.size_bytes {
-            Some(_) => by_curve.entry(p.group()).or_default().push(p),
-            None => rows.push((p.label.clone(), p.ratio, p.ci_low.zip(p.ci_high))),
-        }
-    }
-    let series = by_curve
-        .into_iter()
-        .map(|((curve, _), ps)| RatioSeries {
-            label: curve.to_string(),
-            points: ps.iter().map(|p| (p.size_bytes.unwrap_or(0) as f64, p.ratio, p.ci_low.zip(p.ci_high))).collect(),
-        })
-        .collect();
-    RatioChart {
-        name: name.into(),
-        title: title.into(),
-        y_label: "ratio (above 1: better than the baseline)".into(),
-        threshold: c.threshold,
-        series,
-        // A chart shows sized points or the rest, not both on one axis.
-        rows: if c.points.iter().any(|p| p.size_bytes.is_some()) { Vec::new() } else { rows },
-    }
-}
-
 /// Analyse `groups` (the first the baseline) and build the compare report.
 pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareReport> {
     // The specs a report of these runs reads: their archive's (`specs/`
@@ -243,7 +175,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
     // Each run is read (and verified) once, whatever it is used for.
     let groups: Vec<Vec<LoadedRun>> =
         groups.iter().map(|g| g.iter().map(LoadedRun::read).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
-    let names = group_names(&groups);
+    let names = crate::analysis::compare::groups::group_names(&groups);
     let firsts: Vec<crate::archive::manifest::Manifest> = groups.iter().map(|g| g[0].manifest.clone()).collect();
     // The catalog of the compared runs (the first of each group): whose
     // rows, which card and which spec, by the rule every report uses.
@@ -270,7 +202,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
             "every point".to_string()
         };
         let title = format!("{} vs {}", names[i], names[0]);
-        charts.push(Box::new(ratio_chart(&file, &title, &c)));
+        charts.push(Box::new(RatioChart::of_comparison(&file, &title, &c)));
         pairs.push(PairSection {
             base: names[0].clone(),
             new: names[i].clone(),

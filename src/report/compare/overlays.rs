@@ -4,80 +4,22 @@
 //! A group of several runs is drawn as the median of its runs' medians,
 //! its bars the lowest and highest run median (the run-to-run spread); a
 //! group of one run as its median with its 95 % interval. Each chart goes
-//! in its benchmark's family section ([`super::suite::Family`]).
+//! in its benchmark's family section ([`crate::vocab::benches::CompareFamily`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use polars::prelude::IntoLazy;
 
-use super::suite::Family;
 use super::ChartRef;
+use crate::analysis::compare::groups::{combine, group_metrics};
 use crate::analysis::compare::LoadedRun;
-use crate::analysis::workload::MetricStat;
 use crate::analysis::{point_stats, Curve};
 use crate::error::Result;
 use crate::plot::{bandwidth_chart, Chart, Line, MetricChart};
-use crate::vocab::stats;
+use crate::vocab::benches::CompareFamily as Family;
 
 /// Lines a chart holds before a benchmark is drawn one curve per chart.
 const MAX_LINES: usize = 8;
-
-/// A median and its bars (an interval, or a range of run medians).
-type Bars = Option<(f64, f64)>;
-/// (size, median, bars) of one group's curve.
-type GroupPoints = Vec<(f64, f64, Bars)>;
-/// One run's curve: (size, median, its interval).
-type RunPoints = Vec<(u64, f64, Bars)>;
-
-/// Per size: the median of the runs' medians, and the range of the runs'
-/// medians (several runs) or the one run's interval.
-fn combine(runs: &[RunPoints]) -> GroupPoints {
-    let mut by_size: BTreeMap<u64, Vec<(f64, Bars)>> = BTreeMap::new();
-    for r in runs {
-        for &(s, v, ci) in r {
-            by_size.entry(s).or_default().push((v, ci));
-        }
-    }
-    by_size
-        .into_iter()
-        .map(|(s, vs)| {
-            if vs.len() == 1 {
-                return (s as f64, vs[0].0, vs[0].1);
-            }
-            let mut xs: Vec<f64> = vs.iter().map(|v| v.0).collect();
-            let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (s as f64, stats::median_unsorted(&mut xs), Some((lo, hi)))
-        })
-        .collect()
-}
-
-/// One group's metric statistics as one run's: per metric and parameters,
-/// the median of its runs' medians, with the range of the runs' medians
-/// (or the one run's interval), under the group's name.
-fn group_metrics(name: &str, runs: &[Vec<MetricStat>]) -> Vec<MetricStat> {
-    let mut by_key: BTreeMap<(String, crate::vocab::metrics::ParamsKey), Vec<&MetricStat>> = BTreeMap::new();
-    for s in runs.iter().flatten() {
-        by_key.entry((s.metric.clone(), crate::vocab::metrics::params_key(&s.params))).or_default().push(s);
-    }
-    by_key
-        .into_values()
-        .map(|ss| {
-            let mut g = ss[0].clone();
-            g.run_id = name.to_string();
-            if ss.len() > 1 {
-                let mut xs: Vec<f64> = ss.iter().map(|s| s.median).collect();
-                g.median = stats::median_unsorted(&mut xs);
-                g.ci = Some((
-                    xs.iter().copied().fold(f64::INFINITY, f64::min),
-                    xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                ));
-                g.samples = ss.iter().map(|s| s.samples).sum();
-            }
-            g
-        })
-        .collect()
-}
 
 /// Every overlay chart, with the family section it belongs to.
 pub fn overlay_charts(
@@ -184,18 +126,4 @@ pub fn overlay_charts(
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_group_is_the_median_of_its_runs_with_their_range() {
-        let runs =
-            vec![vec![(1, 10.0, Some((9.0, 11.0))), (2, 20.0, None)], vec![(1, 12.0, None)], vec![(1, 11.0, None)]];
-        let g = combine(&runs);
-        assert_eq!(g, vec![(1.0, 11.0, Some((10.0, 12.0))), (2.0, 20.0, None)]);
-        assert_eq!(combine(&runs[..1])[0], (1.0, 10.0, Some((9.0, 11.0))));
-    }
 }

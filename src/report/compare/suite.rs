@@ -10,51 +10,7 @@ use serde::Serialize;
 
 use super::ChartRef;
 use crate::analysis::compare::{CurveSummary, CurveVerdict, RunComparison};
-use crate::vocab::benches::Bench;
-
-/// A family of benchmarks, as the write-ups group them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Family {
-    Collectives,
-    Transfers,
-    Memory,
-    Compute,
-    Workloads,
-}
-
-impl Family {
-    pub const ALL: [Family; 5] =
-        [Family::Collectives, Family::Transfers, Family::Memory, Family::Compute, Family::Workloads];
-
-    /// The family of a row's `bench` (a tool's own name is a workload).
-    pub fn of(bench: &str) -> Family {
-        match Bench::of(bench) {
-            Some(Bench::Collective) => Family::Collectives,
-            Some(
-                Bench::P2p
-                | Bench::MemcpyPeer
-                | Bench::H2d
-                | Bench::D2h
-                | Bench::Rdma
-                | Bench::Links
-                | Bench::Nvbandwidth,
-            ) => Family::Transfers,
-            Some(Bench::Memcpy | Bench::Stream) => Family::Memory,
-            Some(Bench::Gemm) => Family::Compute,
-            Some(Bench::Megatron | Bench::Exec) | None => Family::Workloads,
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Family::Collectives => "Collectives",
-            Family::Transfers => "Point-to-point, peer and RDMA bandwidth",
-            Family::Memory => "Memory bandwidth",
-            Family::Compute => "Compute",
-            Family::Workloads => "Workloads and serving",
-        }
-    }
-}
+use crate::vocab::benches::CompareFamily as Family;
 
 /// One curve's verdict in the summary table and its family section.
 #[derive(Debug, Clone, Serialize)]
@@ -184,18 +140,4 @@ pub fn family_sections(charts: Vec<(Family, ChartRef)>, rows: &[SummaryRow]) -> 
         })
         .filter(|s| !s.charts.is_empty() || !s.rows.is_empty())
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn benchmarks_fall_into_the_write_up_families() {
-        assert_eq!(Family::of("collective"), Family::Collectives);
-        assert_eq!(Family::of("rdma"), Family::Transfers);
-        assert_eq!(Family::of("stream"), Family::Memory);
-        assert_eq!(Family::of("exec"), Family::Workloads);
-        assert_eq!(Family::of("vllm"), Family::Workloads);
-    }
 }

@@ -6,12 +6,11 @@
 //!   setting only (copy engine against SM kernel, warm against cold L2,
 //!   pinned against pageable).
 //!
-//! Which curves pair up is decided from the points' fields (backend,
-//! method, variant), never from a curve's label.
+//! Which curves pair up is decided in [`crate::analysis::pairing`].
 
 use serde::Serialize;
 
-use crate::analysis::{Curve, PointStat, Series};
+use crate::analysis::{pairing, Series};
 use crate::vocab::source::RowOrigin;
 use crate::vocab::units::{format_bytes, format_sig3};
 
@@ -63,44 +62,6 @@ pub struct Contrast {
     pub highest: (String, String),
 }
 
-fn native(c: &Curve) -> bool {
-    c.points.first().is_some_and(PointStat::native)
-}
-
-fn first(c: &Curve) -> Option<&PointStat> {
-    c.points.first()
-}
-
-/// The copy a curve makes: (bench, op, method, host memory kind). Another
-/// tool's copy with no method recorded is a copy-engine copy (`copy_` and
-/// `cudaMemcpyAsync` of device memory); its host memory kind is the first
-/// word of its variant (`pinned cuda c`).
-fn copy_of(c: &Curve, ours: bool) -> Option<(String, String, String, Option<String>)> {
-    let p = first(c)?;
-    let method = p.method.clone().unwrap_or_else(|| "copy_engine".into());
-    let memory = p.variant.as_deref().and_then(|v| {
-        let w = if ours { v } else { v.split_whitespace().next().unwrap_or(v) };
-        matches!(w, "pinned" | "pageable").then(|| w.to_string())
-    });
-    // benchbook's cold-L2 curves time one copy alone: not the copy another
-    // tool loops over.
-    if ours && p.variant.as_deref().is_some_and(|v| v == "cold") {
-        return None;
-    }
-    Some((c.bench.clone(), c.op.clone(), method, memory))
-}
-
-fn ratios(a: &Curve, b: &Curve) -> Vec<(u64, f64, f64)> {
-    let theirs = b.rate();
-    a.rate()
-        .into_iter()
-        .filter_map(|(s, x)| {
-            let y = theirs.iter().find(|(t, _)| *t == s)?.1;
-            (x > 0.0 && y > 0.0).then_some((s, x, y))
-        })
-        .collect()
-}
-
 fn range(r: &[f64]) -> Option<(String, String, String)> {
     if r.is_empty() {
         return None;
@@ -113,20 +74,11 @@ fn range(r: &[f64]) -> Option<(String, String, String)> {
 }
 
 /// Every imported curve of `curves` beside the native curve that makes
-/// the same copy on the same device.
+/// the same copy on the same device ([`pairing::peers`]).
 pub(super) fn peer_pairs(curves: &[&Series]) -> Vec<PeerPair> {
     let mut out = Vec::new();
-    for theirs in curves.iter().filter(|c| !native(c)) {
-        let Some(want) = copy_of(theirs, false) else { continue };
-        let same_device = |c: &&&Series| {
-            theirs.device.is_empty() || theirs.device == "unknown" || c.device.contains(theirs.device.as_str())
-        };
-        let Some(ours) =
-            curves.iter().filter(|c| native(c)).filter(same_device).find(|c| copy_of(c, true) == Some(want.clone()))
-        else {
-            continue;
-        };
-        let pts = ratios(ours, theirs);
+    for (ours, theirs) in pairing::peers(curves) {
+        let pts = pairing::ratios(ours, theirs);
         if pts.is_empty() {
             continue;
         }
@@ -138,7 +90,9 @@ pub(super) fn peer_pairs(curves: &[&Series]) -> Vec<PeerPair> {
         out.push(PeerPair {
             ours: ours.name().to_string(),
             theirs: theirs.name().to_string(),
-            tool: first(theirs)
+            tool: theirs
+                .points
+                .first()
                 .and_then(|p| RowOrigin::parse(p.source.as_deref()).tool().map(String::from))
                 .unwrap_or_default(),
             unit: ours.rate_axis().to_string(),
@@ -158,53 +112,28 @@ pub(super) fn peer_pairs(curves: &[&Series]) -> Vec<PeerPair> {
     out
 }
 
-/// Pairs of native curves of one run, bench, op and device that differ in
-/// exactly one of method and variant.
+/// Pairs of native curves of one run that differ in one setting
+/// ([`pairing::contrasts`]), b against a size by size.
 pub(super) fn contrasts(curves: &[&Series]) -> Vec<Contrast> {
-    let ours: Vec<&Series> = curves.iter().copied().filter(|c| native(c)).collect();
     let mut out = Vec::new();
-    for (i, a) in ours.iter().enumerate() {
-        for b in &ours[i + 1..] {
-            let (Some(pa), Some(pb)) = (first(a), first(b)) else { continue };
-            let same = a.run_id == b.run_id
-                && a.bench == b.bench
-                && a.op == b.op
-                && a.device == b.device
-                && a.threads == b.threads
-                && a.dtype == b.dtype
-                && pa.peer == pb.peer;
-            if !same {
-                continue;
-            }
-            let differs = match (pa.method == pb.method, pa.variant == pb.variant) {
-                (false, true) => {
-                    format!("method: {} → {}", pa.method.as_deref().unwrap_or("-"), pb.method.as_deref().unwrap_or("-"))
-                }
-                (true, false) => format!(
-                    "variant: {} → {}",
-                    pa.variant.as_deref().unwrap_or("-"),
-                    pb.variant.as_deref().unwrap_or("-")
-                ),
-                _ => continue,
-            };
-            let pts = ratios(a, b);
-            let (Some(lo), Some(hi)) = (
-                pts.iter().min_by(|x, y| (x.2 / x.1).total_cmp(&(y.2 / y.1))),
-                pts.iter().max_by(|x, y| (x.2 / x.1).total_cmp(&(y.2 / y.1))),
-            ) else {
-                continue;
-            };
-            let cell = |(s, x, y): &(u64, f64, f64)| (format!("{:.2}×", y / x), format_bytes(*s));
-            out.push(Contrast {
-                differs,
-                a: a.name().to_string(),
-                b: b.name().to_string(),
-                at_largest: cell(&pts[pts.len() - 1]),
-                at_smallest: cell(&pts[0]),
-                lowest: cell(lo),
-                highest: cell(hi),
-            });
-        }
+    for (a, b, (setting, va, vb)) in pairing::contrasts(curves) {
+        let pts = pairing::ratios(a, b);
+        let (Some(lo), Some(hi)) = (
+            pts.iter().min_by(|x, y| (x.2 / x.1).total_cmp(&(y.2 / y.1))),
+            pts.iter().max_by(|x, y| (x.2 / x.1).total_cmp(&(y.2 / y.1))),
+        ) else {
+            continue;
+        };
+        let cell = |(s, x, y): &(u64, f64, f64)| (format!("{:.2}×", y / x), format_bytes(*s));
+        out.push(Contrast {
+            differs: format!("{setting}: {va} → {vb}"),
+            a: a.name().to_string(),
+            b: b.name().to_string(),
+            at_largest: cell(&pts[pts.len() - 1]),
+            at_smallest: cell(&pts[0]),
+            lowest: cell(lo),
+            highest: cell(hi),
+        });
     }
     out
 }

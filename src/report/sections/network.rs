@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::{Curve, PointStat, Series, SeriesKey};
-use crate::vocab::benches::{Bench, Family};
+use crate::analysis::findings::bandwidth::latency_inversion;
+use crate::analysis::{PointStat, Series, SeriesKey};
+use crate::vocab::benches::Bench;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
 
 /// One transfer curve: its semantics, peak and plateau in Gb/s.
@@ -97,35 +98,10 @@ pub struct NetworkSection {
     pub like_for_like: Option<super::one_sided::LikeForLike>,
 }
 
-/// Whether a point is a network transfer or latency this section shows.
-pub fn is_network(p: &PointStat) -> bool {
-    Bench::family_of(&p.bench) == Some(Family::Network)
-}
-
-/// Whether a curve is a point-to-point transfer over the network (verbs or
-/// MPI), not a collective.
-pub(crate) fn is_transfer(c: &Series) -> bool {
-    matches!(Bench::of(&c.bench), Some(Bench::Rdma | Bench::P2p))
-}
-
-/// What a transfer curve's operation means on the wire (the op table's
-/// call: `vocab::ops`).
-pub fn semantics(c: &Series) -> &'static str {
-    match c.meaning.call {
-        "" => "other",
-        call => call,
-    }
-}
-
-/// The file (or run) a curve's points were read from.
-pub(super) fn source(c: &Curve) -> String {
-    c.points.iter().find_map(|p| p.source.clone()).unwrap_or_else(|| "measured by benchbook".into())
-}
-
 /// The transfer curves of `stats` (bandwidth, not latency, not
 /// collectives), for the chart.
 pub fn transfer_curves<'a>(curves: &[&'a Series]) -> Vec<&'a Series> {
-    curves.iter().copied().filter(|c| is_transfer(c) && c.is_bandwidth()).collect()
+    curves.iter().copied().filter(|c| c.is_transfer() && c.is_bandwidth()).collect()
 }
 
 pub fn network_section(
@@ -141,7 +117,7 @@ pub fn network_section(
             let s = c.summary.as_ref()?;
             Some(TransferRow {
                 curve: c.name().to_string(),
-                semantics: semantics(c).into(),
+                semantics: c.semantics().into(),
                 peak_gbits: format_sig3(s.peak_gbps * 8.0),
                 peak_size: format_bytes(s.peak_size_bytes),
                 plateau_gbits: if s.settled() { format_sig3(s.plateau_gbps * 8.0) } else { "not settled".into() },
@@ -150,7 +126,7 @@ pub fn network_section(
                     (_, false) => "not settled".into(),
                     _ => s.plateau_90.to_string(),
                 },
-                source: source(c),
+                source: c.source(),
             })
         })
         .collect();
@@ -179,21 +155,21 @@ pub fn network_section(
         .collect();
     let latency: Vec<NetLatencyRow> = curves
         .iter()
-        .filter(|c| is_transfer(c) && c.meaning.is_latency())
+        .filter(|c| c.is_transfer() && c.meaning.is_latency())
         .flat_map(|c| {
             // The small messages latency is about: up to 4 KiB.
             c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096)).map(move |p| NetLatencyRow {
                 curve: c.name().to_string(),
                 size: p.size_bytes.map(format_bytes).unwrap_or_default(),
                 median: format_seconds(p.median_seconds),
-                source: source(c),
+                source: c.source(),
             })
         })
         .collect();
     let latency_notes: Vec<_> = curves
         .iter()
-        .filter(|c| is_transfer(c) && c.meaning.is_latency())
-        .filter_map(|c| inversion(c.name(), c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096))))
+        .filter(|c| c.is_transfer() && c.meaning.is_latency())
+        .filter_map(|c| latency_inversion(c.name(), c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096))))
         .collect();
     if transfers.is_empty() && collectives.is_empty() && latency.is_empty() {
         return None;
@@ -213,13 +189,6 @@ pub fn network_section(
         flushes,
         like_for_like,
     })
-}
-
-/// The one-sided parameters of a curve, when its points carry them.
-pub(super) fn one_sided_params(c: &Curve) -> Option<crate::vocab::one_sided::OneSided> {
-    let p = c.points.first()?;
-    p.axes.as_ref()?;
-    Some(crate::vocab::one_sided::OneSided::of(&p.params()))
 }
 
 #[cfg(test)]
@@ -253,63 +222,5 @@ mod tests {
         let mut none = row(40.0);
         none.against(None);
         assert!(none.of_link.is_empty());
-    }
-}
-
-/// A latency curve's largest inversion (`analysis::curves::latency_inversion`)
-/// as the sentence that states it.
-fn inversion<'a>(
-    curve: &str,
-    points: impl Iterator<Item = &'a crate::analysis::PointStat>,
-) -> Option<crate::analysis::findings::Said> {
-    let pts: Vec<&crate::analysis::PointStat> = points.collect();
-    let inv = crate::analysis::curves::latency_inversion(&pts)?;
-    Some(crate::analysis::findings::Said::LatencyInversion {
-        curve: curve.to_string(),
-        small_bytes: inv.small.size_bytes?,
-        small_s: inv.small.median_seconds,
-        large_bytes: inv.large.size_bytes?,
-        large_s: inv.large.median_seconds,
-        ratio: inv.small.median_seconds / inv.large.median_seconds,
-        overlap: inv.overlap,
-    })
-}
-
-#[cfg(test)]
-mod inversion_tests {
-    use super::*;
-    use crate::analysis::PointStat;
-    use crate::analysis::findings::Said;
-
-    fn at(size: u64, s: f64, half_width: f64) -> PointStat {
-        PointStat {
-            size_bytes: Some(size),
-            median_seconds: s,
-            ci_low_seconds: Some(s * (1.0 - half_width)),
-            ci_high_seconds: Some(s * (1.0 + half_width)),
-            ..PointStat::default()
-        }
-    }
-
-    #[test]
-    fn the_largest_latency_inversion_is_named_with_whether_the_noise_covers_it() {
-        // mpi-9ba4's small sizes: 16 B over 64 B is the largest inversion.
-        let pts = [
-            at(8, 383e-9, 0.05),
-            at(16, 439e-9, 0.05),
-            at(32, 436e-9, 0.05),
-            at(64, 188e-9, 0.05),
-            at(128, 204e-9, 0.05),
-        ];
-        match inversion("lat", pts.iter()) {
-            Some(Said::LatencyInversion { small_bytes: 16, large_bytes: 64, overlap: false, ratio, .. }) => {
-                assert!((ratio - 439.0 / 188.0).abs() < 1e-9)
-            }
-            other => panic!("{other:?}"),
-        }
-        // Within 10 %: nothing to question; wide intervals: within the noise.
-        assert!(inversion("lat", [at(8, 105e-9, 0.05), at(64, 100e-9, 0.05)].iter()).is_none());
-        let noisy = [at(8, 150e-9, 0.4), at(64, 100e-9, 0.4)];
-        assert!(matches!(inversion("lat", noisy.iter()), Some(Said::LatencyInversion { overlap: true, .. })));
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::network::{one_sided_params, semantics, source, ChannelRow, TransferRow};
+use super::network::{ChannelRow, TransferRow};
 use crate::analysis::{Curve, PointStat, Series};
 use crate::analysis::findings::Said;
 use crate::vocab::interval::RateInterval;
@@ -68,7 +68,7 @@ pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRo
     let mut by_op: BTreeMap<(String, String), Vec<(u32, &Curve)>> = BTreeMap::new();
     for s in curves {
         let c = &s.curve;
-        let Some(os) = one_sided_params(c) else { continue };
+        let Some(os) = s.one_sided() else { continue };
         // The curve's one peak (Curve::peak), as every other table states it.
         if let Some((size, gbps, ..)) = c.peak() {
             rows.push(ChannelRow {
@@ -146,10 +146,10 @@ pub fn like_for_like(curves: &[&Series]) -> Option<LikeForLike> {
     let best = |one: bool| -> Option<(f64, String, String, f64)> {
         curves
             .iter()
-            .filter(|c| c.meaning.one_sided() == one && semantics(c) != "other" && c.meaning.one_way())
+            .filter(|c| c.meaning.one_sided() == one && c.semantics() != "other" && c.meaning.one_way())
             .filter_map(|c| {
                 let s = c.settled()?;
-                Some((s.plateau_gbps * 8.0, c.name().to_string(), source(c), s.plateau_tolerance))
+                Some((s.plateau_gbps * 8.0, c.name().to_string(), c.source(), s.plateau_tolerance))
             })
             .max_by(|a, b| a.0.total_cmp(&b.0))
     };
