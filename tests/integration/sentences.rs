@@ -39,7 +39,7 @@ fn every() -> Vec<Said> {
         Said::Unsettled {
             largest: vec![1 << 22],
             level_gbps: 3.0,
-            rule: crate::vocab::stats::plateau_rule(),
+            rule: benchbook::vocab::stats::plateau_rule(),
             flags: PlateauFlags::default(),
         },
         Said::CachePeak { size_bytes: 4096, ratio: 2.5, working_set_bytes: 8192 },

@@ -7,6 +7,7 @@
 //!
 //! - [`bandwidth`]: size-swept curves (memcpy, STREAM, links, GEMM peaks,
 //!   convergence);
+//! - [`latency`]: a latency curve's largest inversion;
 //! - [`metrics`]: workload metrics (a training log's steady state, or the
 //!   range of points of different settings);
 //! - [`precision`]: how many medians reached their interval target;
@@ -18,6 +19,7 @@ use crate::analysis::Saturation;
 use crate::vocab::stats::Crossing;
 
 pub mod bandwidth;
+pub mod latency;
 pub mod metrics;
 pub mod precision;
 pub mod share;

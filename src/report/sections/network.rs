@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::findings::bandwidth::latency_inversion;
+use crate::analysis::findings::latency::latency_inversion;
 use crate::analysis::{PointStat, Series, SeriesKey};
 use crate::vocab::benches::Bench;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
