@@ -28,22 +28,21 @@ pub fn bandwidth_charts(
     gpu_spec: Option<&Spec>,
 ) -> Vec<Box<dyn Chart>> {
     let mut charts: Vec<Box<dyn Chart>> = Vec::new();
-    let (gpu_series, cpu_series): (Vec<&Series>, Vec<&Series>) =
-        catalog.series.iter().partition(|s| s.points[0].is_gpu());
-    // Each chart's y axis is its benchmark's (the table names the bytes
-    // it counts); a memory roofline does not bound bus or link bandwidth.
-    use Bench::{Collective, D2h, H2d, Memcpy, MemcpyPeer, P2p, Stream};
+    // Each chart's y axis is its first benchmark's (the table names the
+    // bytes it counts); a memory roofline does not bound bus or link bandwidth.
+    use Bench::{Collective, H2d, Memcpy, MemcpyPeer, P2p, Stream};
     let plans = [
-        (Memcpy.name(), &cpu_series, &[Memcpy][..], "memcpy bandwidth"),
-        (Stream.name(), &cpu_series, &[Stream][..], "stream bandwidth"),
-        (Collective.name(), &cpu_series, &[Collective][..], "collective bandwidth"),
-        (P2p.name(), &cpu_series, &[P2p][..], "p2p bandwidth"),
-        ("gpu-memcpy", &gpu_series, &[Memcpy][..], "GPU memcpy bandwidth"),
-        (MemcpyPeer.name(), &gpu_series, &[MemcpyPeer][..], "GPU peer copy bandwidth"),
-        ("h2d-d2h", &gpu_series, &[H2d, D2h][..], "host↔device bandwidth"),
+        (Memcpy.name(), Memcpy, "memcpy bandwidth"),
+        (Stream.name(), Stream, "stream bandwidth"),
+        (Collective.name(), Collective, "collective bandwidth"),
+        (P2p.name(), P2p, "p2p bandwidth"),
+        ("gpu-memcpy", Memcpy, "GPU memcpy bandwidth"),
+        (MemcpyPeer.name(), MemcpyPeer, "GPU peer copy bandwidth"),
+        ("h2d-d2h", H2d, "host↔device bandwidth"),
     ];
-    for (name, all, benches, title) in plans {
-        let of: Vec<&Series> = all.iter().copied().filter(|s| s.of_bench(benches) && s.is_bandwidth()).collect();
+    for (name, first, title) in plans {
+        let of: Vec<&Series> =
+            catalog.series.iter().filter(|s| s.is_bandwidth() && chart_of(s) == Some(name)).collect();
         // The roofline line: the spec its curves' systems share, if they
         // do (the catalog's rule, as the section's table states it).
         let roof = catalog.roofline_spec(&of).and_then(|s| s.memory.as_ref()).map(|m| {
@@ -52,7 +51,7 @@ pub fn bandwidth_charts(
         });
         // A curve that counts other bytes than the chart's axis (an OSU
         // collective without a bus factor) says which in its legend entry.
-        let axis = benches[0].info().axis;
+        let axis = first.info().axis;
         let lines: Vec<Line> = of
             .iter()
             .map(|c| {
@@ -99,6 +98,25 @@ pub fn bandwidth_charts(
         charts.push(Box::new(chart));
     }
     charts
+}
+
+/// The bandwidth chart a series is drawn in, by its benchmark and whether
+/// its point belongs to a GPU section. Every benchmark is listed: a new one
+/// is a compile error here until it has a chart or is decided to have none
+/// (a write-up section may draw it: peer links, the network, matrices).
+fn chart_of(s: &Series) -> Option<&'static str> {
+    let gpu = s.points.first().is_some_and(PointStat::is_gpu);
+    match Bench::of(&s.bench)? {
+        Bench::Memcpy if gpu => Some("gpu-memcpy"),
+        Bench::Memcpy => Some(Bench::Memcpy.name()),
+        Bench::Stream if !gpu => Some(Bench::Stream.name()),
+        Bench::Collective if !gpu => Some(Bench::Collective.name()),
+        Bench::P2p if !gpu => Some(Bench::P2p.name()),
+        Bench::MemcpyPeer if gpu => Some(Bench::MemcpyPeer.name()),
+        Bench::H2d | Bench::D2h if gpu => Some("h2d-d2h"),
+        Bench::Stream | Bench::Collective | Bench::P2p | Bench::MemcpyPeer | Bench::H2d | Bench::D2h => None,
+        Bench::Gemm | Bench::Links | Bench::Rdma | Bench::Nvbandwidth | Bench::Megatron | Bench::Exec => None,
+    }
 }
 
 /// The GPU GEMM chart: one group of bars per shape (smallest to largest

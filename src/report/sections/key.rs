@@ -254,7 +254,9 @@ fn tabulated(sections: &[Section], p: &PointStat) -> bool {
         Some(Bench::P2p) => any(&[P2p, Network]),
         Some(Bench::Rdma) => any(&[Network]),
         Some(Bench::MemcpyPeer | Bench::H2d) => any(&[Gpu, Links]),
-        _ => false,
+        // Listed, so a new benchmark is a compile error until it has a
+        // section (or is decided to have none).
+        Some(Bench::D2h | Bench::Links | Bench::Nvbandwidth | Bench::Megatron | Bench::Exec) | None => false,
     }
 }
 
