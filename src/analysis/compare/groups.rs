@@ -105,6 +105,39 @@ pub fn group_names(groups: &[Vec<LoadedRun>]) -> Vec<String> {
         .collect()
 }
 
+/// Groups of runs read for a comparison, each run read (and verified)
+/// once, with each group's name, its first run's manifest, and the catalog
+/// of those first runs (whose rows, which card, which spec, by the rule
+/// every report uses).
+pub struct Loaded {
+    pub groups: Vec<Vec<LoadedRun>>,
+    pub names: Vec<String>,
+    pub firsts: Vec<crate::archive::manifest::Manifest>,
+    pub catalog: crate::analysis::Catalog,
+}
+
+/// Read `groups` (the first the baseline) against the specs of their
+/// archive (`specs/` beside `runs/`, over the built-in ones).
+pub fn load(groups: &[Vec<crate::archive::RunDir>]) -> crate::error::Result<Loaded> {
+    let root = groups.first().and_then(|g| g.first()).and_then(|r| Some(r.path.parent()?.parent()?.to_path_buf()));
+    let book = match root {
+        Some(root) => crate::analysis::SpecBook::load(&root)?,
+        None => crate::analysis::SpecBook::builtin(),
+    };
+    let groups: Vec<Vec<LoadedRun>> = groups
+        .iter()
+        .map(|g| g.iter().map(LoadedRun::read).collect::<crate::error::Result<Vec<_>>>())
+        .collect::<crate::error::Result<_>>()?;
+    let names = group_names(&groups);
+    let firsts: Vec<crate::archive::manifest::Manifest> = groups.iter().map(|g| g[0].manifest.clone()).collect();
+    let mut first_points = Vec::new();
+    for g in &groups {
+        first_points.extend(crate::analysis::point_stats(polars::prelude::IntoLazy::lazy(g[0].df.clone()))?);
+    }
+    let catalog = crate::analysis::Catalog::build(&first_points, &firsts, &book, None);
+    Ok(Loaded { groups, names, firsts, catalog })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use serde::Serialize;
 pub use partitions::{PartitionRow, PartitionSection};
 pub use suite::{FamilySection, SummaryRow};
 
-use crate::analysis::compare::{compare_loaded, LoadedRun, PointComparison, RunComparison};
+use crate::analysis::compare::{compare_loaded, PointComparison, RunComparison};
 use crate::archive::RunDir;
 use crate::error::Result;
 use crate::plot::{Chart, RatioChart};
@@ -165,25 +165,8 @@ fn verdict_row(p: &PointComparison) -> VerdictRow {
 
 /// Analyse `groups` (the first the baseline) and build the compare report.
 pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareReport> {
-    // The specs a report of these runs reads: their archive's (`specs/`
-    // beside `runs/`), over the built-in ones.
-    let root = groups.first().and_then(|g| g.first()).and_then(|r| Some(r.path.parent()?.parent()?.to_path_buf()));
-    let book = match root {
-        Some(root) => crate::analysis::SpecBook::load(&root)?,
-        None => crate::analysis::SpecBook::builtin(),
-    };
-    // Each run is read (and verified) once, whatever it is used for.
-    let groups: Vec<Vec<LoadedRun>> =
-        groups.iter().map(|g| g.iter().map(LoadedRun::read).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
-    let names = crate::analysis::compare::groups::group_names(&groups);
-    let firsts: Vec<crate::archive::manifest::Manifest> = groups.iter().map(|g| g[0].manifest.clone()).collect();
-    // The catalog of the compared runs (the first of each group): whose
-    // rows, which card and which spec, by the rule every report uses.
-    let mut first_points = Vec::new();
-    for g in &groups {
-        first_points.extend(crate::analysis::point_stats(polars::prelude::IntoLazy::lazy(g[0].df.clone()))?);
-    }
-    let catalog = crate::analysis::Catalog::build(&first_points, &firsts, &book, None);
+    let crate::analysis::compare::groups::Loaded { groups, names, firsts, catalog } =
+        crate::analysis::compare::groups::load(groups)?;
     let mut system = crate::report::context::system(&firsts, &[], &catalog);
     system.runs = names.clone();
     let runs = rows::compare_runs(&groups, &names);

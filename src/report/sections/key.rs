@@ -100,8 +100,17 @@ struct Slot {
 
 /// The key results of a report's curves and GEMM points.
 pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option<KeyResults> {
-    let mut items: Vec<(Slot, f64, KeyResult)> = Vec::new();
-    // Per run and benchmark, the bandwidth curve with the highest trusted median.
+    let mut items: Vec<Candidate> = Vec::new();
+    curve_candidates(cs, facts, &mut items);
+    gemm_candidates(stats, facts, &mut items);
+    rank(items)
+}
+
+/// A headline in the running: its slot, the rate it competes with, itself.
+type Candidate = (Slot, f64, KeyResult);
+
+/// Per run and benchmark, the bandwidth curve with the highest trusted median.
+fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
     for c in cs.iter().copied().filter(|c| c.is_bandwidth()) {
         let Some((size, rate, ci, p)) = c.peak() else { continue };
         let key = Slot { run: c.run_id.clone(), bench: c.bench.clone(), dtype: None };
@@ -151,7 +160,10 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
             },
         ));
     }
-    // GEMM: per run and dtype, the fastest shape, against the dtype's peak.
+}
+
+/// GEMM: per run and dtype, the fastest shape, against the dtype's peak.
+fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate>) {
     for p in stats.iter().filter(|p| p.bench == Bench::Gemm.name()) {
         let (Some(g), Some(dtype)) = (p.gflops, p.dtype.as_deref()) else { continue };
         if p.held_out() {
@@ -206,6 +218,11 @@ pub fn key_results(cs: &[&Series], stats: &[PointStat], facts: &Facts) -> Option
             },
         ));
     }
+}
+
+/// The benchmark most runs measured is what the report is about: its
+/// results first, then the rest, each in curve order; then the first six.
+fn rank(items: Vec<Candidate>) -> Option<KeyResults> {
     // The benchmark most runs measured is what the report is about: its
     // results first (a memcpy write-up's copies before its host-link
     // copies), then the rest, each in curve order; then the first six.
