@@ -29,6 +29,9 @@ pub struct SeriesKey {
     pub op: String,
     pub device: String,
     pub threads: Option<u32>,
+    /// The ranks of a collective (its bus bandwidth depends on them: the
+    /// same collective over 8 and 16 ranks is two curves).
+    pub ranks: Option<u32>,
     pub dtype: Option<String>,
     pub variant: Option<String>,
     /// The copy method (`copy_engine`, `sm_kernel`) on a GPU.
@@ -56,6 +59,7 @@ impl SeriesKey {
             op: p.op.clone(),
             variant: p.variant.clone(),
             threads: p.threads,
+            ranks: if p.bench == crate::vocab::benches::Bench::Collective.name() { p.ranks } else { None },
             dtype: p.dtype.clone(),
             method: if gpu { p.method.clone() } else { None },
             peer: if gpu { p.peer.clone() } else { None },
@@ -83,6 +87,9 @@ impl SeriesKey {
         }
         if let Some(t) = self.threads {
             label += &format!(", {t} thread{}", if t == 1 { "" } else { "s" });
+        }
+        if let Some(r) = self.ranks {
+            label += &format!(", {r} ranks");
         }
         if let Some(m) = &self.method {
             label += &format!(", {m}");

@@ -200,7 +200,8 @@ pub fn link_observations(curves: &[&Series], bench: Bench) -> Vec<Said> {
         .filter_map(|c| Some((c, c.summary.as_ref()?)))
         .map(|(c, s)| Said::Link {
             label: c.name().to_string(),
-            ranks: c.points.first().and_then(|p| p.ranks),
+            // A collective's name carries its ranks (SeriesKey::ranks).
+            ranks: if c.key.ranks.is_some() { None } else { c.points.first().and_then(|p| p.ranks) },
             // Bus bandwidth only where the rows carry a bus factor (an OSU
             // collective gives none: its rate is algbw).
             bus: bench == Bench::Collective && c.has_bus_factor(),

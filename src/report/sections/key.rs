@@ -90,12 +90,13 @@ pub struct Facts<'a> {
 }
 
 /// Which headline a candidate competes for: one per run and benchmark
-/// (and GEMM dtype), the best kept.
+/// (and GEMM dtype, or a network transfer's semantics: one-sided write,
+/// one-sided read and two-sided send each answer seed 003), the best kept.
 #[derive(Debug, Clone, PartialEq)]
 struct Slot {
     run: String,
     bench: String,
-    dtype: Option<String>,
+    of: Option<String>,
 }
 
 /// The key results of a report's curves and GEMM points.
@@ -113,7 +114,8 @@ type Candidate = (Slot, f64, KeyResult);
 fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
     for c in cs.iter().copied().filter(|c| c.is_bandwidth()) {
         let Some((size, rate, ci, p)) = c.peak() else { continue };
-        let key = Slot { run: c.run_id.clone(), bench: c.bench.clone(), dtype: None };
+        let of = c.is_transfer().then(|| c.semantics().to_string());
+        let key = Slot { run: c.run_id.clone(), bench: c.bench.clone(), of };
         if items.iter().any(|(k, r, _)| *k == key && *r >= rate) {
             continue;
         }
@@ -173,7 +175,7 @@ fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate
         if !ci.within(g, TRUSTED_HALF_WIDTH) {
             continue;
         }
-        let key = Slot { run: p.run_id.clone(), bench: p.bench.clone(), dtype: Some(dtype.to_string()) };
+        let key = Slot { run: p.run_id.clone(), bench: p.bench.clone(), of: Some(dtype.to_string()) };
         if items.iter().any(|(k, r, _)| *k == key && *r >= g) {
             continue;
         }
