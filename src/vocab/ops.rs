@@ -34,7 +34,11 @@ pub enum Quantity {
     Metric,
 }
 
-/// Which way a transfer's bytes go.
+/// Which way a transfer's bytes go. For a latency, what its figure
+/// counts: one way (half a ping-pong, as OSU, IMB, perftest's write and
+/// send tests and benchbook report it) or a whole round trip (perftest's
+/// read and atomic tests, whose operation is a round trip and is not
+/// halved; nvbandwidth's pointer chase).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
@@ -183,7 +187,8 @@ fn p2p(op: &str) -> Option<Meaning> {
     Some(match op {
         "send_recv" | "bw" | "uniband" | "pingpong" | "pingping" | "mbw_mr" => two(Bandwidth, OneWay),
         "bidirectional" | "bibw" | "biband" | "sendrecv" | "exchange" => two(Bandwidth, Both),
-        "latency" | "lat" | "multi_lat" | "latency_mt" => two(Latency, RoundTrip),
+        // Measured by a ping-pong, reported as half of it.
+        "latency" | "lat" | "multi_lat" | "latency_mt" => two(Latency, OneWay),
         "put" => Meaning::of(Bandwidth, OneWay, OneSided, "one-sided (MPI put)"),
         "get" => Meaning::of(Bandwidth, OneWay, OneSided, "one-sided (MPI get)"),
         "put_round_trip" => Meaning::of(Bandwidth, RoundTrip, OneSided, "one-sided round trip (MPI put + fence)"),
@@ -221,7 +226,9 @@ fn perftest(op: &str, both: bool) -> Option<Meaning> {
     };
     Some(match what {
         "bw" => Meaning::of(Bandwidth, if both { Both } else { OneWay }, sides, call),
-        "lat" => Meaning::of(Latency, OneWay, sides, call),
+        // perftest halves a write or send ping-pong; a read (or atomic)
+        // is one round trip, reported whole (its rtt_factor is 1).
+        "lat" => Meaning::of(Latency, if matches!(verb, "read" | "atomic") { RoundTrip } else { OneWay }, sides, call),
         _ => return None,
     })
 }
@@ -274,6 +281,9 @@ mod tests {
         assert!(m("p2p", "put_bw", None).one_sided());
         assert_eq!(m("p2p", "acc_latency", None).quantity, Latency);
         assert_eq!(m("p2p", "put_round_trip", None).direction, RoundTrip);
+        assert_eq!(m("rdma", "read_lat", Some("latency")).direction, RoundTrip);
+        assert_eq!(m("rdma", "write_lat", Some("latency")).direction, OneWay);
+        assert_eq!(m("p2p", "latency", None).direction, OneWay);
         assert_eq!(m("p2p", "send_recv", None).call, SEND_RECV);
         assert_eq!(m("nvbandwidth", "host_device_latency_sm", Some("sm latency")).quantity, Latency);
         assert_eq!(m("nvbandwidth", "device_to_host_bidirectional_memcpy_ce", Some("ce")).direction, Both);

@@ -75,6 +75,8 @@ pub struct NetLatencyRow {
     pub curve: String,
     pub size: String,
     pub median: String,
+    /// `one way` or `round trip`: what the figure counts (the op table's).
+    pub counts: &'static str,
     pub source: String,
 }
 
@@ -162,6 +164,10 @@ pub fn network_section(
                 curve: c.name().to_string(),
                 size: p.size_bytes.map(format_bytes).unwrap_or_default(),
                 median: format_seconds(p.median_seconds),
+                counts: match c.meaning.direction {
+                    crate::vocab::ops::Direction::RoundTrip => "round trip",
+                    _ => "one way",
+                },
                 source: c.source(),
             })
         })
