@@ -63,6 +63,20 @@ impl Better {
     }
 }
 
+/// The largest cross-entropy loss a language model can plausibly log:
+/// ln(10^6), a uniform guess over a million tokens. A per-token loss above
+/// it (a vocabulary is smaller) says the figure is not a per-token mean, or
+/// the numerics are off.
+pub const LOSS_BOUND: f64 = 13.815510557964274;
+
+/// Whether a metric is a training loss (a dimensionless cross-entropy):
+/// `loss`, `lm loss`, `train_loss`, `loss_avg`.
+pub fn is_loss(metric: &str, unit: &str) -> bool {
+    let m = metric.to_ascii_lowercase();
+    let named = m == "loss" || m.ends_with("_loss") || m.ends_with(" loss") || m.starts_with("loss_");
+    named && matches!(unit.trim(), "" | "1")
+}
+
 /// A point's named parameters, in canonical (sorted) order.
 pub type Params = BTreeMap<String, Value>;
 

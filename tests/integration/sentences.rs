@@ -114,6 +114,13 @@ fn every_else(flags: PlateauFlags, at: Crossing) -> Vec<Said> {
             ci: Some((0.5, 2.0)),
             at: "-".into(),
         },
+        Said::LossAboveUniform {
+            metric: "loss".into(),
+            from: Some("model=large".into()),
+            value: 55.5,
+            at: "step=1".into(),
+            bound: benchbook::vocab::metrics::LOSS_BOUND,
+        },
         Said::MetricBest {
             metric: "m".into(),
             from: Some("a.log".into()),

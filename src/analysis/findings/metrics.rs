@@ -45,48 +45,105 @@ pub fn metric_findings(stats: &[MetricStat], metrics: &[&str]) -> Vec<(String, S
         origins.dedup();
         for from in &origins {
             let pts: Vec<&MetricStat> = all.iter().copied().filter(|s| origin(s) == *from).collect();
-            let Some(first) = pts.first() else { continue };
-            let unit = first.unit.as_str();
-            let whose = (every.len() > 1).then(|| from.clone());
-            if pts.len() == 1 {
-                out.push((
-                    from.clone(),
-                    Said::MetricSingle {
-                        metric: metric.to_string(),
-                        from: whose,
-                        median: first.median,
-                        unit: unit.into(),
-                        samples: first.samples,
-                        ci: first.ci,
-                        at: params_label(&first.params),
-                    },
-                ));
-                continue;
+            // Along a step axis, each configuration (a model size, a batch)
+            // is its own level: never one median across configurations.
+            let axis = STEP_AXES.iter().copied().find(|a| pts.iter().all(|p| p.param_f64(a).is_some()));
+            for (config, pts) in configurations(&pts, axis) {
+                let whose = match (&config, every.len() > 1) {
+                    (Some(c), true) => Some(format!("{from}, {c}")),
+                    (Some(c), false) => Some(c.clone()),
+                    (None, true) => Some(from.clone()),
+                    (None, false) => None,
+                };
+                let row = config.as_ref().map_or_else(|| from.clone(), |c| format!("{from}, {c}"));
+                let by_config = config.is_some();
+                out.extend(finding(metric, &pts, axis, whose, by_config).into_iter().map(|s| (row.clone(), s)));
             }
-            let best = match first.better {
-                Better::Higher => pts.iter().max_by(|a, b| a.median.total_cmp(&b.median)),
-                Better::Lower => pts.iter().min_by(|a, b| a.median.total_cmp(&b.median)),
-            };
-            let Some(best) = best else { continue };
-            let axis = STEP_AXES.iter().find(|a| pts.iter().all(|p| p.param_f64(a).is_some()));
-            let level = match axis {
-                Some(axis) if pts.len() >= 3 => step_level(&pts, axis),
-                _ => settings_level(&pts),
-            };
-            out.push((
-                from.clone(),
-                Said::MetricBest {
-                    metric: metric.to_string(),
-                    from: whose,
-                    higher: first.better == Better::Higher,
-                    best: best.median,
-                    unit: unit.into(),
-                    at: params_label(&best.params),
-                    level,
-                },
-            ));
         }
     }
+    out
+}
+
+/// The points of one origin per configuration: the parameters other than
+/// the step axis (`None`, one group, without a step axis or with one
+/// configuration).
+fn configurations<'a>(pts: &[&'a MetricStat], axis: Option<&str>) -> Vec<(Option<String>, Vec<&'a MetricStat>)> {
+    let Some(axis) = axis else { return vec![(None, pts.to_vec())] };
+    let mut groups: Vec<(crate::vocab::metrics::ParamsKey, String, Vec<&MetricStat>)> = Vec::new();
+    for p in pts {
+        let mut rest = p.params.clone();
+        rest.remove(axis);
+        let key = crate::vocab::metrics::params_key(&rest);
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.2.push(p),
+            None => groups.push((key, params_label(&rest), vec![p])),
+        }
+    }
+    if groups.len() == 1 {
+        return vec![(None, pts.to_vec())];
+    }
+    groups.into_iter().map(|(_, label, ps)| (Some(label), ps)).collect()
+}
+
+/// The findings of one metric's points of one origin and configuration:
+/// its best point and level, and a loss above any vocabulary's uniform guess.
+fn finding(metric: &str, pts: &[&MetricStat], axis: Option<&str>, whose: Option<String>, by_config: bool) -> Vec<Said> {
+    let Some(first) = pts.first() else { return Vec::new() };
+    // Where a point is: its step, when its configuration is already named.
+    let at_of = |p: &MetricStat| match axis.filter(|_| by_config) {
+        Some(a) => format!("{a}={}", step(p.param_f64(a).unwrap_or(0.0))),
+        None => params_label(&p.params),
+    };
+    let unit = first.unit.as_str();
+    let mut out = Vec::new();
+    if crate::vocab::metrics::is_loss(metric, unit) {
+        let worst = pts.iter().max_by(|a, b| a.median.total_cmp(&b.median));
+        if let Some(w) = worst.filter(|w| w.median > crate::vocab::metrics::LOSS_BOUND) {
+            out.push(Said::LossAboveUniform {
+                metric: metric.to_string(),
+                from: whose.clone(),
+                value: w.median,
+                at: at_of(w),
+                bound: crate::vocab::metrics::LOSS_BOUND,
+            });
+        }
+    }
+    if pts.len() == 1 {
+        out.insert(
+            0,
+            Said::MetricSingle {
+                metric: metric.to_string(),
+                from: whose,
+                median: first.median,
+                unit: unit.into(),
+                samples: first.samples,
+                ci: first.ci,
+                at: params_label(&first.params),
+            },
+        );
+        return out;
+    }
+    let best = match first.better {
+        Better::Higher => pts.iter().max_by(|a, b| a.median.total_cmp(&b.median)),
+        Better::Lower => pts.iter().min_by(|a, b| a.median.total_cmp(&b.median)),
+    };
+    let Some(best) = best else { return out };
+    let level = match axis {
+        Some(axis) if pts.len() >= 3 => step_level(pts, axis),
+        _ => settings_level(pts),
+    };
+    out.insert(
+        0,
+        Said::MetricBest {
+            metric: metric.to_string(),
+            from: whose,
+            higher: first.better == Better::Higher,
+            best: best.median,
+            unit: unit.into(),
+            at: at_of(best),
+            level,
+        },
+    );
     out
 }
 
@@ -187,5 +244,35 @@ mod tests {
         // No figure mixes the two logs (the old 'average of its 7 points').
         assert_eq!(of("b.log"), (880.0, steady("20", "30", 2, 875.0)));
         assert_eq!(said.len(), 2, "{said:?}");
+    }
+
+    #[test]
+    fn each_configuration_has_its_own_level_and_a_loss_above_any_vocabulary_is_flagged() {
+        // One run logs the loss of two model sizes along the step axis.
+        let loss = |model: &str, step: u64, v: f64| {
+            let mut p = point("gpt.log", step, v);
+            p.metric = "loss".into();
+            p.unit = "1".into();
+            p.better = Better::Lower;
+            p.params.clear();
+            p.params.insert("model".into(), model.into());
+            p.params.insert("step".into(), step.into());
+            p
+        };
+        let mut stats: Vec<MetricStat> = (1..=6).map(|s| loss("small", s, 7.0 - s as f64)).collect();
+        stats.extend((1..=6).map(|s| loss("large", s, 61.0 - s as f64)));
+        let said: Vec<Said> = metric_findings(&stats, &["loss"]).into_iter().map(|(_, s)| s).collect();
+        let best: Vec<(Option<String>, f64)> = said
+            .iter()
+            .filter_map(|s| match s {
+                Said::MetricBest { from, best, .. } => Some((from.clone(), *best)),
+                _ => None,
+            })
+            .collect();
+        // Two levels, one per model: no median across the two.
+        assert_eq!(best, vec![(Some("model=small".into()), 1.0), (Some("model=large".into()), 55.0)], "{said:?}");
+        let flagged: Vec<&Said> = said.iter().filter(|s| matches!(s, Said::LossAboveUniform { .. })).collect();
+        assert_eq!(flagged.len(), 1, "{said:?}");
+        assert!(matches!(flagged[0], Said::LossAboveUniform { value, .. } if *value == 60.0));
     }
 }

@@ -156,6 +156,9 @@ pub enum Said {
         at: String,
         level: MetricLevel,
     },
+    /// A training loss above [`crate::vocab::metrics::LOSS_BOUND`] (a
+    /// uniform guess over a million tokens): its largest value and where.
+    LossAboveUniform { metric: String, from: Option<String>, value: f64, at: String, bound: f64 },
     /// One-sided against two-sided one-way transfers, like for like: the
     /// table's ratio when it is beyond the plateaus' flatness (`resolved`).
     OneSided { one_sided: String, two_sided: String, resolved: bool, ratio: String, flat_to: String, same_file: bool },

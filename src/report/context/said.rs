@@ -39,6 +39,7 @@ pub const PARTIALS: &[(&str, &str)] = partials![
     "gemm-peak",
     "metric-single",
     "metric-best",
+    "loss-above-uniform",
     "one-sided",
     "one-sided-not-compared",
     "unnamed-link",
