@@ -16,6 +16,7 @@
 //! `runs` compares runs of an archive, as `benchbook compare`, the compare
 //! report and the notebook all do.
 
+mod detect;
 pub mod groups;
 mod points;
 pub mod runs;
@@ -102,7 +103,7 @@ pub struct PointComparison {
     /// The smallest change (0.05: 5 %), in the direction this point moved,
     /// that its interval lets a verdict call at the threshold: the
     /// detectable change, as asv and nvbench's compare state it
-    /// ([`detectable_change`]). `None` without an interval.
+    /// ([`detect::detectable_change`]). `None` without an interval.
     pub detectable: Option<f64>,
     /// Samples behind each side, over all its runs.
     pub samples_a: usize,
@@ -206,22 +207,6 @@ fn rerun_ratio_interval(ratio: f64, a: Option<f64>, b: Option<f64>) -> Option<(f
     (half.is_finite() && half < 1.0).then(|| (ratio * (1.0 - half), ratio / (1.0 - half)))
 }
 
-/// The smallest change, in the direction a point moved, that an interval
-/// of this width lets a verdict call: the verdict's own side of the
-/// interval must clear the threshold (a true ratio r above 1 is called once
-/// r · lo/ratio passes 1 + threshold; below 1, once r · hi/ratio falls
-/// under 1 − threshold). Stated as the change column states a change
-/// (|r − 1|, or |1 − 1/r| for a lower-better metric), so a called change
-/// is never smaller than it.
-fn detectable_change(ratio: f64, lo: f64, hi: f64, threshold: f64, lower_better: bool) -> f64 {
-    let edge = if ratio >= 1.0 { (1.0 + threshold) * ratio / lo } else { (1.0 - threshold) * ratio / hi };
-    if lower_better {
-        (1.0 - 1.0 / edge).abs()
-    } else {
-        (edge - 1.0).abs()
-    }
-}
-
 /// [`compare_groups`] on samples already grouped by point and run.
 fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<PointComparison> {
     let mut out = Vec::new();
@@ -257,7 +242,7 @@ fn compare_samples(sa: &GroupSamples, sb: &GroupSamples, threshold: f64) -> Vec<
         let lower_better = row.params.metric.is_some() && !higher;
         let detectable = ci
             .filter(|(lo, hi)| *lo > 0.0 && hi.is_finite())
-            .map(|(lo, hi)| detectable_change(ratio, lo, hi, threshold, lower_better));
+            .map(|(lo, hi)| detect::detectable_change(ratio, lo, hi, threshold, lower_better));
         // Confirmed in cycles: time × clock, where both sides read clocks.
         let clock = |x: &[RunPoint]| {
             let mut c: Option<Vec<f64>> = x.iter().map(|r| r.clock_mhz).collect();
@@ -302,29 +287,6 @@ mod tests {
     use super::*;
     use crate::vocab::benches::Bench;
     use crate::vocab::rows::Status;
-
-    #[test]
-    fn a_called_change_is_never_smaller_than_the_change_its_interval_resolves() {
-        let t = 0.02;
-        for i in 0..200 {
-            let ratio = 0.6 + i as f64 * 0.004;
-            for (below, above) in [(0.01, 0.01), (0.04, 0.2), (0.2, 0.04), (0.1, 0.1)] {
-                let (lo, hi) = (ratio * (1.0 - below), ratio * (1.0 + above));
-                for lower_better in [false, true] {
-                    let d = detectable_change(ratio, lo, hi, t, lower_better);
-                    let change = if lower_better { (1.0 - 1.0 / ratio).abs() } else { (ratio - 1.0).abs() };
-                    if lo > 1.0 + t || hi < 1.0 - t {
-                        assert!(change >= d - 1e-12, "ratio {ratio} [{lo}, {hi}]: {change} < {d}");
-                    }
-                    assert!(d >= t * 0.9, "ratio {ratio}: {d} below the threshold's reach");
-                }
-            }
-        }
-        // seed 004's stream scale 1 MiB: 1.104 in 1.059–1.350 was '24.8 %' (the
-        // wider, upper side); the faster side it was called on resolves 6.3 %.
-        let d = detectable_change(1.104, 1.059, 1.350, t, false);
-        assert!((d - 0.0634).abs() < 0.001, "{d}");
-    }
 
     #[test]
     fn bootstrap_interval_brackets_the_ratio_and_shrinks_with_samples() {
