@@ -131,16 +131,20 @@ impl Curve {
         self.rate().into_iter().filter(|(_, r)| *r > peak).max_by(|a, b| a.1.total_cmp(&b.1))
     }
 
+    /// Whether [`Self::rate`] counts bytes read + written (a copy's or a
+    /// STREAM kernel's moved bytes), not bytes copied once or bus bandwidth.
+    pub fn counts_moved(&self) -> bool {
+        !Bench::of(&self.bench).is_some_and(Bench::is_transfer) && !self.has_bus_factor() && !self.gbps(true).is_empty()
+    }
+
     /// The y axis of [`Self::rate`], naming the bytes it counts.
     pub fn rate_axis(&self) -> &'static str {
-        if Bench::of(&self.bench).is_some_and(Bench::is_transfer) {
-            "GB/s (bytes copied once)"
-        } else if self.has_bus_factor() {
+        if self.counts_moved() {
+            crate::vocab::benches::AXIS_MOVED
+        } else if !Bench::of(&self.bench).is_some_and(Bench::is_transfer) && self.has_bus_factor() {
             "GB/s (bus bandwidth)"
-        } else if !self.gbps(true).is_empty() {
-            "GB/s (bytes read + written)"
         } else {
-            "GB/s (bytes copied once)"
+            crate::vocab::benches::AXIS_ONCE
         }
     }
 

@@ -59,7 +59,7 @@ impl SeriesKey {
             op: p.op.clone(),
             variant: p.variant.clone(),
             threads: p.threads,
-            ranks: if p.bench == crate::vocab::benches::Bench::Collective.name() { p.ranks } else { None },
+            ranks: if Bench::of(&p.bench) == Some(Bench::Collective) { p.ranks } else { None },
             dtype: p.dtype.clone(),
             method: if gpu { p.method.clone() } else { None },
             peer: if gpu { p.peer.clone() } else { None },

@@ -7,19 +7,10 @@
 use super::{MetricLevel, Said};
 use crate::analysis::workload::MetricStat;
 use crate::vocab::metrics::{params_label, Better};
-use crate::vocab::units::format_sig3;
+use crate::vocab::units::format_axis;
 
 /// The axis a training log's points follow, when they have one.
 const STEP_AXES: [&str; 2] = ["iteration", "step"];
-
-/// A step number as printed: `30`, not `30.0`.
-fn step(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format_sig3(v)
-    }
-}
 
 /// Where a metric's points came from: the imported file (without its
 /// `import:tool:source-N-` prefix) or the run.
@@ -91,7 +82,7 @@ fn finding(metric: &str, pts: &[&MetricStat], axis: Option<&str>, whose: Option<
     let Some(first) = pts.first() else { return Vec::new() };
     // Where a point is: its step, when its configuration is already named.
     let at_of = |p: &MetricStat| match axis.filter(|_| by_config) {
-        Some(a) => format!("{a}={}", step(p.param_f64(a).unwrap_or(0.0))),
+        Some(a) => format!("{a}={}", format_axis(p.param_f64(a).unwrap_or(0.0))),
         None => params_label(&p.params),
     };
     let unit = first.unit.as_str();
@@ -159,7 +150,7 @@ fn step_level(pts: &[&MetricStat], axis: &str) -> MetricLevel {
         v.sort_by(f64::total_cmp);
         crate::vocab::stats::quantile_sorted(&v, 0.5)
     };
-    let (first, last) = (step(by_step[warm].0), step(by_step[by_step.len() - 1].0));
+    let (first, last) = (format_axis(by_step[warm].0), format_axis(by_step[by_step.len() - 1].0));
     // A steady state holds the plateau rule: its first and last halves
     // agree within the tolerance, and it does not move one way at every
     // logged step (a loss that falls at each of 4 steps by more than half

@@ -80,7 +80,7 @@ pub fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> (Op
     let gpu_buffers = c.buffers.on_gpu();
     match bench {
         Some(Bench::Memcpy | Bench::Stream) => match (facts.spec_of)(p).and_then(|s| s.memory.as_ref()) {
-            Some(m) if c.rate_axis().contains("read + written") => {
+            Some(m) if c.counts_moved() => {
                 let name = (facts.spec_of)(p).map_or("", |s| s.name.as_str());
                 let what = format!("{name} {} {} GB/s", m.kind.as_deref().unwrap_or("memory"), m.bandwidth_gbps);
                 (Some(share(rate, m.bandwidth_gbps, what)), None)
@@ -136,7 +136,7 @@ pub struct FromCache {
 }
 
 pub fn from_cache(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> Option<FromCache> {
-    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.rate_axis().contains("read + written") {
+    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.counts_moved() {
         return None;
     }
     let roof = (facts.spec_of)(p)?.memory.as_ref()?.bandwidth_gbps;
@@ -154,7 +154,7 @@ pub fn from_cache(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> Opti
 /// GPU copy tools and the seed 001 scripts print it): half of it, and half
 /// its share of the same figure (`figure`, GB/s).
 pub fn counted_once(c: &Series, level: f64, figure: Option<f64>) -> Option<(String, Option<String>)> {
-    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.buffers.on_gpu() || !c.rate_axis().contains("read + written") {
+    if Bench::of(&c.bench) != Some(Bench::Memcpy) || !c.buffers.on_gpu() || !c.counts_moved() {
         return None;
     }
     let once = level / 2.0;
