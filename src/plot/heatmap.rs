@@ -22,6 +22,10 @@ pub struct HeatmapChart {
     pub rows: Vec<String>,
     pub cols: Vec<String>,
     pub cells: Vec<Vec<Option<f64>>>,
+    /// The link the cells are held against, in the cells' unit (the unit
+    /// names it): the colour key then runs to at least it and marks it, so
+    /// a cell's shade reads as its share of the link.
+    pub link: Option<f64>,
 }
 
 /// Low to high: a light-to-dark blue ramp that prints in greyscale.
@@ -71,6 +75,7 @@ impl HeatmapChart {
         // 2× one: only a pair well below the others stands out.
         let lo = values.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
         let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let hi = self.link.map_or(hi, |l| hi.max(l));
         super::title_strip(&root, &self.title, 20).map_err(|x| e(&x))?;
         let width = root.dim_in_pixel().0;
         let (nr, nc) = (self.rows.len().max(1), self.cols.len().max(1));
@@ -127,6 +132,13 @@ impl HeatmapChart {
             root.draw(&Text::new(format_sig3(hi), (kx + 26, top - 2), label.clone())).map_err(|x| e(&x))?;
             root.draw(&Text::new(format_sig3(lo), (kx + 26, top + 190), label.clone())).map_err(|x| e(&x))?;
         }
+        // The link: a red tick across the key at its value, named beside it.
+        if let Some(l) = self.link.filter(|l| hi > lo && l.is_finite()) {
+            let y = top + 200 - (((l - lo) / (hi - lo)) * 200.0).round() as i32;
+            root.draw(&PathElement::new(vec![(kx - 4, y), (kx + 24, y)], RED.stroke_width(2))).map_err(|x| e(&x))?;
+            let tag = format!("link {}", format_sig3(l));
+            root.draw(&Text::new(tag, (kx + 26, y + 13), label.clone().color(&RED))).map_err(|x| e(&x))?;
+        }
         // The unit: under the key, or on a phone under the grid.
         let (ux, uy) =
             if is_narrow(width) { (10, top + (nr as i32 * cell).max(200) + 36) } else { (kx - 10, top + 215) };
@@ -154,8 +166,14 @@ mod tests {
             rows: vec!["0".into(), "1".into()],
             cols: vec!["0".into(), "1".into()],
             cells: vec![vec![None, Some(370.9)], vec![Some(371.2), None]],
+            link: None,
         };
         let svg = crate::plot::to_svg(&chart).unwrap();
         assert!(svg.contains("371") && svg.contains("n/a") && svg.contains("&lt;bandwidth&gt;"), "{svg}");
+        assert!(!svg.contains("link 450"));
+        // Against a link the key runs to it and marks it.
+        let chart = HeatmapChart { link: Some(450.0), ..chart };
+        let svg = crate::plot::to_svg(&chart).unwrap();
+        assert!(svg.contains("link 450") && svg.matches("450").count() >= 2, "{svg}");
     }
 }

@@ -218,6 +218,7 @@ fn link_section(i: usize, l: &LinkSweep, charts: &mut Vec<Box<dyn Chart>>) -> Li
         rows: l.nodes.clone(),
         cols: l.nodes.clone(),
         cells,
+        link: None,
     }));
     LinkSection {
         sweep: l.clone(),

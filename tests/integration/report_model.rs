@@ -10,7 +10,13 @@
 //! - a curve's peak is the same number in Key results and in the
 //!   observations;
 //! - a chart title names no device count it cannot back, and a run's spec
-//!   applies to that run's devices.
+//!   applies to that run's devices;
+//! - every Markdown table has as many cells in each row as its header
+//!   (a short separator line makes the whole table plain text in HTML);
+//! - no verdict or headline rests on what the report distrusts: a key
+//!   result's own interval is within the trusted half-width;
+//! - a word never contradicts the numbers beside it: a summary's `same`
+//!   lies inside the threshold, a conclusion's call matches its bounds.
 
 use std::collections::BTreeMap;
 
@@ -193,6 +199,102 @@ fn system_findings(md: &str, charts: &str) -> Vec<String> {
     out
 }
 
+/// Cells of one Markdown table line: split on `|` not escaped as `\|`.
+fn cells(line: &str) -> usize {
+    let t = line.trim();
+    let (mut n, mut escaped) = (0, false);
+    for ch in t.trim_start_matches('|').trim_end_matches('|').chars() {
+        if ch == '|' && !escaped {
+            n += 1;
+        }
+        escaped = ch == '\\' && !escaped;
+    }
+    n + 1
+}
+
+/// Tables whose separator or rows have a different number of cells than
+/// their header: pulldown-cmark renders such a table as a paragraph.
+fn table_findings(md: &str) -> Vec<String> {
+    let lines: Vec<&str> = md.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < lines.len() {
+        let (head, sep) = (lines[i], lines[i + 1]);
+        if head.starts_with('|') && (sep.starts_with("|--") || sep.starts_with("|:-")) {
+            let want = cells(head);
+            for (j, row) in lines[i + 1..].iter().take_while(|l| l.starts_with('|')).enumerate() {
+                if cells(row) != want {
+                    out.push(format!("table `{head}`: line {} has {} cells, the header {want}", i + 2 + j, cells(row)));
+                }
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A key result whose own rerun interval is wider than the trusted
+/// half-width: a headline the report itself should not trust.
+fn distrust_findings(md: &str) -> Vec<String> {
+    let key = Regex::new(r"(?m)^- \*\*(.+?)\*\*.*?best median ([\d.]+) .*?\(rerun 95 % interval ([\d.]+)–([\d.]+)\)").unwrap();
+    let half = benchbook::analysis::curves::TRUSTED_HALF_WIDTH;
+    key.captures_iter(md)
+        .filter(|c| {
+            let (v, lo, hi) = (num(&c[2]), num(&c[3]), num(&c[4]));
+            // The rule holds the time interval to ±half: rates v/(1 ± h).
+            v / lo - 1.0 > half + 0.005 || 1.0 - v / hi > half + 0.005
+        })
+        .map(|c| format!("{}: headline {} with interval {}–{}, wider than ±{:.0} %", &c[1], &c[2], &c[3], &c[4], half * 100.0))
+        .collect()
+}
+
+/// A change as the conclusion prints it (`3.9 % better`): signed, as a
+/// fraction.
+fn signed(pct: &str, word: &str) -> f64 {
+    let v = num(pct) / 100.0;
+    if ["slower", "worse"].contains(&word) { -v } else { v }
+}
+
+/// Words that contradict their numbers: a Summary row `same` whose
+/// intervals leave the threshold, or a Conclusion call its bounds do not
+/// give.
+fn word_findings(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let threshold = Regex::new(r"±([\d.]+) %").unwrap().captures(md).map_or(0.02, |c| num(&c[1]) / 100.0);
+    for line in md.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        if cells.len() == 10 && cells[3].starts_with("same (") {
+            if let Some((lo, hi)) = cells[7].split_once('–') {
+                if num(lo) < 1.0 - threshold - 1e-3 || num(hi) > 1.0 + threshold + 1e-3 {
+                    out.push(format!("`same` with intervals {} beyond ±{:.1} %", cells[7], threshold * 100.0));
+                }
+            }
+        }
+    }
+    let clause = Regex::new(
+        r"(\w[\w ]*?) (faster|slower|better|worse|no change beyond ±[\d.]+ %|not resolved at ±[\d.]+ %) \(between ([\d.]+) % (\w+) and ([\d.]+) % (\w+),",
+    )
+    .unwrap();
+    for l in md.lines().skip_while(|l| !l.starts_with("## Conclusion")).skip(1).take_while(|l| !l.starts_with("## ")) {
+        for c in clause.captures_iter(l) {
+            let (lo, hi) = (signed(&c[3], &c[4]), signed(&c[5], &c[6]));
+            let call = &c[2];
+            let ok = match call {
+                "faster" | "better" => lo > threshold,
+                "slower" | "worse" => hi < -threshold,
+                x if x.starts_with("no change") => lo >= -threshold && hi <= threshold,
+                _ => !(lo > threshold || hi < -threshold || (lo >= -threshold && hi <= threshold)),
+            };
+            if !ok {
+                out.push(format!("{}: `{call}` from bounds {lo:+.3}…{hi:+.3}", &c[1]));
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn every_report_states_curves_as_the_model_has_them() {
     let all = reports();
@@ -207,6 +309,9 @@ fn every_report_states_curves_as_the_model_has_them() {
             .chain(system_findings(&md, charts))
             .chain(naming_findings(&md))
             .chain(limit_findings(&md))
+            .chain(table_findings(&md))
+            .chain(distrust_findings(&md))
+            .chain(word_findings(&md))
         {
             findings.push(format!("{}: {f}", path.display()));
         }
@@ -245,4 +350,17 @@ fn the_checks_catch_the_defects_they_are_for() {
     let said = "- **GEMM bf16 8192×8192×8192**: best median 1104 TFLOP/s. Its peak is 111.6 % of H100 dense bf16 989 TFLOP/s: above the figure itself, which a measurement cannot pass.";
     assert!(limit_findings(said).is_empty());
     assert!(limit_findings("- **memcpy**: best median 9 GB/s. Its plateau is 87.4 % of HBM 4800 GB/s.").is_empty());
+    // The small-message latency table once had 5 header cells over 4.
+    let short = "| curve | size | latency | counts | source |\n|---|---:|---:|---|\n| a | 2 B | 1 µs | one way | x |";
+    assert_eq!(table_findings(short).len(), 1, "{:?}", table_findings(short));
+    assert!(table_findings("| a | b \\| c |\n|---|---|\n| 1 | 2 |").is_empty());
+    let wide = "- **memcpy copy**: best median 10.0 GB/s (bytes copied once) at 1 MiB (rerun 95 % interval 6.00–14.0); x";
+    assert_eq!(distrust_findings(wide).len(), 1);
+    assert!(distrust_findings(&wide.replace("6.00–14.0", "9.00–11.0")).is_empty());
+    let same = "verdicts clear ±2.0 %\n| c | Memory | m | same (7 same) | 1.000 | - | 0.99–1.01 | 0.950–1.010 | ±5.0 % | - |";
+    assert_eq!(word_findings(same).len(), 1, "{:?}", word_findings(same));
+    assert!(word_findings(&same.replace("0.950", "0.985")).is_empty());
+    let concl = "## Conclusion\n\n**b against a**: memory bandwidth faster (between 1.0 % slower and 5.0 % faster, over 3 points); workloads and serving no change beyond ±2.0 % (between 1.0 % worse and 1.5 % better, over 4 points).\n";
+    assert_eq!(word_findings(concl).len(), 1, "{:?}", word_findings(concl));
+    assert!(word_findings(&concl.replace("faster (", "not resolved at ±2.0 % (")).is_empty());
 }

@@ -16,6 +16,7 @@
 //! `runs` compares runs of an archive, as `benchbook compare`, the compare
 //! report and the notebook all do.
 
+pub mod bounds;
 mod detect;
 pub mod groups;
 mod points;

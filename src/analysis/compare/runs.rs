@@ -34,6 +34,9 @@ pub struct RunComparison {
     pub environment: Vec<EnvDifference>,
     /// How much each group varies, inside a run and from run to run.
     pub variability: [Variability; 2],
+    /// Each benchmark family's average change with its 95 % interval over
+    /// runs (two runs a side or more): what a conclusion can bound.
+    pub families: Vec<super::bounds::FamilyBound>,
 }
 
 /// How much one group's measurements vary, as medians over its points.
@@ -148,6 +151,7 @@ pub fn compare_loaded(base: &[LoadedRun], new: &[LoadedRun], threshold: f64, new
             env
         },
         variability: [variability_of(&sa, base.len()), variability_of(&sb, new.len())],
+        families: super::bounds::family_bounds(base, new),
         base: ids(base),
         new: ids(new),
         threshold,

@@ -61,6 +61,15 @@ pub enum NoShare {
     },
     /// A benchmark no one published figure bounds.
     NoSingleFigure,
+    /// A collective's bus bandwidth: algbw times the tool's bus factor,
+    /// which is no link's rate (see [`bus_factor`]); `link` is the GPU's
+    /// link to one peer when the peak's busbw passes it.
+    BusFactor {
+        algbw: String,
+        factor: String,
+        ranks: u32,
+        link: Option<String>,
+    },
     /// No peak for this GEMM dtype.
     NoDtypePeak {
         dtype: String,
@@ -108,9 +117,33 @@ pub fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> (Op
         },
         // Every benchmark is listed: a new one is a compile error here
         // until someone decides what bounds it.
-        Some(Bench::Collective | Bench::Gemm | Bench::Links | Bench::Nvbandwidth | Bench::Megatron | Bench::Exec)
-        | None => (None, Some(NoShare::NoSingleFigure)),
+        Some(Bench::Collective) => (None, Some(bus_factor(p, facts).unwrap_or(NoShare::NoSingleFigure))),
+        Some(Bench::Gemm | Bench::Links | Bench::Nvbandwidth | Bench::Megatron | Bench::Exec) | None => {
+            (None, Some(NoShare::NoSingleFigure))
+        }
     }
+}
+
+/// Why a collective's peak busbw is held against no link: nccl-tests'
+/// busbw is algbw × a bus factor (2(n−1)/n for all-reduce, (n−1)/n for
+/// all-gather, reduce-scatter and all-to-all), the bytes a ring moves per
+/// rank. An algorithm that reduces inside the switch (NVLink SHARP) or
+/// along a tree moves fewer, so busbw can pass the link it crossed: the
+/// sentence names that link when the GPU's spec gives one and busbw
+/// passes it (an 8-GPU H100 all-reduce printing 483 GB/s over NVLink's
+/// 450 GB/s one way).
+pub fn bus_factor(p: &PointStat, facts: &Figures) -> Option<NoShare> {
+    let (bus, alg) = (p.busbw_gbps?, p.gbps_copied?);
+    if alg <= 0.0 || (bus / alg - 1.0).abs() < 0.01 {
+        return None;
+    }
+    let line = (facts.spec_of)(p).and_then(|s| s.link.as_ref()).and_then(|l| l.pair_line());
+    Some(NoShare::BusFactor {
+        algbw: crate::vocab::units::format_sig3(alg),
+        factor: format!("{:.2}", bus / alg),
+        ranks: p.ranks.unwrap_or(0),
+        link: line.filter(|l| bus > l.gbps).map(|l| l.label),
+    })
 }
 
 /// A copy between GPUs against the GPU's link to one peer.

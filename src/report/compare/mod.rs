@@ -6,6 +6,7 @@
 //! the runs vary. Native, exec and imported runs mix: points match on their
 //! parameters, whatever measured them.
 
+mod conclusion;
 mod overlays;
 mod partitions;
 mod rows;
@@ -106,6 +107,8 @@ pub struct CompareContext {
     /// the runs of a group joined by commas.
     pub reproduce: String,
     pub runs: Vec<CompareRun>,
+    /// Per compared group, each family's change with its bound.
+    pub conclusion: Vec<conclusion::ConclusionLine>,
     /// One row per curve and pair: its verdict, ratio and interval.
     pub summary: Vec<SummaryRow>,
     /// One section per benchmark family: overlays and verdicts.
@@ -236,6 +239,8 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
         .skip(1)
         .filter_map(|(i, g)| partitions::section(i, &names[i], &names[0], g, &mut charts))
         .collect();
+    let counts: Vec<usize> = groups.iter().skip(1).map(|g| g.first().map_or(1, |r| r.partitions())).collect();
+    let conclusion = conclusion::conclusions(&names, &comparisons, &counts);
     let title = format!("benchbook comparison: {}", names.join(" vs "));
     crate::plot::share_palette(&mut charts);
     Ok(CompareReport {
@@ -254,6 +259,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
                 100.0 * threshold
             ),
             runs,
+            conclusion,
             summary,
             families,
             partitions,

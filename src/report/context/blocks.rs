@@ -395,6 +395,20 @@ pub(super) fn latency_rows(stats: &[PointStat], catalog: &Catalog) -> Vec<Latenc
         .collect()
 }
 
+/// The MPI latency curves (of `stats`' runs) whose smaller message takes
+/// longer than a larger one, up to 4 KiB as the network section reads them.
+pub(super) fn latency_notes(stats: &[PointStat], series: &[crate::analysis::Series]) -> Vec<crate::analysis::findings::Said> {
+    series
+        .iter()
+        .filter(|c| c.points.first().is_some_and(|p| p.is_p2p_latency()))
+        .filter(|c| stats.iter().any(|p| p.run_id == c.run_id))
+        .filter_map(|c| {
+            let small = c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096));
+            crate::analysis::findings::latency::latency_inversion(c.name(), small)
+        })
+        .collect()
+}
+
 /// Points of benchmarks without a section of their own (the table's
 /// `section`: host memcpy, STREAM, GEMM, collectives, point-to-point).
 pub(super) fn other_rows(stats: &[PointStat]) -> Vec<OtherRow> {

@@ -357,6 +357,8 @@ pub struct ReportContext {
     pub collective: Option<BandwidthSection>,
     pub p2p: Option<BandwidthSection>,
     pub latency: Vec<LatencyRow>,
+    /// Latency curves whose smaller message takes longer (`Said::LatencyInversion`).
+    pub latency_notes: Vec<crate::analysis::findings::Said>,
     pub other: Vec<OtherRow>,
     /// Named metrics (schema v4): `run exec` runs and serving/training imports.
     pub workload: Option<WorkloadSection>,
@@ -426,6 +428,7 @@ pub fn build(
         collective: bandwidth_section(&host_series, &[Bench::Collective], Bench::Collective.name(), catalog),
         p2p: bandwidth_section(&host_series, &[Bench::P2p], Bench::P2p.name(), catalog),
         latency: blocks::latency_rows(stats, catalog),
+        latency_notes: blocks::latency_notes(stats, series),
         other: blocks::other_rows(stats),
         workload: workload::workload_section(metrics),
         telemetry: telemetry::telemetry_section(manifests, all_stats, series),

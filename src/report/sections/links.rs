@@ -109,8 +109,7 @@ pub fn chart_lines(lines: &[LinkLine], unit: &str) -> Vec<(String, f64)> {
     lines.iter().map(|l| (l.label.clone(), l.gbps * scale(unit))).collect()
 }
 
-/// The peer-copy links section and its chart, and the matrices' share of
-/// the widest link.
+/// The peer-copy links section and its chart.
 pub(super) fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts: &mut Vec<Box<dyn Chart>>) {
     let of: Vec<&Series> =
         cs.iter().copied().filter(|c| c.of_bench(&[Bench::MemcpyPeer, Bench::P2p]) && c.is_bandwidth()).collect();
@@ -140,13 +139,6 @@ pub(super) fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts
     }
     const RULE: &str = "Each copy between GPUs is held against the link it crosses: with peer access, the GPU's link to one peer (one link in a fully connected mesh such as Infinity Fabric; all links one way through a switch such as NVSwitch); without it, the host's PCIe link it is staged through.";
     s.links = links_section(&on_gpu, &lines, "GB/s", RULE);
-    // A matrix cell is one pair of GPUs: held against the same pair line.
-    if let Some(l) = &pair {
-        for m in s.matrices.iter_mut().filter(|m| m.unit == "GB/s") {
-            m.link =
-                Some(format!("{:.0}–{:.0} % of {}", m.range.0 / l.gbps * 100.0, m.range.1 / l.gbps * 100.0, l.label));
-        }
-    }
     if !of.is_empty() {
         const ID: &str = "peer-vs-link";
         s.peer_chart = Some(ID.into());

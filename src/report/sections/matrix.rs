@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::analysis::specs::LinkLine;
 use crate::analysis::PointStat;
 use crate::plot::HeatmapChart;
 use crate::vocab::units::{format_bytes, format_sig3};
@@ -24,6 +25,8 @@ pub struct MatrixView {
     pub min: String,
     pub max: String,
     pub source: String,
+    /// The run its cells came from.
+    pub run_id: String,
     /// The range as a share of the GPU link's published figure, when one
     /// is known (`82–83 % of NVLink 4, 8 links one way: 450 GB/s`).
     pub link: Option<String>,
@@ -43,10 +46,12 @@ fn order(names: BTreeSet<String>) -> Vec<String> {
     v
 }
 
-/// The matrices of `stats` and their heatmaps, named `matrix-N`.
-pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
-    // (title, unit, note, source) → pair → value.
-    type Key = (String, String, String, String);
+/// The matrices of `stats` and their heatmaps, named `matrix-N`; a
+/// bandwidth matrix is held against `pair`, the GPU's link to one peer,
+/// where its spec names one (seed 000's roofline).
+pub fn matrices(stats: &[PointStat], pair: Option<&LinkLine>) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
+    // (run, title, unit, note, source) → pair → value.
+    type Key = (String, String, String, String, String);
     let mut groups: BTreeMap<Key, BTreeMap<(String, String), f64>> = BTreeMap::new();
     let mut largest: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     for p in stats.iter().filter(|p| p.bench == Bench::MemcpyPeer) {
@@ -57,14 +62,15 @@ pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
     for p in stats {
         let Some((from, to)) = p.peer.as_deref().and_then(|q| q.split_once("->")) else { continue };
         let source = p.source.clone().unwrap_or_else(|| "measured by benchbook".into());
+        let run = p.run_id.clone();
         let (key, value) = match Bench::of(&p.bench) {
             Some(Bench::Nvbandwidth) if p.variant.as_deref().is_some_and(|v| v.contains("latency")) => (
-                (p.op.clone(), "µs".to_string(), "latency, as nvbandwidth printed it".to_string(), source),
+                (run, p.op.clone(), "µs".to_string(), "latency, as nvbandwidth printed it".to_string(), source),
                 p.median_seconds * 1e6,
             ),
             Some(Bench::Nvbandwidth) => match p.gbps_copied {
                 Some(g) => {
-                    ((p.op.clone(), "GB/s".into(), "bytes copied once, as nvbandwidth counts".into(), source), g)
+                    ((run, p.op.clone(), "GB/s".into(), "bytes copied once, as nvbandwidth counts".into(), source), g)
                 }
                 None => continue,
             },
@@ -77,7 +83,7 @@ pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
                 let title = format!("memcpy-peer {} {} {}", k.0, k.1, k.2).trim().to_string();
                 let note =
                     format!("at {}, the largest size; bytes copied once", format_bytes(p.size_bytes.unwrap_or(0)));
-                ((title, "GB/s".into(), note, source), g)
+                ((run, title, "GB/s".into(), note, source), g)
             }
             _ => continue,
         };
@@ -85,15 +91,23 @@ pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
     }
     let mut views = Vec::new();
     let mut charts = Vec::new();
-    for (i, ((title, unit, note, source), cells)) in groups.into_iter().filter(|(_, c)| c.len() >= 2).enumerate() {
+    for (i, ((run_id, title, unit, note, source), cells)) in
+        groups.into_iter().filter(|(_, c)| c.len() >= 2).enumerate()
+    {
         let rows = order(cells.keys().map(|k| k.0.clone()).collect());
         let cols = order(cells.keys().map(|k| k.1.clone()).collect());
         let (lo, hi) = cells.values().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
         let name = format!("matrix-{}", i + 1);
+        let line = pair.filter(|_| unit == "GB/s");
+        let link = line.map(|l| format!("{:.0}–{:.0} % of {}", lo / l.gbps * 100.0, hi / l.gbps * 100.0, l.label));
         charts.push(HeatmapChart {
             name: name.clone(),
             title: format!("{title}: GPU (row) → GPU (column)"),
-            unit: format!("{unit}, {note}"),
+            unit: match line {
+                Some(l) => format!("{unit}, {note}; red tick: {}", l.label),
+                None => format!("{unit}, {note}"),
+            },
+            link: line.map(|l| l.gbps),
             row_label: "from GPU".into(),
             col_label: "to GPU".into(),
             cells: rows
@@ -112,7 +126,8 @@ pub fn matrices(stats: &[PointStat]) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
             min: format_sig3(lo),
             max: format_sig3(hi),
             source,
-            link: None,
+            run_id,
+            link,
             range: (lo, hi),
         });
     }

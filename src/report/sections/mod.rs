@@ -250,7 +250,9 @@ pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Re
     // The matrices first: the peer links state them against the link.
     let sections = kind.sections();
     if sections.contains(&Section::Matrix) {
-        let (views, heatmaps) = matrix::matrices(input.all);
+        // A matrix cell is one pair of GPUs: held against the pair line.
+        let pair = input.spec.and_then(|s| s.link.as_ref()).and_then(|l| l.pair_line());
+        let (views, heatmaps) = matrix::matrices(input.all, pair.as_ref());
         s.matrices = views;
         charts.extend(heatmaps.into_iter().map(|h| Box::new(h) as Box<dyn Chart>));
     }
@@ -267,6 +269,13 @@ pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Re
             Section::Links if kind == Kind::MemcpyPeer => links::peer_links(input, &cs, &mut s, &mut charts),
             Section::Network => links::network_links(input, &cs, &mut s, &mut charts),
             _ => {}
+        }
+    }
+    if sections.contains(&Section::KeyResults) {
+        let run_name = |run: &str| crate::report::context::run_name(input.manifests, run);
+        let of_matrices = key::of_matrices(&s.matrices, &run_name);
+        if !of_matrices.is_empty() {
+            s.key.get_or_insert_with(Default::default).matrices = of_matrices;
         }
     }
     Ok((s, charts))

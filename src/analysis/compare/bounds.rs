@@ -1,0 +1,276 @@
+//! How much B changes a whole family of benchmarks, with a bound: the
+//! answer a write-up's conclusion gives ("the container costs between 0.4
+//! and 2.1 % on memory bandwidth"), where point verdicts only say which
+//! points cleared a threshold.
+//!
+//! The unit of independence is the run, not the point: every point of one
+//! run shares that run's conditions (the machine's state, what else ran),
+//! so points of one run are not independent repeats and an interval over
+//! points would be far too narrow. Each run gets one score per family, the
+//! mean over the family's points of its log figure against the baseline's
+//! mean log figure there, oriented so that above zero is better. The
+//! change is the difference of the two groups' mean scores. Where the two
+//! groups' runs alternate in time (A B A B …, as `scripts/seed-004.sh`
+//! runs them), run j of A and run j of B shared the machine's state, and
+//! the interval is the paired t interval of their differences: a drift
+//! that slows both (this VM's runs swing by 35 % from one repetition to
+//! the next) cancels. Otherwise it is Welch's t interval over runs. It is
+//! a geometric mean change over the family's points: the bound holds for
+//! that average, not for every point.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::points::run_points;
+use super::runs::LoadedRun;
+use crate::vocab::benches::CompareFamily;
+use crate::vocab::interval::t975;
+
+/// One family's change, B over A.
+#[derive(Debug, Clone, Serialize)]
+pub struct FamilyBound {
+    #[serde(skip)]
+    pub family: CompareFamily,
+    /// The family's title ([`CompareFamily::title`]).
+    pub title: &'static str,
+    /// Points the family's scores average over.
+    pub points: usize,
+    /// Runs with a score on each side.
+    pub runs_a: usize,
+    pub runs_b: usize,
+    /// Whether the runs alternated in time and were paired.
+    pub paired: bool,
+    /// The geometric mean ratio over the points (above 1: B is better),
+    /// and its 95 % interval over runs.
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// What a family's bound lets a conclusion say at a threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// The whole interval within ±threshold: no change beyond it.
+    Within,
+    /// The whole interval beyond +threshold.
+    Better,
+    /// The whole interval beyond −threshold.
+    Worse,
+    /// Neither: the runs cannot tell.
+    Unresolved,
+}
+
+impl FamilyBound {
+    /// The call at `threshold` (0.02: ±2 %), as point verdicts are called.
+    pub fn call(&self, threshold: f64) -> Call {
+        if self.low >= 1.0 - threshold && self.high <= 1.0 + threshold {
+            Call::Within
+        } else if self.low > 1.0 + threshold {
+            Call::Better
+        } else if self.high < 1.0 - threshold {
+            Call::Worse
+        } else {
+            Call::Unresolved
+        }
+    }
+
+    /// Whether the two intervals share a value: a control that overlaps
+    /// shows the same change could come without what was varied.
+    pub fn overlaps(&self, other: &FamilyBound) -> bool {
+        self.low <= other.high && other.low <= self.high
+    }
+}
+
+/// The per-family change of `new` against `base`, for families with two
+/// runs or more on each side (one run a side shows no run-to-run spread
+/// to bound a change with).
+pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> {
+    type Figures = (String, BTreeMap<super::Key, (f64, bool, CompareFamily)>);
+    let figures = |g: &[LoadedRun]| -> Vec<Figures> {
+        g.iter()
+            .map(|r| {
+                let points = run_points(&r.rows)
+                    .into_iter()
+                    .filter(|(_, (_, p))| p.figure.is_finite() && p.figure > 0.0)
+                    .map(|(k, (row, p))| {
+                        let higher = row.params.better.as_deref() == Some("higher");
+                        let family = CompareFamily::of(&row.params.bench);
+                        (k, (p.figure.ln(), higher, family))
+                    })
+                    .collect();
+                (r.manifest.started_at.clone(), points)
+            })
+            .collect()
+    };
+    let (fa, fb) = (figures(base), figures(new));
+    // The baseline's mean log figure at each point both sides measured.
+    let mut reference: BTreeMap<&super::Key, Vec<f64>> = BTreeMap::new();
+    for (_, run) in &fa {
+        for (k, (x, ..)) in run {
+            if fb.iter().any(|(_, r)| r.contains_key(k)) {
+                reference.entry(k).or_default().push(*x);
+            }
+        }
+    }
+    let reference: BTreeMap<&super::Key, f64> =
+        reference.into_iter().map(|(k, xs)| (k, xs.iter().sum::<f64>() / xs.len() as f64)).collect();
+    // Per family, each run's (start, score), in the order runs started.
+    let scores = |runs: &[Figures]| {
+        let mut out: BTreeMap<CompareFamily, Vec<(String, f64)>> = BTreeMap::new();
+        for (start, run) in runs {
+            let mut sums: BTreeMap<CompareFamily, (f64, usize)> = BTreeMap::new();
+            for (k, (x, higher, family)) in run {
+                let Some(c) = reference.get(k) else { continue };
+                let d = if *higher { x - c } else { c - x };
+                let e = sums.entry(*family).or_default();
+                e.0 += d;
+                e.1 += 1;
+            }
+            for (f, (s, n)) in sums {
+                out.entry(f).or_default().push((start.clone(), s / n as f64));
+            }
+        }
+        for v in out.values_mut() {
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+        }
+        out
+    };
+    let (sa, sb) = (scores(&fa), scores(&fb));
+    let mut points: BTreeMap<CompareFamily, usize> = BTreeMap::new();
+    for k in reference.keys() {
+        if let Some((.., f)) = fa.iter().find_map(|(_, r)| r.get(*k)) {
+            *points.entry(*f).or_default() += 1;
+        }
+    }
+    CompareFamily::ALL
+        .iter()
+        .filter_map(|f| {
+            let (a, b) = (sa.get(f)?, sb.get(f)?);
+            let paired = alternate(a, b);
+            let (xa, xb): (Vec<f64>, Vec<f64>) = (a.iter().map(|x| x.1).collect(), b.iter().map(|x| x.1).collect());
+            let (low, ratio, high) = if paired { paired_t(&xa, &xb)? } else { welch(&xa, &xb)? };
+            Some(FamilyBound {
+                family: *f,
+                title: f.title(),
+                points: points.get(f).copied().unwrap_or(0),
+                runs_a: a.len(),
+                runs_b: b.len(),
+                paired,
+                ratio,
+                low,
+                high,
+            })
+        })
+        .collect()
+}
+
+/// Whether two groups' runs (sorted by start) alternate: as many a side,
+/// and each pair started before the next pair.
+fn alternate(a: &[(String, f64)], b: &[(String, f64)]) -> bool {
+    a.len() == b.len()
+        && a.len() >= 2
+        && (0..a.len() - 1).all(|j| (&a[j].0).max(&b[j].0) < (&a[j + 1].0).min(&b[j + 1].0))
+}
+
+/// exp of the mean paired difference b − a with its t 95 % interval.
+fn paired_t(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
+    if d.len() < 2 {
+        return None;
+    }
+    let (m, v) = mean_var(&d);
+    let half = t975(d.len() as u32 - 1) * (v / d.len() as f64).sqrt();
+    Some(((m - half).exp(), m.exp(), (m + half).exp()))
+}
+
+fn mean_var(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    (m, xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0))
+}
+
+/// exp of the difference of means b − a with Welch's 95 % interval, as
+/// (low, estimate, high); `None` with fewer than two values a side.
+fn welch(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));
+    let (qa, qb) = (va / a.len() as f64, vb / b.len() as f64);
+    let se = (qa + qb).sqrt();
+    // Welch–Satterthwaite degrees of freedom, rounded down (conservative).
+    let df = if se > 0.0 {
+        (qa + qb).powi(2) / (qa * qa / (a.len() as f64 - 1.0) + qb * qb / (b.len() as f64 - 1.0))
+    } else {
+        (a.len() + b.len() - 2) as f64
+    };
+    let half = t975(df.floor().max(1.0) as u32) * se;
+    let d = mb - ma;
+    Some(((d - half).exp(), d.exp(), (d + half).exp()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn welch_bounds_a_shift_of_runs_and_widens_with_their_spread() {
+        // B's runs 5 % better, each side's runs within ±1 %.
+        let a = [0.0, 0.01, -0.01];
+        let b: Vec<f64> = a.iter().map(|x| x + 0.05f64.ln_1p()).collect();
+        let (lo, mid, hi) = welch(&a, &b).unwrap();
+        assert!((mid - 1.05).abs() < 1e-12, "{mid}");
+        // df 4: t = 2.776, se = 0.01 · √(2/3).
+        let half = 2.776 * 0.01 * (2.0f64 / 3.0).sqrt();
+        assert!((lo - 1.05 * (-half).exp()).abs() < 1e-9 && (hi - 1.05 * half.exp()).abs() < 1e-9);
+        // Ten times the spread, ten times the half-width: no longer clear of 1.
+        let wide: Vec<f64> = a.iter().map(|x| x * 10.0).collect();
+        let b: Vec<f64> = wide.iter().map(|x| x + 0.05f64.ln_1p()).collect();
+        let (lo, _, hi) = welch(&wide, &b).unwrap();
+        assert!(lo < 1.0 && hi > 1.1, "{lo} {hi}");
+        // One run a side bounds nothing.
+        assert!(welch(&[0.0], &[0.1, 0.2]).is_none());
+    }
+
+    #[test]
+    fn a_bound_is_called_as_a_point_verdict_is() {
+        let b = |low, high| FamilyBound {
+            family: CompareFamily::Memory,
+            title: "",
+            points: 1,
+            runs_a: 3,
+            runs_b: 3,
+            paired: true,
+            ratio: 1.0,
+            low,
+            high,
+        };
+        assert_eq!(b(0.99, 1.015).call(0.02), Call::Within);
+        assert_eq!(b(1.03, 1.2).call(0.02), Call::Better);
+        assert_eq!(b(0.7, 0.97).call(0.02), Call::Worse);
+        assert_eq!(b(0.99, 1.2).call(0.02), Call::Unresolved);
+        assert!(b(0.9, 1.0).overlaps(&b(0.99, 1.2)) && !b(0.9, 0.95).overlaps(&b(0.99, 1.2)));
+    }
+
+    #[test]
+    fn alternating_runs_are_paired_and_a_shared_drift_cancels() {
+        // seed-004's collectives: every group's second repetition ran 35 %
+        // slower; B is 3 % slower than A in each repetition.
+        let a = [0.215, -0.419, 0.204];
+        let b: Vec<f64> = a.iter().map(|x| x + 0.97f64.ln()).collect();
+        let at = |xs: &[f64], t: &[&str]| -> Vec<(String, f64)> {
+            t.iter().zip(xs).map(|(t, x)| (t.to_string(), *x)).collect()
+        };
+        let (ta, tb) = (at(&a, &["1", "4", "7"]), at(&b, &["2", "5", "8"]));
+        assert!(alternate(&ta, &tb));
+        let (lo, mid, hi) = paired_t(&a, &b).unwrap();
+        assert!((mid - 0.97).abs() < 1e-9 && (hi - lo) < 1e-9, "{lo} {mid} {hi}");
+        // Unpaired, the drift swamps it.
+        let (lo, _, hi) = welch(&a, &b).unwrap();
+        assert!(lo < 0.6 && hi > 1.5, "{lo} {hi}");
+        // A's runs all before B's: not paired.
+        assert!(!alternate(&ta, &at(&b, &["8", "9", "10"])));
+        assert!(!alternate(&ta, &tb[..2]));
+    }
+}

@@ -1,0 +1,105 @@
+//! The conclusion a reader of seed 004 looks for first: per compared group
+//! and benchmark family, how much the group changes things, bounded
+//! ([`FamilyBound`]: an average over the family's points with its 95 %
+//! interval over runs). A partitioned group's bound is set beside the
+//! control's, the group measured as one unpartitioned instance (the
+//! container), so a change the control shows as well is not credited to
+//! the partitions.
+
+use serde::Serialize;
+
+use crate::analysis::compare::bounds::{Call, FamilyBound};
+use crate::analysis::compare::RunComparison;
+use crate::vocab::benches::CompareFamily;
+
+/// One compared group's sentence.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConclusionLine {
+    pub new: String,
+    pub base: String,
+    /// Partitions measuring at once (1: one instance).
+    pub partitions: usize,
+    pub families: Vec<FamilyLine>,
+}
+
+/// One family's clause.
+#[derive(Debug, Clone, Serialize)]
+pub struct FamilyLine {
+    pub family: &'static str,
+    pub points: usize,
+    /// Runs a side: `3 / 3`.
+    pub runs: String,
+    /// Whether the runs alternated in time and were compared in pairs.
+    pub paired: bool,
+    /// `no change beyond ±2.0 %`, `slower`, `faster`, or `not resolved`.
+    pub call: String,
+    /// `between 1.2 % slower and 0.8 % faster`.
+    pub interval: String,
+    /// The control's interval for the same family, and whether it
+    /// overlaps this one.
+    pub control: Option<(String, String, bool)>,
+}
+
+/// The words a family's change reads in: times get faster, a mix of
+/// metrics better.
+fn words(f: CompareFamily) -> (&'static str, &'static str) {
+    match f {
+        CompareFamily::Workloads => ("better", "worse"),
+        _ => ("faster", "slower"),
+    }
+}
+
+fn change(r: f64, (better, worse): (&str, &str)) -> String {
+    if r >= 1.0 {
+        format!("{:.1} % {better}", (r - 1.0) * 100.0)
+    } else {
+        format!("{:.1} % {worse}", (1.0 - r) * 100.0)
+    }
+}
+
+fn interval(b: &FamilyBound) -> String {
+    let w = words(b.family);
+    format!("between {} and {}", change(b.low, w), change(b.high, w))
+}
+
+/// Each pair's conclusion; `partitions[i]` is pair `i`'s partition count.
+pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usize]) -> Vec<ConclusionLine> {
+    // The control: the first compared group measured as one instance.
+    let control = pairs.iter().zip(partitions).position(|(_, n)| *n == 1);
+    pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.families.is_empty())
+        .map(|(i, c)| ConclusionLine {
+            new: names[i + 1].clone(),
+            base: names[0].clone(),
+            partitions: partitions[i],
+            families: c
+                .families
+                .iter()
+                .map(|b| {
+                    let (better, worse) = words(b.family);
+                    let call = match b.call(c.threshold) {
+                        Call::Within => format!("no change beyond ±{:.1} %", c.threshold * 100.0),
+                        Call::Better => better.to_string(),
+                        Call::Worse => worse.to_string(),
+                        Call::Unresolved => format!("not resolved at ±{:.1} %", c.threshold * 100.0),
+                    };
+                    let control = control.filter(|k| *k != i && partitions[i] > 1).and_then(|k| {
+                        let cb = pairs[k].families.iter().find(|x| x.family == b.family)?;
+                        Some((names[k + 1].clone(), interval(cb), cb.overlaps(b)))
+                    });
+                    FamilyLine {
+                        family: b.title,
+                        points: b.points,
+                        runs: format!("{} / {}", b.runs_a, b.runs_b),
+                        paired: b.paired,
+                        call,
+                        interval: interval(b),
+                        control,
+                    }
+                })
+                .collect(),
+        })
+        .collect()
+}
