@@ -81,20 +81,21 @@ impl Curve {
     }
 
     /// Its peak, the one definition every report uses: the highest median
-    /// rate among the points that may set a level (an interval no wider
-    /// than ±[`TRUSTED_HALF_WIDTH`], not measured while throttled); the
-    /// highest of all points when none may. (size, rate, interval, point).
+    /// rate among the points [`Self::trusts`] (an interval no wider than
+    /// ±[`TRUSTED_HALF_WIDTH`], more than one round where its curve had
+    /// several, not measured while throttled); the highest of all points
+    /// when none may. (size, rate, interval, point).
     pub fn peak(&self) -> Option<(u64, f64, RateInterval, &PointStat)> {
         let all: Vec<(u64, f64, RateInterval, &PointStat)> = self
             .rate_with_ci()
             .into_iter()
             .filter_map(|(s, r, ci)| Some((s, r, ci, self.points.iter().find(|p| p.size_bytes == Some(s))?)))
             .collect();
-        let trusted =
-            |(_, r, ci, p): &&(u64, f64, RateInterval, &PointStat)| ci.within(*r, TRUSTED_HALF_WIDTH) && !p.held_out();
+        let trusted = self.trusted();
+        let trusts = |s: u64| trusted.iter().any(|(x, _, ok)| *x == s && *ok);
         let by_rate =
             |a: &&(u64, f64, RateInterval, &PointStat), b: &&(u64, f64, RateInterval, &PointStat)| a.1.total_cmp(&b.1);
-        all.iter().filter(trusted).max_by(by_rate).or_else(|| all.iter().max_by(by_rate)).copied()
+        all.iter().filter(|x| trusts(x.0)).max_by(by_rate).or_else(|| all.iter().max_by(by_rate)).copied()
     }
 
     /// Whether its point at `size` may set a level or carry a verdict: an
@@ -125,10 +126,20 @@ impl Curve {
     }
 
     /// The highest median above [`Self::peak`], when the peak passed one
-    /// over (an interval too wide, or throttled): (size, rate).
-    pub fn passed_over(&self) -> Option<(u64, f64)> {
+    /// over, and why: (size, rate, why).
+    pub fn passed_over(&self) -> Option<(u64, f64, Distrust)> {
         let (_, peak, ..) = self.peak()?;
-        self.rate().into_iter().filter(|(_, r)| *r > peak).max_by(|a, b| a.1.total_cmp(&b.1))
+        let (size, rate, ci) =
+            self.rate_with_ci().into_iter().filter(|(_, r, _)| *r > peak).max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let p = self.points.iter().find(|p| p.size_bytes == Some(size))?;
+        let why = if p.held_out() {
+            Distrust::Throttled
+        } else if !ci.within(rate, TRUSTED_HALF_WIDTH) {
+            Distrust::Wide
+        } else {
+            Distrust::OneRound
+        };
+        Some((size, rate, why))
     }
 
     /// Whether [`Self::rate`] counts bytes read + written (a copy's or a
@@ -286,6 +297,19 @@ pub enum Level {
     /// rising, falling out of a cache, or noisy): the largest size's level.
     /// `left_out`: larger sizes too uncertain to judge, named.
     NotSettled { largest: Vec<u64>, gbps: f64, tolerance: f64, left_out: Vec<u64> },
+}
+
+/// Why [`Series::trusts`] does not trust a point; its words are in
+/// `templates/sections/key-results.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Distrust {
+    /// Its interval is wider than ±[`TRUSTED_HALF_WIDTH`].
+    Wide,
+    /// It was measured while throttled.
+    Throttled,
+    /// One round, where most of its curve had several.
+    OneRound,
 }
 
 /// The widest interval (relative half-width) a point may have and still

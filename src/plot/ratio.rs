@@ -77,7 +77,7 @@ impl RatioChart {
 
     /// The legend's note: what the bands and dashes are.
     fn note(&self) -> String {
-        format!("bands: 95 % CI; dashes: ±{:.3} threshold", self.threshold)
+        format!("bands: 95 % CI; dashes: the ±{:.1} % threshold", self.threshold * 100.0)
     }
 
     /// The panels of sized series: one while they fit

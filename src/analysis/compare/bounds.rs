@@ -32,8 +32,10 @@ use crate::vocab::interval::t975;
 pub struct FamilyBound {
     #[serde(skip)]
     pub family: CompareFamily,
-    /// The family's title ([`CompareFamily::title`]).
-    pub title: &'static str,
+    /// What it averages over: the family's title ([`CompareFamily::title`]),
+    /// or for a workload one named metric (a served rate and a latency do
+    /// not average into one figure).
+    pub title: String,
     /// Points the family's scores average over.
     pub points: usize,
     /// Runs with a score on each side.
@@ -82,11 +84,14 @@ impl FamilyBound {
     }
 }
 
+/// What one bound averages over: a family, and for workloads a metric.
+type Group = (CompareFamily, String);
+
 /// The per-family change of `new` against `base`, for families with two
 /// runs or more on each side (one run a side shows no run-to-run spread
 /// to bound a change with).
 pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> {
-    type Figures = (String, BTreeMap<super::Key, (f64, bool, CompareFamily)>);
+    type Figures = (String, BTreeMap<super::Key, (f64, bool, Group)>);
     let figures = |g: &[LoadedRun]| -> Vec<Figures> {
         g.iter()
             .map(|r| {
@@ -96,7 +101,11 @@ pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> 
                     .map(|(k, (row, p))| {
                         let higher = row.params.better.as_deref() == Some("higher");
                         let family = CompareFamily::of(&row.params.bench);
-                        (k, (p.figure.ln(), higher, family))
+                        let metric = match family {
+                            CompareFamily::Workloads => row.params.metric.clone().unwrap_or_default(),
+                            _ => String::new(),
+                        };
+                        (k, (p.figure.ln(), higher, (family, metric)))
                     })
                     .collect();
                 (r.manifest.started_at.clone(), points)
@@ -117,13 +126,13 @@ pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> 
         reference.into_iter().map(|(k, xs)| (k, xs.iter().sum::<f64>() / xs.len() as f64)).collect();
     // Per family, each run's (start, score), in the order runs started.
     let scores = |runs: &[Figures]| {
-        let mut out: BTreeMap<CompareFamily, Vec<(String, f64)>> = BTreeMap::new();
+        let mut out: BTreeMap<Group, Vec<(String, f64)>> = BTreeMap::new();
         for (start, run) in runs {
-            let mut sums: BTreeMap<CompareFamily, (f64, usize)> = BTreeMap::new();
+            let mut sums: BTreeMap<Group, (f64, usize)> = BTreeMap::new();
             for (k, (x, higher, family)) in run {
                 let Some(c) = reference.get(k) else { continue };
                 let d = if *higher { x - c } else { c - x };
-                let e = sums.entry(*family).or_default();
+                let e = sums.entry(family.clone()).or_default();
                 e.0 += d;
                 e.1 += 1;
             }
@@ -137,23 +146,26 @@ pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> 
         out
     };
     let (sa, sb) = (scores(&fa), scores(&fb));
-    let mut points: BTreeMap<CompareFamily, usize> = BTreeMap::new();
+    let mut points: BTreeMap<Group, usize> = BTreeMap::new();
     for k in reference.keys() {
-        if let Some((.., f)) = fa.iter().find_map(|(_, r)| r.get(*k)) {
-            *points.entry(*f).or_default() += 1;
+        if let Some((.., g)) = fa.iter().find_map(|(_, r)| r.get(*k)) {
+            *points.entry(g.clone()).or_default() += 1;
         }
     }
-    CompareFamily::ALL
-        .iter()
-        .filter_map(|f| {
-            let (a, b) = (sa.get(f)?, sb.get(f)?);
+    // Families in their report order, a workload's metrics by name.
+    let mut groups: Vec<&Group> = sa.keys().collect();
+    groups.sort_by_key(|(f, m)| (CompareFamily::ALL.iter().position(|x| x == f), m.clone()));
+    groups
+        .into_iter()
+        .filter_map(|g| {
+            let (a, b) = (sa.get(g)?, sb.get(g)?);
             let paired = alternate(a, b);
             let (xa, xb): (Vec<f64>, Vec<f64>) = (a.iter().map(|x| x.1).collect(), b.iter().map(|x| x.1).collect());
             let (low, ratio, high) = if paired { paired_t(&xa, &xb)? } else { welch(&xa, &xb)? };
             Some(FamilyBound {
-                family: *f,
-                title: f.title(),
-                points: points.get(f).copied().unwrap_or(0),
+                family: g.0,
+                title: if g.1.is_empty() { g.0.title().to_string() } else { g.1.clone() },
+                points: points.get(g).copied().unwrap_or(0),
                 runs_a: a.len(),
                 runs_b: b.len(),
                 paired,
@@ -237,7 +249,7 @@ mod tests {
     fn a_bound_is_called_as_a_point_verdict_is() {
         let b = |low, high| FamilyBound {
             family: CompareFamily::Memory,
-            title: "",
+            title: String::new(),
             points: 1,
             runs_a: 3,
             runs_b: 3,

@@ -161,9 +161,19 @@ pub enum Said {
     LossAboveUniform { metric: String, from: Option<String>, value: f64, at: String, bound: f64 },
     /// One-sided against two-sided one-way transfers, like for like: the
     /// table's ratio when it is beyond the plateaus' flatness (`resolved`).
-    OneSided { one_sided: String, two_sided: String, resolved: bool, ratio: String, flat_to: String, same_file: bool },
-    /// No like-for-like pair settles on a plateau.
-    OneSidedNotCompared,
+    OneSided {
+        one_sided: String,
+        two_sided: String,
+        resolved: bool,
+        ratio: String,
+        flat_to: String,
+        same_file: bool,
+        /// From two files: the device both name.
+        device: Option<String>,
+    },
+    /// No like-for-like pair: none settles on a plateau, or every pair
+    /// that does comes from two systems (`across_systems`).
+    OneSidedNotCompared { across_systems: bool },
     /// Transfers crossed a link nobody named: the link types the logs
     /// name, and the ids `--link` takes.
     UnnamedLink { named: Vec<String>, known: Vec<String> },

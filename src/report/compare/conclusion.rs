@@ -25,7 +25,9 @@ pub struct ConclusionLine {
 /// One family's clause.
 #[derive(Debug, Clone, Serialize)]
 pub struct FamilyLine {
-    pub family: &'static str,
+    pub family: String,
+    /// Whether `family` names one workload metric rather than a family.
+    pub metric: bool,
     pub points: usize,
     /// Runs a side: `3 / 3`.
     pub runs: String,
@@ -35,6 +37,8 @@ pub struct FamilyLine {
     pub call: String,
     /// `between 1.2 % slower and 0.8 % faster`.
     pub interval: String,
+    /// The geometric mean change: `0.4 % faster`.
+    pub change: String,
     /// The control's interval for the same family, and whether it
     /// overlaps this one.
     pub control: Option<(String, String, bool)>,
@@ -86,16 +90,18 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                         Call::Unresolved => format!("not resolved at ±{:.1} %", c.threshold * 100.0),
                     };
                     let control = control.filter(|k| *k != i && partitions[i] > 1).and_then(|k| {
-                        let cb = pairs[k].families.iter().find(|x| x.family == b.family)?;
+                        let cb = pairs[k].families.iter().find(|x| x.title == b.title)?;
                         Some((names[k + 1].clone(), interval(cb), cb.overlaps(b)))
                     });
                     FamilyLine {
-                        family: b.title,
+                        family: b.title.clone(),
+                        metric: b.title != b.family.title(),
                         points: b.points,
                         runs: format!("{} / {}", b.runs_a, b.runs_b),
                         paired: b.paired,
                         call,
                         interval: interval(b),
+                        change: change(b.ratio, words(b.family)),
                         control,
                     }
                 })

@@ -53,6 +53,10 @@ pub struct SummaryRow {
     /// run-to-run spread these runs show, and that spread ("10.4 %");
     /// `None` where one run a side shows no spread.
     pub runs_to_resolve: Option<usize>,
+    /// Whether those runs would put its interval inside the threshold (a
+    /// median ratio within it can at best be called `same`) rather than
+    /// clear of it.
+    pub resolves_inside: bool,
     pub run_cv: String,
 }
 
@@ -110,6 +114,7 @@ fn row(base: &str, new: &str, c: &CurveSummary, threshold: f64) -> SummaryRow {
         verdict_ratio: c.verdict_ratio.map_or("-".into(), |r| format!("{r:.3}")),
         points_text: if c.points == 1 { "1 point".into() } else { format!("{} points", c.points) },
         runs_to_resolve: c.runs_to_resolve(threshold),
+        resolves_inside: (c.ratio - 1.0).abs() < threshold,
         run_cv: c.run_cv.map_or("-".into(), |v| format!("{:.1} %", 100.0 * v)),
     }
 }

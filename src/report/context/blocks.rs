@@ -93,7 +93,7 @@ fn sat_row(name: &str, s: &Saturation) -> SatRow {
 pub(crate) fn level_cell(level: &Level, show: impl Fn(f64) -> String) -> String {
     let sizes = |v: &[u64]| v.iter().map(|b| format_bytes(*b)).collect::<Vec<_>>();
     match level {
-        Level::Single { gbps, .. } => format!("{} (one size: no plateau)", show(*gbps)),
+        Level::Single { gbps, .. } => format!("none: one size ({} there)", show(*gbps)),
         Level::Plateau { gbps, sizes: on, tolerance, jump, left_out, held_out } => {
             let mut cell = format!(
                 "{} ({}, {} sizes within ±{})",

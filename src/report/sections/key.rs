@@ -33,9 +33,12 @@ pub struct KeyResult {
     pub run: String,
     /// Whether the subject (its catalog name) already names the run.
     pub names_run: bool,
-    /// A higher median the curve has but its peak passed over (its interval
-    /// wider than the trusted half-width, or throttled): (value, size).
-    pub passed_over: Option<(String, String)>,
+    /// A higher median the curve has but its peak passed over: (value,
+    /// size, why).
+    pub passed_over: Option<(String, String, crate::analysis::curves::Distrust)>,
+    /// Whether the headline point rests on one round: its interval then
+    /// holds that round's samples, not how far a rerun lands.
+    pub one_round: bool,
     /// Whether another tool measured it (imported) rather than benchbook.
     pub imported: bool,
     pub value: String,
@@ -185,7 +188,8 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
                 subject: c.name().to_string(),
                 run: (facts.run_name)(&c.run_id),
                 names_run: facts.names_runs,
-                passed_over: c.passed_over().map(|(s, r)| (format_sig3(r * k), format_bytes(s))),
+                passed_over: c.passed_over().map(|(s, r, why)| (format_sig3(r * k), format_bytes(s), why)),
+                one_round: p.rounds == 1 && !p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(rate * k),
                 unit: c.rate_axis().replacen("GB/s", short_unit, 1),
@@ -244,6 +248,7 @@ fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate
                 run: (facts.run_name)(&p.run_id),
                 names_run: false,
                 passed_over: None,
+                one_round: p.rounds == 1 && !p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(g / per),
                 unit: flop_unit.into(),

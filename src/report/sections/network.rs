@@ -182,7 +182,7 @@ pub fn network_section(
     }
     let (channels, flushes) = super::one_sided::channels_and_flushes(&transfers_c);
     let like_for_like = super::one_sided::like_for_like(&transfers_c);
-    let observations = super::one_sided::observations(like_for_like.as_ref(), &transfers);
+    let observations = super::one_sided::observations(like_for_like.as_ref(), &transfers, &transfers_c);
     Some(NetworkSection {
         latency_notes,
         chart: (!transfers_c.is_empty()).then(|| chart.to_string()),

@@ -44,6 +44,8 @@ pub struct LikeForLike {
     pub flat_to: String,
     pub resolved: bool,
     pub same_file: bool,
+    /// From two files: the device both files' rows name.
+    pub device: Option<String>,
     /// The two sources, when they differ.
     pub sources: String,
 }
@@ -138,22 +140,32 @@ fn flush_verdict(ia: Option<(f64, f64)>, ib: Option<(f64, f64)>, ga: f64, gb: f6
 }
 
 /// One-sided against two-sided, like for like: the best settled plateau of
-/// each among one-way curves. Each plateau is flat within its tolerance; a
-/// ratio inside the wider of the two is no difference this run resolves.
+/// each among one-way curves that share a file or name the same device
+/// (a pair from two systems is no comparison of semantics, so none is
+/// made). Each plateau is flat within its tolerance; a ratio inside the
+/// wider of the two is no difference this run resolves.
 pub fn like_for_like(curves: &[&Series]) -> Option<LikeForLike> {
     // One way against one way (not a bidirectional test, not a round trip),
-    // as the op table says each is.
-    let best = |one: bool| -> Option<(f64, String, String, f64)> {
-        curves
+    // as the op table says each is: (Gb/s, name, source, tolerance, device).
+    let candidates = |one: bool| -> Vec<(f64, String, String, f64, String)> {
+        let mut v: Vec<_> = curves
             .iter()
             .filter(|c| c.meaning.one_sided() == one && c.semantics() != "other" && c.meaning.one_way())
             .filter_map(|c| {
                 let s = c.settled()?;
-                Some((s.plateau_gbps * 8.0, c.name().to_string(), c.source(), s.plateau_tolerance))
+                let device = c.points.first().map(|p| p.device.clone()).unwrap_or_default();
+                Some((s.plateau_gbps * 8.0, c.name().to_string(), c.source(), s.plateau_tolerance, device))
             })
-            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .collect();
+        v.sort_by(|a, b| b.0.total_cmp(&a.0));
+        v
     };
-    let (o, t) = (best(true)?, best(false)?);
+    let named = |d: &str| !d.is_empty() && !d.contains("not named") && d != "unknown";
+    let (ones, twos) = (candidates(true), candidates(false));
+    let (o, t) = ones.iter().find_map(|o| {
+        let t = twos.iter().find(|t| t.2 == o.2 || (named(&o.4) && t.4 == o.4))?;
+        Some((o, t))
+    })?;
     let noise = o.3.max(t.3);
     let ratio = o.0 / t.0;
     Some(LikeForLike {
@@ -163,15 +175,24 @@ pub fn like_for_like(curves: &[&Series]) -> Option<LikeForLike> {
         flat_to: format!("±{} %", format_sig3(noise * 100.0)),
         resolved: (ratio - 1.0).abs() > noise,
         same_file: o.2 == t.2,
+        device: (o.2 != t.2).then(|| o.4.clone()),
         sources: if o.2 == t.2 { o.2.clone() } else { format!("{} and {}", o.2, t.2) },
-        one_sided: o.1,
-        two_sided: t.1,
+        one_sided: o.1.clone(),
+        two_sided: t.1.clone(),
     })
+}
+
+/// Whether a one-sided and a two-sided one-way curve both settled, but
+/// every such pair comes from two systems (other files, other devices).
+fn only_across_systems(curves: &[&Series]) -> bool {
+    let settled =
+        |one: bool| curves.iter().any(|c| c.meaning.one_sided() == one && c.meaning.one_way() && c.settled().is_some());
+    settled(true) && settled(false)
 }
 
 /// The section's sentences: what the like-for-like table concludes, or
 /// why it has nothing to compare.
-pub fn observations(l: Option<&LikeForLike>, rows: &[TransferRow]) -> Vec<Said> {
+pub fn observations(l: Option<&LikeForLike>, rows: &[TransferRow], curves: &[&Series]) -> Vec<Said> {
     match l {
         Some(l) => vec![Said::OneSided {
             one_sided: l.one_sided.clone(),
@@ -180,9 +201,11 @@ pub fn observations(l: Option<&LikeForLike>, rows: &[TransferRow]) -> Vec<Said> 
             ratio: l.ratio.clone(),
             flat_to: l.flat_to.clone(),
             same_file: l.same_file,
+            device: l.device.clone(),
         }],
+        None if only_across_systems(curves) => vec![Said::OneSidedNotCompared { across_systems: true }],
         None if rows.is_empty() => Vec::new(),
-        None => vec![Said::OneSidedNotCompared],
+        None => vec![Said::OneSidedNotCompared { across_systems: false }],
     }
 }
 
@@ -241,7 +264,7 @@ mod tests {
                 let (sa, sb) = (put.summary.clone().unwrap(), recv.summary.clone().unwrap());
                 let ratio = sa.plateau_gbps / sb.plateau_gbps;
                 let noise = sa.plateau_tolerance.max(sb.plateau_tolerance);
-                let said = observations(Some(&l), &[]);
+                let said = observations(Some(&l), &[], &[]);
                 let claims = match &said[..] {
                     [Said::OneSided { resolved, .. }] => *resolved,
                     other => panic!("one sentence expected: {other:?}"),
@@ -266,12 +289,33 @@ mod tests {
         let l = like_for_like(&[&put, &close, &bidir]).unwrap();
         assert_eq!(l.ratio, "0.95×");
         assert!(!l.two_sided.contains("bidirectional"));
-        let said = observations(Some(&l), &[]);
+        let said = observations(Some(&l), &[], &[]);
         assert!(matches!(&said[..], [Said::OneSided { resolved: false, .. }]), "{said:?}");
         let slow = flat("send_recv", 5.0);
         let l = like_for_like(&[&put, &slow, &bidir]).unwrap();
         assert!(l.resolved);
-        let said = observations(Some(&l), &[]);
+        let said = observations(Some(&l), &[], &[]);
         assert!(matches!(&said[..], [Said::OneSided { resolved: true, ratio, .. }] if ratio == "2.00×"), "{said:?}");
+    }
+
+    #[test]
+    fn curves_from_two_systems_are_not_set_side_by_side() {
+        let from = |op: &str, gbps: f64, file: &str, device: &str| {
+            let mut c = flat_curve(op, gbps);
+            for p in &mut c.points {
+                p.source = Some(format!("import:perftest:{file}"));
+                p.device = device.into();
+            }
+            Series::new(c, format!("p2p {op}"), None)
+        };
+        // Two files, two devices: no ratio, and the sentence says why.
+        let (put, recv) = (from("put", 10.0, "a.txt", "mlx5_3"), from("send_recv", 5.0, "b.txt", "not named in the log"));
+        assert!(like_for_like(&[&put, &recv]).is_none());
+        let said = observations(None, &[], &[&put, &recv]);
+        assert!(matches!(&said[..], [Said::OneSidedNotCompared { across_systems: true }]), "{said:?}");
+        // Two files naming one device: compared, and the device is named.
+        let recv = from("send_recv", 5.0, "b.txt", "mlx5_3");
+        let l = like_for_like(&[&put, &recv]).unwrap();
+        assert!(!l.same_file && l.device.as_deref() == Some("mlx5_3") && l.resolved, "{l:?}");
     }
 }
