@@ -326,6 +326,14 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
     let level = stats::plateau_of(&trusted, tolerance)?;
     let held_out: Vec<u64> = curve.points.iter().filter(|p| p.held_out()).filter_map(|p| p.size_bytes).collect();
     let plateau = level.level;
+    // Not settled: every size above the one that stands in and not trusted
+    // is left out, not only those the plateau's walk passed.
+    let left_out: Vec<u64> = if level.sizes.len() < stats::PLATEAU_MIN_SIZES {
+        let top = level.sizes.last().copied().unwrap_or(0);
+        trusted.iter().filter(|(s, _, ok)| *s > top && !ok).map(|(s, ..)| *s).collect()
+    } else {
+        level.left_out
+    };
     let roof = roofline_gbps.filter(|r| *r > 0.0);
     let at = |reference: f64, f: f64| stats::sustained_crossing(&pts, reference, f);
     Some(Saturation {
@@ -336,7 +344,7 @@ pub fn saturation(curve: &Curve, roofline_gbps: Option<f64>) -> Option<Saturatio
         sizes: pts.len(),
         plateau_sizes: level.sizes,
         plateau_jump: level.jump,
-        plateau_left_out: level.left_out.into_iter().filter(|s| !held_out.contains(s)).collect(),
+        plateau_left_out: left_out.into_iter().filter(|s| !held_out.contains(s)).collect(),
         plateau_held_out: held_out,
         plateau_50: at(plateau, 0.5),
         plateau_80: at(plateau, 0.8),

@@ -31,6 +31,11 @@ pub(super) fn methodology(
         precision: precision(rule, all_stats, &|p| catalog.point_name(p)),
         median_cv_pct: if cvs.is_empty() { "n/a".into() } else { pct(crate::vocab::stats::quantile_sorted(&cvs, 0.5)) },
         rerun_share: crate::vocab::interval::RERUN_SHARE,
+        short_of_rounds: rule.filter(|r| r.rounds > 1).and_then(|r| {
+            let measured = all_stats.iter().filter(|p| p.samples > 0).count();
+            let short = all_stats.iter().filter(|p| p.samples > 0 && p.rounds < r.min_rounds).count();
+            (short > 0).then_some((short, measured, r.min_rounds))
+        }),
     }
 }
 

@@ -279,6 +279,9 @@ pub struct Methodology {
     pub median_cv_pct: String,
     /// κ of the rerun interval ([`crate::vocab::interval::RERUN_SHARE`]).
     pub rerun_share: f64,
+    /// What the sampling rule planned and the run did not give: (points
+    /// with fewer than its fewest rounds, points measured, that fewest).
+    pub short_of_rounds: Option<(usize, usize, u32)>,
 }
 
 /// Where one table or figure of the report comes from.

@@ -192,7 +192,12 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
                 one_round: p.rounds == 1 && !p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(rate * k),
-                unit: c.rate_axis().replacen("GB/s", short_unit, 1),
+                // A bidirectional test's rate sums both directions.
+                unit: match c.meaning.direction {
+                    crate::vocab::ops::Direction::Both => c.rate_axis().replacen(')', ", both directions summed)", 1),
+                    _ => c.rate_axis().to_string(),
+                }
+                .replacen("GB/s", short_unit, 1),
                 short_unit: short_unit.into(),
                 at: Some(format_bytes(size)),
                 ci: ci.bounds(|x| format_sig3(x * k)),

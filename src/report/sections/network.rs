@@ -150,7 +150,17 @@ pub fn network_section(
             op,
             ranks: if ranks == 0 { "not stated".into() } else { ranks.to_string() },
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
-            busbw_gbps: p.busbw_gbps.map(format_sig3).unwrap_or_else(|| "no bus factor".into()),
+            busbw_gbps: {
+                let cell = p.busbw_gbps.map(format_sig3).unwrap_or_else(|| "no bus factor".into());
+                // A point its curve would leave out says so where it is printed.
+                let g = p.busbw_gbps.or(p.gbps_copied).unwrap_or(0.0);
+                let trusted = p.rate_interval(g).within(g, crate::analysis::curves::TRUSTED_HALF_WIDTH);
+                if trusted || p.samples <= 1 {
+                    cell
+                } else {
+                    format!("{cell} (too uncertain: interval wider than ±25 %)")
+                }
+            },
             algbw_gbps: p.gbps_copied.map(format_sig3).unwrap_or_default(),
             source: if src.is_empty() { "measured by benchbook".into() } else { src },
         })
