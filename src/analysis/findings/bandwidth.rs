@@ -234,7 +234,11 @@ pub fn gemm_observations(pts: &[&PointStat], unit: FlopUnit) -> Vec<Said> {
     for d in &dtypes {
         let of: Vec<&&PointStat> = pts.iter().filter(|p| p.dtype.as_ref() == Some(d)).collect();
         let gf = |p: &PointStat| p.gflops.unwrap_or(0.0);
-        if let Some(best) = of.iter().max_by(|a, b| gf(a).total_cmp(&gf(b))) {
+        // A point measured throttled is no peak, as in Key results and the
+        // dtype summary (unless every point of the dtype was).
+        let steady: Vec<&&PointStat> = of.iter().copied().filter(|p| !p.held_out()).collect();
+        let from = if steady.is_empty() { &of } else { &steady };
+        if let Some(best) = from.iter().max_by(|a, b| gf(a).total_cmp(&gf(b))) {
             observations.push(Said::GemmPeak {
                 dtype: d.clone(),
                 rate: unit.value(gf(best)),

@@ -223,17 +223,31 @@ pub(super) fn gemm_section(
         observations,
         table,
         by_dtype: dtype_tables(&native, spec, unit, &run_name),
-        libraries: library_rows(&pts, unit, &run_name, &started),
+        libraries: library_rows(&pts, spec, unit, &run_name, &started),
     })
 }
 
-/// A rate with its 95 % interval: `746 (743–751)`, or why there is none.
-fn rate_with_ci(p: &PointStat, g: f64, unit: FlopUnit) -> String {
-    match p.rate_interval(g).show(|x| unit.show(x)) {
-        Some(ci) => format!("{} {ci}", unit.show(g)),
+/// A rate with its 95 % interval: `746 (743–751)`, or why there is none;
+/// an interval whose upper end passes `peak` (GFLOP/s, the dtype's dense
+/// peak) says it bounds nothing there.
+fn rate_with_ci(p: &PointStat, g: f64, unit: FlopUnit, peak: Option<f64>) -> String {
+    let ci = p.rate_interval(g);
+    let mut cell = match ci.show(|x| unit.show(x)) {
+        Some(shown) => format!("{} {shown}", unit.show(g)),
         None if p.samples < 2 => format!("{} (one sample)", unit.show(g)),
         None => format!("{} (no interval)", unit.show(g)),
+    };
+    if let (Some(peak), Some((_, high))) = (peak, ci.bounded()) {
+        if high > peak {
+            cell += &format!("; its upper end passes the {} dense peak: too wide to bound it", unit.show(peak));
+        }
     }
+    cell
+}
+
+/// The dense peak of a point's dtype on `spec`, GFLOP/s.
+fn peak_of(spec: Option<&Spec>, p: &PointStat) -> Option<f64> {
+    spec?.peak_tflops(p.dtype.as_deref()?).map(|t| t * 1e3)
 }
 
 fn dtype_rank(d: &str) -> (usize, String) {
@@ -278,7 +292,7 @@ fn dtype_tables(
                         shape: crate::vocab::gemm::shape(m, n, k),
                         role,
                         median_time: median_with_ci(p),
-                        rate: rate_with_ci(p, *g, unit),
+                        rate: rate_with_ci(p, *g, unit, peak_of(spec, p)),
                         peak_pct: share(*g),
                         rounds: p.rounds,
                         samples: p.samples,
@@ -288,6 +302,7 @@ fn dtype_tables(
             // The average and peak leave out points measured throttled, as
             // plateaus and key results do (all of them, if all were).
             let steady: Vec<&(&PointStat, f64)> = of.iter().filter(|(p, _)| !p.held_out()).collect();
+            let left_out = if steady.is_empty() { 0 } else { of.len() - steady.len() };
             let counted: Vec<&(&PointStat, f64)> = if steady.is_empty() { of.iter().collect() } else { steady };
             let mean = counted.iter().map(|(_, g)| g).sum::<f64>() / counted.len() as f64;
             let (best_p, best) = *counted[0];
@@ -302,6 +317,7 @@ fn dtype_tables(
                 best_pct: share(best),
                 one_round: of.iter().filter(|(p, _)| p.rounds < 2).count(),
                 shapes: of.len(),
+                left_out,
                 dtype,
                 rows,
             })
@@ -315,6 +331,7 @@ fn dtype_tables(
 /// that started nearest to it (the one measured in the same session).
 fn library_rows(
     pts: &[&PointStat],
+    spec: Option<&Spec>,
     unit: FlopUnit,
     run_name: &dyn Fn(&str) -> String,
     started: &dyn Fn(&str) -> Option<String>,
@@ -342,11 +359,23 @@ fn library_rows(
                 dtype: ours.dtype.clone().unwrap_or_default(),
                 shape: ours.shape(),
                 run: run_name(&ours.run_id),
-                ours: rate_with_ci(ours, g, unit),
+                ours: rate_with_ci(ours, g, unit, peak_of(spec, ours))
+                    + if ours.held_out() { "; measured throttled" } else { "" },
                 ours_call: layout(ours),
                 theirs: unit.show(t),
                 theirs_call: layout(theirs),
-                ratio: format!("{:.2}×", g / t),
+                // Where some of its rounds ran power-capped the headline is
+                // the full-clock rounds'; the capped rounds' ratio beside it
+                // shows how much of the ratio is the clock (the other tool's
+                // clock was not read).
+                ratio: match ours.capped.as_ref().filter(|c| !c.all && c.median_seconds > 0.0) {
+                    Some(c) => format!(
+                        "{:.2}× (its power-capped rounds: {:.2}×)",
+                        g / t,
+                        g * ours.median_seconds / c.median_seconds / t
+                    ),
+                    None => format!("{:.2}×", g / t),
+                },
             });
         }
     }

@@ -195,6 +195,9 @@ pub struct DtypeTable {
     pub shapes: usize,
     /// How many of its shapes rest on a single round.
     pub one_round: usize,
+    /// How many shapes ran throttled and are left out of the average and
+    /// peak (0 when all did: the figures are then theirs).
+    pub left_out: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]

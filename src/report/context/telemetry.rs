@@ -254,6 +254,11 @@ pub struct Conditions {
     /// The throttle reasons it ran under, in words (kept in by
     /// `--keep-throttled` when it counts as throttled).
     pub reasons: Option<String>,
+    /// Where some of its rounds ran power-capped and the headline is its
+    /// full-clock rounds': both states in words ([`PointStat::power_states`]);
+    /// the clock is then the full-clock rounds', and power, energy and
+    /// reasons (read over every round) are not given for it.
+    pub capped: Option<String>,
 }
 
 impl Conditions {
@@ -267,6 +272,11 @@ impl Conditions {
             _ => None,
         };
         let reasons = t.reasons();
+        let split = p.capped.as_ref().filter(|c| !c.all);
+        if let Some(c) = split {
+            let clock = c.full_clock_mhz.filter(|_| !nominal_clock).map(|m| format!("{m:.0} MHz"));
+            return Some(Conditions { clock, power: None, energy: None, reasons: None, capped: p.power_states() });
+        }
         let clock = t.clock_mhz.filter(|_| !nominal_clock).map(|c| format!("{c:.0} MHz"));
         let power = t.power_w.map(|w| match t.over_limit_w {
             Some(limit) => format!(
@@ -279,6 +289,6 @@ impl Conditions {
         if clock.is_none() && power.is_none() {
             return None;
         }
-        Some(Conditions { clock, power, energy, reasons: (!reasons.is_empty()).then(|| reasons.join(", ")) })
+        Some(Conditions { clock, power, energy, reasons: (!reasons.is_empty()).then(|| reasons.join(", ")), capped: None })
     }
 }

@@ -213,19 +213,27 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
     }
 }
 
-/// GEMM: per run and dtype, the fastest shape, against the dtype's peak.
+/// GEMM: per device model and dtype, the fastest shape over the runs of
+/// that model (not measured throttled, its interval within the trusted
+/// half-width), against the dtype's peak. Another tool's figure heads a
+/// dtype only where benchbook measured none (it is a comparison,
+/// tabulated as one).
 fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate>) {
-    for p in stats.iter().filter(|p| p.bench == Bench::Gemm.name()) {
+    let imported = |p: &PointStat| p.source.as_deref().is_some_and(|s| s.starts_with("import:"));
+    let gemm = || stats.iter().filter(|p| p.bench == Bench::Gemm.name());
+    for p in gemm() {
         let (Some(g), Some(dtype)) = (p.gflops, p.dtype.as_deref()) else { continue };
-        if p.held_out() {
+        if p.held_out() || (imported(p) && gemm().any(|q| !imported(q) && q.dtype.as_deref() == Some(dtype))) {
             continue;
         }
         let ci = p.rate_interval(g);
         if !ci.within(g, TRUSTED_HALF_WIDTH) {
             continue;
         }
-        let key = Slot { run: p.run_id.clone(), bench: p.bench.clone(), of: Some(dtype.to_string()) };
-        if items.iter().any(|(k, r, _)| *k == key && *r >= g) {
+        // By rate alone, as the GEMM observations name each dtype's peak.
+        let score = g;
+        let key = Slot { run: format!("device {}", p.device), bench: p.bench.clone(), of: Some(dtype.to_string()) };
+        if items.iter().any(|(k, r, _)| *k == key && *r >= score) {
             continue;
         }
         items.retain(|(k, ..)| *k != key);
@@ -247,7 +255,7 @@ fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate
         };
         items.push((
             key,
-            g,
+            score,
             KeyResult {
                 subject: shape,
                 run: (facts.run_name)(&p.run_id),
