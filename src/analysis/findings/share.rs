@@ -166,6 +166,10 @@ pub struct FromCache {
     pub working_set: String,
     /// The GPU's L2, where its run recorded it.
     pub l2: Option<String>,
+    /// Above the roofline by less than the point resolves (its interval
+    /// reaches below the roofline, or one printed number within 2 % of
+    /// it): at the roofline, not shown to be above it.
+    pub marginal: bool,
 }
 
 pub fn from_cache(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> Option<FromCache> {
@@ -173,7 +177,14 @@ pub fn from_cache(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> Opti
         return None;
     }
     let roof = (facts.spec_of)(p)?.memory.as_ref()?.bandwidth_gbps;
+    // What the point resolves: its interval's low end, or for one number
+    // (an import) 2 %, the last digit such tools print at this scale.
+    let low = match p.rate_interval(rate).bounded() {
+        Some((lo, _)) => lo,
+        None => rate / 1.02,
+    };
     (rate > roof).then(|| FromCache {
+        marginal: low <= roof,
         roofline: format_sig3(roof),
         working_set: p
             .gbps_moved

@@ -233,6 +233,7 @@ pub(super) fn gemm_section(
 fn rate_with_ci(p: &PointStat, g: f64, unit: FlopUnit, peak: Option<f64>) -> String {
     let ci = p.rate_interval(g);
     let mut cell = match ci.show(|x| unit.show(x)) {
+        Some(shown) if p.is_gpu() && p.rounds < 2 => format!("{} {shown} within one round", unit.show(g)),
         Some(shown) => format!("{} {shown}", unit.show(g)),
         None if p.samples < 2 => format!("{} (one sample)", unit.show(g)),
         None => format!("{} (no interval)", unit.show(g)),

@@ -33,7 +33,8 @@ pub(crate) fn time_shown(p: &crate::analysis::PointStat) -> Option<String> {
 }
 
 /// A point's median time with its 95 % interval: `1.23 ms ± 0.8 %`;
-/// `(1 round)` when the interval rests on one round's samples only,
+/// `(1 round)` when the interval rests on one round's samples only (on a
+/// GPU `(1 round: within-run)`: see the Methodology's rerun interval),
 /// `(no CI)` below six samples of one round, and `n/a` for an imported
 /// rate whose size the file does not give.
 pub(crate) fn median_with_ci(p: &crate::analysis::PointStat) -> String {
@@ -43,6 +44,9 @@ pub(crate) fn median_with_ci(p: &crate::analysis::PointStat) -> String {
     let t = crate::vocab::units::format_seconds(p.median_seconds);
     match (p.interval(), p.ci_relative()) {
         (Some(ci), Some(r)) if ci.basis == crate::vocab::interval::Basis::Rounds => format!("{t} ± {}", ci_pct(r)),
+        // On a GPU one round's spread says nothing of the next run's clock
+        // and power state: its interval is within-run only.
+        (Some(_), Some(r)) if p.is_gpu() => format!("{t} ± {} (1 round: within-run)", ci_pct(r)),
         (Some(_), Some(r)) => format!("{t} ± {} (1 round)", ci_pct(r)),
         _ => format!("{t} (no CI)"),
     }
