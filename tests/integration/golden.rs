@@ -146,7 +146,7 @@ fn network_kind_matches_golden() {
             "## Against the link",
             "400 Gb/s",
             "### Small-message latency",
-            "### Collectives over ranks",
+            "### Collectives (one rank count: no scaling shown)",
         ],
     );
 }

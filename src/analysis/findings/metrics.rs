@@ -52,6 +52,9 @@ pub fn metric_findings(stats: &[MetricStat], metrics: &[&str]) -> Vec<(String, S
             }
         }
     }
+    // A loss no vocabulary allows comes first: every other figure of that
+    // run is read after the warning, not before it.
+    out.sort_by_key(|(_, s)| !matches!(s, Said::LossAboveUniform { .. }));
     out
 }
 

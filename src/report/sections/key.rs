@@ -72,48 +72,10 @@ pub struct KeyResult {
     pub once: Option<(String, Option<String>)>,
 }
 
-/// A headline for a peer matrix: every GPU pair's bandwidth at once, the
-/// range they span and its share of the GPU's link (seed 000's answer,
-/// which leads a report that has one).
-#[derive(Debug, Clone, Serialize)]
-pub struct MatrixKey {
-    pub subject: String,
-    pub run: String,
-    /// Whether another tool printed the cells rather than benchbook.
-    pub imported: bool,
-    pub pairs: usize,
-    pub min: String,
-    pub max: String,
-    /// How the cells count and at which size (`bytes copied once, as
-    /// nvbandwidth counts`).
-    pub note: String,
-    /// The range as a share of the GPU's link to one peer.
-    pub link: Option<String>,
-}
-
-/// The matrices' headlines: bandwidth ones only (a latency matrix has no
-/// figure to be held against).
-pub fn of_matrices(views: &[super::matrix::MatrixView], run_name: &dyn Fn(&str) -> String) -> Vec<MatrixKey> {
-    views
-        .iter()
-        .filter(|m| m.unit == "GB/s")
-        .map(|m| MatrixKey {
-            subject: format!("GPU peer copies, {}", m.title),
-            run: run_name(&m.run_id),
-            imported: m.source.starts_with("import:"),
-            pairs: m.pairs,
-            min: m.min.clone(),
-            max: m.max.clone(),
-            note: m.note.clone(),
-            link: m.link.clone(),
-        })
-        .collect()
-}
-
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct KeyResults {
     /// Peer matrices, first: a GPU write-up leads with its GPUs.
-    pub matrices: Vec<MatrixKey>,
+    pub matrices: Vec<super::matrix::MatrixKey>,
     pub items: Vec<KeyResult>,
     /// The subjects below half of their published figure.
     pub below_half: Vec<String>,

@@ -273,7 +273,7 @@ pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Re
     }
     if sections.contains(&Section::KeyResults) {
         let run_name = |run: &str| crate::report::context::run_name(input.manifests, run);
-        let of_matrices = key::of_matrices(&s.matrices, &run_name);
+        let of_matrices = matrix::of_matrices(&s.matrices, &run_name);
         if !of_matrices.is_empty() {
             s.key.get_or_insert_with(Default::default).matrices = of_matrices;
         }

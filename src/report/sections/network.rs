@@ -87,6 +87,8 @@ pub struct NetworkSection {
     pub observations: Vec<crate::analysis::findings::Said>,
     pub transfers: Vec<TransferRow>,
     pub collectives: Vec<CollectiveRow>,
+    /// How many rank counts the collectives ran at (one: no scaling shown).
+    pub rank_counts: usize,
     pub latency: Vec<NetLatencyRow>,
     /// Latency curves whose smaller message takes longer (`Said::LatencyInversion`).
     pub latency_notes: Vec<crate::analysis::findings::Said>,
@@ -198,6 +200,7 @@ pub fn network_section(
         chart: (!transfers_c.is_empty()).then(|| chart.to_string()),
         observations,
         transfers,
+        rank_counts: collectives.iter().map(|c| c.ranks.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
         collectives,
         latency,
         channels,
