@@ -234,7 +234,7 @@ impl Catalog {
     pub fn point_name(&self, p: &PointStat) -> String {
         match p.size_bytes {
             Some(size) => format!("{} at {}", self.name_of(p), crate::vocab::units::format_bytes(size)),
-            None => p.params().label(),
+            None => p.params().label_with(false),
         }
     }
 

@@ -73,9 +73,9 @@ pub(super) fn not_measured(rows: &[Row]) -> Vec<SkippedRow> {
             point: match (&r.params.method, r.backend.as_str()) {
                 // GPU points: which method, and on which GPU.
                 (Some(m), "cuda" | "hip") => {
-                    format!("{} ({m}), {}", r.params.label(), crate::vocab::rows::short_device(&r.device))
+                    format!("{} ({m}), {}", r.params.label_with(false), crate::vocab::rows::short_device(&r.device))
                 }
-                _ => r.params.label(),
+                _ => r.params.label_with(false),
             },
             status: r.status.as_str().into(),
             reason: r.note.clone().unwrap_or_default(),

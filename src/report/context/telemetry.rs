@@ -191,7 +191,7 @@ pub fn telemetry_section(
         rows.extend(row(format!("{} ({})", c.name(), c.device), name(&c.run_id), &pts, nominal));
     }
     for p in stats.iter().filter(|p| p.size_bytes.is_none()) {
-        let subject = format!("{} ({})", p.params().label(), p.device);
+        let subject = format!("{} ({})", p.params().label_with(false), p.device);
         rows.extend(row(subject, name(&p.run_id), &[p], nominal(p)));
     }
     let sensors: Vec<SensorRow> = manifests
@@ -222,7 +222,7 @@ pub fn telemetry_section(
         .filter_map(|p| {
             let c = p.capped.as_ref()?;
             Some(PowerStates {
-                point: format!("{} ({})", p.params().label(), p.device),
+                point: format!("{} ({})", p.params().label_with(false), p.device),
                 run: name(&p.run_id),
                 figure: p.rate_at(p.median_seconds),
                 full_clock: if c.all { "— (every round capped)".into() } else { mhz(c.full_clock_mhz) },
