@@ -254,7 +254,14 @@ fn distrust_findings(md: &str) -> Vec<String> {
 /// fraction.
 fn signed(pct: &str, word: &str) -> f64 {
     let v = num(pct) / 100.0;
-    if ["slower", "worse"].contains(&word) { -v } else { v }
+    // As a ratio's distance from 1 (above: better), the scale a call is
+    // made on: a latency's change is its own (1 − 1/r lower), not r − 1.
+    match word {
+        "lower" => 1.0 / (1.0 - v) - 1.0,
+        "higher" => 1.0 / (1.0 + v) - 1.0,
+        "slower" | "worse" => -v,
+        _ => v,
+    }
 }
 
 /// Words that contradict their numbers: a Summary row `same` whose
@@ -274,7 +281,7 @@ fn word_findings(md: &str) -> Vec<String> {
         }
     }
     let clause = Regex::new(
-        r"(\w[\w ]*?) (faster|slower|better|worse|no change beyond ±[\d.]+ %|not resolved at ±[\d.]+ %) \(between ([\d.]+) % (\w+) and ([\d.]+) % (\w+),",
+        r"(\w[\w ]*?) (faster|slower|better|worse|lower|higher|no change beyond ±[\d.]+ %|not resolved at ±[\d.]+ %) \(between ([\d.]+) % (\w+) and ([\d.]+) % (\w+),",
     )
     .unwrap();
     for l in md.lines().skip_while(|l| !l.starts_with("## Conclusion")).skip(1).take_while(|l| !l.starts_with("## ")) {
@@ -282,8 +289,8 @@ fn word_findings(md: &str) -> Vec<String> {
             let (lo, hi) = (signed(&c[3], &c[4]), signed(&c[5], &c[6]));
             let call = &c[2];
             let ok = match call {
-                "faster" | "better" => lo > threshold,
-                "slower" | "worse" => hi < -threshold,
+                "faster" | "better" | "lower" => lo > threshold,
+                "slower" | "worse" | "higher" => hi < -threshold,
                 x if x.starts_with("no change") => lo >= -threshold && hi <= threshold,
                 _ => !(lo > threshold || hi < -threshold || (lo >= -threshold && hi <= threshold)),
             };

@@ -43,6 +43,9 @@ pub struct FamilyBound {
     pub runs_b: usize,
     /// Whether the runs alternated in time and were paired.
     pub paired: bool,
+    /// Whether lower is better for every point it averages (a latency):
+    /// its change then reads lower or higher.
+    pub lower_better: bool,
     /// The geometric mean ratio over the points (above 1: B is better),
     /// and its 95 % interval over runs.
     pub ratio: f64,
@@ -147,9 +150,11 @@ pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> 
     };
     let (sa, sb) = (scores(&fa), scores(&fb));
     let mut points: BTreeMap<Group, usize> = BTreeMap::new();
+    let mut higher_any: BTreeMap<Group, bool> = BTreeMap::new();
     for k in reference.keys() {
-        if let Some((.., g)) = fa.iter().find_map(|(_, r)| r.get(*k)) {
+        if let Some((_, higher, g)) = fa.iter().find_map(|(_, r)| r.get(*k)) {
             *points.entry(g.clone()).or_default() += 1;
+            *higher_any.entry(g.clone()).or_default() |= *higher;
         }
     }
     // Families in their report order, a workload's metrics by name.
@@ -169,6 +174,8 @@ pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> 
                 runs_a: a.len(),
                 runs_b: b.len(),
                 paired,
+                // Times read faster or slower; only a named metric reads lower.
+                lower_better: !g.1.is_empty() && !higher_any.get(g).copied().unwrap_or(true),
                 ratio,
                 low,
                 high,
@@ -254,6 +261,7 @@ mod tests {
             runs_a: 3,
             runs_b: 3,
             paired: true,
+            lower_better: false,
             ratio: 1.0,
             low,
             high,

@@ -127,8 +127,8 @@ pub fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> (Op
 /// Why a collective's peak busbw is held against no link: nccl-tests'
 /// busbw is algbw × a bus factor (2(n−1)/n for all-reduce, (n−1)/n for
 /// all-gather, reduce-scatter and all-to-all), the bytes a ring moves per
-/// rank. An algorithm that reduces inside the switch (NVLink SHARP) or
-/// along a tree moves fewer, so busbw can pass the link it crossed: the
+/// rank. An algorithm that reduces inside the switch (NVLink SHARP) moves
+/// fewer, so busbw can pass the link it crossed: the
 /// sentence names that link when the GPU's spec gives one and busbw
 /// passes it (an 8-GPU H100 all-reduce printing 483 GB/s over NVLink's
 /// 450 GB/s one way).

@@ -44,26 +44,27 @@ pub struct FamilyLine {
     pub control: Option<(String, String, bool)>,
 }
 
-/// The words a family's change reads in: times get faster, a mix of
-/// metrics better.
-fn words(f: CompareFamily) -> (&'static str, &'static str) {
-    match f {
+/// The words a bound's change reads in: times get faster, a latency
+/// lower, a mix of metrics better.
+fn words(b: &FamilyBound) -> (&'static str, &'static str) {
+    match b.family {
+        CompareFamily::Workloads if b.lower_better => ("lower", "higher"),
         CompareFamily::Workloads => ("better", "worse"),
         _ => ("faster", "slower"),
     }
 }
 
-fn change(r: f64, (better, worse): (&str, &str)) -> String {
-    if r >= 1.0 {
-        format!("{:.1} % {better}", (r - 1.0) * 100.0)
-    } else {
-        format!("{:.1} % {worse}", (1.0 - r) * 100.0)
-    }
+/// A ratio (above 1: better) as a change in `b`'s words: a speed-up or a
+/// metric's own change, as the point tables state it (a latency at ratio
+/// 1.975 is 49.4 % lower, not 97.5 % better).
+fn change(r: f64, b: &FamilyBound) -> String {
+    let (better, worse) = words(b);
+    let by = if b.lower_better { (1.0 - 1.0 / r).abs() } else { (r - 1.0).abs() };
+    format!("{:.1} % {}", by * 100.0, if r >= 1.0 { better } else { worse })
 }
 
 fn interval(b: &FamilyBound) -> String {
-    let w = words(b.family);
-    format!("between {} and {}", change(b.low, w), change(b.high, w))
+    format!("between {} and {}", change(b.low, b), change(b.high, b))
 }
 
 /// Each pair's conclusion; `partitions[i]` is pair `i`'s partition count.
@@ -82,7 +83,7 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                 .families
                 .iter()
                 .map(|b| {
-                    let (better, worse) = words(b.family);
+                    let (better, worse) = words(b);
                     let call = match b.call(c.threshold) {
                         Call::Within => format!("no change beyond ±{:.1} %", c.threshold * 100.0),
                         Call::Better => better.to_string(),
@@ -101,7 +102,7 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                         paired: b.paired,
                         call,
                         interval: interval(b),
-                        change: change(b.ratio, words(b.family)),
+                        change: change(b.ratio, b),
                         control,
                     }
                 })
