@@ -100,16 +100,24 @@ pub fn matrices(stats: &[PointStat], pair: Option<&LinkLine>) -> (Vec<MatrixView
         let name = format!("matrix-{}", i + 1);
         let line = pair.filter(|_| unit == "GB/s");
         let link = line.map(|l| format!("{:.0}–{:.0} % of {}", lo / l.gbps * 100.0, hi / l.gbps * 100.0, l.label));
+        // nvbandwidth's read tests copy the column GPU's buffer into the
+        // row GPU's, in the row GPU's context: data flows column → row,
+        // whatever arrow the tool prints over the matrix.
+        let reads = title.contains("_read_");
         charts.push(HeatmapChart {
             name: name.clone(),
-            title: format!("{title}: GPU (row) → GPU (column)"),
+            title: if reads {
+                format!("{title}: GPU (row) reads GPU (column)")
+            } else {
+                format!("{title}: GPU (row) → GPU (column)")
+            },
             unit: match line {
                 Some(l) => format!("{unit}, {note}; red tick: {}", l.label),
                 None => format!("{unit}, {note}"),
             },
             link: line.map(|l| l.gbps),
-            row_label: "from GPU".into(),
-            col_label: "to GPU".into(),
+            row_label: if reads { "to GPU (reads)" } else { "from GPU" }.into(),
+            col_label: if reads { "from GPU (read)" } else { "to GPU" }.into(),
             cells: rows
                 .iter()
                 .map(|r| cols.iter().map(|c| cells.get(&(r.clone(), c.clone())).copied()).collect())
