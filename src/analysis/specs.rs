@@ -166,12 +166,13 @@ impl Spec {
     }
 }
 
-const BUILTIN: [(&str, &str); 7] = [
+const BUILTIN: [(&str, &str); 8] = [
     ("h100-sxm.toml", include_str!("../../data/specs/h100-sxm.toml")),
     ("h200.toml", include_str!("../../data/specs/h200.toml")),
     ("a100-sxm.toml", include_str!("../../data/specs/a100-sxm.toml")),
     ("b200.toml", include_str!("../../data/specs/b200.toml")),
     ("mi300x.toml", include_str!("../../data/specs/mi300x.toml")),
+    ("mi300a.toml", include_str!("../../data/specs/mi300a.toml")),
     ("mi325x.toml", include_str!("../../data/specs/mi325x.toml")),
     ("mi350x.toml", include_str!("../../data/specs/mi350x.toml")),
 ];

@@ -39,6 +39,9 @@ pub struct KeyResult {
     /// Whether the headline point rests on one round: its interval then
     /// holds that round's samples, not how far a rerun lands.
     pub one_round: bool,
+    /// A peak well above the level the curve settles at ([`crate::analysis::Saturation::hump`]):
+    /// a size the caches hold, whose figure is not the memory's.
+    pub hump: bool,
     /// Whether another tool measured it (imported) rather than benchbook.
     pub imported: bool,
     pub value: String,
@@ -152,6 +155,7 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
                 names_run: facts.names_runs,
                 passed_over: c.passed_over().map(|(s, r, why)| (format_sig3(r * k), format_bytes(s), why)),
                 one_round: p.rounds == 1 && !p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
+                hump: sat.as_ref().is_some_and(|s| s.hump().is_some()),
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(rate * k),
                 // A bidirectional test's rate sums both directions.
@@ -224,6 +228,7 @@ fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate
                 names_run: false,
                 passed_over: None,
                 one_round: p.rounds == 1 && !p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
+                hump: false,
                 imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
                 value: format_sig3(g / per),
                 unit: flop_unit.into(),
