@@ -282,7 +282,7 @@ mod tests {
     #[test]
     fn builtins_parse_and_carry_sources() {
         let book = SpecBook::builtin();
-        assert_eq!(book.specs.len(), 7);
+        assert_eq!(book.specs.len(), 8);
         for s in book.specs.values() {
             let m = s.memory.as_ref().expect("every built-in has memory");
             assert!(m.bandwidth_gbps > 1000.0 && m.source.contains("https://"), "{}", s.id);
