@@ -238,7 +238,8 @@ fn table_findings(md: &str) -> Vec<String> {
 /// A key result whose own rerun interval is wider than the trusted
 /// half-width: a headline the report itself should not trust.
 fn distrust_findings(md: &str) -> Vec<String> {
-    let key = Regex::new(r"(?m)^- \*\*(.+?)\*\*.*?best median ([\d.]+) .*?\(rerun 95 % interval ([\d.]+)–([\d.]+)\)").unwrap();
+    let key = Regex::new(r"(?m)^- \*\*(.+?)\*\*.*?best median ([\d.]+) .*?\(rerun 95 % interval ([\d.]+)–([\d.]+)\)")
+        .unwrap();
     let half = benchbook::analysis::curves::TRUSTED_HALF_WIDTH;
     key.captures_iter(md)
         .filter(|c| {
@@ -246,7 +247,16 @@ fn distrust_findings(md: &str) -> Vec<String> {
             // The rule holds the time interval to ±half: rates v/(1 ± h).
             v / lo - 1.0 > half + 0.005 || 1.0 - v / hi > half + 0.005
         })
-        .map(|c| format!("{}: headline {} with interval {}–{}, wider than ±{:.0} %", &c[1], &c[2], &c[3], &c[4], half * 100.0))
+        .map(|c| {
+            format!(
+                "{}: headline {} with interval {}–{}, wider than ±{:.0} %",
+                &c[1],
+                &c[2],
+                &c[3],
+                &c[4],
+                half * 100.0
+            )
+        })
         .collect()
 }
 
@@ -361,10 +371,12 @@ fn the_checks_catch_the_defects_they_are_for() {
     let short = "| curve | size | latency | counts | source |\n|---|---:|---:|---|\n| a | 2 B | 1 µs | one way | x |";
     assert_eq!(table_findings(short).len(), 1, "{:?}", table_findings(short));
     assert!(table_findings("| a | b \\| c |\n|---|---|\n| 1 | 2 |").is_empty());
-    let wide = "- **memcpy copy**: best median 10.0 GB/s (bytes copied once) at 1 MiB (rerun 95 % interval 6.00–14.0); x";
+    let wide =
+        "- **memcpy copy**: best median 10.0 GB/s (bytes copied once) at 1 MiB (rerun 95 % interval 6.00–14.0); x";
     assert_eq!(distrust_findings(wide).len(), 1);
     assert!(distrust_findings(&wide.replace("6.00–14.0", "9.00–11.0")).is_empty());
-    let same = "verdicts clear ±2.0 %\n| c | Memory | m | same (7 same) | 1.000 | - | 0.99–1.01 | 0.950–1.010 | ±5.0 % | - |";
+    let same =
+        "verdicts clear ±2.0 %\n| c | Memory | m | same (7 same) | 1.000 | - | 0.99–1.01 | 0.950–1.010 | ±5.0 % | - |";
     assert_eq!(word_findings(same).len(), 1, "{:?}", word_findings(same));
     assert!(word_findings(&same.replace("0.950", "0.985")).is_empty());
     let concl = "## Conclusion\n\n**b against a**: memory bandwidth faster (between 1.0 % slower and 5.0 % faster, over 3 points); workloads and serving no change beyond ±2.0 % (between 1.0 % worse and 1.5 % better, over 4 points).\n";

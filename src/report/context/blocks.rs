@@ -427,7 +427,10 @@ pub(super) fn latency_rows(stats: &[PointStat], catalog: &Catalog) -> Vec<Latenc
 
 /// The MPI latency curves (of `stats`' runs) whose smaller message takes
 /// longer than a larger one, up to 4 KiB as the network section reads them.
-pub(super) fn latency_notes(stats: &[PointStat], series: &[crate::analysis::Series]) -> Vec<crate::analysis::findings::Said> {
+pub(super) fn latency_notes(
+    stats: &[PointStat],
+    series: &[crate::analysis::Series],
+) -> Vec<crate::analysis::findings::Said> {
     series
         .iter()
         .filter(|c| c.points.first().is_some_and(|p| p.is_p2p_latency()))

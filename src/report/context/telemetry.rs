@@ -289,6 +289,12 @@ impl Conditions {
         if clock.is_none() && power.is_none() {
             return None;
         }
-        Some(Conditions { clock, power, energy, reasons: (!reasons.is_empty()).then(|| reasons.join(", ")), capped: None })
+        Some(Conditions {
+            clock,
+            power,
+            energy,
+            reasons: (!reasons.is_empty()).then(|| reasons.join(", ")),
+            capped: None,
+        })
     }
 }
