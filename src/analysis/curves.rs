@@ -111,6 +111,12 @@ impl Curve {
     /// Every sized point's (size, rate, whether [`Self::trusts`] it),
     /// worked out once for the whole curve.
     pub fn trusted(&self) -> Vec<(u64, f64, bool)> {
+        self.distrust().into_iter().map(|(size, r, why)| (size, r, why.is_none())).collect()
+    }
+
+    /// Every sized point's (size, rate, why [`Self::trusts`] does not
+    /// trust it): the one place the trust rule is written.
+    pub fn distrust(&self) -> Vec<(u64, f64, Option<Distrust>)> {
         let mut rounds: Vec<u32> = self.points.iter().map(|p| p.rounds).collect();
         rounds.sort_unstable();
         let most_rounds = rounds.get(rounds.len() / 2).copied().unwrap_or(1);
@@ -118,9 +124,16 @@ impl Curve {
             .into_iter()
             .map(|(size, r, ci)| {
                 let point = self.points.iter().find(|p| p.size_bytes == Some(size));
-                let one_round = point.is_some_and(|p| p.rounds == 1) && most_rounds > 1;
-                let ok = point.is_some_and(|p| !p.held_out()) && ci.within(r, TRUSTED_HALF_WIDTH) && !one_round;
-                (size, r, ok)
+                let why = if point.is_none_or(|p| p.held_out()) {
+                    Some(Distrust::Throttled)
+                } else if !ci.within(r, TRUSTED_HALF_WIDTH) {
+                    Some(Distrust::Wide)
+                } else if point.is_some_and(|p| p.rounds == 1) && most_rounds > 1 {
+                    Some(Distrust::OneRound)
+                } else {
+                    None
+                };
+                (size, r, why)
             })
             .collect()
     }
@@ -129,17 +142,11 @@ impl Curve {
     /// over, and why: (size, rate, why).
     pub fn passed_over(&self) -> Option<(u64, f64, Distrust)> {
         let (_, peak, ..) = self.peak()?;
-        let (size, rate, ci) =
-            self.rate_with_ci().into_iter().filter(|(_, r, _)| *r > peak).max_by(|a, b| a.1.total_cmp(&b.1))?;
-        let p = self.points.iter().find(|p| p.size_bytes == Some(size))?;
-        let why = if p.held_out() {
-            Distrust::Throttled
-        } else if !ci.within(rate, TRUSTED_HALF_WIDTH) {
-            Distrust::Wide
-        } else {
-            Distrust::OneRound
-        };
-        Some((size, rate, why))
+        self.distrust()
+            .into_iter()
+            .filter(|(_, r, _)| *r > peak)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .and_then(|(size, rate, why)| Some((size, rate, why?)))
     }
 
     /// Whether [`Self::rate`] counts bytes read + written (a copy's or a

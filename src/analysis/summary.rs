@@ -221,6 +221,14 @@ impl PointStat {
         Some(MedianInterval { median: self.median_seconds, low, high, rounds: self.rounds, basis: self.ci_basis? })
     }
 
+    /// Whether its interval holds one round's samples only and claims no
+    /// rerun: a GPU point of one round, since a second GPU run can start in
+    /// another clock and power state that one round does not see (κ was
+    /// calibrated on CPU runs).
+    pub fn within_run_only(&self) -> bool {
+        self.is_gpu() && self.ci_basis != Some(crate::vocab::interval::Basis::Rounds)
+    }
+
     /// Half the rerun interval relative to the median (0.01: ±1 %).
     pub fn ci_relative(&self) -> Option<f64> {
         self.interval().map(|ci| ci.relative_half_width())

@@ -107,6 +107,14 @@ const COLLECTIVE: Meaning = Meaning::of(Bandwidth, OneWay, NotATransfer, "collec
 const NAMED: Meaning = Meaning::of(Metric, OneWay, NotATransfer, "");
 const SEND_RECV: &str = "two-sided (MPI send/recv)";
 
+/// Whether a test case pulls its data: nvbandwidth's `…_read_…` cases
+/// copy the peer's buffer into the local GPU's, in the local GPU's context,
+/// so in its matrix the row GPU reads the column GPU and data flows from
+/// column to row, whatever arrow the tool prints over the matrix.
+pub fn pulls(bench: &str, op: &str) -> bool {
+    Bench::of(bench) == Some(Bench::Nvbandwidth) && op.contains("_read_")
+}
+
 /// The meaning of an op of `bench` (`variant` decides only where a tool
 /// writes the direction there: perftest's `bidirectional`, nvbandwidth's
 /// `sm latency`). `metric`: the row is a named metric. `None`: no row

@@ -22,8 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::points::run_points;
-use super::runs::LoadedRun;
+use super::RunPoints;
 use crate::vocab::benches::CompareFamily;
 use crate::vocab::interval::t975;
 
@@ -36,6 +35,8 @@ pub struct FamilyBound {
     /// or for a workload one named metric (a served rate and a latency do
     /// not average into one figure).
     pub title: String,
+    /// Whether `title` names one workload metric rather than a family.
+    pub metric: bool,
     /// Points the family's scores average over.
     pub points: usize,
     /// Runs with a score on each side.
@@ -90,16 +91,23 @@ impl FamilyBound {
 /// What one bound averages over: a family, and for workloads a metric.
 type Group = (CompareFamily, String);
 
-/// The per-family change of `new` against `base`, for families with two
-/// runs or more on each side (one run a side shows no run-to-run spread
-/// to bound a change with).
-pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> {
+/// The per-family change of `new` against `base`, from each run's points
+/// and the time it started, for families with two runs or more on each
+/// side (one run a side shows no run-to-run spread to bound a change with).
+pub(super) fn family_bounds(
+    base_started: &[String],
+    base: &[RunPoints],
+    new_started: &[String],
+    new: &[RunPoints],
+) -> Vec<FamilyBound> {
     type Figures = (String, BTreeMap<super::Key, (f64, bool, Group)>);
-    let figures = |g: &[LoadedRun]| -> Vec<Figures> {
-        g.iter()
-            .map(|r| {
-                let points = run_points(&r.rows)
-                    .into_iter()
+    let figures = |started: &[String], g: &[RunPoints]| -> Vec<Figures> {
+        started
+            .iter()
+            .zip(g)
+            .map(|(start, run)| {
+                let points = run
+                    .iter()
                     .filter(|(_, (_, p))| p.figure.is_finite() && p.figure > 0.0)
                     .map(|(k, (row, p))| {
                         let higher = row.params.better.as_deref() == Some("higher");
@@ -108,14 +116,14 @@ pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> 
                             CompareFamily::Workloads => row.params.metric.clone().unwrap_or_default(),
                             _ => String::new(),
                         };
-                        (k, (p.figure.ln(), higher, (family, metric)))
+                        (k.clone(), (p.figure.ln(), higher, (family, metric)))
                     })
                     .collect();
-                (r.manifest.started_at.clone(), points)
+                (start.clone(), points)
             })
             .collect()
     };
-    let (fa, fb) = (figures(base), figures(new));
+    let (fa, fb) = (figures(base_started, base), figures(new_started, new));
     // The baseline's mean log figure at each point both sides measured.
     let mut reference: BTreeMap<&super::Key, Vec<f64>> = BTreeMap::new();
     for (_, run) in &fa {
@@ -170,6 +178,7 @@ pub fn family_bounds(base: &[LoadedRun], new: &[LoadedRun]) -> Vec<FamilyBound> 
             Some(FamilyBound {
                 family: g.0,
                 title: if g.1.is_empty() { g.0.title().to_string() } else { g.1.clone() },
+                metric: !g.1.is_empty(),
                 points: points.get(g).copied().unwrap_or(0),
                 runs_a: a.len(),
                 runs_b: b.len(),
@@ -257,6 +266,7 @@ mod tests {
         let b = |low, high| FamilyBound {
             family: CompareFamily::Memory,
             title: String::new(),
+            metric: false,
             points: 1,
             runs_a: 3,
             runs_b: 3,

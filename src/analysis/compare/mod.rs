@@ -25,11 +25,10 @@ pub mod summary;
 mod words;
 
 pub use points::{bootstrap_ratio_ci, group_median, group_ratio_ci, RunPoint};
+use points::{gather, group_samples, GroupSamples, RunPoints};
 pub use runs::{compare_loaded, compare_runs, LoadedRun, RunComparison, Variability};
 pub use summary::{summarize, CurveSummary, CurveVerdict};
 pub use words::verdict_sentences;
-
-use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -169,20 +168,6 @@ pub const RESAMPLES: usize = 10_000;
 /// that counts (0.02 = 2 %).
 pub fn compare(a: &[Row], b: &[Row], threshold: f64) -> Vec<PointComparison> {
     compare_samples(&group_samples([a]), &group_samples([b]), threshold)
-}
-
-/// Per point: its first row and each run's [`RunPoint`] (runs that did
-/// not measure the point are left out).
-type GroupSamples = BTreeMap<Key, (Row, Vec<RunPoint>)>;
-
-fn group_samples<'a>(runs: impl IntoIterator<Item = &'a [Row]>) -> GroupSamples {
-    let mut out = GroupSamples::new();
-    for rows in runs {
-        for (k, (row, point)) in points::run_points(rows) {
-            out.entry(k).or_insert_with(|| (row, Vec::new())).1.push(point);
-        }
-    }
-    out
 }
 
 /// Coefficient of variation of the per-run figures, with two or more runs.

@@ -187,3 +187,24 @@ pub(super) fn names(row: &Row) -> (String, String) {
     };
     (curve, p.label())
 }
+/// Per point: its first row and each run's [`RunPoint`] (runs that did
+/// not measure the point are left out).
+pub(super) type GroupSamples = BTreeMap<Key, (Row, Vec<RunPoint>)>;
+
+/// One run's points ([`run_points`]).
+pub(super) type RunPoints = BTreeMap<Key, (Row, RunPoint)>;
+
+pub(super) fn group_samples<'a>(runs: impl IntoIterator<Item = &'a [Row]>) -> GroupSamples {
+    gather(runs.into_iter().map(run_points))
+}
+
+/// Runs' points gathered per point, each run's in the order given.
+pub(super) fn gather(runs: impl IntoIterator<Item = RunPoints>) -> GroupSamples {
+    let mut out = GroupSamples::new();
+    for run in runs {
+        for (k, (row, point)) in run {
+            out.entry(k).or_insert_with(|| (row, Vec::new())).1.push(point);
+        }
+    }
+    out
+}

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::{compare_samples, group_samples, verdict_sentences, GroupSamples, PointComparison};
+use super::{compare_samples, gather, verdict_sentences, GroupSamples, PointComparison};
 use crate::analysis::environment::{environment_diff, EnvDifference};
 use crate::archive::{Manifest, RunDir};
 use crate::error::{Error, Result};
@@ -116,8 +116,13 @@ pub fn compare_loaded(base: &[LoadedRun], new: &[LoadedRun], threshold: f64, new
             "name at least one run on each side: `benchbook compare BASE NEW` or `--base R1 R2 --new R3 R4`",
         ));
     }
-    let sa = group_samples(base.iter().map(|r| r.rows.as_slice()));
-    let sb = group_samples(new.iter().map(|r| r.rows.as_slice()));
+    // Each run's points, read once: the family bounds take them per run,
+    // the point comparisons gathered per point.
+    let per_run = |g: &[LoadedRun]| g.iter().map(|r| super::points::run_points(&r.rows)).collect::<Vec<_>>();
+    let (pa, pb) = (per_run(base), per_run(new));
+    let started = |g: &[LoadedRun]| g.iter().map(|r| r.manifest.started_at.clone()).collect::<Vec<_>>();
+    let families = super::bounds::family_bounds(&started(base), &pa, &started(new), &pb);
+    let (sa, sb) = (gather(pa), gather(pb));
     let mut points = compare_samples(&sa, &sb, threshold);
     let ids = |g: &[LoadedRun]| g.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
     if points.is_empty() {
@@ -151,7 +156,7 @@ pub fn compare_loaded(base: &[LoadedRun], new: &[LoadedRun], threshold: f64, new
             env
         },
         variability: [variability_of(&sa, base.len()), variability_of(&sb, new.len())],
-        families: super::bounds::family_bounds(base, new),
+        families,
         base: ids(base),
         new: ids(new),
         threshold,

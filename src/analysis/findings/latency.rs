@@ -3,6 +3,20 @@
 
 use super::Said;
 
+/// The largest message a latency is read at: small messages, up to 4 KiB
+/// (beyond it a latency curve measures bandwidth).
+pub const SMALL_MESSAGE_BYTES: u64 = 4096;
+
+/// A latency curve's points at small messages ([`SMALL_MESSAGE_BYTES`]).
+pub fn small_messages(c: &crate::analysis::Series) -> impl Iterator<Item = &crate::analysis::PointStat> {
+    c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= SMALL_MESSAGE_BYTES))
+}
+
+/// The largest inversion among a latency curve's small messages.
+pub fn small_message_inversion(c: &crate::analysis::Series) -> Option<Said> {
+    latency_inversion(c.name(), small_messages(c))
+}
+
 /// A latency curve's largest inversion (`analysis::curves::latency_inversion`)
 /// as the sentence that states it.
 pub fn latency_inversion<'a>(

@@ -9,8 +9,8 @@
 use serde::Serialize;
 
 use crate::analysis::compare::bounds::{Call, FamilyBound};
+use crate::analysis::compare::summary::Reading;
 use crate::analysis::compare::RunComparison;
-use crate::vocab::benches::CompareFamily;
 
 /// One compared group's sentence.
 #[derive(Debug, Clone, Serialize)]
@@ -44,23 +44,30 @@ pub struct FamilyLine {
     pub control: Option<(String, String, bool)>,
 }
 
-/// The words a bound's change reads in: times get faster, a latency
-/// lower, a mix of metrics better.
-fn words(b: &FamilyBound) -> (&'static str, &'static str) {
-    match b.family {
-        CompareFamily::Workloads if b.lower_better => ("lower", "higher"),
-        CompareFamily::Workloads => ("better", "worse"),
-        _ => ("faster", "slower"),
+/// How a bound's change reads: a family of times as a speed-up, a latency
+/// lower or higher, as the point tables read them ([`Reading`]); a metric
+/// where higher is better, better or worse.
+fn reading(b: &FamilyBound) -> Reading {
+    match (b.metric, b.lower_better) {
+        (false, _) => Reading::Time,
+        (true, true) => Reading::LowerBetter,
+        (true, false) => Reading::HigherBetter,
     }
 }
 
-/// A ratio (above 1: better) as a change in `b`'s words: a speed-up or a
-/// metric's own change, as the point tables state it (a latency at ratio
-/// 1.975 is 49.4 % lower, not 97.5 % better).
+fn words(b: &FamilyBound) -> (&'static str, &'static str) {
+    match reading(b) {
+        Reading::HigherBetter => ("better", "worse"),
+        r => r.words(),
+    }
+}
+
+/// A ratio (above 1: better) as a change in `b`'s words, by
+/// [`Reading::change`] (a latency at ratio 1.975 is 49.4 % lower, not
+/// 97.5 % better).
 fn change(r: f64, b: &FamilyBound) -> String {
     let (better, worse) = words(b);
-    let by = if b.lower_better { (1.0 - 1.0 / r).abs() } else { (r - 1.0).abs() };
-    format!("{:.1} % {}", by * 100.0, if r >= 1.0 { better } else { worse })
+    format!("{:.1} % {}", reading(b).change(r) * 100.0, if r >= 1.0 { better } else { worse })
 }
 
 fn interval(b: &FamilyBound) -> String {
@@ -96,7 +103,7 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                     });
                     FamilyLine {
                         family: b.title.clone(),
-                        metric: b.title != b.family.title(),
+                        metric: b.metric,
                         points: b.points,
                         runs: format!("{} / {}", b.runs_a, b.runs_b),
                         paired: b.paired,

@@ -233,7 +233,7 @@ pub(super) fn gemm_section(
 fn rate_with_ci(p: &PointStat, g: f64, unit: FlopUnit, peak: Option<f64>) -> String {
     let ci = p.rate_interval(g);
     let mut cell = match ci.show(|x| unit.show(x)) {
-        Some(shown) if p.is_gpu() && p.rounds < 2 => format!("{} {shown} within one round", unit.show(g)),
+        Some(shown) if p.within_run_only() => format!("{} {shown} within one round", unit.show(g)),
         Some(shown) => format!("{} {shown}", unit.show(g)),
         None if p.samples < 2 => format!("{} (one sample)", unit.show(g)),
         None => format!("{} (no interval)", unit.show(g)),
@@ -426,7 +426,8 @@ pub(super) fn latency_rows(stats: &[PointStat], catalog: &Catalog) -> Vec<Latenc
 }
 
 /// The MPI latency curves (of `stats`' runs) whose smaller message takes
-/// longer than a larger one, up to 4 KiB as the network section reads them.
+/// longer than a larger one, among small messages as the network section
+/// reads them.
 pub(super) fn latency_notes(
     stats: &[PointStat],
     series: &[crate::analysis::Series],
@@ -435,10 +436,7 @@ pub(super) fn latency_notes(
         .iter()
         .filter(|c| c.points.first().is_some_and(|p| p.is_p2p_latency()))
         .filter(|c| stats.iter().any(|p| p.run_id == c.run_id))
-        .filter_map(|c| {
-            let small = c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096));
-            crate::analysis::findings::latency::latency_inversion(c.name(), small)
-        })
+        .filter_map(crate::analysis::findings::latency::small_message_inversion)
         .collect()
 }
 

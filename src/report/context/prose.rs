@@ -44,9 +44,7 @@ pub(crate) fn median_with_ci(p: &crate::analysis::PointStat) -> String {
     let t = crate::vocab::units::format_seconds(p.median_seconds);
     match (p.interval(), p.ci_relative()) {
         (Some(ci), Some(r)) if ci.basis == crate::vocab::interval::Basis::Rounds => format!("{t} ± {}", ci_pct(r)),
-        // On a GPU one round's spread says nothing of the next run's clock
-        // and power state: its interval is within-run only.
-        (Some(_), Some(r)) if p.is_gpu() => format!("{t} ± {} (1 round: within-run)", ci_pct(r)),
+        (Some(_), Some(r)) if p.within_run_only() => format!("{t} ± {} (1 round: within-run)", ci_pct(r)),
         (Some(_), Some(r)) => format!("{t} ± {} (1 round)", ci_pct(r)),
         _ => format!("{t} (no CI)"),
     }

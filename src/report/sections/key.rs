@@ -97,12 +97,14 @@ pub struct Facts<'a> {
     pub nominal_clock: &'a dyn Fn(&PointStat) -> bool,
 }
 
-/// Which headline a candidate competes for: one per run and benchmark
-/// (and GEMM dtype, or a network transfer's semantics: one-sided write,
-/// one-sided read and two-sided send each answer seed 003), the best kept.
+/// Which headline a candidate competes for: one per run and benchmark (a
+/// network transfer's semantics apart: one-sided write, one-sided read and
+/// two-sided send each answer seed 003), and one per device model and GEMM
+/// dtype; the best kept.
 #[derive(Debug, Clone, PartialEq)]
 struct Slot {
-    run: String,
+    /// A curve's run id, or a GEMM dtype's device model (`device …`).
+    scope: String,
     bench: String,
     of: Option<String>,
 }
@@ -123,7 +125,7 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
     for c in cs.iter().copied().filter(|c| c.is_bandwidth()) {
         let Some((size, rate, ci, p)) = c.peak() else { continue };
         let of = c.is_transfer().then(|| c.semantics().to_string());
-        let key = Slot { run: c.run_id.clone(), bench: c.bench.clone(), of };
+        let key = Slot { scope: c.run_id.clone(), bench: c.bench.clone(), of };
         if items.iter().any(|(k, r, _)| *k == key && *r >= rate) {
             continue;
         }
@@ -154,9 +156,9 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
                 run: (facts.run_name)(&c.run_id),
                 names_run: facts.names_runs,
                 passed_over: c.passed_over().map(|(s, r, why)| (format_sig3(r * k), format_bytes(s), why)),
-                one_round: p.rounds == 1 && !p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
+                one_round: p.rounds == 1 && p.native(),
                 hump: sat.as_ref().is_some_and(|s| s.hump().is_some()),
-                imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
+                imported: !p.native(),
                 value: format_sig3(rate * k),
                 // A bidirectional test's rate sums both directions.
                 unit: match c.meaning.direction {
@@ -185,11 +187,10 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
 /// dtype only where benchbook measured none (it is a comparison,
 /// tabulated as one).
 fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate>) {
-    let imported = |p: &PointStat| p.source.as_deref().is_some_and(|s| s.starts_with("import:"));
     let gemm = || stats.iter().filter(|p| p.bench == Bench::Gemm.name());
     for p in gemm() {
         let (Some(g), Some(dtype)) = (p.gflops, p.dtype.as_deref()) else { continue };
-        if p.held_out() || (imported(p) && gemm().any(|q| !imported(q) && q.dtype.as_deref() == Some(dtype))) {
+        if p.held_out() || (!p.native() && gemm().any(|q| q.native() && q.dtype.as_deref() == Some(dtype))) {
             continue;
         }
         let ci = p.rate_interval(g);
@@ -197,9 +198,8 @@ fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate
             continue;
         }
         // By rate alone, as the GEMM observations name each dtype's peak.
-        let score = g;
-        let key = Slot { run: format!("device {}", p.device), bench: p.bench.clone(), of: Some(dtype.to_string()) };
-        if items.iter().any(|(k, r, _)| *k == key && *r >= score) {
+        let key = Slot { scope: format!("device {}", p.device), bench: p.bench.clone(), of: Some(dtype.to_string()) };
+        if items.iter().any(|(k, r, _)| *k == key && *r >= g) {
             continue;
         }
         items.retain(|(k, ..)| *k != key);
@@ -221,15 +221,15 @@ fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate
         };
         items.push((
             key,
-            score,
+            g,
             KeyResult {
                 subject: shape,
                 run: (facts.run_name)(&p.run_id),
                 names_run: false,
                 passed_over: None,
-                one_round: p.rounds == 1 && !p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
+                one_round: p.rounds == 1 && p.native(),
                 hump: false,
-                imported: p.source.as_deref().is_some_and(|s| s.starts_with("import:")),
+                imported: !p.native(),
                 value: format_sig3(g / per),
                 unit: flop_unit.into(),
                 short_unit: flop_unit.into(),
@@ -255,7 +255,7 @@ fn rank(items: Vec<Candidate>) -> Option<KeyResults> {
     // copies), then the rest, each in curve order; then the first six.
     let mut runs_of: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = Default::default();
     for (k, ..) in &items {
-        runs_of.entry(k.bench.as_str()).or_default().insert(k.run.as_str());
+        runs_of.entry(k.bench.as_str()).or_default().insert(k.scope.as_str());
     }
     let runs_of: std::collections::BTreeMap<String, usize> =
         runs_of.into_iter().map(|(b, r)| (b.to_string(), r.len())).collect();

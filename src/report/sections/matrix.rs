@@ -30,8 +30,6 @@ pub struct MatrixView {
     /// The range as a share of the GPU link's published figure, when one
     /// is known (`82–83 % of NVLink 4, 8 links one way: 450 GB/s`).
     pub link: Option<String>,
-    #[serde(skip)]
-    pub range: (f64, f64),
 }
 
 /// The sort key of a GPU name: numbers numerically (`2` before `10`),
@@ -50,8 +48,8 @@ fn order(names: BTreeSet<String>) -> Vec<String> {
 /// bandwidth matrix is held against `pair`, the GPU's link to one peer,
 /// where its spec names one (seed 000's roofline).
 pub fn matrices(stats: &[PointStat], pair: Option<&LinkLine>) -> (Vec<MatrixView>, Vec<HeatmapChart>) {
-    // (run, title, unit, note, source) → pair → value.
-    type Key = (String, String, String, String, String);
+    // (run, title, unit, note, source, whether the row pulls) → pair → value.
+    type Key = (String, String, String, String, String, bool);
     let mut groups: BTreeMap<Key, BTreeMap<(String, String), f64>> = BTreeMap::new();
     let mut largest: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     for p in stats.iter().filter(|p| p.bench == Bench::MemcpyPeer) {
@@ -63,14 +61,15 @@ pub fn matrices(stats: &[PointStat], pair: Option<&LinkLine>) -> (Vec<MatrixView
         let Some((from, to)) = p.peer.as_deref().and_then(|q| q.split_once("->")) else { continue };
         let source = p.source.clone().unwrap_or_else(|| "measured by benchbook".into());
         let run = p.run_id.clone();
+        let pulls = crate::vocab::ops::pulls(&p.bench, &p.op);
         let (key, value) = match Bench::of(&p.bench) {
             Some(Bench::Nvbandwidth) if p.variant.as_deref().is_some_and(|v| v.contains("latency")) => (
-                (run, p.op.clone(), "µs".to_string(), "latency, as nvbandwidth printed it".to_string(), source),
+                (run, p.op.clone(), "µs".to_string(), "latency, as nvbandwidth printed it".to_string(), source, pulls),
                 p.median_seconds * 1e6,
             ),
             Some(Bench::Nvbandwidth) => match p.gbps_copied {
                 Some(g) => {
-                    ((run, p.op.clone(), "GB/s".into(), "bytes copied once, as nvbandwidth counts".into(), source), g)
+                    ((run, p.op.clone(), "GB/s".into(), "bytes copied once, as nvbandwidth counts".into(), source, pulls), g)
                 }
                 None => continue,
             },
@@ -83,7 +82,7 @@ pub fn matrices(stats: &[PointStat], pair: Option<&LinkLine>) -> (Vec<MatrixView
                 let title = format!("memcpy-peer {} {} {}", k.0, k.1, k.2).trim().to_string();
                 let note =
                     format!("at {}, the largest size; bytes copied once", format_bytes(p.size_bytes.unwrap_or(0)));
-                ((run, title, "GB/s".into(), note, source), g)
+                ((run, title, "GB/s".into(), note, source, pulls), g)
             }
             _ => continue,
         };
@@ -91,7 +90,7 @@ pub fn matrices(stats: &[PointStat], pair: Option<&LinkLine>) -> (Vec<MatrixView
     }
     let mut views = Vec::new();
     let mut charts = Vec::new();
-    for (i, ((run_id, title, unit, note, source), cells)) in
+    for (i, ((run_id, title, unit, note, source, reads), cells)) in
         groups.into_iter().filter(|(_, c)| c.len() >= 2).enumerate()
     {
         let rows = order(cells.keys().map(|k| k.0.clone()).collect());
@@ -100,10 +99,6 @@ pub fn matrices(stats: &[PointStat], pair: Option<&LinkLine>) -> (Vec<MatrixView
         let name = format!("matrix-{}", i + 1);
         let line = pair.filter(|_| unit == "GB/s");
         let link = line.map(|l| format!("{:.0}–{:.0} % of {}", lo / l.gbps * 100.0, hi / l.gbps * 100.0, l.label));
-        // nvbandwidth's read tests copy the column GPU's buffer into the
-        // row GPU's, in the row GPU's context: data flows column → row,
-        // whatever arrow the tool prints over the matrix.
-        let reads = title.contains("_read_");
         charts.push(HeatmapChart {
             name: name.clone(),
             title: if reads {
@@ -136,7 +131,6 @@ pub fn matrices(stats: &[PointStat], pair: Option<&LinkLine>) -> (Vec<MatrixView
             source,
             run_id,
             link,
-            range: (lo, hi),
         });
     }
     (views, charts)
@@ -169,7 +163,7 @@ pub fn of_matrices(views: &[MatrixView], run_name: &dyn Fn(&str) -> String) -> V
         .map(|m| MatrixKey {
             subject: format!("GPU peer copies, {}", m.title),
             run: run_name(&m.run_id),
-            imported: m.source.starts_with("import:"),
+            imported: crate::vocab::source::RowOrigin::parse(Some(&m.source)) != crate::vocab::source::RowOrigin::Native,
             pairs: m.pairs,
             min: m.min.clone(),
             max: m.max.clone(),
@@ -178,4 +172,3 @@ pub fn of_matrices(views: &[MatrixView], run_name: &dyn Fn(&str) -> String) -> V
         })
         .collect()
 }
-

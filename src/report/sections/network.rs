@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::findings::latency::latency_inversion;
+use crate::analysis::findings::latency::{small_message_inversion, small_messages};
 use crate::analysis::{PointStat, Series, SeriesKey};
 use crate::vocab::benches::Bench;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
@@ -149,18 +149,19 @@ pub fn network_section(
     let collectives: Vec<CollectiveRow> = by
         .into_iter()
         .map(|((op, ranks, src), p)| CollectiveRow {
-            op,
+            op: op.clone(),
             ranks: if ranks == 0 { "not stated".into() } else { ranks.to_string() },
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
             busbw_gbps: {
                 let cell = p.busbw_gbps.map(format_sig3).unwrap_or_else(|| "no bus factor".into());
-                // A point its curve would leave out says so where it is printed.
-                let g = p.busbw_gbps.or(p.gbps_copied).unwrap_or(0.0);
-                let trusted = p.rate_interval(g).within(g, crate::analysis::curves::TRUSTED_HALF_WIDTH);
-                if trusted || p.samples <= 1 {
-                    cell
-                } else {
-                    format!("{cell} (too uncertain: interval wider than ±25 %)")
+                // A point its curve leaves out ([`Series::trusts`]) says so
+                // where it is printed, as the Observations list it.
+                let curve = curves.iter().find(|c| c.run_id == p.run_id && c.name() == op);
+                match (curve, p.size_bytes) {
+                    (Some(c), Some(size)) if p.samples > 1 && !c.trusts(size) => {
+                        format!("{cell} (too uncertain: left out of its curve's level)")
+                    }
+                    _ => cell,
                 }
             },
             algbw_gbps: p.gbps_copied.map(format_sig3).unwrap_or_default(),
@@ -172,7 +173,7 @@ pub fn network_section(
         .filter(|c| c.is_transfer() && c.meaning.is_latency())
         .flat_map(|c| {
             // The small messages latency is about: up to 4 KiB.
-            c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096)).map(move |p| NetLatencyRow {
+            small_messages(c).map(move |p| NetLatencyRow {
                 curve: c.name().to_string(),
                 size: p.size_bytes.map(format_bytes).unwrap_or_default(),
                 median: format_seconds(p.median_seconds),
@@ -187,7 +188,7 @@ pub fn network_section(
     let latency_notes: Vec<_> = curves
         .iter()
         .filter(|c| c.is_transfer() && c.meaning.is_latency())
-        .filter_map(|c| latency_inversion(c.name(), c.points.iter().filter(|p| p.size_bytes.is_some_and(|s| s <= 4096))))
+        .filter_map(|c| small_message_inversion(c))
         .collect();
     if transfers.is_empty() && collectives.is_empty() && latency.is_empty() {
         return None;

@@ -160,7 +160,7 @@ pub fn like_for_like(curves: &[&Series]) -> Option<LikeForLike> {
         v.sort_by(|a, b| b.0.total_cmp(&a.0));
         v
     };
-    let named = |d: &str| !d.is_empty() && !d.contains("not named") && d != "unknown";
+    let named = |d: &str| !crate::analysis::catalog::unnamed(d);
     let (ones, twos) = (candidates(true), candidates(false));
     let (o, t) = ones.iter().find_map(|o| {
         let t = twos.iter().find(|t| t.2 == o.2 || (named(&o.4) && t.4 == o.4))?;
@@ -309,8 +309,11 @@ mod tests {
             Series::new(c, format!("p2p {op}"), None)
         };
         // Two files, two devices: no ratio, and the sentence says why.
-        let (put, recv) = (from("put", 10.0, "a.txt", "mlx5_3"), from("send_recv", 5.0, "b.txt", "not named in the log"));
+        let (put, recv) = (from("put", 10.0, "a.txt", "mlx5_3"), from("send_recv", 5.0, "b.txt", "unknown"));
         assert!(like_for_like(&[&put, &recv]).is_none());
+        // Two files whose rows name no device: no shared system either.
+        let unnamed = |op: &str, g: f64, f: &str| from(op, g, f, "unknown");
+        assert!(like_for_like(&[&unnamed("put", 10.0, "a.txt"), &unnamed("send_recv", 5.0, "b.txt")]).is_none());
         let said = observations(None, &[], &[&put, &recv]);
         assert!(matches!(&said[..], [Said::OneSidedNotCompared { across_systems: true }]), "{said:?}");
         // Two files naming one device: compared, and the device is named.
