@@ -271,8 +271,8 @@ mod tests {
     fn a_gpu_pair_crosses_one_mesh_link_or_the_whole_switched_port() {
         let book = SpecBook::builtin();
         let pair = |id: &str| book.find(id).and_then(|s| s.link.as_ref()).and_then(|l| l.pair_line()).unwrap();
-        // MI300X: a fully connected mesh, one 50 GB/s link per pair.
-        assert_eq!(pair("mi300x").gbps, 50.0);
+        // MI300X: a fully connected mesh, one link per pair, 64 GB/s one way.
+        assert_eq!(pair("mi300x").gbps, 64.0);
         assert!(pair("mi300x").label.contains("one link"));
         // H100 SXM: NVSwitch gives a pair all 18 links, one way.
         assert_eq!(pair("h100-sxm").gbps, 450.0);
@@ -295,7 +295,8 @@ mod tests {
         let h100 = book.find("h100-sxm").unwrap().link.as_ref().unwrap();
         assert_eq!(h100.lines().iter().map(|l| l.gbps).collect::<Vec<_>>(), [450.0]);
         let mi300x = book.find("mi300x").unwrap().link.as_ref().unwrap();
-        assert_eq!(mi300x.per_link_gbps, Some(50.0));
+        // 128 GB/s a link, both directions together: 64 one way.
+        assert_eq!(mi300x.per_link_gbps, Some(64.0));
         let net = book.interconnect_lines("network");
         assert!(net.len() >= 10, "{net:?}");
         // Each figure in GB/s is the Gb/s its label states, divided by 8.

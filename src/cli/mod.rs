@@ -713,12 +713,15 @@ pub struct ReportArgs {
     /// GPU. The peer matrix always shows every pair.
     #[arg(long, value_name = "PAIRS")]
     pub pairs: Option<String>,
-    /// The link the network transfers crossed, by id (ib-qdr, ib-fdr,
-    /// ib-edr, ib-hdr, ib-ndr, eth-25g, eth-100g, eth-200g, roce-400g,
-    /// efa-100g, or one added to <archive>/specs/): network rates are then
-    /// stated as a share of it. Logs name a link's type, never its rate, so
-    /// without it no share is given.
-    #[arg(long, value_name = "ID")]
+    /// The link the transfers crossed, by id (ib-qdr, ib-fdr, ib-edr,
+    /// ib-hdr, ib-ndr, eth-25g, eth-100g, eth-200g, roce-400g, efa-100g,
+    /// nvlink3-x4, mi250-gcd-if, or one added to <archive>/specs/): rates
+    /// are then stated as a share of it. `ID` names it for every run;
+    /// `RUN=ID,RUN=ID` one per run (RUN: a run id, a unique part of one,
+    /// or a label), e.g. `--link osu-a100=nvlink3-x4,osu-mi250=mi250-gcd-if`.
+    /// Logs name a link's type, never its rate (and an MPI log between two
+    /// GPUs names neither), so without it no share is given.
+    #[arg(long, value_name = "ID|RUN=ID,...")]
     pub link: Option<String>,
     /// Let points measured while throttled (a thermal or hardware slowdown, a power brake, or a
     /// clock below 75 % of the device's reference) set plateaus and key results; by default they

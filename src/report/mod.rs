@@ -153,7 +153,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
     let mut catalog = Catalog::build(&stats, &manifests, &book, explicit);
     let all = stats;
     let (stats, pairs_note) = sections::pairs::Pairs::parse(opts.pairs.as_deref())?.filter(&all);
-    let link = opts.link.as_deref().map(|id| book.interconnect("--link", id)).transpose()?;
+    let links = sections::NamedLinks::parse(opts.link.as_deref(), &book, &manifests)?;
     // Every series of the report, once: each held against its own
     // system's memory roofline (the catalog's one rule).
     catalog.hold_series(&stats);
@@ -173,7 +173,7 @@ pub fn build_runs(runs: &[RunDir], archive_root: &Path, opts: &ReportOptions) ->
             all: &all,
             book: &book,
             spec: gpu_spec.or(spec),
-            link,
+            links,
             catalog: &catalog,
         };
         let (writeup, more) = sections::build(&input, notes, pairs_note)?;

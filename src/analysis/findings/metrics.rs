@@ -29,32 +29,65 @@ pub fn metric_findings(stats: &[MetricStat], metrics: &[&str]) -> Vec<(String, S
     let mut every: Vec<String> = stats.iter().map(origin).collect();
     every.sort();
     every.dedup();
+    // One warm-up per log and configuration: its steady state starts where
+    // every metric it logs along the step axis is logged, so a throughput
+    // a log prints from its third step on and a loss it prints from its
+    // first are read over the same steps.
+    let mut starts: std::collections::BTreeMap<(String, Option<String>), f64> = Default::default();
+    for g in metrics.iter().flat_map(|m| groups(stats, m)) {
+        let Some(axis) = g.axis else { continue };
+        let first = g.pts.iter().filter_map(|p| p.param_f64(axis)).fold(f64::INFINITY, f64::min);
+        let start = starts.entry((g.from.clone(), g.config.clone())).or_insert(f64::NEG_INFINITY);
+        *start = start.max(first);
+    }
     for metric in metrics {
-        let all: Vec<&MetricStat> = stats.iter().filter(|s| s.metric == *metric).collect();
-        let mut origins: Vec<String> = all.iter().map(|s| origin(s)).collect();
-        origins.sort();
-        origins.dedup();
-        for from in &origins {
-            let pts: Vec<&MetricStat> = all.iter().copied().filter(|s| origin(s) == *from).collect();
-            // Along a step axis, each configuration (a model size, a batch)
-            // is its own level: never one median across configurations.
-            let axis = STEP_AXES.iter().copied().find(|a| pts.iter().all(|p| p.param_f64(a).is_some()));
-            for (config, pts) in configurations(&pts, axis) {
-                let whose = match (&config, every.len() > 1) {
-                    (Some(c), true) => Some(format!("{from}, {c}")),
-                    (Some(c), false) => Some(c.clone()),
-                    (None, true) => Some(from.clone()),
-                    (None, false) => None,
-                };
-                let row = config.as_ref().map_or_else(|| from.clone(), |c| format!("{from}, {c}"));
-                let by_config = config.is_some();
-                out.extend(finding(metric, &pts, axis, whose, by_config).into_iter().map(|s| (row.clone(), s)));
-            }
+        for g in groups(stats, metric) {
+            let whose = match (&g.config, every.len() > 1) {
+                (Some(c), true) => Some(format!("{}, {c}", g.from)),
+                (Some(c), false) => Some(c.clone()),
+                (None, true) => Some(g.from.clone()),
+                (None, false) => None,
+            };
+            let row = g.config.as_ref().map_or_else(|| g.from.clone(), |c| format!("{}, {c}", g.from));
+            let start = starts.get(&(g.from.clone(), g.config.clone())).copied();
+            let by_config = g.config.is_some();
+            out.extend(
+                finding(metric, &g.pts, g.axis.map(|a| (a, start)), whose, by_config)
+                    .into_iter()
+                    .map(|s| (row.clone(), s)),
+            );
         }
     }
     // A loss no vocabulary allows comes first: every other figure of that
     // run is read after the warning, not before it.
     out.sort_by_key(|(_, s)| !matches!(s, Said::LossAboveUniform { .. }));
+    out
+}
+
+/// One metric's points of one origin (file or run) and configuration.
+struct Group<'a> {
+    from: String,
+    axis: Option<&'static str>,
+    config: Option<String>,
+    pts: Vec<&'a MetricStat>,
+}
+
+/// `metric`'s points per origin and, along a step axis, per configuration
+/// (a model size, a batch): each is its own level, never one median
+/// across configurations.
+fn groups<'a>(stats: &'a [MetricStat], metric: &str) -> Vec<Group<'a>> {
+    let all: Vec<&MetricStat> = stats.iter().filter(|s| s.metric == metric).collect();
+    let mut origins: Vec<String> = all.iter().map(|s| origin(s)).collect();
+    origins.sort();
+    origins.dedup();
+    let mut out = Vec::new();
+    for from in origins {
+        let pts: Vec<&MetricStat> = all.iter().copied().filter(|s| origin(s) == from).collect();
+        let axis = STEP_AXES.iter().copied().find(|a| pts.iter().all(|p| p.param_f64(a).is_some()));
+        for (config, pts) in configurations(&pts, axis) {
+            out.push(Group { from: from.clone(), axis, config, pts });
+        }
+    }
     out
 }
 
@@ -81,8 +114,17 @@ fn configurations<'a>(pts: &[&'a MetricStat], axis: Option<&str>) -> Vec<(Option
 
 /// The findings of one metric's points of one origin and configuration:
 /// its best point and level, and a loss above any vocabulary's uniform guess.
-fn finding(metric: &str, pts: &[&MetricStat], axis: Option<&str>, whose: Option<String>, by_config: bool) -> Vec<Said> {
+/// `axis`: the step axis, with the step its log's steady state may start
+/// at (where all its metrics are logged).
+fn finding(
+    metric: &str,
+    pts: &[&MetricStat],
+    axis: Option<(&str, Option<f64>)>,
+    whose: Option<String>,
+    by_config: bool,
+) -> Vec<Said> {
     let Some(first) = pts.first() else { return Vec::new() };
+    let (axis, start) = (axis.map(|a| a.0), axis.and_then(|a| a.1));
     // Where a point is: its step, when its configuration is already named.
     let at_of = |p: &MetricStat| match axis.filter(|_| by_config) {
         Some(a) => format!("{a}={}", format_axis(p.param_f64(a).unwrap_or(0.0))),
@@ -123,7 +165,7 @@ fn finding(metric: &str, pts: &[&MetricStat], axis: Option<&str>, whose: Option<
     };
     let Some(best) = best else { return out };
     let level = match axis {
-        Some(axis) if pts.len() >= 3 => step_level(pts, axis),
+        Some(axis) if pts.len() >= 3 => step_level(pts, axis, start),
         _ => settings_level(pts),
     };
     out.insert(
@@ -143,9 +185,18 @@ fn finding(metric: &str, pts: &[&MetricStat], axis: Option<&str>, whose: Option<
 
 /// The level of points logged along a step axis (`step`, `iteration`):
 /// their steady state after the warm-up, or the direction they still move.
-fn step_level(pts: &[&MetricStat], axis: &str) -> MetricLevel {
+/// `start`: the first step every metric of its log is logged at; steps
+/// before it are left out, with the warm-up counted from there (unless
+/// that leaves fewer than 3 steps).
+fn step_level(pts: &[&MetricStat], axis: &str, start: Option<f64>) -> MetricLevel {
     let mut by_step: Vec<(f64, f64)> = pts.iter().map(|p| (p.param_f64(axis).unwrap_or(0.0), p.median)).collect();
     by_step.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some(start) = start {
+        let from: Vec<(f64, f64)> = by_step.iter().copied().filter(|(step, _)| *step >= start).collect();
+        if from.len() >= 3 {
+            by_step = from;
+        }
+    }
     let warm = (by_step.len() / 10).max(1);
     let after: Vec<f64> = by_step[warm..].iter().map(|(_, v)| *v).collect();
     let median = |v: &[f64]| {
@@ -238,6 +289,32 @@ mod tests {
         // No figure mixes the two logs (the old 'average of its 7 points').
         assert_eq!(of("b.log"), (880.0, steady("20", "30", 2, 875.0)));
         assert_eq!(said.len(), 2, "{said:?}");
+    }
+
+    #[test]
+    fn metrics_of_one_log_share_one_warm_up() {
+        // Primus prints TFLOP/s from iteration 1 and tokens/s only from 3:
+        // both are read from iteration 3 on, the warm-up counted from there.
+        let mut stats: Vec<MetricStat> = [(1, 10.5), (2, 20.6), (3, 449.5), (4, 616.7), (5, 611.4), (6, 602.2)]
+            .iter()
+            .map(|&(i, v)| point("primus.log", i, v))
+            .collect();
+        stats.extend([(3, 6870.0), (4, 9427.0), (5, 9345.0), (6, 9205.0)].iter().map(|&(i, v)| {
+            let mut p = point("primus.log", i, v);
+            p.metric = "tokens_per_s_per_gpu".into();
+            p
+        }));
+        let levels: Vec<MetricLevel> = metric_findings(&stats, &["tflops_per_gpu", "tokens_per_s_per_gpu"])
+            .into_iter()
+            .filter_map(|(_, s)| match s {
+                Said::MetricBest { level, .. } => Some(level),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(levels.len(), 2, "{levels:?}");
+        for l in &levels {
+            assert!(matches!(l, MetricLevel::Steady { first, warmup: 1, .. } if first == "4"), "{levels:?}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //!
 //! - [`bandwidth`]: size-swept curves (memcpy, STREAM, links, GEMM peaks,
 //!   convergence);
-//! - [`latency`]: a latency curve's largest inversion;
+//! - [`latency`]: a latency curve's largest inversion and protocol step;
 //! - [`metrics`]: workload metrics (a training log's steady state, or the
 //!   range of points of different settings);
 //! - [`precision`]: how many medians reached their interval target;
@@ -73,7 +73,15 @@ pub enum Said {
         large_s: f64,
         ratio: f64,
         overlap: bool,
+        /// Other sizes below `large_bytes` that take longer than it too.
+        also: Vec<u64>,
     },
+    /// A latency curve's largest step between neighbouring small sizes
+    /// where the time grows more than twice as fast as the bytes and the
+    /// rerun intervals do not overlap: a fixed cost that starts at
+    /// `large_bytes` (a change of protocol, as an MPI library's eager
+    /// limit makes).
+    LatencyStep { curve: String, small_bytes: u64, small_s: f64, large_bytes: u64, large_s: f64 },
     /// Points measured in rounds whose interval is wider than ±1 %.
     /// `one_round`: how many of the `of` points rest on a single round.
     WideIntervals { wide: usize, of: usize, widest: f64, one_round: usize },

@@ -15,8 +15,9 @@ use crate::vocab::units::{format_bytes, format_sig3};
 pub struct Figures<'a> {
     /// The published peaks of a device, by its name.
     pub spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>,
-    /// The network link named (`--link`).
-    pub link: Option<LinkLine>,
+    /// The link named for a run (`--link ID`, or `--link RUN=ID`): what
+    /// its transfers crossed.
+    pub link: &'a dyn Fn(&str) -> Option<LinkLine>,
     /// Runs whose ranks all ran on one host (no network link crossed).
     pub one_host: &'a dyn Fn(&str) -> bool,
     /// The L2 cache of a point's GPU, as its run recorded it (bytes).
@@ -97,19 +98,17 @@ pub fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> (Op
             Some(_) => (None, Some(NoShare::CountedOnce)),
             None => (None, Some(NoShare::NoPeak { device: p.device.clone() })),
         },
+        // A link named for the run is what its transfers crossed: a log
+        // names a link's type (or nothing), never its rate.
+        Some(Bench::MemcpyPeer | Bench::P2p | Bench::Rdma) if (facts.link)(&c.run_id).is_some() => {
+            let l = (facts.link)(&c.run_id).expect("checked above");
+            (Some(share(rate, l.gbps, l.label.clone())), None)
+        }
         // A copy between GPUs of one host crosses the GPU's link.
         Some(Bench::MemcpyPeer) => gpu_link(p, rate, facts),
         Some(Bench::P2p) if gpu_buffers && (facts.one_host)(&c.run_id) => gpu_link(p, rate, facts),
-        Some(Bench::P2p | Bench::Rdma) => {
-            if (facts.one_host)(&c.run_id) {
-                (None, Some(NoShare::OneHost))
-            } else {
-                match &facts.link {
-                    Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),
-                    None => (None, Some(NoShare::NoLinkNamed)),
-                }
-            }
-        }
+        Some(Bench::P2p | Bench::Rdma) if (facts.one_host)(&c.run_id) => (None, Some(NoShare::OneHost)),
+        Some(Bench::P2p | Bench::Rdma) => (None, Some(NoShare::NoLinkNamed)),
         // A copy between host and GPU crosses the GPU's host link.
         Some(Bench::H2d | Bench::D2h) => match (facts.spec_of)(p).and_then(|s| s.host_line.as_ref()) {
             Some(l) => (Some(share(rate, l.gbps, l.label.clone())), None),

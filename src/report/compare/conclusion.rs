@@ -10,7 +10,8 @@ use serde::Serialize;
 
 use crate::analysis::compare::bounds::{Call, FamilyBound};
 use crate::analysis::compare::summary::Reading;
-use crate::analysis::compare::RunComparison;
+use crate::analysis::compare::summary::Reading as PointReading;
+use crate::analysis::compare::{PointComparison, RunComparison, Verdict};
 
 /// One compared group's sentence.
 #[derive(Debug, Clone, Serialize)]
@@ -116,4 +117,42 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                 .collect(),
         })
         .collect()
+}
+
+/// Each point a partitioned group is called faster or slower at (or
+/// higher, lower), set beside the control's ratio at the same point: a
+/// change the control, one unpartitioned instance, shows as well (the
+/// intervals overlap) is not shown to be the partitions' doing. The
+/// Details' counterpart of the Conclusion's control column.
+pub fn control_notes(c: &RunComparison, control: &RunComparison, control_name: &str) -> Vec<String> {
+    let called = c.points.iter().filter(|p| matches!(p.verdict, Verdict::Faster | Verdict::Slower));
+    called
+        .map(|p| {
+            let word = PointReading::of(p).verdict_word(p.verdict);
+            let at = format!("{} ({word}, ratio {:.3}, 95 % CI {})", p.label, p.ratio, p.ci_text());
+            let Some(q) = control.points.iter().find(|q| same_point(p, q)) else {
+                return format!(
+                    "{at}: {control_name}, the control, has no such point, so this is not checked against it."
+                );
+            };
+            let control_at = format!("{control_name}, the control, reads {:.3} ({}) there", q.ratio, q.ci_text());
+            match overlap(p, q) {
+                Some(true) => {
+                    format!("{at}: {control_at}, which overlaps it, so this is not shown to be the partitions' doing.")
+                }
+                Some(false) => format!("{at}: {control_at}, clear of it, so the control does not explain it."),
+                None => format!("{at}: {control_at}; without both intervals the two are not set against each other."),
+            }
+        })
+        .collect()
+}
+
+fn same_point(p: &PointComparison, q: &PointComparison) -> bool {
+    p.label == q.label && p.metric == q.metric && p.size_bytes == q.size_bytes
+}
+
+/// Whether two points' ratio intervals overlap; `None` without both.
+fn overlap(p: &PointComparison, q: &PointComparison) -> Option<bool> {
+    let (a, b) = ((p.ci_low?, p.ci_high?), (q.ci_low?, q.ci_high?));
+    Some(a.0 <= b.1 && b.0 <= a.1)
 }

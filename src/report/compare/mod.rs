@@ -87,6 +87,9 @@ pub struct PairSection {
     /// How many points, and how many of each verdict.
     pub counts: String,
     pub verdicts: Vec<String>,
+    /// A partitioned group: each called point against the control's ratio
+    /// there ([`conclusion::control_notes`]).
+    pub control_notes: Vec<String>,
     pub table: Vec<VerdictRow>,
     /// Whether any point rests on one sample (no interval).
     pub one_sample: bool,
@@ -204,6 +207,7 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
             },
             counts: rows::verdict_counts(&c),
             verdicts: c.verdicts.clone(),
+            control_notes: Vec::new(),
             table: c.points.iter().map(verdict_row).collect(),
             one_sample: c.points.iter().any(|p| p.ci_low.is_none()),
             repeated: c.variability.iter().any(|v| v.runs > 1),
@@ -241,6 +245,13 @@ pub fn build_compare(groups: &[Vec<RunDir>], threshold: f64) -> Result<CompareRe
         .collect();
     let counts: Vec<usize> = groups.iter().skip(1).map(|g| g.first().map_or(1, |r| r.partitions())).collect();
     let conclusion = conclusion::conclusions(&names, &comparisons, &counts);
+    // The control (the first compared group measured as one instance) set
+    // beside every point a partitioned group is called at.
+    if let Some(k) = counts.iter().position(|n| *n == 1) {
+        for (i, pair) in pairs.iter_mut().enumerate().filter(|(i, _)| *i != k && counts[*i] > 1) {
+            pair.control_notes = conclusion::control_notes(&comparisons[i], &comparisons[k], &names[k + 1]);
+        }
+    }
     let title = format!("benchbook comparison: {}", names.join(" vs "));
     crate::plot::share_palette(&mut charts);
     Ok(CompareReport {

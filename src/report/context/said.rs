@@ -29,6 +29,7 @@ pub const PARTIALS: &[(&str, &str)] = partials![
     "saturation",
     "fixed-cost",
     "latency-inversion",
+    "latency-step",
     "wide-intervals",
     "noise-target",
     "threads",

@@ -314,7 +314,7 @@ fn of_curves(input: &Input, cs: &[&Series], stats: &[PointStat]) -> Option<KeyRe
     let nominal_clock = |p: &PointStat| crate::report::context::nominal_clock(input.manifests, p);
     let l2_of = |p: &PointStat| crate::report::context::l2_of(input.manifests, p);
     let facts = Facts {
-        figures: Figures { l2_of: &l2_of, spec_of: &spec_of, link: input.link.map(|l| l.line()), one_host: &one_host },
+        figures: Figures { l2_of: &l2_of, spec_of: &spec_of, link: &|run| input.links.line(run), one_host: &one_host },
         run_name: &run_name,
         names_runs: input.catalog.names_runs(),
         nominal_clock: &nominal_clock,
@@ -346,7 +346,7 @@ mod tests {
 
     fn facts<'a>(spec_of: &'a dyn Fn(&PointStat) -> Option<&'a Spec>, name: &'a dyn Fn(&str) -> String) -> Facts<'a> {
         Facts {
-            figures: Figures { spec_of, link: None, one_host: &|_| false, l2_of: &|_| None },
+            figures: Figures { spec_of, link: &|_| None, one_host: &|_| false, l2_of: &|_| None },
             run_name: name,
             names_runs: false,
             nominal_clock: &|_| false,

@@ -127,7 +127,11 @@ pub(super) fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts
         .copied()
         .filter(|c| c.buffers.on_gpu())
         .filter_map(|c| {
-            let line = if c.buffers == Buffers::StagedThroughHost { host.clone() } else { pair.clone() };
+            let line = match input.links.line(&c.run_id) {
+                Some(named) => Some(named),
+                None if c.buffers == Buffers::StagedThroughHost => host.clone(),
+                None => pair.clone(),
+            };
             line.map(|l| (c, l))
         })
         .collect();
@@ -137,7 +141,7 @@ pub(super) fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts
             lines.push(l.clone());
         }
     }
-    const RULE: &str = "Each copy between GPUs is held against the link it crosses: with peer access, the GPU's link to one peer (one link in a fully connected mesh such as Infinity Fabric; all links one way through a switch such as NVSwitch); without it, the host's PCIe link it is staged through.";
+    const RULE: &str = "Each copy between GPUs is held against the link it crosses: the one named for its run (--link), which a log that names no topology needs; else, with peer access, the GPU's link to one peer (one link in a fully connected mesh such as Infinity Fabric; all links one way through a switch such as NVSwitch); without it, the host's PCIe link it is staged through.";
     s.links = links_section(&on_gpu, &lines, "GB/s", RULE);
     if !of.is_empty() {
         const ID: &str = "peer-vs-link";
@@ -164,25 +168,34 @@ pub(super) fn network_links(input: &Input, cs: &[&Series], s: &mut Sections, cha
     // network port bounds them, so none is drawn or compared.
     let local: Vec<&Manifest> = input.manifests.iter().filter(|m| super::one_host(m)).collect();
     let crossed: Vec<&Series> = of.iter().copied().filter(|c| !local.iter().any(|m| m.run_id == c.run_id)).collect();
-    // Only the link named (`--link`) is drawn: a log names a link's type,
+    // Only a link named (`--link`) is drawn: a log names a link's type,
     // never its rate, and a figure picked by size could be any link.
-    let lines: Vec<LinkLine> =
-        if crossed.is_empty() { Vec::new() } else { input.link.map(|l| l.line()).into_iter().collect() };
-    let held: Vec<(&Series, LinkLine)> = crossed.iter().flat_map(|c| lines.first().map(|l| (*c, l.clone()))).collect();
+    let held: Vec<(&Series, LinkLine)> =
+        crossed.iter().filter_map(|c| input.links.line(&c.run_id).map(|l| (*c, l))).collect();
+    let mut lines: Vec<LinkLine> = Vec::new();
+    for (_, l) in &held {
+        if !lines.contains(l) {
+            lines.push(l.clone());
+        }
+    }
     s.links = links_section(
         &held,
         &lines,
         "Gb/s",
-        "Each transfer that crossed a network port is held against the link named for this report (--link): a log names a link's type, never its rate.",
+        "Each transfer that crossed a network port is held against the link named for its run (--link): a log names a link's type, never its rate.",
     );
     if let Some(n) = s.network.as_mut() {
         // One-sided peaks that crossed a port, against it.
-        for r in n.channels.iter_mut().filter(|r| crossed.iter().any(|c| c.key == r.key)) {
-            r.against(lines.first());
+        for r in n.channels.iter_mut() {
+            if let Some((_, l)) = held.iter().find(|(c, _)| c.key == r.key) {
+                r.against(Some(l));
+            }
         }
         n.channels_linked = n.channels.iter().any(|r| !r.of_link.is_empty());
-        if !crossed.is_empty() && lines.is_empty() {
-            n.observations.push(unnamed_link(input, &crossed));
+        let unheld: Vec<&Series> =
+            crossed.iter().copied().filter(|c| input.links.of(&c.run_id).is_none()).collect();
+        if !unheld.is_empty() {
+            n.observations.push(unnamed_link(input, &unheld));
         }
         for m in local.iter().filter(|m| of.iter().any(|c| c.run_id == m.run_id)) {
             n.observations.push(Said::SharedMemory { run_id: m.run_id.clone(), host: m.host.hostname.clone() });

@@ -226,8 +226,8 @@ pub struct Input<'a> {
     pub all: &'a [PointStat],
     pub book: &'a SpecBook,
     pub spec: Option<&'a Spec>,
-    /// The link the network transfers crossed (`--link`).
-    pub link: Option<&'a crate::analysis::specs::Interconnect>,
+    /// The links transfers crossed, as `--link` names them.
+    pub links: NamedLinks<'a>,
     /// Whose rows each curve holds, each system's spec, and every series
     /// of `stats` (built once).
     pub catalog: &'a crate::analysis::Catalog,
@@ -279,6 +279,59 @@ pub fn build(input: &Input, notes: notes::Notes, pairs_note: Option<Said>) -> Re
         }
     }
     Ok((s, charts))
+}
+
+/// The links named for a report (`--link`): one for every run (`ID`), or
+/// one per run (`RUN=ID`, comma-separated; RUN a run id, a unique part of
+/// one, or a label). A log names a link's type, never its rate, so only a
+/// named link is a share's denominator.
+#[derive(Debug, Clone, Default)]
+pub struct NamedLinks<'a> {
+    pub all: Option<&'a crate::analysis::specs::Interconnect>,
+    pub runs: Vec<(String, &'a crate::analysis::specs::Interconnect)>,
+}
+
+impl<'a> NamedLinks<'a> {
+    /// Parse `--link` against the report's runs.
+    pub fn parse(
+        arg: Option<&str>,
+        book: &'a crate::analysis::specs::SpecBook,
+        manifests: &[Manifest],
+    ) -> crate::Result<Self> {
+        let mut out = NamedLinks::default();
+        for item in arg.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match item.split_once('=') {
+                None => out.all = Some(book.interconnect("--link", item)?),
+                Some((run, id)) => {
+                    let hits: Vec<&Manifest> = manifests
+                        .iter()
+                        .filter(|m| m.run_id.contains(run) || m.label.as_deref() == Some(run))
+                        .collect();
+                    let [m] = hits[..] else {
+                        return Err(crate::Error::config(
+                            "--link",
+                            format!(
+                                "`{run}` names {} of the report's runs; give a run id, a unique part of one, or a label (RUN=ID)",
+                                if hits.is_empty() { "none".to_string() } else { hits.len().to_string() }
+                            ),
+                        ));
+                    };
+                    out.runs.push((m.run_id.clone(), book.interconnect("--link", id)?));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The link `run`'s transfers crossed: its own, else the report's.
+    pub fn of(&self, run: &str) -> Option<&'a crate::analysis::specs::Interconnect> {
+        self.runs.iter().find(|(r, _)| r == run).map(|(_, l)| *l).or(self.all)
+    }
+
+    /// [`Self::of`] as the line a chart draws.
+    pub fn line(&self, run: &str) -> Option<crate::analysis::specs::LinkLine> {
+        self.of(run).map(|l| l.line())
+    }
 }
 
 /// Whether every run is an MPI run whose ranks all ran on one host.

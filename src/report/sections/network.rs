@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::findings::latency::{small_message_inversion, small_messages};
+use crate::analysis::findings::latency::{small_message_inversion, small_message_step, small_messages};
 use crate::analysis::{PointStat, Series, SeriesKey};
 use crate::vocab::benches::Bench;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
@@ -48,6 +48,12 @@ pub struct ChannelRow {
     pub peak_gbits: String,
     pub per_channel_gbits: String,
     pub at: String,
+    /// The size every one-sided curve of the run measured with a point the
+    /// report trusts (the largest such), where the rows compare like for
+    /// like; `-` when there is none.
+    pub matched_size: String,
+    /// The curve's rate at the matched size, Gb/s with its interval.
+    pub matched_gbits: String,
     /// The peak against the link that bounds it (`44 % of EFA, one
     /// device: 100 Gb/s`); empty when no link applies (one host).
     pub of_link: String,
@@ -188,7 +194,7 @@ pub fn network_section(
     let latency_notes: Vec<_> = curves
         .iter()
         .filter(|c| c.is_transfer() && c.meaning.is_latency())
-        .filter_map(|c| small_message_inversion(c))
+        .flat_map(|c| [small_message_inversion(c), small_message_step(c)].into_iter().flatten())
         .collect();
     if transfers.is_empty() && collectives.is_empty() && latency.is_empty() {
         return None;
@@ -229,6 +235,8 @@ mod tests {
             peak_gbits: format_sig3(gbps * 8.0),
             per_channel_gbits: format_sig3(gbps * 2.0),
             at: "16 MiB".into(),
+            matched_size: "-".into(),
+            matched_gbits: "-".into(),
             of_link: String::new(),
             peak_gbps: gbps,
             key: SeriesKey::default(),

@@ -82,6 +82,8 @@ pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRo
                 peak_gbits: format_sig3(gbps * 8.0),
                 per_channel_gbits: format_sig3(gbps * 8.0 / os.channels as f64),
                 at: format_bytes(size),
+                matched_size: "-".into(),
+                matched_gbits: "-".into(),
                 of_link: String::new(),
                 peak_gbps: gbps,
             });
@@ -90,6 +92,7 @@ pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRo
             by_op.entry((c.run_id.clone(), c.op.clone())).or_default().push((os.sync_every, c));
         }
     }
+    matched(curves, &mut rows);
     let mut flushes = Vec::new();
     for ((_, op), mut v) in by_op.into_iter().filter(|(_, v)| v.len() > 1) {
         v.sort_by_key(|(k, _)| *k);
@@ -125,6 +128,32 @@ pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRo
         });
     }
     (rows, flushes)
+}
+
+/// Fill each channel row's rate at its run's matched size: the largest size
+/// every one-sided curve of that run measured with a point the report
+/// trusts (Curve::trusted). Peaks fall at different sizes, so only these
+/// cells compare the rows like for like.
+fn matched(curves: &[&Series], rows: &mut [ChannelRow]) {
+    let one_sided: Vec<&Series> = curves.iter().copied().filter(|s| s.one_sided().is_some()).collect();
+    let mut by_run: BTreeMap<&str, Vec<&Series>> = BTreeMap::new();
+    for s in &one_sided {
+        by_run.entry(s.curve.run_id.as_str()).or_default().push(s);
+    }
+    for run in by_run.values() {
+        let trusted_sizes = |s: &Series| -> Vec<u64> {
+            s.curve.trusted().into_iter().filter(|&(_, _, t)| t).map(|(size, ..)| size).collect()
+        };
+        let first = trusted_sizes(run[0]);
+        let size = first.into_iter().filter(|size| run.iter().all(|s| trusted_sizes(s).contains(size))).max();
+        let Some(size) = size else { continue };
+        for s in run {
+            let Some(row) = rows.iter_mut().find(|r| r.key == s.key) else { continue };
+            let Some(p) = s.curve.points.iter().find(|p| p.size_bytes == Some(size)) else { continue };
+            row.matched_size = format_bytes(size);
+            row.matched_gbits = with_interval(p);
+        }
+    }
 }
 
 /// A difference between two rates only where their 95 % intervals do not
@@ -278,6 +307,43 @@ mod tests {
             proptest::prop_assert_eq!(verdict.contains("slower") || verdict.contains("faster"), disjoint);
             proptest::prop_assert!(!flush_verdict(None, Some(ib), a, b).0, "no interval, no claim");
         }
+    }
+
+    /// A one-sided series of `op` flushed every `sync_every`, whose points
+    /// from `wide_from` up have an interval wider than the trust rule takes.
+    fn one_sided(op: &str, gbps: f64, sync_every: u32, wide_from: u64) -> Series {
+        let mut c = flat_curve(op, gbps);
+        for p in &mut c.points {
+            p.axes = Some(format!(r#"{{"channels":1,"sync_every":{sync_every}}}"#));
+            let m = p.size_bytes.unwrap() as f64 / (gbps * 1e9);
+            p.median_seconds = m;
+            let (lo, hi) = if p.size_bytes.unwrap() >= wide_from { (0.5, 2.0) } else { (0.99, 1.01) };
+            (p.ci_low_seconds, p.ci_high_seconds) = (Some(m * lo), Some(m * hi));
+            p.ci_basis = Some(crate::vocab::interval::Basis::Rounds);
+            p.rounds = 3;
+        }
+        let mut s = Series::new(c, format!("p2p {op} {sync_every}"), None);
+        s.key.variant = Some(format!("host buffers, flush every {sync_every}"));
+        s
+    }
+
+    #[test]
+    fn channel_rows_compare_at_the_largest_size_every_curve_trusts() {
+        let sizes: Vec<u64> = flat_curve("put", 1.0).points.iter().filter_map(|p| p.size_bytes).collect();
+        let cut = sizes[sizes.len() - 2];
+        let (a, b) = (one_sided("put", 10.0, 1, u64::MAX), one_sided("put", 20.0, 64, cut));
+        let (rows, _) = channels_and_flushes(&[&a, &b]);
+        assert_eq!(rows.len(), 2);
+        let below = sizes[sizes.len() - 3];
+        for r in &rows {
+            assert_eq!(r.matched_size, format_bytes(below), "{r:?}");
+        }
+        assert!(rows[0].matched_gbits.starts_with("80.0 ("), "{:?}", rows[0]);
+        assert!(rows[1].matched_gbits.starts_with("160 ("), "{:?}", rows[1]);
+        // No size trusted by both: the cells say so rather than compare.
+        let c = one_sided("get", 10.0, 1, 0);
+        let (rows, _) = channels_and_flushes(&[&a, &c]);
+        assert!(rows.iter().all(|r| r.matched_size == "-" && r.matched_gbits == "-"), "{rows:?}");
     }
 
     #[test]
