@@ -118,7 +118,7 @@ def main():
         per_layer = 4 * d * d + 2 * d * ff + 9 * d + ff
         params = layers * per_layer + vocab * d + (seq * d + 2 * d if a.preset else vocab * d)
         base = {"model": size, "params_m": round(params / 1e6, 1), "batch": batch, "seq_len": seq,
-                "dtype": str(dtype).replace("torch.", ""), "device": dev}
+                "vocab": vocab, "dtype": str(dtype).replace("torch.", ""), "device": dev}
         if a.preset:
             base["preset"] = a.preset
         reason = None

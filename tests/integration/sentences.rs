@@ -128,6 +128,7 @@ fn every_else(flags: PlateauFlags, at: Crossing) -> Vec<Said> {
             value: 55.5,
             at: "step=1".into(),
             bound: benchbook::vocab::metrics::LOSS_BOUND,
+            vocab: None,
         },
         Said::MetricBest {
             metric: "m".into(),

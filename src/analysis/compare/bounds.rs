@@ -81,10 +81,48 @@ impl FamilyBound {
         }
     }
 
-    /// Whether the two intervals share a value: a control that overlaps
-    /// shows the same change could come without what was varied.
+    /// Whether the two intervals share a value.
     pub fn overlaps(&self, other: &FamilyBound) -> bool {
         self.low <= other.high && other.low <= self.high
+    }
+
+    /// What `control` (the same comparison without what was varied) says
+    /// of this change.
+    pub fn against_control(&self, control: &FamilyBound, threshold: f64) -> ControlReading {
+        ControlReading::of((self.low, self.high), (control.low, control.high), threshold)
+    }
+}
+
+/// What a control says of a change set beside it: both are intervals of a
+/// ratio against the same baseline (above 1: better). Overlapping
+/// intervals alone do not move a change onto the control: only a control
+/// that shows the same change does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ControlReading {
+    /// The control's own interval clears the threshold the same way: the
+    /// change comes without what was varied.
+    Shows,
+    /// The two intervals do not overlap: the control does not explain it.
+    Clears,
+    /// The control shows no such change, but its interval overlaps this
+    /// one: the two are not told apart.
+    Undecided,
+}
+
+impl ControlReading {
+    /// `change` and `control`: (low, high) of each ratio's 95 % interval.
+    pub fn of(change: (f64, f64), control: (f64, f64), threshold: f64) -> ControlReading {
+        if change.1 < control.0 || control.1 < change.0 {
+            return ControlReading::Clears;
+        }
+        let up = (change.0 * change.1).sqrt() >= 1.0;
+        let shows = if up { control.0 > 1.0 + threshold } else { control.1 < 1.0 - threshold };
+        if shows {
+            ControlReading::Shows
+        } else {
+            ControlReading::Undecided
+        }
     }
 }
 
@@ -241,6 +279,22 @@ fn welch(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_control_takes_a_change_over_only_when_it_shows_it_too() {
+        let t = 0.02;
+        // seed 004, stream copy 8 MiB: partitions 0.773 (0.636-0.907); the
+        // container reads 1.016 (0.862-1.177): no change of its own.
+        assert_eq!(ControlReading::of((0.636, 0.907), (0.862, 1.177), t), ControlReading::Undecided);
+        // ttfb p50 at 600 req/s: partitions 1.741 (1.030-2.587), the
+        // container 1.849 (0.923-3.419) straddles: undecided; one that
+        // clears the threshold upward shows the same change.
+        assert_eq!(ControlReading::of((1.030, 2.587), (0.923, 3.419), t), ControlReading::Undecided);
+        assert_eq!(ControlReading::of((1.030, 2.587), (1.2, 3.0), t), ControlReading::Shows);
+        // Disjoint: the control does not explain it, whichever way.
+        assert_eq!(ControlReading::of((0.6, 0.8), (0.95, 1.05), t), ControlReading::Clears);
+        assert_eq!(ControlReading::of((1.3, 1.5), (1.05, 1.2), t), ControlReading::Clears);
+    }
 
     #[test]
     fn welch_bounds_a_shift_of_runs_and_widens_with_their_spread() {

@@ -123,6 +123,16 @@ pub struct PointComparison {
 pub type CurveGroup<'a> = (&'a str, Option<&'a crate::analysis::SeriesKey>);
 
 impl PointComparison {
+    /// Whether `other` (of another comparison against the same baseline)
+    /// is the same point: the same series and size, or the same metric at
+    /// the same parameters.
+    pub fn same_point(&self, other: &PointComparison) -> bool {
+        self.series == other.series
+            && self.size_bytes == other.size_bytes
+            && self.metric == other.metric
+            && self.label == other.label
+    }
+
     /// The curve this point is grouped with ([`CurveGroup`]).
     pub fn group(&self) -> CurveGroup<'_> {
         (self.curve.as_str(), self.series.as_ref())

@@ -134,13 +134,18 @@ fn finding(
     let mut out = Vec::new();
     if crate::vocab::metrics::is_loss(metric, unit) {
         let worst = pts.iter().max_by(|a, b| a.median.total_cmp(&b.median));
-        if let Some(w) = worst.filter(|w| w.median > crate::vocab::metrics::LOSS_BOUND) {
+        // A run that recorded its vocabulary is held against a uniform
+        // guess over it; else over a million tokens, more than any has.
+        let vocab = first.param_f64("vocab").filter(|v| *v >= 2.0).map(|v| v as u64);
+        let bound = vocab.map_or(crate::vocab::metrics::LOSS_BOUND, |v| (v as f64).ln());
+        if let Some(w) = worst.filter(|w| w.median > bound) {
             out.push(Said::LossAboveUniform {
                 metric: metric.to_string(),
                 from: whose.clone(),
                 value: w.median,
                 at: at_of(w),
-                bound: crate::vocab::metrics::LOSS_BOUND,
+                bound,
+                vocab,
             });
         }
     }
@@ -289,6 +294,35 @@ mod tests {
         // No figure mixes the two logs (the old 'average of its 7 points').
         assert_eq!(of("b.log"), (880.0, steady("20", "30", 2, 875.0)));
         assert_eq!(said.len(), 2, "{said:?}");
+    }
+
+    #[test]
+    fn a_loss_is_held_against_the_vocabulary_its_run_recorded() {
+        let loss = |step: u64, v: f64, vocab: Option<u64>| {
+            let mut p = point("gpt.log", step, v);
+            p.metric = "loss".into();
+            p.unit = "1".into();
+            p.better = Better::Lower;
+            p.params.clear();
+            p.params.insert("step".into(), step.into());
+            if let Some(v) = vocab {
+                p.params.insert("vocab".into(), v.into());
+            }
+            p
+        };
+        // 11.2 is above ln(8192) = 9.01, not above ln(10^6) = 13.8.
+        let flagged = |vocab| {
+            let stats: Vec<MetricStat> =
+                [(1, 11.2), (2, 9.5), (3, 8.0)].iter().map(|&(i, v)| loss(i, v, vocab)).collect();
+            metric_findings(&stats, &["loss"]).into_iter().find_map(|(_, s)| match s {
+                Said::LossAboveUniform { vocab, bound, .. } => Some((vocab, bound)),
+                _ => None,
+            })
+        };
+        let (vocab, bound) = flagged(Some(8192)).expect("flagged against ln(8192)");
+        assert_eq!(vocab, Some(8192));
+        assert!((bound - 8192f64.ln()).abs() < 1e-12);
+        assert!(flagged(None).is_none(), "no vocabulary: only above ln(10^6)");
     }
 
     #[test]

@@ -166,7 +166,16 @@ pub enum Said {
     },
     /// A training loss above [`crate::vocab::metrics::LOSS_BOUND`] (a
     /// uniform guess over a million tokens): its largest value and where.
-    LossAboveUniform { metric: String, from: Option<String>, value: f64, at: String, bound: f64 },
+    LossAboveUniform {
+        metric: String,
+        from: Option<String>,
+        value: f64,
+        at: String,
+        bound: f64,
+        /// The vocabulary the run recorded (a `vocab` parameter): the
+        /// bound is then ln of it, else ln(10^6).
+        vocab: Option<u64>,
+    },
     /// One-sided against two-sided one-way transfers, like for like: the
     /// table's ratio when it is beyond the plateaus' flatness (`resolved`).
     OneSided {

@@ -8,10 +8,10 @@
 
 use serde::Serialize;
 
-use crate::analysis::compare::bounds::{Call, FamilyBound};
+use crate::analysis::compare::bounds::{Call, ControlReading, FamilyBound};
 use crate::analysis::compare::summary::Reading;
 use crate::analysis::compare::summary::Reading as PointReading;
-use crate::analysis::compare::{PointComparison, RunComparison, Verdict};
+use crate::analysis::compare::{RunComparison, Verdict};
 
 /// One compared group's sentence.
 #[derive(Debug, Clone, Serialize)]
@@ -40,9 +40,9 @@ pub struct FamilyLine {
     pub interval: String,
     /// The geometric mean change: `0.4 % faster`.
     pub change: String,
-    /// The control's interval for the same family, and whether it
-    /// overlaps this one.
-    pub control: Option<(String, String, bool)>,
+    /// The control's name and interval for the same family, and what it
+    /// says of this change.
+    pub control: Option<(String, String, ControlReading)>,
 }
 
 /// How a bound's change reads: a family of times as a speed-up, a latency
@@ -100,7 +100,7 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                     };
                     let control = control.filter(|k| *k != i && partitions[i] > 1).and_then(|k| {
                         let cb = pairs[k].families.iter().find(|x| x.title == b.title)?;
-                        Some((names[k + 1].clone(), interval(cb), cb.overlaps(b)))
+                        Some((names[k + 1].clone(), interval(cb), b.against_control(cb, c.threshold)))
                     });
                     FamilyLine {
                         family: b.title.clone(),
@@ -120,39 +120,31 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
 }
 
 /// Each point a partitioned group is called faster or slower at (or
-/// higher, lower), set beside the control's ratio at the same point: a
-/// change the control, one unpartitioned instance, shows as well (the
-/// intervals overlap) is not shown to be the partitions' doing. The
-/// Details' counterpart of the Conclusion's control column.
+/// higher, lower), set beside the control's ratio at the same point
+/// ([`ControlReading`]): only a control that shows the same change takes
+/// it over. The Details' counterpart of the Conclusion's control column.
 pub fn control_notes(c: &RunComparison, control: &RunComparison, control_name: &str) -> Vec<String> {
     let called = c.points.iter().filter(|p| matches!(p.verdict, Verdict::Faster | Verdict::Slower));
     called
         .map(|p| {
             let word = PointReading::of(p).verdict_word(p.verdict);
             let at = format!("{} ({word}, ratio {:.3}, 95 % CI {})", p.label, p.ratio, p.ci_text());
-            let Some(q) = control.points.iter().find(|q| same_point(p, q)) else {
-                return format!(
-                    "{at}: {control_name}, the control, has no such point, so this is not checked against it."
-                );
+            let Some(q) = control.points.iter().find(|q| p.same_point(q)) else {
+                return format!("{at}: {control_name}, the control, has no such point, so this is not checked against it.");
             };
             let control_at = format!("{control_name}, the control, reads {:.3} ({}) there", q.ratio, q.ci_text());
-            match overlap(p, q) {
-                Some(true) => {
-                    format!("{at}: {control_at}, which overlaps it, so this is not shown to be the partitions' doing.")
+            let (Some(a), Some(b)) = (p.ci_low.zip(p.ci_high), q.ci_low.zip(q.ci_high)) else {
+                return format!("{at}: {control_at}; without both intervals the two are not set against each other.");
+            };
+            match ControlReading::of(a, b, c.threshold) {
+                ControlReading::Shows => {
+                    format!("{at}: {control_at}, the same change, so this is not the partitions' doing.")
                 }
-                Some(false) => format!("{at}: {control_at}, clear of it, so the control does not explain it."),
-                None => format!("{at}: {control_at}; without both intervals the two are not set against each other."),
+                ControlReading::Clears => format!("{at}: {control_at}, clear of it, so the control does not explain it."),
+                ControlReading::Undecided => format!(
+                    "{at}: {control_at}, no change of its own, but its interval overlaps this one, so the two are not told apart: more runs would say whether it is the partitions'."
+                ),
             }
         })
         .collect()
-}
-
-fn same_point(p: &PointComparison, q: &PointComparison) -> bool {
-    p.label == q.label && p.metric == q.metric && p.size_bytes == q.size_bytes
-}
-
-/// Whether two points' ratio intervals overlap; `None` without both.
-fn overlap(p: &PointComparison, q: &PointComparison) -> Option<bool> {
-    let (a, b) = ((p.ci_low?, p.ci_high?), (q.ci_low?, q.ci_high?));
-    Some(a.0 <= b.1 && b.0 <= a.1)
 }

@@ -12,6 +12,11 @@ use super::ChartRef;
 use crate::analysis::compare::{CurveSummary, CurveVerdict, RunComparison};
 use crate::vocab::benches::CompareFamily as Family;
 
+/// Runs a side past which "about N runs would settle it" is no plan: the
+/// number is then the formula's, set by how close the median ratio sits
+/// to the threshold, not a count anyone would run.
+pub const PRACTICAL_RUNS: usize = 1000;
+
 /// One curve's verdict in the summary table and its family section.
 #[derive(Debug, Clone, Serialize)]
 pub struct SummaryRow {
@@ -53,6 +58,9 @@ pub struct SummaryRow {
     /// run-to-run spread these runs show, and that spread ("10.4 %");
     /// `None` where one run a side shows no spread.
     pub runs_to_resolve: Option<usize>,
+    /// That number as the report says it: "about 57", or "over 1000"
+    /// past [`PRACTICAL_RUNS`].
+    pub runs_text: String,
     /// Whether those runs would put its interval inside the threshold (a
     /// median ratio within it can at best be called `same`) rather than
     /// clear of it.
@@ -114,6 +122,11 @@ fn row(base: &str, new: &str, c: &CurveSummary, threshold: f64) -> SummaryRow {
         verdict_ratio: c.verdict_ratio.map_or("-".into(), |r| format!("{r:.3}")),
         points_text: if c.points == 1 { "1 point".into() } else { format!("{} points", c.points) },
         runs_to_resolve: c.runs_to_resolve(threshold),
+        runs_text: match c.runs_to_resolve(threshold) {
+            Some(n) if n > PRACTICAL_RUNS => format!("over {PRACTICAL_RUNS}"),
+            Some(n) => format!("about {n}"),
+            None => "-".into(),
+        },
         resolves_inside: (c.ratio - 1.0).abs() < threshold,
         run_cv: c.run_cv.map_or("-".into(), |v| format!("{:.1} %", 100.0 * v)),
     }

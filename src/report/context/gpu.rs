@@ -24,11 +24,29 @@ pub(super) fn gpu_section(
     manifests: &[Manifest],
     catalog: &Catalog,
 ) -> Option<GpuSection> {
-    let mut devices = Vec::new();
+    // Every card of every run, once (by UUID where the run recorded one),
+    // with the runs that used it: a report over two cards names both.
+    let mut devices: Vec<(GpuDeviceRow, String)> = Vec::new();
+    for m in manifests.iter().chain(manifests.is_empty().then_some(manifest)) {
+        let name = super::run_name(manifests, &m.run_id);
+        for b in &m.backends {
+            let Some(f) = b.gpu_facts() else { continue };
+            for d in &f.devices {
+                let id = d.uuid.clone().unwrap_or_else(|| format!("{} {} {}", m.host.hostname, d.ordinal, d.name));
+                match devices.iter_mut().find(|(_, seen)| *seen == id) {
+                    Some((row, _)) if !row.runs.split(", ").any(|r| r == name) => {
+                        row.runs.push_str(&format!(", {name}"))
+                    }
+                    Some(_) => {}
+                    None => devices.push((GpuDeviceRow { runs: name.clone(), ..device_row(&b.name, d) }, id)),
+                }
+            }
+        }
+    }
+    let devices: Vec<GpuDeviceRow> = devices.into_iter().map(|(row, _)| row).collect();
     let mut versions = Vec::new();
     for b in &manifest.backends {
         let Some(f) = b.gpu_facts() else { continue };
-        devices.extend(f.devices.iter().map(|d| device_row(&b.name, d)));
         versions.extend(version_rows(&b.name, &f));
     }
     if gpu.is_empty() && devices.is_empty() {
@@ -103,6 +121,7 @@ fn device_row(backend: &str, d: &GpuFacts) -> GpuDeviceRow {
         memory: d.memory_bytes.map(format_bytes).unwrap_or_default(),
         multiprocessors: d.multiprocessors.map(|m| m.to_string()).unwrap_or_default(),
         l2: d.l2_bytes.map(format_bytes).unwrap_or_default(),
+        runs: String::new(),
         details: d
             .uuid
             .iter()

@@ -322,6 +322,8 @@ pub struct GpuDeviceRow {
     pub memory: String,
     pub multiprocessors: String,
     pub l2: String,
+    /// The runs that used the card, by name.
+    pub runs: String,
     pub details: String,
 }
 

@@ -217,6 +217,44 @@ pub fn network_section(
     })
 }
 
+/// Fill each channel row's rate at its matched size: among the one-sided
+/// curves of one run and operation (puts with puts, gets with gets), the
+/// largest size every one of them measured with a point the report trusts
+/// (Curve::trusted); where no size is trusted by all, the size most of them
+/// trust (the larger on a tie), and a cell whose point is not trusted there
+/// says so. Peaks fall at different sizes, so only these cells compare the
+/// rows like for like.
+pub(super) fn matched(curves: &[&Series], rows: &mut [ChannelRow]) {
+    use super::one_sided::with_interval;
+    let mut groups: BTreeMap<(&str, &str), Vec<&Series>> = BTreeMap::new();
+    for s in curves.iter().copied().filter(|s| s.one_sided().is_some()) {
+        groups.entry((s.curve.run_id.as_str(), s.curve.op.as_str())).or_default().push(s);
+    }
+    for group in groups.values().filter(|g| g.len() > 1) {
+        let trusted = |s: &Series| -> Vec<u64> {
+            s.curve.trusted().into_iter().filter(|&(_, _, t)| t).map(|(size, ..)| size).collect()
+        };
+        let sets: Vec<Vec<u64>> = group.iter().map(|s| trusted(s)).collect();
+        let mut sizes: Vec<u64> = sets.iter().flatten().copied().collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        // The most curves trusting it, then the largest size.
+        let Some(size) = sizes.into_iter().max_by_key(|size| (sets.iter().filter(|t| t.contains(size)).count(), *size))
+        else {
+            continue;
+        };
+        for (s, t) in group.iter().zip(&sets) {
+            let Some(row) = rows.iter_mut().find(|r| r.key == s.key) else { continue };
+            row.matched_size = format_bytes(size);
+            row.matched_gbits = match s.curve.points.iter().find(|p| p.size_bytes == Some(size)) {
+                Some(p) if t.contains(&size) => with_interval(p),
+                Some(p) => format!("{} (too uncertain there: see Precision)", with_interval(p)),
+                None => "not measured there".into(),
+            };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

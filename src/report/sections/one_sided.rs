@@ -55,7 +55,7 @@ fn gbits_interval(p: &PointStat) -> RateInterval {
     p.gbps_copied.map_or(RateInterval::None, |g| p.rate_interval(g).scaled(8.0))
 }
 
-fn with_interval(p: &PointStat) -> String {
+pub(super) fn with_interval(p: &PointStat) -> String {
     let g = p.gbps_copied.unwrap_or(0.0) * 8.0;
     match gbits_interval(p).show(format_sig3) {
         Some(ci) => format!("{} {ci}", format_sig3(g)),
@@ -92,7 +92,7 @@ pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRo
             by_op.entry((c.run_id.clone(), c.op.clone())).or_default().push((os.sync_every, c));
         }
     }
-    matched(curves, &mut rows);
+    super::network::matched(curves, &mut rows);
     let mut flushes = Vec::new();
     for ((_, op), mut v) in by_op.into_iter().filter(|(_, v)| v.len() > 1) {
         v.sort_by_key(|(k, _)| *k);
@@ -128,32 +128,6 @@ pub fn channels_and_flushes(curves: &[&Series]) -> (Vec<ChannelRow>, Vec<FlushRo
         });
     }
     (rows, flushes)
-}
-
-/// Fill each channel row's rate at its run's matched size: the largest size
-/// every one-sided curve of that run measured with a point the report
-/// trusts (Curve::trusted). Peaks fall at different sizes, so only these
-/// cells compare the rows like for like.
-fn matched(curves: &[&Series], rows: &mut [ChannelRow]) {
-    let one_sided: Vec<&Series> = curves.iter().copied().filter(|s| s.one_sided().is_some()).collect();
-    let mut by_run: BTreeMap<&str, Vec<&Series>> = BTreeMap::new();
-    for s in &one_sided {
-        by_run.entry(s.curve.run_id.as_str()).or_default().push(s);
-    }
-    for run in by_run.values() {
-        let trusted_sizes = |s: &Series| -> Vec<u64> {
-            s.curve.trusted().into_iter().filter(|&(_, _, t)| t).map(|(size, ..)| size).collect()
-        };
-        let first = trusted_sizes(run[0]);
-        let size = first.into_iter().filter(|size| run.iter().all(|s| trusted_sizes(s).contains(size))).max();
-        let Some(size) = size else { continue };
-        for s in run {
-            let Some(row) = rows.iter_mut().find(|r| r.key == s.key) else { continue };
-            let Some(p) = s.curve.points.iter().find(|p| p.size_bytes == Some(size)) else { continue };
-            row.matched_size = format_bytes(size);
-            row.matched_gbits = with_interval(p);
-        }
-    }
 }
 
 /// A difference between two rates only where their 95 % intervals do not
@@ -340,10 +314,18 @@ mod tests {
         }
         assert!(rows[0].matched_gbits.starts_with("80.0 ("), "{:?}", rows[0]);
         assert!(rows[1].matched_gbits.starts_with("160 ("), "{:?}", rows[1]);
-        // No size trusted by both: the cells say so rather than compare.
-        let c = one_sided("get", 10.0, 1, 0);
-        let (rows, _) = channels_and_flushes(&[&a, &c]);
-        assert!(rows.iter().all(|r| r.matched_size == "-" && r.matched_gbits == "-"), "{rows:?}");
+        // No size trusted by both: the size most trust, the other's cell
+        // marked; a get is never matched with puts.
+        let c = one_sided("put", 10.0, 64, 0);
+        let mut c2 = one_sided("put", 10.0, 16, 0);
+        c2.key.variant = Some("host buffers, flush every 16".into());
+        let g = one_sided("get", 10.0, 1, u64::MAX);
+        let (rows, _) = channels_and_flushes(&[&a, &c, &c2, &g]);
+        let largest = format_bytes(sizes[sizes.len() - 1]);
+        assert_eq!(rows[0].matched_size, largest, "{rows:?}");
+        assert!(rows[1].matched_gbits.contains("too uncertain"), "{rows:?}");
+        assert!(!rows[0].matched_gbits.contains("too uncertain"), "{rows:?}");
+        assert_eq!(rows[3].matched_size, "-", "a lone get has nothing to match: {rows:?}");
     }
 
     #[test]
