@@ -173,6 +173,19 @@ impl Series {
         self.summary.as_ref().filter(|s| s.settled())
     }
 
+    /// How flat its settled plateau measured: the largest relative
+    /// deviation of a plateau size's rate from the plateau level (0.002:
+    /// every size within ±0.2 %). The plateau rule's tolerance bounds it;
+    /// this is what the sizes did.
+    pub fn plateau_spread(&self) -> Option<f64> {
+        let s = self.settled()?;
+        let rates = self.curve.rate_with_ci();
+        s.plateau_sizes
+            .iter()
+            .filter_map(|size| rates.iter().find(|(z, ..)| z == size).map(|(_, r, _)| (r / s.plateau_gbps - 1.0).abs()))
+            .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.max(d))))
+    }
+
     /// A bandwidth series (not a latency, a compute rate or a metric).
     pub fn is_bandwidth(&self) -> bool {
         self.meaning.is_bandwidth()

@@ -541,7 +541,15 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
             // its compulsory traffic).
             telemetry: telemetry.remove(&(key.0.clone(), key.1 as u32)).map(|t| {
                 let bytes = if flops[i].is_some() { None } else { copied.or(moved) };
-                super::telemetry::with_energy(t, figure, bytes, flops[i])
+                let mut t = super::telemetry::with_energy(t, figure, bytes, flops[i]);
+                // Its figure comes from its full-clock rounds, which
+                // `capped_rounds` keeps clear of every slowing reason: it
+                // stays flagged (its capped rounds were slowed), but it is
+                // not held out of plateaus and headlines.
+                if capped.as_ref().is_some_and(|c| !c.all) {
+                    t.held_out = false;
+                }
+                t
             }),
             summary,
             ci_wide_why: None,

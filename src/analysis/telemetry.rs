@@ -43,8 +43,10 @@ pub struct PointTelemetry {
     pub readings: u64,
     /// Why it counts as throttled, when it does.
     pub throttled: Option<String>,
-    /// Whether it is kept out of plateaus and headlines: throttled, and the
-    /// report was not asked to keep such points (`report --keep-throttled`).
+    /// Whether it is kept out of plateaus and headlines: throttled in the
+    /// rounds its figure rests on (a point whose capped rounds are set
+    /// apart is not, `analysis::summary`), and the report was not asked to
+    /// keep such points (`report --keep-throttled`).
     pub held_out: bool,
     /// Energy of one operation: power × the median seconds per operation, J.
     pub joules_per_op: Option<f64>,

@@ -238,10 +238,11 @@ fn settings_level(pts: &[&MetricStat]) -> MetricLevel {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn point(file: &str, iteration: u64, v: f64) -> MetricStat {
+    /// A TFLOP/s/GPU point of an imported log, at one iteration.
+    pub(in crate::analysis::findings) fn point(file: &str, iteration: u64, v: f64) -> MetricStat {
         let mut params = crate::vocab::metrics::Params::new();
         params.insert("iteration".into(), iteration.into());
         MetricStat {

@@ -10,6 +10,8 @@
 //! - [`latency`]: a latency curve's largest inversion and protocol step;
 //! - [`metrics`]: workload metrics (a training log's steady state, or the
 //!   range of points of different settings);
+//! - [`plausibility`]: a throughput from an unnamed GPU against every
+//!   known GPU's peak;
 //! - [`precision`]: how many medians reached their interval target;
 //! - [`share`]: what a headline figure is held against.
 
@@ -21,6 +23,7 @@ use crate::vocab::stats::Crossing;
 pub mod bandwidth;
 pub mod latency;
 pub mod metrics;
+pub mod plausibility;
 pub mod precision;
 pub mod share;
 

@@ -268,7 +268,25 @@ fn dtype_tables(
         pts.iter().filter_map(|p| Some((p.run_id.clone(), p.dtype.clone()?))).collect();
     keys.sort_by_key(|(run, d)| (run.clone(), dtype_rank(d)));
     keys.dedup();
-    keys.into_iter()
+    // The shapes a run measured in every one of its dtypes (those each
+    // dtype counts: not measured throttled): an average over them compares
+    // dtypes like for like, where each dtype's own set may differ.
+    let counted_shapes = |run: &str, dtype: &str| -> std::collections::BTreeSet<(u64, u64, u64)> {
+        let of: Vec<&&PointStat> =
+            pts.iter().filter(|p| p.run_id == run && p.dtype.as_deref() == Some(dtype) && p.gflops.is_some()).collect();
+        let steady: Vec<&&PointStat> = of.iter().copied().filter(|p| !p.held_out()).collect();
+        let counted = if steady.is_empty() { of } else { steady };
+        counted.iter().map(|p| (p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0))).collect()
+    };
+    let mut common: std::collections::BTreeMap<String, std::collections::BTreeSet<(u64, u64, u64)>> =
+        Default::default();
+    for (run, dtype) in &keys {
+        let shapes = counted_shapes(run, dtype);
+        common.entry(run.clone()).and_modify(|c| c.retain(|s| shapes.contains(s))).or_insert(shapes);
+    }
+    let dtypes_of = |run: &str| keys.iter().filter(|(r, _)| r == run).count();
+    keys.iter()
+        .cloned()
         .filter_map(|(run, dtype)| {
             let mut of: Vec<(&PointStat, f64)> = pts
                 .iter()
@@ -307,12 +325,23 @@ fn dtype_tables(
             let counted: Vec<&(&PointStat, f64)> = if steady.is_empty() { of.iter().collect() } else { steady };
             let mean = counted.iter().map(|(_, g)| g).sum::<f64>() / counted.len() as f64;
             let (best_p, best) = *counted[0];
+            let shared = common.get(&run).filter(|_| dtypes_of(&run) > 1);
+            let like: Vec<f64> = counted
+                .iter()
+                .filter(|(p, _)| {
+                    shared.is_some_and(|c| c.contains(&(p.m.unwrap_or(0), p.n.unwrap_or(0), p.k.unwrap_or(0))))
+                })
+                .map(|(_, g)| *g)
+                .collect();
+            let like_mean = (!like.is_empty()).then(|| like.iter().sum::<f64>() / like.len() as f64);
             Some(DtypeTable {
                 run: run_name(&run),
                 peak: peak.as_ref().map(|(_, t)| format_sig3(*t)),
                 peak_of: peak.as_ref().map(|(name, _)| name.clone()),
                 average: unit.show(mean),
                 average_pct: share(mean),
+                common_shapes: like.len(),
+                common_average: like_mean.map_or("-".into(), |m| format!("{} ({})", unit.show(m), share(m))),
                 best: unit.show(best),
                 best_at: best_p.shape(),
                 best_pct: share(best),
@@ -417,7 +446,7 @@ pub(super) fn latency_rows(stats: &[PointStat], catalog: &Catalog) -> Vec<Latenc
             curve: catalog.name_of(p),
             peer: p.peer.clone().unwrap_or_else(|| "-".into()),
             size: p.size_bytes.map(format_bytes).unwrap_or_default(),
-            median: format_seconds(p.median_seconds),
+            median: super::prose::median_with_ci(p),
             p20: if p.samples < 2 { "n/a".into() } else { format_seconds(p.summary.p20) },
             p80: if p.samples < 2 { "n/a".into() } else { format_seconds(p.summary.p80) },
             samples: p.samples,

@@ -105,11 +105,19 @@ fn host_link(series: &[&Series], spec: Option<&Spec>) -> Option<HostLink> {
 /// The L2 cache of point `p`'s GPU, as its run's manifest recorded it
 /// (devices are named `GPU <ordinal>: <name>` in rows).
 pub fn l2_of(manifests: &[Manifest], p: &PointStat) -> Option<u64> {
-    let m = manifests.iter().find(|m| m.run_id == p.run_id)?;
-    m.backends.iter().filter_map(|b| b.gpu_facts()).flat_map(|f| f.devices).find_map(|d| {
-        let ours = p.device == d.name || p.device.starts_with(&format!("GPU {}:", d.ordinal));
-        ours.then_some(d.l2_bytes).flatten()
-    })
+    let l2 = |m: &Manifest, ours: &dyn Fn(&GpuFacts) -> bool| {
+        m.backends
+            .iter()
+            .filter_map(|b| b.gpu_facts())
+            .flat_map(|f| f.devices)
+            .find_map(|d| ours(&d).then_some(d.l2_bytes).flatten())
+    };
+    let own = manifests.iter().find(|m| m.run_id == p.run_id).and_then(|m| {
+        l2(m, &|d: &GpuFacts| p.device == d.name || p.device.starts_with(&format!("GPU {}:", d.ordinal)))
+    });
+    // An imported run records no device facts: the L2 is the model's, so
+    // another run of the report on a card of the same name gives it.
+    own.or_else(|| manifests.iter().find_map(|m| l2(m, &|d: &GpuFacts| p.device == d.name)))
 }
 
 fn device_row(backend: &str, d: &GpuFacts) -> GpuDeviceRow {

@@ -188,6 +188,10 @@ pub struct DtypeTable {
     /// The mean of the shapes' medians, and its share of the peak.
     pub average: String,
     pub average_pct: String,
+    /// The mean over the shapes its run measured in every dtype, with its
+    /// share (`-` with one dtype or no shape in common), and how many.
+    pub common_average: String,
+    pub common_shapes: usize,
     /// The fastest shape's median rate, the shape, and its share.
     pub best: String,
     pub best_at: String,

@@ -65,6 +65,20 @@ pub struct WorkloadSection {
     /// One row per configuration (a model size, a batch), one column per
     /// metric it reported, as the seeds' results tables are.
     pub by_config: Option<ConfigTable>,
+    /// TFLOP/s figures whose logs name no GPU, against every known GPU's
+    /// dense 16-bit peak ([`crate::analysis::findings::plausibility`]).
+    pub peak_shares: Vec<PeakShareRow>,
+}
+
+/// One figure against every known GPU, as the table prints it: one row
+/// per log, the GPUs in one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct PeakShareRow {
+    pub metric: String,
+    pub from: String,
+    pub figure: String,
+    /// `NVIDIA H100 SXM5 80GB (989): 88.9 %`, one per GPU, joined.
+    pub shares: String,
 }
 
 /// Metrics side by side per configuration.
@@ -185,7 +199,30 @@ pub fn workload_section(stats: &[MetricStat]) -> Option<WorkloadSection> {
     let found = metric_findings(stats, &metrics);
     let levels = found.iter().filter_map(|(from, said)| level_row(from, said)).collect();
     let observations = found.into_iter().map(|(_, s)| s).collect();
-    Some(WorkloadSection { observations, levels, table, scaling: scaling_rows, charts, by_config: config_table(stats) })
+    // The built-in spec book: every GPU benchbook knows a peak for.
+    let book = crate::analysis::specs::SpecBook::builtin();
+    let mut peak_shares: Vec<PeakShareRow> = Vec::new();
+    for p in crate::analysis::findings::plausibility::unnamed_peak_shares(stats, &book) {
+        let cell = format!("{} ({}): {:.1} %", p.gpu, format_sig3(p.peak), 100.0 * p.share);
+        match peak_shares.iter_mut().find(|r| r.metric == p.metric && r.from == p.from) {
+            Some(r) => r.shares.push_str(&format!(" · {cell}")),
+            None => peak_shares.push(PeakShareRow {
+                figure: with_unit(p.value, &p.unit),
+                metric: p.metric,
+                from: p.from,
+                shares: cell,
+            }),
+        }
+    }
+    Some(WorkloadSection {
+        observations,
+        levels,
+        table,
+        scaling: scaling_rows,
+        charts,
+        by_config: config_table(stats),
+        peak_shares,
+    })
 }
 
 /// A value and its unit; a dimensionless unit (`1`) is not printed.

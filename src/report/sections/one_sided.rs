@@ -149,7 +149,8 @@ fn flush_verdict(ia: Option<(f64, f64)>, ib: Option<(f64, f64)>, ga: f64, gb: f6
 /// wider of the two is no difference this run resolves.
 pub fn like_for_like(curves: &[&Series]) -> Option<LikeForLike> {
     // One way against one way (not a bidirectional test, not a round trip),
-    // as the op table says each is: (Gb/s, name, source, tolerance, device).
+    // as the op table says each is: (Gb/s, name, source, how flat its
+    // plateau measured, device).
     let candidates = |one: bool| -> Vec<(f64, String, String, f64, String)> {
         let mut v: Vec<_> = curves
             .iter()
@@ -157,7 +158,7 @@ pub fn like_for_like(curves: &[&Series]) -> Option<LikeForLike> {
             .filter_map(|c| {
                 let s = c.settled()?;
                 let device = c.points.first().map(|p| p.device.clone()).unwrap_or_default();
-                Some((s.plateau_gbps * 8.0, c.name().to_string(), c.source(), s.plateau_tolerance, device))
+                Some((s.plateau_gbps * 8.0, c.name().to_string(), c.source(), c.plateau_spread()?, device))
             })
             .collect();
         v.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -266,7 +267,7 @@ mod tests {
             if let Some(l) = like_for_like(&[&put, &recv]) {
                 let (sa, sb) = (put.summary.clone().unwrap(), recv.summary.clone().unwrap());
                 let ratio = sa.plateau_gbps / sb.plateau_gbps;
-                let noise = sa.plateau_tolerance.max(sb.plateau_tolerance);
+                let noise = put.plateau_spread().unwrap().max(recv.plateau_spread().unwrap());
                 let said = observations(Some(&l), &[], &[]);
                 let claims = match &said[..] {
                     [Said::OneSided { resolved, .. }] => *resolved,
@@ -331,9 +332,18 @@ mod tests {
     #[test]
     fn one_sided_meets_two_sided_like_for_like_and_only_beyond_the_noise() {
         let (put, bidir) = (flat("put", 10.0), flat("bidirectional", 20.0));
-        // Within the plateaus' flatness: no difference claimed, and the
-        // bidirectional curve (both ways counted) is never the comparator.
-        let close = flat("send_recv", 10.5);
+        // Within the flatness its plateau measured (its largest sizes
+        // ±6 %): no difference claimed, and the bidirectional curve (both
+        // ways counted) is never the comparator.
+        let mut c = flat_curve("send_recv", 10.5);
+        let n = c.points.len();
+        for (p, j) in c.points[n - 3..].iter_mut().zip([1.06, 0.94, 1.0]) {
+            let g = 10.5 * j;
+            p.gbps_copied = Some(g);
+            p.median_seconds = p.size_bytes.unwrap() as f64 / (g * 1e9);
+        }
+        let close = Series::new(c, "p2p send_recv".into(), None);
+        assert!(close.plateau_spread().unwrap() > 0.05, "{:?}", close.plateau_spread());
         let l = like_for_like(&[&put, &close, &bidir]).unwrap();
         assert_eq!(l.ratio, "0.95×");
         assert!(!l.two_sided.contains("bidirectional"));

@@ -155,8 +155,12 @@ pub fn reference_section(kind: Kind, rows: &[RefRow], stats: &[PointStat]) -> Op
             let published = r.value?;
             // benchbook's own measurement first, another tool's only where
             // benchbook has none.
+            // Of several runs, the best-evidenced: not held out, then the
+            // most rounds (a single round's median moves most on a rerun),
+            // then the Runs table's order.
             let native = |p: &&PointStat| p.native();
             let mut ordered: Vec<&PointStat> = stats.iter().filter(native).collect();
+            ordered.sort_by_key(|p| (p.held_out(), std::cmp::Reverse(p.rounds)));
             ordered.extend(stats.iter().filter(|p| !native(p)));
             let p = ordered.into_iter().find(|p| {
                 p.bench == Bench::Gemm
