@@ -120,7 +120,7 @@ impl HostInfo {
             }
             Some(n) => format!("{model} ({})", cpus(n)),
             None => format!(
-                "{model} ({} usable by the process; a manifest before v3 does not record the machine's count)",
+                "{model} ({} usable by the process that recorded it, rank 0 under MPI; a manifest before v3 does not record the machine's count)",
                 cpus(self.logical_cpus)
             ),
         }
@@ -236,7 +236,7 @@ mod tests {
         bound.online_cpus = None;
         assert!(bound
             .cpu_summary()
-            .contains("(1 logical CPU usable by the process; a manifest before v3 does not record"));
+            .contains("(1 logical CPU usable by the process that recorded it, rank 0 under MPI; a manifest before v3 does not record"));
         // Under taskset the count stays the machine's (skipped where taskset is absent).
         let me = std::env::current_exe().unwrap();
         if let Ok(out) = std::process::Command::new("taskset")

@@ -10,7 +10,7 @@ use crate::vocab::metrics::{params_label, Better};
 use crate::vocab::units::format_axis;
 
 /// The axis a training log's points follow, when they have one.
-const STEP_AXES: [&str; 2] = ["iteration", "step"];
+pub const STEP_AXES: [&str; 2] = ["iteration", "step"];
 
 /// Where a metric's points came from: the imported file (without its
 /// `import:tool:source-N-` prefix) or the run.

@@ -94,7 +94,12 @@ pub struct ConfigTable {
 /// (not per step), when at least two configurations share two metrics.
 fn config_table(stats: &[MetricStat]) -> Option<ConfigTable> {
     let once: Vec<&MetricStat> =
-        stats.iter().filter(|s| !s.params.is_empty() && !s.params.contains_key("step")).collect();
+        // A point along a step axis is one step of a log, not a configuration.
+        stats
+            .iter()
+            .filter(|s| !s.params.is_empty())
+            .filter(|s| !crate::analysis::findings::metrics::STEP_AXES.iter().any(|a| s.params.contains_key(*a)))
+            .collect();
     let mut configs: Vec<(String, &crate::vocab::metrics::Params)> = Vec::new();
     for s in &once {
         if !configs.iter().any(|(r, p)| *r == s.run_id && *p == &s.params) {
