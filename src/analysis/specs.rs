@@ -166,7 +166,7 @@ impl Spec {
     }
 }
 
-const BUILTIN: [(&str, &str); 8] = [
+const BUILTIN: [(&str, &str); 9] = [
     ("h100-sxm.toml", include_str!("../../data/specs/h100-sxm.toml")),
     ("h200.toml", include_str!("../../data/specs/h200.toml")),
     ("a100-sxm.toml", include_str!("../../data/specs/a100-sxm.toml")),
@@ -175,6 +175,7 @@ const BUILTIN: [(&str, &str); 8] = [
     ("mi300a.toml", include_str!("../../data/specs/mi300a.toml")),
     ("mi325x.toml", include_str!("../../data/specs/mi325x.toml")),
     ("mi350x.toml", include_str!("../../data/specs/mi350x.toml")),
+    ("mi355x.toml", include_str!("../../data/specs/mi355x.toml")),
 ];
 
 /// Parse one spec file; errors name the file and line.
@@ -282,7 +283,7 @@ mod tests {
     #[test]
     fn builtins_parse_and_carry_sources() {
         let book = SpecBook::builtin();
-        assert_eq!(book.specs.len(), 8);
+        assert_eq!(book.specs.len(), 9);
         for s in book.specs.values() {
             let m = s.memory.as_ref().expect("every built-in has memory");
             assert!(m.bandwidth_gbps > 1000.0 && m.source.contains("https://"), "{}", s.id);

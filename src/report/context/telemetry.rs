@@ -47,6 +47,9 @@ pub struct TelemetrySection {
     pub held_out: usize,
     /// Throttled points kept in (`--keep-throttled`).
     pub kept: usize,
+    /// Points throttled only in the capped rounds their figure leaves out:
+    /// kept in, their figure their full-clock rounds'.
+    pub throttled_capped: usize,
     /// How far below its point's fastest round a round's clock may run and
     /// still count as full clock, in percent
     /// ([`crate::vocab::telemetry::CAPPED_CLOCK_GAP`]).
@@ -210,12 +213,21 @@ pub fn telemetry_section(
     if rows.is_empty() && sensors.is_empty() {
         return None;
     }
+    // Throttled only in capped rounds the figure leaves out: kept by rule,
+    // not by `--keep-throttled`.
+    let split = |p: &&PointStat| p.capped.as_ref().is_some_and(|c| !c.all);
     let flagged = |held: bool| {
         stats
             .iter()
             .filter(|p| p.telemetry.as_ref().is_some_and(|t| t.throttled.is_some() && t.held_out == held))
+            .filter(|p| held || !split(p))
             .count()
     };
+    let throttled_capped = stats
+        .iter()
+        .filter(|p| p.telemetry.as_ref().is_some_and(|t| t.throttled.is_some() && !t.held_out))
+        .filter(split)
+        .count();
     let mhz = |m: Option<f64>| m.map_or("—".to_string(), |m| format!("{m:.0}"));
     let power_states = stats
         .iter()
@@ -237,6 +249,7 @@ pub fn telemetry_section(
         sensors,
         held_out: flagged(true),
         kept: flagged(false),
+        throttled_capped,
         capped_gap_pct: format!("{:.0} %", crate::vocab::telemetry::CAPPED_CLOCK_GAP * 100.0),
         power_states,
     })

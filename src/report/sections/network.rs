@@ -238,9 +238,13 @@ pub(super) fn matched(curves: &[&Series], rows: &mut [ChannelRow]) {
         let mut sizes: Vec<u64> = sets.iter().flatten().copied().collect();
         sizes.sort_unstable();
         sizes.dedup();
-        // The most curves trusting it, then the largest size.
-        let Some(size) = sizes.into_iter().max_by_key(|size| (sets.iter().filter(|t| t.contains(size)).count(), *size))
-        else {
+        // Every curve trusting it, else the largest size most of them
+        // (more than half) trust, else the one the most trust: a size low
+        // enough for all can sit below where the settings part.
+        let trusting = |size: &u64| sets.iter().filter(|t| t.contains(size)).count();
+        let all = sizes.iter().copied().filter(|z| trusting(z) == group.len()).max();
+        let most = sizes.iter().copied().filter(|z| 2 * trusting(z) > group.len()).max();
+        let Some(size) = all.or(most).or_else(|| sizes.iter().copied().max_by_key(|z| (trusting(z), *z))) else {
             continue;
         };
         for (s, t) in group.iter().zip(&sets) {
