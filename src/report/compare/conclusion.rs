@@ -41,8 +41,9 @@ pub struct FamilyLine {
     /// The geometric mean change: `0.4 % faster`.
     pub change: String,
     /// The control's name and interval for the same family, and what it
-    /// says of this change.
-    pub control: Option<(String, String, ControlReading)>,
+    /// says of this change (`None` where no change was called: there is
+    /// nothing for the control to explain).
+    pub control: Option<(String, String, Option<ControlReading>)>,
 }
 
 /// How a bound's change reads: a family of times as a speed-up, a latency
@@ -100,7 +101,8 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                     };
                     let control = control.filter(|k| *k != i && partitions[i] > 1).and_then(|k| {
                         let cb = pairs[k].families.iter().find(|x| x.title == b.title)?;
-                        Some((names[k + 1].clone(), interval(cb), b.against_control(cb, c.threshold)))
+                        let called = matches!(b.call(c.threshold), Call::Better | Call::Worse);
+                        Some((names[k + 1].clone(), interval(cb), called.then(|| b.against_control(cb, c.threshold))))
                     });
                     FamilyLine {
                         family: b.title.clone(),
@@ -136,15 +138,14 @@ pub fn control_notes(c: &RunComparison, control: &RunComparison, control_name: &
             let (Some(a), Some(b)) = (p.ci_low.zip(p.ci_high), q.ci_low.zip(q.ci_high)) else {
                 return format!("{at}: {control_at}; without both intervals the two are not set against each other.");
             };
-            match ControlReading::of(a, b, c.threshold) {
-                ControlReading::Shows => {
-                    format!("{at}: {control_at}, the same change, so this is not the partitions' doing.")
-                }
-                ControlReading::Clears => format!("{at}: {control_at}, clear of it, so the control does not explain it."),
-                ControlReading::Undecided => format!(
-                    "{at}: {control_at}, no change of its own, but its interval overlaps this one, so the two are not told apart: more runs would say whether it is the partitions'."
-                ),
-            }
+            let said = match ControlReading::of((p.ratio, a.0, a.1), (q.ratio, b.0, b.1), c.threshold) {
+                ControlReading::Shows => "the same change, so this is not the partitions' doing",
+                ControlReading::Clears => "clear of it, so the control does not explain it",
+                ControlReading::Matches => "about the same (each ratio inside the other's interval), so this is likely not the partitions' doing, though neither is resolved",
+                ControlReading::Differs => "different (each ratio outside the other's interval, though the intervals overlap), so this is likely the partitions' doing, though not resolved",
+                ControlReading::Undecided => "neither the same nor clear of it, so the two are not told apart: more runs would say whether it is the partitions'",
+            };
+            format!("{at}: {control_at}, {said}.")
         })
         .collect()
 }
