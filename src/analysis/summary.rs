@@ -548,6 +548,9 @@ pub fn point_stats(rows: LazyFrame) -> Result<Vec<PointStat>> {
                 // not held out of plateaus and headlines.
                 if capped.as_ref().is_some_and(|c| !c.all) {
                     t.held_out = false;
+                    // Its power is every round's, its figure the full-clock
+                    // rounds': no energy per operation from the two.
+                    (t.joules_per_op, t.j_per_gb, t.gflop_per_j) = (None, None, None);
                 }
                 t
             }),

@@ -141,8 +141,8 @@ pub fn control_notes(c: &RunComparison, control: &RunComparison, control_name: &
             let said = match ControlReading::of((p.ratio, a.0, a.1), (q.ratio, b.0, b.1), c.threshold) {
                 ControlReading::Shows => "the same change, so this is not the partitions' doing",
                 ControlReading::Clears => "clear of it, so the control does not explain it",
-                ControlReading::Matches => "about the same (each ratio inside the other's interval), so this is likely not the partitions' doing, though neither is resolved",
-                ControlReading::Differs => "different (each ratio outside the other's interval, though the intervals overlap), so this is likely the partitions' doing, though not resolved",
+                ControlReading::Matches => "about the same (each ratio inside the other's interval), so this is likely not the partitions' doing, though the control's own change is not resolved",
+                ControlReading::Differs => "different (each ratio outside the other's interval, though the intervals overlap), so this is likely the partitions' doing, though its difference from the control is not resolved",
                 ControlReading::Undecided => "neither the same nor clear of it, so the two are not told apart: more runs would say whether it is the partitions'",
             };
             format!("{at}: {control_at}, {said}.")

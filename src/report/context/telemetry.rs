@@ -140,7 +140,7 @@ fn row(subject: String, run: String, points: &[&PointStat], nominal: bool) -> Op
             }
             p => match with.iter().filter_map(|t| t.over_limit_w).next() {
                 Some(limit) => format!(
-                    "{p} (above the board's {} W limit at {} point(s): a reading error, no energy figure there)",
+                    "{p} (above the board's {} W limit at {} point(s): a mean a board cannot hold for long, so no energy figure there)",
                     format_sig3(limit),
                     with.iter().filter(|t| t.over_limit_w.is_some()).count()
                 ),
@@ -293,7 +293,7 @@ impl Conditions {
         let clock = t.clock_mhz.filter(|_| !nominal_clock).map(|c| format!("{c:.0} MHz"));
         let power = t.power_w.map(|w| match t.over_limit_w {
             Some(limit) => format!(
-                "{} W (above the board's {} W limit: a reading error, no energy figure)",
+                "{} W (above the board's {} W limit: a mean a board cannot hold for long, so no energy figure)",
                 format_sig3(w),
                 format_sig3(limit)
             ),
