@@ -106,9 +106,10 @@ pub enum ControlReading {
     Shows,
     /// The two intervals do not overlap: the control does not explain it.
     Clears,
-    /// The intervals overlap, and each ratio lies inside the other's
-    /// interval: the control reads about the same, so the change is likely
-    /// not the varied setting's, though neither is resolved.
+    /// The intervals overlap, each ratio lies inside the other's interval,
+    /// and the control's interval is at most twice as wide (on a log
+    /// scale): the control reads about the same, so the change is likely
+    /// not the varied setting's, though the control's is not resolved.
     Matches,
     /// The intervals overlap, but each ratio lies outside the other's
     /// interval: the control reads differently, so the change is likely
@@ -130,7 +131,8 @@ impl ControlReading {
         let inside = |x: f64, a: f64, b: f64| a <= x && x <= b;
         if shows {
             ControlReading::Shows
-        } else if inside(cr, lo, hi) && inside(r, clo, chi) {
+        } else if inside(cr, lo, hi) && inside(r, clo, chi) && (chi / clo).ln() <= 2.0 * (hi / lo).ln() {
+            // A control far less precise than the change matches anything.
             ControlReading::Matches
         } else if !inside(cr, lo, hi) && !inside(r, clo, chi) {
             ControlReading::Differs
@@ -306,6 +308,8 @@ mod tests {
         assert_eq!(ControlReading::of((1.082, 1.022, 1.126), (1.081, 0.990, 1.144), t), ControlReading::Matches);
         // A control that clears the threshold the same way shows it.
         assert_eq!(ControlReading::of((1.741, 1.030, 2.587), (1.8, 1.2, 3.0), t), ControlReading::Shows);
+        // A control four times as wide as the change matches nothing.
+        assert_eq!(ControlReading::of((1.3, 1.167, 1.453), (1.35, 0.72, 2.53), t), ControlReading::Undecided);
         // One ratio inside the other's interval, the other not: undecided.
         assert_eq!(ControlReading::of((1.5, 1.0, 2.0), (1.05, 0.9, 1.2), t), ControlReading::Undecided);
         // Disjoint: the control does not explain it, whichever way.
