@@ -186,6 +186,17 @@ impl Series {
             .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.max(d))))
     }
 
+    /// Whether its plateau's sizes still rise: each at or above the one
+    /// before, the last over 2 % above the first (the level is then a
+    /// lower bound, a curve the plateau rule's tolerance let settle).
+    pub fn plateau_rising(&self) -> bool {
+        let Some(s) = self.summary.as_ref() else { return false };
+        let rates = self.curve.rate_with_ci();
+        let r: Vec<f64> =
+            s.plateau_sizes.iter().filter_map(|z| rates.iter().find(|(y, ..)| y == z).map(|(_, r, _)| *r)).collect();
+        r.len() >= 2 && r.windows(2).all(|w| w[1] >= w[0]) && r[r.len() - 1] > 1.02 * r[0]
+    }
+
     /// A bandwidth series (not a latency, a compute rate or a metric).
     pub fn is_bandwidth(&self) -> bool {
         self.meaning.is_bandwidth()
@@ -299,5 +310,41 @@ mod tests {
         other.run_id = "s".into();
         other.device = "GPU 1: NVIDIA H200".into();
         assert_eq!(SeriesKey::of(&other).measurement(), a.measurement());
+    }
+
+    /// A p2p curve at `rates` GB/s over 1 MiB, 2 MiB, …, one printed number each.
+    fn curve(rates: &[f64]) -> Series {
+        let pts: Vec<PointStat> = rates
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let size = (1u64 << 20) << i;
+                PointStat {
+                    run_id: "r".into(),
+                    bench: "p2p".into(),
+                    op: "bw".into(),
+                    size_bytes: Some(size),
+                    samples: 1,
+                    gbps_copied: Some(*g),
+                    median_seconds: size as f64 / (g * 1e9),
+                    ..PointStat::default()
+                }
+            })
+            .collect();
+        series_of(&pts, |_| None).remove(0)
+    }
+
+    #[test]
+    fn a_plateau_still_rising_across_its_sizes_is_told_from_a_flat_one() {
+        // osu_bw on 2 × A100 over NV4: 82.9 → 93.1 GB/s across 2-32 MiB, a
+        // plateau only within the rule's ±10 %.
+        let rising = curve(&[61.1, 73.7, 82.9, 87.5, 91.0, 92.2, 93.1]);
+        assert!(rising.settled().is_some(), "{:?}", rising.summary);
+        assert!(rising.plateau_rising());
+        assert!(rising.plateau_spread().unwrap() > 0.05);
+        let flat = curve(&[40.0, 80.0, 91.0, 90.5, 91.2, 90.8, 91.0]);
+        assert!(flat.settled().is_some());
+        assert!(!flat.plateau_rising());
+        assert!(flat.plateau_spread().unwrap() < 0.01);
     }
 }

@@ -81,7 +81,7 @@ pub fn bandwidth_charts(
                     .find_map(|c| l2_of(c.points.first()?))
                     .map(|l2| {
                         let label = format!(
-                            "L2 {}: source + destination fit up to {}",
+                            "L2 {}: source + destination fit up to {} (computed, not measured)",
                             crate::vocab::units::format_bytes(l2),
                             crate::vocab::units::format_bytes(l2 / 2)
                         );

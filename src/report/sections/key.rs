@@ -56,6 +56,10 @@ pub struct KeyResult {
     /// The level a sweep holds at its largest sizes, and those sizes, when
     /// it settled ([`crate::analysis::Saturation`]).
     pub plateau: Option<(String, String)>,
+    /// Whether the plateau's sizes still rise, each at or above the one
+    /// before and the last over 2 % above the first: its level is a lower
+    /// bound.
+    pub rising: bool,
     /// What the share is of: `plateau` when the sweep settled, else `peak`.
     pub share_of: &'static str,
     pub share: Option<Share>,
@@ -148,6 +152,7 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
             };
             (format_sig3(s.plateau_gbps * k), span)
         });
+        let rising = sat.is_some() && c.plateau_rising();
         items.push((
             key,
             rate,
@@ -171,6 +176,7 @@ fn curve_candidates(cs: &[&Series], facts: &Facts, items: &mut Vec<Candidate>) {
                 ci: ci.bounds(|x| format_sig3(x * k)),
                 share_of: if plateau.is_some() { "plateau" } else { "peak" },
                 plateau,
+                rising,
                 share,
                 no_share,
                 conditions: Conditions::of(p, (facts.nominal_clock)(p)),
@@ -236,6 +242,7 @@ fn gemm_candidates(stats: &[PointStat], facts: &Facts, items: &mut Vec<Candidate
                 at: None,
                 ci: ci.bounds(|x| format_sig3(x / per)),
                 plateau: None,
+                rising: false,
                 share_of: "peak",
                 share,
                 no_share,

@@ -146,12 +146,15 @@ pub(super) fn peer_links(input: &Input, cs: &[&Series], s: &mut Sections, charts
     if !of.is_empty() {
         const ID: &str = "peer-vs-link";
         s.peer_chart = Some(ID.into());
+        // Against the link, only the curves held against one: MPI between
+        // host buffers has its own chart in Point-to-point.
+        let drawn: Vec<&Series> = if on_gpu.is_empty() { of.clone() } else { on_gpu.iter().map(|(c, _)| *c).collect() };
         charts.push(Box::new(
             bandwidth_chart(
                 ID,
-                &title(input, "peer copy and MPI bandwidth", &of),
+                &title(input, "peer copy and MPI bandwidth", &drawn),
                 Bench::MemcpyPeer.info().axis,
-                of.iter().map(|c| crate::plot::series::line(c, c.name().to_string(), 1.0)).collect(),
+                drawn.iter().map(|c| crate::plot::series::line(c, c.name().to_string(), 1.0)).collect(),
                 None,
             )
             .with_links(if on_gpu.is_empty() { Vec::new() } else { chart_lines(&lines, "GB/s") }),
