@@ -86,6 +86,25 @@ impl FamilyBound {
         self.low <= other.high && other.low <= self.high
     }
 
+    /// Of the points it averages (`points`, its comparison's), how many
+    /// are called the way `up` says (above 1: better) on their own, and
+    /// how many moved the other way: an average can be called where no
+    /// point is, and can hold points that went against it.
+    pub fn point_split(&self, points: &[super::PointComparison], up: bool) -> (usize, usize) {
+        let ours = points.iter().filter(|p| {
+            CompareFamily::of(&p.bench) == self.family
+                && (!self.metric || p.metric.as_deref() == Some(self.title.as_str()))
+        });
+        ours.fold((0, 0), |(with, against), p| {
+            let called = match p.verdict {
+                super::Verdict::Faster => up,
+                super::Verdict::Slower => !up,
+                _ => false,
+            };
+            (with + called as usize, against + ((p.ratio > 1.0) != up && p.ratio != 1.0) as usize)
+        })
+    }
+
     /// What `control` (the same comparison without what was varied) says
     /// of this change.
     pub fn against_control(&self, control: &FamilyBound, threshold: f64) -> ControlReading {
@@ -295,6 +314,39 @@ fn welch(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_called_average_says_how_many_points_went_with_it_and_against_it() {
+        use super::super::summary::tests::point;
+        use super::super::Verdict;
+        let b = FamilyBound {
+            family: CompareFamily::Memory,
+            title: "Memory bandwidth".into(),
+            metric: false,
+            points: 4,
+            runs_a: 3,
+            runs_b: 3,
+            paired: true,
+            lower_better: false,
+            ratio: 1.2,
+            low: 1.1,
+            high: 1.3,
+        };
+        let pts = [
+            point("a", 1.5, Some((1.3, 1.7)), Verdict::Faster),
+            point("a", 1.1, Some((0.9, 1.3)), Verdict::Inconclusive),
+            point("a", 0.95, Some((0.8, 1.1)), Verdict::Inconclusive),
+            point("b", 0.7, Some((0.6, 0.8)), Verdict::Slower),
+        ];
+        // One called its way, two below 1 (one of them called slower).
+        assert_eq!(b.point_split(&pts, true), (1, 2));
+        // Read the other way round, the slower point is the one called.
+        assert_eq!(b.point_split(&pts, false), (1, 2));
+        // Another family's points are not counted.
+        let mut other = point("c", 0.5, None, Verdict::Slower);
+        other.bench = "collective".into();
+        assert_eq!(b.point_split(&[other], true), (0, 0));
+    }
 
     #[test]
     fn a_control_takes_a_change_over_only_when_it_shows_it_too() {

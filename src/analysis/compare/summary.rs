@@ -285,10 +285,16 @@ pub fn summarize(points: &[PointComparison]) -> Vec<CurveSummary> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn point(curve: &str, ratio: f64, ci: Option<(f64, f64)>, verdict: Verdict) -> PointComparison {
+    /// A memcpy point of `curve` at `ratio`.
+    pub(in crate::analysis::compare) fn point(
+        curve: &str,
+        ratio: f64,
+        ci: Option<(f64, f64)>,
+        verdict: Verdict,
+    ) -> PointComparison {
         PointComparison {
             label: format!("{curve} {ratio}"),
             curve: curve.into(),

@@ -44,6 +44,9 @@ pub struct FamilyLine {
     /// says of this change (`None` where no change was called: there is
     /// nothing for the control to explain).
     pub control: Option<(String, String, Option<ControlReading>)>,
+    /// A called change: how many of its points are called that way on
+    /// their own, and how many moved the other way.
+    pub split: Option<(usize, usize)>,
 }
 
 /// How a bound's change reads: a family of times as a speed-up, a latency
@@ -114,6 +117,11 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                         interval: interval(b),
                         change: change(b.ratio, b),
                         control,
+                        split: match b.call(c.threshold) {
+                            Call::Better => Some(b.point_split(&c.points, true)),
+                            Call::Worse => Some(b.point_split(&c.points, false)),
+                            _ => None,
+                        },
                     }
                 })
                 .collect(),
