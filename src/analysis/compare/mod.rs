@@ -17,6 +17,7 @@
 //! report and the notebook all do.
 
 pub mod bounds;
+pub mod control;
 mod detect;
 pub mod groups;
 mod points;
