@@ -119,6 +119,11 @@ pub struct Catalog {
     /// section, chart and sentence reads.
     #[serde(skip)]
     pub series: Vec<super::series::Series>,
+    /// Every GPU of the report's spec book (built-ins and the archive's own)
+    /// with its dense 16-bit peak, TFLOP/s: what a figure from a GPU no log
+    /// names is set against ([`super::findings::plausibility`]).
+    #[serde(skip)]
+    pub gpu_peaks: Vec<(String, f64)>,
 }
 
 /// The base name of a point's series ([`super::series::SeriesKey::base_name`],
@@ -158,7 +163,12 @@ impl Catalog {
             });
         }
         systems.sort();
-        Catalog { systems, specs, series: Vec::new() }
+        let gpu_peaks = book
+            .specs
+            .values()
+            .filter_map(|s| Some((s.name.clone(), s.peak_tflops("bf16").or_else(|| s.peak_tflops("fp16"))?)))
+            .collect();
+        Catalog { systems, specs, series: Vec::new(), gpu_peaks }
     }
 
     /// The spec that applies to point `p`'s device: its own by name, else
@@ -426,6 +436,7 @@ mod tests {
         let cat = Catalog {
             specs: BTreeMap::new(),
             series: Vec::new(),
+            gpu_peaks: Vec::new(),
             systems: vec![
                 gpu("a", "GPU-f7e4e3c0-1111-2222-3333-444455556666"),
                 gpu("b", "GPU-eece32e0-78ca-bbba-7c9b-aaaff290d068"),

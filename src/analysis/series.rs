@@ -178,11 +178,10 @@ impl Series {
     /// every size within ±0.2 %). The plateau rule's tolerance bounds it;
     /// this is what the sizes did.
     pub fn plateau_spread(&self) -> Option<f64> {
-        let s = self.settled()?;
-        let rates = self.curve.rate_with_ci();
-        s.plateau_sizes
-            .iter()
-            .filter_map(|size| rates.iter().find(|(z, ..)| z == size).map(|(_, r, _)| (r / s.plateau_gbps - 1.0).abs()))
+        let level = self.settled()?.plateau_gbps;
+        self.plateau_rates()
+            .into_iter()
+            .map(|r| (r / level - 1.0).abs())
             .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.max(d))))
     }
 
@@ -190,11 +189,16 @@ impl Series {
     /// before, the last over 2 % above the first (the level is then a
     /// lower bound, a curve the plateau rule's tolerance let settle).
     pub fn plateau_rising(&self) -> bool {
-        let Some(s) = self.summary.as_ref() else { return false };
-        let rates = self.curve.rate_with_ci();
-        let r: Vec<f64> =
-            s.plateau_sizes.iter().filter_map(|z| rates.iter().find(|(y, ..)| y == z).map(|(_, r, _)| *r)).collect();
+        let r = self.plateau_rates();
         r.len() >= 2 && r.windows(2).all(|w| w[1] >= w[0]) && r[r.len() - 1] > 1.02 * r[0]
+    }
+
+    /// The rates of its plateau's sizes, smallest size first (none without
+    /// a summary).
+    fn plateau_rates(&self) -> Vec<f64> {
+        let Some(s) = self.summary.as_ref() else { return Vec::new() };
+        let rates = self.curve.rate_with_ci();
+        s.plateau_sizes.iter().filter_map(|z| rates.iter().find(|(y, ..)| y == z).map(|(_, r, _)| *r)).collect()
     }
 
     /// A bandwidth series (not a latency, a compute rate or a metric).

@@ -82,11 +82,6 @@ impl FamilyBound {
         }
     }
 
-    /// Whether the two intervals share a value.
-    pub fn overlaps(&self, other: &FamilyBound) -> bool {
-        self.low <= other.high && other.low <= self.high
-    }
-
     /// Of the points it averages (`points`, its comparison's), how many
     /// are called the way `up` says (above 1: better) on their own, and
     /// how many moved the other way: an average can be called where no
@@ -338,7 +333,9 @@ mod tests {
         assert_eq!(b(1.03, 1.2).call(0.02), Call::Better);
         assert_eq!(b(0.7, 0.97).call(0.02), Call::Worse);
         assert_eq!(b(0.99, 1.2).call(0.02), Call::Unresolved);
-        assert!(b(0.9, 1.0).overlaps(&b(0.99, 1.2)) && !b(0.9, 0.95).overlaps(&b(0.99, 1.2)));
+        // Only disjoint intervals clear a control.
+        assert_ne!(b(0.9, 1.0).against_control(&b(0.99, 1.2), 0.02), ControlReading::Clears);
+        assert_eq!(b(0.9, 0.95).against_control(&b(0.99, 1.2), 0.02), ControlReading::Clears);
     }
 
     #[test]

@@ -36,14 +36,20 @@ pub fn latency_inversion<'a>(
     also.sort_unstable();
     Some(Said::LatencyInversion {
         curve: curve.to_string(),
-        small_bytes: inv.small.size_bytes?,
+        small_bytes: small,
         small_s: inv.small.median_seconds,
-        large_bytes: inv.large.size_bytes?,
+        large_bytes: large,
         large_s: inv.large.median_seconds,
         ratio: inv.small.median_seconds / inv.large.median_seconds,
         overlap: inv.overlap,
         also,
     })
+}
+
+/// What a latency curve's small messages say: its largest inversion and
+/// its largest step, where it has them.
+pub fn small_message_notes(c: &crate::analysis::Series) -> impl Iterator<Item = Said> {
+    [small_message_inversion(c), small_message_step(c)].into_iter().flatten()
 }
 
 /// The largest step among a latency curve's small messages.

@@ -7,7 +7,6 @@
 use serde::Serialize;
 
 use super::metrics::origin;
-use crate::analysis::specs::SpecBook;
 use crate::analysis::workload::MetricStat;
 use crate::vocab::metrics::Better;
 
@@ -34,9 +33,9 @@ fn is_tflops(unit: &str) -> bool {
 }
 
 /// Per file or run whose TFLOP/s metric names no device, its best figure
-/// against every GPU in `book` with a dense bf16 (else fp16) peak, the
-/// GPUs in the book's order.
-pub fn unnamed_peak_shares(stats: &[MetricStat], book: &SpecBook) -> Vec<PeakShare> {
+/// against every GPU of `gpu_peaks` (name, dense bf16 or else fp16 peak:
+/// [`crate::analysis::Catalog::gpu_peaks`]), in that order.
+pub fn unnamed_peak_shares(stats: &[MetricStat], gpu_peaks: &[(String, f64)]) -> Vec<PeakShare> {
     let mut best: Vec<(String, String, String, f64)> = Vec::new();
     for s in stats.iter().filter(|s| is_tflops(&s.unit) && s.better == Better::Higher) {
         if !crate::analysis::catalog::unnamed(&s.device) {
@@ -50,15 +49,14 @@ pub fn unnamed_peak_shares(stats: &[MetricStat], book: &SpecBook) -> Vec<PeakSha
     }
     let mut out = Vec::new();
     for (metric, from, unit, value) in best {
-        for spec in book.specs.values() {
-            let Some(peak) = spec.peak_tflops("bf16").or_else(|| spec.peak_tflops("fp16")) else { continue };
+        for (gpu, peak) in gpu_peaks {
             out.push(PeakShare {
                 metric: metric.clone(),
                 from: from.clone(),
                 value,
                 unit: unit.clone(),
-                gpu: spec.name.clone(),
-                peak,
+                gpu: gpu.clone(),
+                peak: *peak,
                 share: value / peak,
             });
         }
@@ -78,9 +76,10 @@ mod tests {
 
     #[test]
     fn an_unnamed_gpus_tflops_is_set_against_every_known_peak() {
-        let book = SpecBook::builtin();
+        let book = crate::analysis::SpecBook::builtin();
+        let peaks = crate::analysis::Catalog::build(&[], &[], &book, None).gpu_peaks;
         // The fixstars GPT-3 7B log: 880 TFLOP/s/GPU, no GPU named.
-        let shares = unnamed_peak_shares(&[stat("unknown", 812.5), stat("unknown", 880.0)], &book);
+        let shares = unnamed_peak_shares(&[stat("unknown", 812.5), stat("unknown", 880.0)], &peaks);
         let h100 = shares.iter().find(|s| s.gpu.contains("H100")).expect("H100 is in the book");
         assert_eq!(h100.value, 880.0, "the best figure of the file");
         assert!((h100.share - 880.0 / 989.4).abs() < 1e-9);
@@ -88,6 +87,6 @@ mod tests {
         assert!(shares.iter().any(|s| s.gpu.contains("A100") && s.share > 1.0));
         assert_eq!(shares.len(), book.specs.values().filter(|s| s.peak_tflops("bf16").is_some()).count());
         // A named device is held against its own spec elsewhere.
-        assert!(unnamed_peak_shares(&[stat("NVIDIA H100 80GB HBM3", 880.0)], &book).is_empty());
+        assert!(unnamed_peak_shares(&[stat("NVIDIA H100 80GB HBM3", 880.0)], &peaks).is_empty());
     }
 }

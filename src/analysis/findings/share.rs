@@ -88,6 +88,7 @@ pub fn share(value: f64, of: f64, label: String) -> Share {
 pub fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> (Option<Share>, Option<NoShare>) {
     let bench = Bench::of(&c.bench);
     let gpu_buffers = c.buffers.on_gpu();
+    let named = (facts.link)(&c.run_id);
     match bench {
         Some(Bench::Memcpy | Bench::Stream) => match (facts.spec_of)(p).and_then(|s| s.memory.as_ref()) {
             Some(m) if c.counts_moved() => {
@@ -100,9 +101,9 @@ pub fn curve_share(c: &Series, p: &PointStat, rate: f64, facts: &Figures) -> (Op
         },
         // A link named for the run is what its transfers crossed: a log
         // names a link's type (or nothing), never its rate.
-        Some(Bench::MemcpyPeer | Bench::P2p | Bench::Rdma) if (facts.link)(&c.run_id).is_some() => {
-            let l = (facts.link)(&c.run_id).expect("checked above");
-            (Some(share(rate, l.gbps, l.label.clone())), None)
+        Some(Bench::MemcpyPeer | Bench::P2p | Bench::Rdma) if named.is_some() => {
+            let l = named.expect("matched as some");
+            (Some(share(rate, l.gbps, l.label)), None)
         }
         // A copy between GPUs of one host crosses the GPU's link.
         Some(Bench::MemcpyPeer) => gpu_link(p, rate, facts),

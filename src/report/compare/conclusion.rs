@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use crate::analysis::compare::bounds::{Call, ControlReading, FamilyBound};
 use crate::analysis::compare::summary::Reading;
-use crate::analysis::compare::summary::Reading as PointReading;
 use crate::analysis::compare::{RunComparison, Verdict};
 
 /// One compared group's sentence.
@@ -41,9 +40,10 @@ pub struct FamilyLine {
     /// The geometric mean change: `0.4 % faster`.
     pub change: String,
     /// The control's name and interval for the same family, and what it
-    /// says of this change (`None` where no change was called: there is
-    /// nothing for the control to explain).
-    pub control: Option<(String, String, Option<ControlReading>)>,
+    /// says of this change as a clause and in short ([`ControlWords`];
+    /// `None` where no change was called: there is nothing for the control
+    /// to explain).
+    pub control: Option<(String, String, Option<ControlWords>)>,
     /// A called change: how many of its points are called that way on
     /// their own, and how many moved the other way.
     pub split: Option<(usize, usize)>,
@@ -105,7 +105,8 @@ pub fn conclusions(names: &[String], pairs: &[RunComparison], partitions: &[usiz
                     let control = control.filter(|k| *k != i && partitions[i] > 1).and_then(|k| {
                         let cb = pairs[k].families.iter().find(|x| x.title == b.title)?;
                         let called = matches!(b.call(c.threshold), Call::Better | Call::Worse);
-                        Some((names[k + 1].clone(), interval(cb), called.then(|| b.against_control(cb, c.threshold))))
+                        let says = called.then(|| ControlWords::of(b.against_control(cb, c.threshold)));
+                        Some((names[k + 1].clone(), interval(cb), says))
                     });
                     FamilyLine {
                         family: b.title.clone(),
@@ -137,23 +138,62 @@ pub fn control_notes(c: &RunComparison, control: &RunComparison, control_name: &
     let called = c.points.iter().filter(|p| matches!(p.verdict, Verdict::Faster | Verdict::Slower));
     called
         .map(|p| {
-            let word = PointReading::of(p).verdict_word(p.verdict);
+            let word = Reading::of(p).verdict_word(p.verdict);
             let at = format!("{} ({word}, ratio {:.3}, 95 % CI {})", p.label, p.ratio, p.ci_text());
             let Some(q) = control.points.iter().find(|q| p.same_point(q)) else {
-                return format!("{at}: {control_name}, the control, has no such point, so this is not checked against it.");
+                return format!(
+                    "{at}: {control_name}, the control, has no such point, so this is not checked against it."
+                );
             };
             let control_at = format!("{control_name}, the control, reads {:.3} ({}) there", q.ratio, q.ci_text());
             let (Some(a), Some(b)) = (p.ci_low.zip(p.ci_high), q.ci_low.zip(q.ci_high)) else {
                 return format!("{at}: {control_at}; without both intervals the two are not set against each other.");
             };
-            let said = match ControlReading::of((p.ratio, a.0, a.1), (q.ratio, b.0, b.1), c.threshold) {
-                ControlReading::Shows => "the same change, so this is not the partitions' doing",
-                ControlReading::Clears => "clear of it, so the control does not explain it",
-                ControlReading::Matches => "about the same (each ratio inside the other's interval), so this is likely not the partitions' doing, though the control's own change is not resolved",
-                ControlReading::Differs => "different (each ratio outside the other's interval, though the intervals overlap), so this is likely the partitions' doing, though its difference from the control is not resolved",
-                ControlReading::Undecided => "neither the same nor clear of it, so the two are not told apart: more runs would say whether it is the partitions'",
-            };
-            format!("{at}: {control_at}, {said}.")
+            let said = ControlWords::of(ControlReading::of((p.ratio, a.0, a.1), (q.ratio, b.0, b.1), c.threshold));
+            format!("{at}: {control_at}, {}.", said.point)
         })
         .collect()
+}
+
+/// What a [`ControlReading`] says, in the one place its words are written:
+/// after a point's ratios (`point`), after a family's interval (`clause`),
+/// and in the Conclusion table (`short`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ControlWords {
+    pub point: &'static str,
+    pub clause: &'static str,
+    pub short: &'static str,
+}
+
+impl ControlWords {
+    pub fn of(r: ControlReading) -> ControlWords {
+        let (point, clause, short) = match r {
+            ControlReading::Shows => (
+                "the same change, so this is not the partitions' doing",
+                "the same change, so this is not the partitions' doing",
+                "the same change",
+            ),
+            ControlReading::Clears => (
+                "clear of it, so the control does not explain it",
+                "which it clears, so the control does not explain it",
+                "clear of it",
+            ),
+            ControlReading::Matches => (
+                "about the same (each ratio inside the other's interval), so this is likely not the partitions' doing, though the control's own change is not resolved",
+                "about the same, so this is likely not the partitions' doing, though the control's own change is not resolved",
+                "about the same",
+            ),
+            ControlReading::Differs => (
+                "different (each ratio outside the other's interval, though the intervals overlap), so this is likely the partitions' doing, though its difference from the control is not resolved",
+                "different though overlapping, so this is likely the partitions' doing, though its difference from the control is not resolved",
+                "different, overlapping",
+            ),
+            ControlReading::Undecided => (
+                "neither the same nor clear of it, so the two are not told apart: more runs would say whether it is the partitions'",
+                "neither the same nor clear of it, so the two are not told apart",
+                "overlapping: not told apart",
+            ),
+        };
+        ControlWords { point, clause, short }
+    }
 }

@@ -102,7 +102,8 @@ pub fn overlay_charts(
             ));
         }
     }
-    if let Some(w) = crate::report::context::workload_section(&metrics) {
+    // Only the charts are read here: no GPU peaks to set figures against.
+    if let Some(w) = crate::report::context::workload_section(&metrics, &[]) {
         for c in &w.charts {
             // Only metrics two groups or more reported.
             let groups_with: BTreeSet<&str> =

@@ -87,6 +87,7 @@ fn change_word(reading: crate::analysis::compare::summary::Reading, ratio: f64) 
 }
 
 fn row(base: &str, new: &str, c: &CurveSummary, threshold: f64) -> SummaryRow {
+    let runs = c.runs_to_resolve(threshold);
     SummaryRow {
         base: base.into(),
         new: new.into(),
@@ -121,8 +122,8 @@ fn row(base: &str, new: &str, c: &CurveSummary, threshold: f64) -> SummaryRow {
         worse: c.reading.words().1.into(),
         verdict_ratio: c.verdict_ratio.map_or("-".into(), |r| format!("{r:.3}")),
         points_text: if c.points == 1 { "1 point".into() } else { format!("{} points", c.points) },
-        runs_to_resolve: c.runs_to_resolve(threshold),
-        runs_text: match c.runs_to_resolve(threshold) {
+        runs_to_resolve: runs,
+        runs_text: match runs {
             Some(n) if n > PRACTICAL_RUNS => format!("over {PRACTICAL_RUNS}"),
             Some(n) => format!("about {n}"),
             None => "-".into(),

@@ -465,10 +465,7 @@ pub(super) fn latency_notes(
         .iter()
         .filter(|c| c.points.first().is_some_and(|p| p.is_p2p_latency()))
         .filter(|c| stats.iter().any(|p| p.run_id == c.run_id))
-        .flat_map(|c| {
-            use crate::analysis::findings::latency::{small_message_inversion, small_message_step};
-            [small_message_inversion(c), small_message_step(c)].into_iter().flatten()
-        })
+        .flat_map(crate::analysis::findings::latency::small_message_notes)
         .collect()
 }
 

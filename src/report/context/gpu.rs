@@ -26,24 +26,23 @@ pub(super) fn gpu_section(
 ) -> Option<GpuSection> {
     // Every card of every run, once (by UUID where the run recorded one),
     // with the runs that used it: a report over two cards names both.
-    let mut devices: Vec<(GpuDeviceRow, String)> = Vec::new();
+    let mut devices: Vec<(GpuDeviceRow, String, Vec<String>)> = Vec::new();
     for m in manifests.iter().chain(manifests.is_empty().then_some(manifest)) {
         let name = super::run_name(manifests, &m.run_id);
         for b in &m.backends {
             let Some(f) = b.gpu_facts() else { continue };
             for d in &f.devices {
                 let id = d.uuid.clone().unwrap_or_else(|| format!("{} {} {}", m.host.hostname, d.ordinal, d.name));
-                match devices.iter_mut().find(|(_, seen)| *seen == id) {
-                    Some((row, _)) if !row.runs.split(", ").any(|r| r == name) => {
-                        row.runs.push_str(&format!(", {name}"))
-                    }
+                match devices.iter_mut().find(|(_, seen, _)| *seen == id) {
+                    Some((.., runs)) if !runs.contains(&name) => runs.push(name.clone()),
                     Some(_) => {}
-                    None => devices.push((GpuDeviceRow { runs: name.clone(), ..device_row(&b.name, d) }, id)),
+                    None => devices.push((device_row(&b.name, d), id, vec![name.clone()])),
                 }
             }
         }
     }
-    let devices: Vec<GpuDeviceRow> = devices.into_iter().map(|(row, _)| row).collect();
+    let devices: Vec<GpuDeviceRow> =
+        devices.into_iter().map(|(row, _, runs)| GpuDeviceRow { runs: runs.join(", "), ..row }).collect();
     let mut versions = Vec::new();
     for b in &manifest.backends {
         let Some(f) = b.gpu_facts() else { continue };

@@ -442,7 +442,7 @@ pub fn build(
         latency: blocks::latency_rows(stats, catalog),
         latency_notes: blocks::latency_notes(stats, series),
         other: blocks::other_rows(stats),
-        workload: workload::workload_section(metrics),
+        workload: workload::workload_section(metrics, &catalog.gpu_peaks),
         telemetry: telemetry::telemetry_section(manifests, all_stats, series),
         native: !manifests.iter().all(Manifest::is_import) && workload::exec_info(manifest).is_none(),
         imported,

@@ -149,7 +149,9 @@ pub const SCALING_AXES: [&str; 6] = ["gpus", "nodes", "world_size", "workers", "
 const MAX_CHARTS: usize = 8;
 
 /// The section, or `None` for a run without named metrics.
-pub fn workload_section(stats: &[MetricStat]) -> Option<WorkloadSection> {
+/// `gpu_peaks`: the report's known GPUs ([`crate::analysis::Catalog::gpu_peaks`]),
+/// which a TFLOP/s figure from a GPU no log names is set against.
+pub fn workload_section(stats: &[MetricStat], gpu_peaks: &[(String, f64)]) -> Option<WorkloadSection> {
     if stats.is_empty() {
         return None;
     }
@@ -204,10 +206,8 @@ pub fn workload_section(stats: &[MetricStat]) -> Option<WorkloadSection> {
     let found = metric_findings(stats, &metrics);
     let levels = found.iter().filter_map(|(from, said)| level_row(from, said)).collect();
     let observations = found.into_iter().map(|(_, s)| s).collect();
-    // The built-in spec book: every GPU benchbook knows a peak for.
-    let book = crate::analysis::specs::SpecBook::builtin();
     let mut peak_shares: Vec<PeakShareRow> = Vec::new();
-    for p in crate::analysis::findings::plausibility::unnamed_peak_shares(stats, &book) {
+    for p in crate::analysis::findings::plausibility::unnamed_peak_shares(stats, gpu_peaks) {
         let cell = format!("{} ({}): {:.1} %", p.gpu, format_sig3(p.peak), 100.0 * p.share);
         match peak_shares.iter_mut().find(|r| r.metric == p.metric && r.from == p.from) {
             Some(r) => r.shares.push_str(&format!(" · {cell}")),

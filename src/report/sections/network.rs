@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::findings::latency::{small_message_inversion, small_message_step, small_messages};
+use crate::analysis::findings::latency::{small_message_notes, small_messages};
 use crate::analysis::{PointStat, Series, SeriesKey};
 use crate::vocab::benches::Bench;
 use crate::vocab::units::{format_bytes, format_seconds, format_sig3};
@@ -194,7 +194,7 @@ pub fn network_section(
     let latency_notes: Vec<_> = curves
         .iter()
         .filter(|c| c.is_transfer() && c.meaning.is_latency())
-        .flat_map(|c| [small_message_inversion(c), small_message_step(c)].into_iter().flatten())
+        .flat_map(|c| small_message_notes(c))
         .collect();
     if transfers.is_empty() && collectives.is_empty() && latency.is_empty() {
         return None;
